@@ -1,0 +1,171 @@
+"""Citation parsing: answer text -> sentences (claims) with the units they cite.
+
+Two rule sets (DESIGN §9), chosen with ``mode``:
+
+**default**
+
+* ``[1][2]`` -> 1, 2;  ``[1, 2]`` and ``[1,2]`` -> 1, 2;  ``[1-3]`` (or ``[1–3]``) -> 1, 2, 3.
+* Markers after the sentence's full stop (``… France. [1]``) belong to the sentence
+  before them, also when the splitter put them at the start of the next one.
+* Duplicates count once (first occurrence kept).
+* Out-of-range numbers and ``[0]`` are **invalid**: recorded in
+  ``CitedSentence.invalid`` as written, never remapped; they add no support and
+  each counts as one imprecise citation in the precision denominator.  A range
+  with an endpoint out of range, or reversed (``[3-1]``), is one invalid citation.
+* The hypothesis is the sentence with every marker removed.
+* The cap (default 3, ``None`` = no cap) keeps the first valid citations in
+  order; the rest are recorded in ``CitedSentence.capped``.
+* Every line of the answer is used; lines are split into sentences with
+  :func:`rageval.text.split_sentences`.
+
+**alce** (``alce_compat=True`` in the metrics) reproduces ALCE's ``eval.py``:
+first line of the answer only; nltk Punkt sentences; citations read with
+``re.findall(r"\\[\\d+", sent)`` (so ``[1, 2]`` is [1] and ``[1-3]`` is [1]);
+``[0]`` is the last unit; duplicates kept; the cap applies after the range
+check; a sentence with any out-of-range citation is recorded with it in
+``invalid`` (the metrics then give it joint support 0 and no precision
+denominator, as ALCE does); hypothesis = ALCE's ``remove_citations``.
+
+>>> a = parse_answer("Paris is in France [1][2]. It has 2M people. [3] See [1-2], [9].", n_units=3)
+>>> [(s.text, s.citations, s.invalid) for s in a.sentences]
+[('Paris is in France.', (1, 2), ()), ('It has 2M people.', (3,), ()), ('See , .', (1, 2), ('9',))]
+>>> a = parse_answer("Paris [1, 2][0].", n_units=3, mode="alce")
+>>> a.sentences[0].citations
+(1, 3)
+"""
+
+from __future__ import annotations
+
+import re
+
+from rageval.text.normalize import CITATION_RE, remove_citations
+from rageval.text.segment import nltk_sent_tokenize, split_sentences
+from rageval.types import Answer, CitedSentence
+
+__all__ = ["parse_answer", "parse_markers", "alce_remove_citations", "MODES"]
+
+MODES = ("default", "alce")
+
+_LEADING_MARKERS = re.compile(r"^(?:\s*" + CITATION_RE.pattern + r")+")
+_ALCE_REF = re.compile(r"\[\d+")
+
+
+def alce_remove_citations(sent: str) -> str:
+    """ALCE's ``utils.remove_citations``, character for character."""
+    return re.sub(r"\[\d+", "", re.sub(r" \[\d+", "", sent)).replace(" |", "").replace("]", "")
+
+
+def parse_markers(sentence: str, n_units: int) -> tuple[list[int], list[str]]:
+    """Valid unit numbers (in order, duplicates kept) and invalid citations as written.
+
+    >>> parse_markers("a [2][1, 3] b [2-4] [0] [4-2]", 3)
+    ([2, 1, 3, 2, 3], ['4', '0', '4-2'])
+    """
+    valid: list[int] = []
+    invalid: list[str] = []
+    for m in CITATION_RE.finditer(sentence):
+        body = m.group(0)[1:-1]
+        for part in body.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            bounds = re.split(r"\s*[-\u2013]\s*", part)
+            if len(bounds) == 2:
+                lo, hi = int(bounds[0]), int(bounds[1])
+                if 1 <= lo <= hi <= n_units:
+                    valid.extend(range(lo, hi + 1))
+                else:
+                    # Clip only the recorded text, never the numbers.
+                    invalid.append(f"{lo}-{hi}")
+            else:
+                k = int(part)
+                if 1 <= k <= n_units:
+                    valid.append(k)
+                else:
+                    invalid.append(str(k))
+    return valid, invalid
+
+
+def _dedupe(items):
+    seen = set()
+    out = []
+    for x in items:
+        if x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def _check_args(text, n_units, max_citations, mode):
+    if not isinstance(text, str):
+        raise TypeError(f"answer must be a string, got {type(text).__name__}")
+    if isinstance(n_units, bool) or not isinstance(n_units, int) or n_units < 0:
+        raise ValueError(f"n_units must be a non-negative integer, got {n_units!r}")
+    if max_citations is not None and (
+        isinstance(max_citations, bool) or not isinstance(max_citations, int) or max_citations < 1
+    ):
+        raise ValueError(f"max_citations must be a positive integer or None, got {max_citations!r}")
+    if mode not in MODES:
+        raise ValueError(f"citation mode must be one of {MODES}, got {mode!r}")
+
+
+def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citations: int | None = 3) -> Answer:
+    """Split an answer into claims and parse their citations (see module doc for the rules)."""
+    _check_args(text, n_units, max_citations, mode)
+    if mode == "alce":
+        return _parse_alce(text, n_units, max_citations)
+
+    raw_sentences: list[str] = []
+    for line in text.splitlines():
+        raw_sentences.extend(split_sentences(line))
+
+    # Markers that open a sentence belong to the sentence before it.
+    merged: list[str] = []
+    for sent in raw_sentences:
+        m = _LEADING_MARKERS.match(sent)
+        if m and merged:
+            merged[-1] = merged[-1] + " " + m.group(0).strip()
+            sent = sent[m.end():].strip()
+            if not sent:
+                continue
+        merged.append(sent)
+
+    sentences = []
+    for raw in merged:
+        valid, invalid = parse_markers(raw, n_units)
+        valid = _dedupe(valid)
+        invalid = _dedupe(invalid)
+        if max_citations is not None:
+            kept, capped = valid[:max_citations], valid[max_citations:]
+        else:
+            kept, capped = valid, []
+        hypothesis = remove_citations(raw)
+        if not hypothesis and not kept and not invalid:
+            continue
+        sentences.append(
+            CitedSentence(
+                text=hypothesis, raw=raw, citations=tuple(kept), invalid=tuple(invalid), capped=tuple(capped)
+            )
+        )
+    return Answer(text=text, sentences=tuple(sentences), mode="default")
+
+
+def _parse_alce(text: str, n_units: int, max_citations: int | None) -> Answer:
+    first_line = text.strip().split("\n")[0]
+    sentences = []
+    for sent in nltk_sent_tokenize(first_line):
+        ids = [int(r[1:]) for r in _ALCE_REF.findall(sent)]
+        # ALCE: ref_id = k - 1; [0] -> -1 -> the last document (Python indexing).
+        invalid = [str(k) for k in ids if k - 1 >= n_units or (k == 0 and n_units == 0)]
+        if invalid:
+            cited: list[int] = []
+        else:
+            cited = [k if k >= 1 else n_units for k in ids]
+            if max_citations is not None:
+                cited = cited[:max_citations]
+        sentences.append(
+            CitedSentence(
+                text=alce_remove_citations(sent).strip(), raw=sent, citations=tuple(cited), invalid=tuple(invalid)
+            )
+        )
+    return Answer(text=text, sentences=tuple(sentences), mode="alce")

@@ -1,0 +1,73 @@
+"""The diagnostics: pure metric functions and their catalog.
+
+``CATALOG`` is static metadata (no imports of the metric code), so ``rageval
+metrics`` and the suite validator can list diagnostics without loading anything
+heavy.  ``get(name)`` imports and returns the pure function.  Each entry's
+``version`` is bumped whenever a score can change; the evaluate module and its
+card carry the same number (a common test checks they agree).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["DiagnosticInfo", "CATALOG", "get", "names", "unknown_name_error"]
+
+
+@dataclass(frozen=True)
+class DiagnosticInfo:
+    name: str
+    version: str
+    target: str  # "module:function" of the pure function
+    summary: str
+    direction: str  # "higher" | "lower" | "none"
+    also: tuple[str, ...] = ()  # other aggregates the function returns
+    kind: str = "answer"  # "answer" | "retrieval" | "attribution" | "cost"
+
+
+CATALOG: dict[str, DiagnosticInfo] = {
+    d.name: d
+    for d in [
+        DiagnosticInfo(
+            "answer_in_context", "1.0.0", "rageval.diagnostics.answer:answer_in_context",
+            "Gold answer survives as a contiguous token span inside one unit of the packed context.",
+            "higher",
+        ),
+        DiagnosticInfo(
+            "str_em", "1.0.0", "rageval.diagnostics.answer:str_em",
+            "ALCE str-EM: share of ASQA qa_pairs whose short answer appears in the answer.",
+            "higher", also=("str_hit",),
+        ),
+        DiagnosticInfo(
+            "answer_f1", "1.0.0", "rageval.diagnostics.answer:answer_f1",
+            "HotpotQA/SQuAD token F1 of the answer, max over gold aliases.",
+            "higher", also=("answer_em",),
+        ),
+        DiagnosticInfo(
+            "retrieval_recall", "1.0.0", "rageval.diagnostics.retrieval:retrieval_recall",
+            "Fraction of gold documents among the top-k retrieved.",
+            "higher", also=("all_gold",), kind="retrieval",
+        ),
+    ]
+}
+
+
+def names() -> list[str]:
+    return sorted(CATALOG)
+
+
+def unknown_name_error(name: str, where: str = "diagnostic") -> ValueError:
+    close = difflib.get_close_matches(name, names(), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(names())}."
+    return ValueError(f"Unknown {where} {name!r}.{hint}")
+
+
+def get(name: str) -> Callable:
+    """The pure function of diagnostic ``name``."""
+    if name not in CATALOG:
+        raise unknown_name_error(name)
+    module, func = CATALOG[name].target.split(":")
+    return getattr(importlib.import_module(module), func)

@@ -1,0 +1,43 @@
+"""SQuAD/ALCE answer normalization.
+
+This is the normalization of the official SQuAD v1.1 / HotpotQA evaluation scripts
+and of ALCE's ``normalize_answer``: lowercase, remove punctuation, drop the
+articles *a*, *an*, *the*, collapse whitespace.
+
+>>> normalize_answer("The  Eiffel Tower, in Paris!")
+'eiffel tower in paris'
+>>> remove_citations("Paris is in France [1][2]. It is big [3, 4].")
+'Paris is in France. It is big.'
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+__all__ = ["normalize_answer", "normalized_tokens", "remove_citations", "CITATION_RE"]
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = frozenset(string.punctuation)
+
+#: A citation marker: ``[1]``, ``[1, 2]``, ``[1-3]``, ``[1–3]``.
+CITATION_RE = re.compile(r"\[\s*\d+(?:\s*(?:[-\u2013,]|,\s*)\s*\d+)*\s*\]")
+
+
+def normalize_answer(s: str) -> str:
+    """Lowercase, strip punctuation, drop articles, collapse whitespace (SQuAD/ALCE)."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def normalized_tokens(s: str) -> list[str]:
+    """``normalize_answer(s).split()``."""
+    return normalize_answer(s).split()
+
+
+def remove_citations(s: str) -> str:
+    """Remove every ``[k]``-style marker and the space before it."""
+    s = re.sub(r"\s*" + CITATION_RE.pattern, "", s)
+    return s.strip()

@@ -1,0 +1,117 @@
+"""Offline sentence segmentation and passage -> source snippets.
+
+The default splitter is **nupunkt** (MIT): a Punkt model whose trained parameters
+ship inside the package, so it needs no download (``nltk.sent_tokenize`` needs the
+``punkt_tab`` data, which cannot be fetched offline).  On a tricky 9-sentence
+paragraph it found exactly 9 sentences, as did pysbd and syntok, and it was the
+fastest (~100k sentences/s vs 2k for pysbd and 10k for syntok); untrained nltk
+Punkt found 20 and blingfire 11 (OFFLINE.md).  It keeps abbreviations
+(``Dr.``, ``U.S.``, ``p.m.``), decimals and closing quotes inside sentences.
+
+ALCE-compatible scoring splits with nltk's own Punkt algorithm instead
+(:func:`nltk_sent_tokenize`), fed with nupunkt's parameters unless a real
+``punkt_tab`` is found under ``$NLTK_DATA``.
+
+>>> split_sentences('Dr. Smith paid $3.50 for it. He said "Go now." Then he left.')
+['Dr. Smith paid $3.50 for it.', 'He said "Go now."', 'Then he left.']
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Sequence
+
+from rageval.types import SourceSnippet
+
+__all__ = ["split_sentences", "passage_to_snippets", "nltk_sent_tokenize", "snippet_id"]
+
+
+@functools.lru_cache(maxsize=1)
+def _nupunkt():
+    import nupunkt
+
+    return nupunkt
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences (nupunkt), stripped, empty ones dropped."""
+    if not isinstance(text, str):
+        raise TypeError(f"split_sentences expects a string, got {type(text).__name__}")
+    if not text.strip():
+        return []
+    return [s.strip() for s in _nupunkt().sent_tokenize(text) if s.strip()]
+
+
+@functools.lru_cache(maxsize=1)
+def _nltk_punkt():
+    """nltk's Punkt tokenizer: the real english punkt_tab if installed, else nupunkt's parameters."""
+    import nltk
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+        from nltk.tokenize import PunktTokenizer
+
+        return PunktTokenizer("english"), "nltk punkt_tab (english)"
+    except LookupError:
+        pass
+    src = _nupunkt().load_default_model()._params
+    params = PunktParameters()
+    params.abbrev_types = set(src.abbrev_types)
+    params.collocations = set(src.collocations)
+    params.sent_starters = set(src.sent_starters)
+    for word, ctx in dict(src.ortho_context).items():
+        params.ortho_context[word] = int(ctx)
+    return PunktSentenceTokenizer(params), "nltk Punkt algorithm with nupunkt's parameters"
+
+
+def nltk_sent_tokenize(text: str) -> list[str]:
+    """``nltk.sent_tokenize`` as ALCE calls it, working offline (see module doc)."""
+    tok, _ = _nltk_punkt()
+    return tok.tokenize(text)
+
+
+def nltk_punkt_source() -> str:
+    """Which Punkt parameters :func:`nltk_sent_tokenize` uses."""
+    return _nltk_punkt()[1]
+
+
+def snippet_id(doc_index: int | str, sent_index: int) -> str:
+    """The stable id of sentence ``sent_index`` of document ``doc_index``: ``d3.s2``.
+
+    >>> snippet_id(3, 2)
+    'd3.s2'
+    """
+    prefix = f"d{doc_index}" if isinstance(doc_index, int) else str(doc_index)
+    return f"{prefix}.s{sent_index}"
+
+
+def passage_to_snippets(
+    text: str | Sequence[str],
+    *,
+    doc_id: str,
+    title: str | None = None,
+    doc_rank: int = 0,
+) -> list[SourceSnippet]:
+    """Segment a passage into source snippets with ids ``{doc_id}.s{i}``.
+
+    ``text`` may be one string (segmented with :func:`split_sentences`) or a list of
+    sentences already segmented by the dataset (HotpotQA, 2Wiki), kept as given.
+
+    >>> [s.id for s in passage_to_snippets("One. Two.", doc_id="d0")]
+    ['d0.s0', 'd0.s1']
+    """
+    if isinstance(text, str):
+        sentences = split_sentences(text)
+    else:
+        sentences = [s.strip() for s in text]
+    out = []
+    for i, sent in enumerate(sentences):
+        if not sent:
+            continue
+        out.append(
+            SourceSnippet(
+                id=f"{doc_id}.s{i}", text=sent, doc_id=doc_id, title=title, position=i, doc_rank=doc_rank
+            )
+        )
+    return out
