@@ -1,0 +1,1 @@
+"""Compressors: question + source snippets + budget -> Context (registered by name)."""
