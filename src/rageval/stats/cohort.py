@@ -1,0 +1,135 @@
+"""The common cohort and the per-question metric table it induces (DESIGN §7, §9).
+
+Records are the dicts of ``records.jsonl`` (``Record.to_dict()``); ``Record``
+objects are accepted too.  Primary comparisons use the **common cohort**: the
+questions whose records are ``ok`` in every setting of the family.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["Cohort", "common_cohort", "as_record_dict", "metric_value", "metric_table"]
+
+
+def as_record_dict(rec: Any) -> Mapping[str, Any]:
+    if isinstance(rec, Mapping):
+        return rec
+    to_dict = getattr(rec, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    raise TypeError(f"a record must be a dict (one records.jsonl line) or a Record, got {type(rec).__name__}")
+
+
+def _setting_name(rec: Mapping[str, Any]) -> str:
+    s = rec.get("setting")
+    if isinstance(s, Mapping):
+        s = s.get("name")
+    if not isinstance(s, str):
+        raise ValueError(f"record for question {rec.get('question_id')!r} has no setting name: {rec.get('setting')!r}")
+    return s
+
+
+@dataclass(frozen=True)
+class Cohort:
+    """Questions ``ok`` in every setting, plus what each setting lost.
+
+    ``counts[setting]`` holds ``n_records``, ``n_ok``, ``n_failed`` (records with a
+    status other than ok), ``n_missing`` (questions seen elsewhere with no record
+    here), ``n_cohort`` and ``n_excluded`` (ok here but not in the cohort because
+    the question failed or is missing in another setting).
+    """
+
+    question_ids: tuple[str, ...]
+    settings: tuple[str, ...]
+    counts: Mapping[str, Mapping[str, int]]
+
+    def __len__(self) -> int:
+        return len(self.question_ids)
+
+
+def common_cohort(records: Iterable[Any], settings: Sequence[str] | None = None) -> Cohort:
+    """The common cohort of ``records`` over ``settings`` (default: every setting seen).
+
+    >>> recs = [{"question_id": q, "setting": {"name": s}, "status": st}
+    ...         for q, s, st in [("q1", "a", "ok"), ("q1", "b", "ok"), ("q2", "a", "ok"), ("q2", "b", "reader_error")]]
+    >>> c = common_cohort(recs)
+    >>> c.question_ids, c.counts["a"]["n_excluded"], c.counts["b"]["n_failed"]
+    (('q1',), 1, 1)
+    """
+    recs = [as_record_dict(r) for r in records]
+    seen: dict[tuple[str, str], str] = {}
+    order: list[str] = []
+    for r in recs:
+        qid = r.get("question_id")
+        if not isinstance(qid, str):
+            raise ValueError(f"record without a string question_id: {qid!r}")
+        s = _setting_name(r)
+        if s not in order:
+            order.append(s)
+        key = (qid, s)
+        if key in seen:
+            raise ValueError(
+                f"two records for question {qid!r} in setting {s!r}: records of different runs or suites mixed?"
+            )
+        seen[key] = r.get("status")
+    if settings is None:
+        settings = order
+    settings = tuple(settings)
+    unknown = [s for s in order if s not in settings]
+    if unknown:
+        raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
+    questions = sorted({q for q, _ in seen})
+    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in settings)) if settings else ()
+    in_cohort = set(cohort)
+    counts: dict[str, dict[str, int]] = {}
+    for s in settings:
+        statuses = [seen.get((q, s)) for q in questions]
+        n_ok = sum(st == "ok" for st in statuses)
+        counts[s] = {
+            "n_records": sum(st is not None for st in statuses),
+            "n_ok": n_ok,
+            "n_failed": sum(st is not None and st != "ok" for st in statuses),
+            "n_missing": sum(st is None for st in statuses),
+            "n_cohort": len(cohort),
+            "n_excluded": sum(st == "ok" and q not in in_cohort for q, st in zip(questions, statuses)),
+        }
+    return Cohort(cohort, settings, counts)
+
+
+def metric_value(v: Any) -> float:
+    """A metric value as float; ``None``/NaN -> NaN; bools count 0/1; other types raise TypeError."""
+    if v is None:
+        return math.nan
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, (int, float, np.integer, np.floating)):
+        return float(v)
+    raise TypeError(f"not a scalar metric value: {v!r}")
+
+
+def metric_table(
+    records: Iterable[Any], question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str]
+) -> dict[tuple[str, str], np.ndarray]:
+    """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
+    pos = {q: i for i, q in enumerate(question_ids)}
+    out = {(s, m): np.full(len(question_ids), np.nan) for s in settings for m in metrics}
+    for r in map(as_record_dict, records):
+        i = pos.get(r.get("question_id"))
+        if i is None:
+            continue
+        s = _setting_name(r)
+        if s not in settings:
+            continue
+        ms = r.get("metrics") or {}
+        for m in metrics:
+            if m in ms:
+                try:
+                    out[(s, m)][i] = metric_value(ms[m])
+                except TypeError:
+                    pass
+    return out
