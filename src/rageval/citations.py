@@ -28,7 +28,7 @@ denominator, as ALCE does); hypothesis = ALCE's ``remove_citations``.
 
 >>> a = parse_answer("Paris is in France [1][2]. It has 2M people. [3] See [1-2], [9].", n_units=3)
 >>> [(s.text, s.citations, s.invalid) for s in a.sentences]
-[('Paris is in France.', (1, 2), ()), ('It has 2M people.', (3,), ()), ('See , .', (1, 2), ('9',))]
+[('Paris is in France.', (1, 2), ()), ('It has 2M people.', (3,), ()), ('See,.', (1, 2), ('9',))]
 >>> a = parse_answer("Paris [1, 2][0].", n_units=3, mode="alce")
 >>> a.sentences[0].citations
 (1, 3)
@@ -59,7 +59,7 @@ def parse_markers(sentence: str, n_units: int) -> tuple[list[int], list[str]]:
     """Valid unit numbers (in order, duplicates kept) and invalid citations as written.
 
     >>> parse_markers("a [2][1, 3] b [2-4] [0] [4-2]", 3)
-    ([2, 1, 3, 2, 3], ['4', '0', '4-2'])
+    ([2, 1, 3], ['2-4', '0', '4-2'])
     """
     valid: list[int] = []
     invalid: list[str] = []

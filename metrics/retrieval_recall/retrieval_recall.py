@@ -1,0 +1,51 @@
+"""retrieval_recall: fraction of gold documents in the top-k retrieved (and all_gold).
+
+A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.retrieval.retrieval_recall`.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics.retrieval import retrieval_recall
+from rageval.evaluate_support import module_info
+
+_DESCRIPTION = """\
+retrieval_recall@k = |gold ∩ top-k retrieved| / |gold| per question; all_gold is
+1 when every gold document is in the top k.  Kept beside answer_in_context so
+the two can be compared: under a token budget, recall measures the retriever,
+not what survives into the context.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    retrieved: list[list[str]], retrieved document ids per question in rank order.
+    references: list[list[str]], gold document ids per question.
+    k (int, optional): cut-off; all retrieved ids when omitted.
+Returns:
+    retrieval_recall, all_gold: means in [0, 1] (higher is better); k;
+    n, n_undefined (questions without gold documents); per_question.
+Examples:
+    >>> m = evaluate.load("retrieval_recall")
+    >>> r = m.compute(retrieved=[["d1", "d7", "d2"]], references=[["d2", "d3"]], k=3)
+    >>> r["retrieval_recall"], r["all_gold"]
+    (0.5, 0.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class RetrievalRecall(evaluate.Metric):
+    def _info(self):
+        return module_info(
+            "retrieval_recall",
+            _DESCRIPTION,
+            _KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {
+                    "retrieved": datasets.List(datasets.Value("string")),
+                    "references": datasets.List(datasets.Value("string")),
+                }
+            ),
+        )
+
+    def _compute(self, retrieved, references, k=None):
+        return retrieval_recall(retrieved, references, k=k)

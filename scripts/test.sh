@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The test command (README): set up from nothing, then run every test offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh test
+# The HTML report test drives a real headless Chromium (Debian's chromium + chromium-driver).
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  else
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  fi
+fi
+source scripts/offline_env.sh
+.venv/bin/python -m pytest -n 2 -q "$@"
