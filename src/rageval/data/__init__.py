@@ -1,1 +1,35 @@
-"""rageval.data."""
+"""rageval.data: datasets in one example schema (DESIGN §2).
+
+>>> from rageval.data import load_examples, sample_path
+>>> ex = load_examples("musique", sample_path("musique"), limit=2)[0]
+>>> len(ex.documents), ex.gold_doc_ids
+(20, ('d6', 'd10'))
+"""
+
+from rageval.data.loaders import (
+    DATASETS,
+    SAMPLES,
+    DataLoadError,
+    DataUnavailable,
+    corpus_doc_id,
+    examples_from_records,
+    load_corpus,
+    load_examples,
+    sample_path,
+)
+from rageval.data.schema import ANSWER_TYPES, Document, Example
+
+__all__ = [
+    "ANSWER_TYPES",
+    "DATASETS",
+    "SAMPLES",
+    "DataLoadError",
+    "DataUnavailable",
+    "Document",
+    "Example",
+    "corpus_doc_id",
+    "examples_from_records",
+    "load_corpus",
+    "load_examples",
+    "sample_path",
+]

@@ -1,0 +1,207 @@
+"""Retrieval: the dataset's own candidates, or BM25 over the example's pool or a corpus.
+
+Two methods (DESIGN §2, §6):
+
+* ``"given"``: the example's candidate documents in the dataset's order (HotpotQA /
+  2Wiki distractor paragraphs, MuSiQue's 20 paragraphs, ALCE's retrieved docs in
+  their rank order, a QASPER paper's paragraphs in reading order), first ``k``.
+* ``"bm25"``: Okapi BM25 (``bm25s``, Lucene variant, ``k1=1.5``, ``b=0.75``) with the
+  question as query over the example's own documents, or over a ``corpus`` (a list
+  of :class:`~rageval.data.Document`, e.g. :func:`rageval.data.load_corpus` for ASQA).
+  Documents are indexed as ``title + "\\n" + text``; tokens are lowercased runs of
+  two or more word characters, English stopwords removed, no stemming.
+
+Ranking is deterministic: by score, descending, ties broken by the document's
+position in the pool (corpus order).  Documents scoring 0 are still ranked (after
+every positive one), so ``k`` documents come back whenever the pool has ``k``.
+
+The result keeps rank order: ``Retrieved.doc_ids`` is what ``retrieval_recall``
+takes, and every snippet carries its document's 0-based rank in ``doc_rank``.
+
+>>> from rageval.data import load_examples, sample_path
+>>> ex = load_examples("hotpotqa", sample_path("hotpotqa"), limit=1)[0]
+>>> r = retrieve(ex, method="bm25", k=3)
+>>> len(r.doc_ids), r.snippets[0].doc_rank
+(3, 0)
+>>> retrieve(ex, method="given", k=2).doc_ids
+('d0', 'd1')
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from rageval.data.schema import Document, Example
+from rageval.types import SourceSnippet
+
+__all__ = ["Retrieved", "BM25Index", "bm25_tokenize", "retrieve", "retrieve_all", "METHODS"]
+
+METHODS = ("given", "bm25")
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+_STOP: frozenset[str] | None = None
+
+
+def bm25_tokenize(text: str) -> list[str]:
+    """Lowercased tokens of two or more word characters, English stopwords removed.
+
+    >>> bm25_tokenize("The Eiffel Tower is in Paris, France.")
+    ['eiffel', 'tower', 'paris', 'france']
+    """
+    global _STOP
+    if _STOP is None:
+        _STOP = _stopwords()
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+
+
+def _doc_text(d: Document) -> str:
+    return f"{d.title}\n{d.text}" if d.title else d.text
+
+
+class BM25Index:
+    """A BM25 index over a fixed list of documents (built once, queried many times)."""
+
+    def __init__(self, documents: Sequence[Document], *, k1: float = 1.5, b: float = 0.75):
+        import bm25s  # numpy/scipy only
+
+        self.documents = tuple(documents)
+        for i, d in enumerate(self.documents):
+            if not isinstance(d, Document):
+                raise TypeError(f"BM25Index documents[{i}] must be a rageval.data.Document, got {type(d).__name__}")
+        self.k1, self.b = k1, b
+        self._bm25 = None
+        if self.documents:
+            self._bm25 = bm25s.BM25(k1=k1, b=b)
+            self._bm25.index([bm25_tokenize(_doc_text(d)) for d in self.documents], show_progress=False)
+
+    @property
+    def name(self) -> str:
+        return f"bm25(k1={self.k1},b={self.b})"
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every document for ``query`` (pool order)."""
+        if self._bm25 is None:
+            return np.zeros(0)
+        toks = bm25_tokenize(query)
+        if not toks:
+            return np.zeros(len(self.documents))
+        return np.asarray(self._bm25.get_scores(toks), dtype=float)
+
+    def search(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
+        """``(pool index, score)`` of the top ``k`` documents, best first, ties by pool order."""
+        s = self.scores(query)
+        order = np.lexsort((np.arange(len(s)), -s))
+        if k is not None:
+            order = order[:k]
+        return [(int(i), float(s[i])) for i in order]
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """The retrieved documents of one question, in rank order."""
+
+    question_id: str
+    method: str
+    k: int | None
+    documents: tuple[Document, ...]
+    scores: tuple[float | None, ...]
+    snippets: tuple[SourceSnippet, ...]
+
+    @property
+    def doc_ids(self) -> tuple[str, ...]:
+        """Retrieved document ids, rank order (the ``retrieved`` input of ``retrieval_recall``)."""
+        return tuple(d.id for d in self.documents)
+
+    @property
+    def paragraph_of(self) -> dict[str, str]:
+        return {s.id: s.doc_id for s in self.snippets}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question_id": self.question_id,
+            "method": self.method,
+            "k": self.k,
+            "doc_ids": list(self.doc_ids),
+            "scores": list(self.scores),
+        }
+
+
+def _check_k(k: Any) -> None:
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise ValueError(f"retrieval k must be a positive integer or None (all), got {k!r}")
+
+
+def _ranked(ex: Example, method: str, k: int | None, docs: Sequence[Document], scores: Sequence[float | None]) -> Retrieved:
+    snippets = tuple(
+        dataclasses.replace(s, doc_rank=rank) if s.doc_rank != rank else s
+        for rank, d in enumerate(docs)
+        for s in d.snippets
+    )
+    return Retrieved(ex.id, method, k, tuple(docs), tuple(scores), snippets)
+
+
+def retrieve(
+    example: Example,
+    *,
+    method: str = "given",
+    k: int | None = None,
+    corpus: Sequence[Document] | None = None,
+    index: BM25Index | None = None,
+) -> Retrieved:
+    """Retrieve for one example (see the module docstring).
+
+    ``corpus`` (or a prebuilt ``index`` over it) switches BM25 from the example's
+    own documents to that corpus; ``"given"`` takes neither.
+    """
+    _check_k(k)
+    if method not in METHODS:
+        import difflib
+
+        close = difflib.get_close_matches(str(method), METHODS, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"Unknown retrieval method {method!r}; use one of {METHODS}.{hint}")
+    if method == "given":
+        if corpus is not None or index is not None:
+            raise ValueError("retrieval method 'given' uses the example's own documents; drop corpus=/index= or use 'bm25'")
+        if not example.documents:
+            raise ValueError(
+                f"example {example.id!r} ({example.dataset}) has no candidate documents of its own; use "
+                "method='bm25' with corpus=rageval.data.load_corpus(...)"
+            )
+        docs = example.documents[:k] if k is not None else example.documents
+        return _ranked(example, "given", k, docs, [None] * len(docs))
+    if index is None:
+        pool = corpus if corpus is not None else example.documents
+        if not pool:
+            raise ValueError(
+                f"example {example.id!r} has no documents to rank with BM25; pass corpus=rageval.data.load_corpus(...)"
+            )
+        index = BM25Index(pool)
+    hits = index.search(example.question, k)
+    docs = [index.documents[i] for i, _ in hits]
+    return _ranked(example, index.name, k, docs, [s for _, s in hits])
+
+
+def retrieve_all(
+    examples: Sequence[Example],
+    *,
+    method: str = "given",
+    k: int | None = None,
+    corpus: Sequence[Document] | None = None,
+) -> list[Retrieved]:
+    """:func:`retrieve` for every example, indexing a shared ``corpus`` once."""
+    index = BM25Index(corpus) if (method == "bm25" and corpus is not None) else None
+    return [retrieve(ex, method=method, k=k, index=index) for ex in examples]
