@@ -51,6 +51,11 @@ CATALOG: dict[str, DiagnosticInfo] = {
             "Fraction of gold documents among the top-k retrieved.",
             "higher", also=("all_gold",), kind="retrieval",
         ),
+        DiagnosticInfo(
+            "gold_coverage", "1.0.0", "rageval.diagnostics.coverage:gold_coverage",
+            "Fraction of gold documents with at least one context unit declaring one of their sentences.",
+            "higher", kind="retrieval",
+        ),
     ]
 }
 
