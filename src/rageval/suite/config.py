@@ -1,0 +1,270 @@
+"""Suite YAML: schema, ``include:``, validation with errors that name the field and the fix.
+
+A suite names a dataset, retrieval, settings (compressor x budgets), a reader, a
+judge, the diagnostics, contrasts, the tokenizer, the output directory and the
+seed.  ``include: base.yaml`` (path relative to the including file) loads a base
+suite; the including file's keys override it (mappings merge key by key, lists
+and scalars replace).  Unknown keys are rejected with a "did you mean" hint.
+
+Example (``suites/demo.yaml``)::
+
+    name: demo
+    dataset: {name: hotpotqa, limit: 20}          # the shipped sample unless path/hub_id
+    retrieval: {method: bm25, k: 5}               # bm25 over the example's own pool
+    tokenizer: regex
+    settings:
+      - {compressor: identity}
+      - {compressor: naive, budgets: [96, 160]}
+    reader: {backend: extractive}
+    judge: {spec: lexical}
+    diagnostics: auto                              # every diagnostic that applies
+    contrasts: [{vs: identity}]
+    output_dir: runs/demo
+    seed: 0
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = ["Suite", "SuiteError", "load_suite", "SettingSpec", "suite_hash"]
+
+
+class SuiteError(ValueError):
+    """A suite file that cannot be used; the message names the file, field and fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetSpec(_Strict):
+    name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
+    path: str | None = Field(None, description="local .json/.jsonl file; default: the shipped sample")
+    hub_id: str | None = Field(None, description="datasets.load_dataset id (needs hub access)")
+    hub_config: str | None = None
+    split: str | None = None
+    limit: int | None = Field(None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if self.path is not None and self.hub_id is not None:
+            raise ValueError("give dataset.path or dataset.hub_id, not both")
+        return self
+
+
+class RetrievalSpec(_Strict):
+    method: Literal["given", "bm25"] = "given"
+    k: int | None = Field(None, ge=1)
+    corpus: Literal["example", "dataset"] = Field(
+        "example", description="bm25 over each example's own pool, or over all examples' passages"
+    )
+
+
+class SettingSpec(_Strict):
+    compressor: str
+    budgets: list[Union[int, float, None]] = Field(default_factory=lambda: [None])
+    params: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = Field(None, description="setting name prefix (default: the compressor name)")
+
+    @field_validator("budgets")
+    @classmethod
+    def _budgets(cls, v):
+        if not v:
+            raise ValueError("budgets must list at least one budget (use [null] for no budget)")
+        for b in v:
+            if b is None:
+                continue
+            if isinstance(b, bool) or b <= 0:
+                raise ValueError(f"budget {b!r} must be a positive token count or a fraction in (0, 1]")
+            if isinstance(b, float) and b > 1:
+                raise ValueError(f"budget {b!r}: a float is a fraction in (0, 1]; write an integer for tokens")
+        return v
+
+
+class ReaderSpec(_Strict):
+    backend: str = "extractive"
+    params: dict[str, Any] = Field(default_factory=dict)
+    template: str | None = Field(None, description="prompt template (default: the built-in one)")
+    batch_size: int = Field(8, ge=1)
+
+
+class JudgeSpec(_Strict):
+    spec: str = "lexical"
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class CitationSpec(_Strict):
+    mode: Literal["default", "alce"] = "default"
+    max_citations: int | None = Field(3, ge=1)
+
+
+class Suite(_Strict):
+    name: str
+    description: str | None = None
+    dataset: DatasetSpec
+    retrieval: RetrievalSpec = Field(default_factory=RetrievalSpec)
+    tokenizer: str = "regex"
+    settings: list[SettingSpec]
+    reader: ReaderSpec = Field(default_factory=ReaderSpec)
+    judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    citations: CitationSpec = Field(default_factory=CitationSpec)
+    diagnostics: Union[Literal["auto"], list[str]] = "auto"
+    contrasts: Any = None
+    output_dir: str = "runs/suite"
+    seed: int = 0
+    #: recorded, never read: where the suite came from
+    source: str | None = None
+
+    @field_validator("settings")
+    @classmethod
+    def _settings(cls, v):
+        if not v:
+            raise ValueError("settings must list at least one compressor")
+        return v
+
+    def setting_names(self) -> list[str]:
+        return [name for name, _, _, _ in self.expand_settings()]
+
+    def expand_settings(self) -> list[tuple[str, str, Any, dict[str, Any]]]:
+        """(name, compressor, budget, params) for every compressor x budget, in suite order."""
+        out = []
+        for s in self.settings:
+            prefix = s.name or s.compressor
+            for b in s.budgets:
+                name = prefix if b is None else f"{prefix}@{b}"
+                out.append((name, s.compressor, b, dict(s.params)))
+        return out
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = _merge(base[k], v) if k in base else v
+        return out
+    return over
+
+
+def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    if path in chain:
+        raise SuiteError(f"{path}: include cycle: {' -> '.join(map(str, chain + (path,)))}")
+    if not path.is_file():
+        raise SuiteError(f"suite file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise SuiteError(f"{path}:{where}: malformed YAML: {getattr(err, 'problem', err)}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise SuiteError(f"{path}: a suite must be a YAML mapping (key: value), got {type(data).__name__}")
+    inc = data.pop("include", None)
+    if inc is not None:
+        if not isinstance(inc, str):
+            raise SuiteError(f"{path}: include must be a file path, got {inc!r}")
+        base = _read_yaml((path.parent / inc).resolve(), chain + (path,))
+        data = _merge(base, data)
+    return data
+
+
+def _field_names(model: type[BaseModel], loc: tuple) -> list[str]:
+    """Known keys at ``loc`` (for the did-you-mean hint)."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        args = getattr(ann, "__args__", ())
+        candidates = [ann, *args]
+        for a in list(candidates):
+            candidates.extend(getattr(a, "__args__", ()))
+        current = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if current is None:
+            return []
+    return list(getattr(current, "model_fields", {}))
+
+
+def _format_errors(path: Path, err: ValidationError) -> str:
+    lines = [f"{path}: invalid suite:"]
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
+        if e["type"] == "extra_forbidden":
+            known = _field_names(Suite, loc)
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else (f" Known keys: {', '.join(known)}." if known else "")
+            lines.append(f"  {where}: unknown key.{hint}")
+        elif e["type"] == "missing":
+            lines.append(f"  {where}: required key is missing.")
+        else:
+            lines.append(f"  {where}: {e['msg']} (got {e.get('input')!r:.60}).")
+    return "\n".join(lines)
+
+
+def load_suite(path: str | Path, **overrides: Any) -> Suite:
+    """Read, merge ``include:``, apply ``overrides`` (dotted keys: ``{"judge.spec": "lexical"}``) and validate."""
+    path = Path(path)
+    data = _read_yaml(path.resolve())
+    for dotted, value in overrides.items():
+        node = data
+        parts = dotted.split(".")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+    data.setdefault("source", str(path))
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as err:
+        raise SuiteError(_format_errors(path, err)) from None
+    _check_names(path, suite)
+    return suite
+
+
+def _check_names(path: Path, suite: Suite) -> None:
+    """Fail at load time, not an hour into the run: unknown compressors, diagnostics, duplicate settings."""
+    from rageval.diagnostics import CATALOG
+
+    problems = []
+    try:
+        from rageval.compressors import names as compressor_names
+
+        known = compressor_names()
+    except ImportError:  # pragma: no cover - compressors always ship
+        known = []
+    for i, s in enumerate(suite.settings):
+        if known and s.compressor not in known:
+            close = difflib.get_close_matches(s.compressor, known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
+            problems.append(f"  settings[{i}].compressor: unknown compressor {s.compressor!r}.{hint}")
+    if suite.diagnostics != "auto":
+        for i, d in enumerate(suite.diagnostics):
+            if d not in CATALOG:
+                close = difflib.get_close_matches(d, list(CATALOG), n=1)
+                hint = f" Did you mean {close[0]!r}?" if close else ""
+                problems.append(f"  diagnostics[{i}]: unknown diagnostic {d!r}.{hint}")
+    names = suite.setting_names()
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        problems.append(f"  settings: duplicate setting names {dupes}; give one of them a distinct `name:`")
+    if problems:
+        raise SuiteError(f"{path}: invalid suite:\n" + "\n".join(problems))
+
+
+def suite_hash(suite: Suite) -> str:
+    """Hash of everything that can change a score (the source path is left out)."""
+    payload = suite.model_dump(mode="json", exclude={"source", "output_dir", "description"})
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
