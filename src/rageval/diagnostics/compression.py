@@ -1,0 +1,102 @@
+"""Compression and its verification cost (DESIGN §3 ``compression``).
+
+::
+
+    compression(predictions, units, sources, *, budget_tokens=None, retrieved_tokens=None,
+                achieved_tokens=None, reader_input_tokens=None, tokenizer="regex",
+                judge="lexical", threshold=0.5, max_citations=3, alce_compat=False, ...)
+
+Per question:
+
+* ``budget_tokens``: the nominal budget (as given, None when unbounded);
+* ``achieved_tokens``: as given, else the suite tokenizer's count of the unit
+  texts (titles included when a unit has one, as the prompt shows them);
+* ``retrieved_tokens``: as given, else the count of all source snippet texts;
+* ``compression`` = ``achieved_ratio`` = achieved / retrieved (None when nothing
+  was retrieved) — lower means more compressed; ``over_budget`` = achieved > budget;
+* the verification cost roll-up: ``reader_input_tokens`` (as given; None if
+  unknown), ``verifier_tokens_<mode>`` for the three verification modes,
+  ``recovery_candidates_scored`` and ``recovery_tokens`` (re-attribution pairs
+  for the cited units without provenance — the paper leaves them out, rageval
+  counts them), and ``cost_<mode>`` = reader + verifier tokens of that mode
+  (+ recovery tokens for ``recovered_source``; None when reader tokens are unknown).
+
+>>> units = [[{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"]}]]
+>>> sources = [[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d0.s1", "text": "It is."}]]
+>>> r = compression(["Paris is the capital of France [1]."], units, sources, budget_tokens=[10])
+>>> r["compression"], r["per_question"][0]["achieved_tokens"], r["per_question"][0]["retrieved_tokens"]
+(0.7, 7, 10)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rageval.diagnostics._attribution_inputs import prepare_inputs
+from rageval.diagnostics._common import check_list, check_same_length, summarize
+from rageval.diagnostics.attribution import attribution_scores_batch
+
+__all__ = ["compression"]
+
+_MODES = ("summary_checked", "declared_span", "recovered_source")
+
+
+def _opt_list(value, name, n):
+    if value is None:
+        return [None] * n
+    value = check_list(value, name)
+    if len(value) != n:
+        raise ValueError(f"{name} must have one entry per question ({n}), got {len(value)}")
+    for q, v in enumerate(value):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
+            raise ValueError(f"{name}[{q}] must be a non-negative number or None, got {v!r}")
+    return list(value)
+
+
+def compression(predictions, units, sources, *, budget_tokens=None, retrieved_tokens=None, achieved_tokens=None,
+                reader_input_tokens=None, tokenizer: Any = "regex", judge: Any = "lexical", threshold: float = 0.5,
+                max_citations: int | None = 3, alce_compat: bool = False, recovery_threshold: float | None = None,
+                k: int = 10, multi_snippet: bool = False, candidates: Any = "bm25",
+                cache_dir: Any = None) -> dict[str, Any]:
+    """Nominal vs achieved compression and the verification cost roll-up (see module doc)."""
+    from rageval.text.tokenize import get_tokenizer
+
+    questions = prepare_inputs(predictions, units, sources)
+    n = len(questions)
+    budget = _opt_list(budget_tokens, "budget_tokens", n)
+    retrieved = _opt_list(retrieved_tokens, "retrieved_tokens", n)
+    achieved = _opt_list(achieved_tokens, "achieved_tokens", n)
+    reader = _opt_list(reader_input_tokens, "reader_input_tokens", n)
+    tok = get_tokenizer(tokenizer)
+    rows = attribution_scores_batch(
+        predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+        alce_compat=alce_compat, recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+        candidates=candidates, parts=("verification",), cache_dir=cache_dir, details=False,
+    )
+    per_q = []
+    for q, r, b, ret, ach, rd in zip(questions, rows, budget, retrieved, achieved, reader):
+        if ach is None:
+            ach = sum(tok.count(f"Title: {u.title}\n{u.text}" if u.title is not None else u.text) for u in q.units)
+        if ret is None:
+            ret = sum(tok.count(s.text) for s in q.sources)
+        ratio = ach / ret if ret else None
+        d: dict[str, Any] = {
+            "compression": ratio,
+            "achieved_ratio": ratio,
+            "budget_tokens": b,
+            "achieved_tokens": ach,
+            "retrieved_tokens": ret,
+            "over_budget": None if b is None else bool(ach > b),
+            "reader_input_tokens": rd,
+            "recovery_candidates_scored": r["recovery_candidates_scored"],
+            "recovery_tokens": r["recovery_tokens"],
+        }
+        for m in _MODES:
+            d[f"verifier_tokens_{m}"] = r[f"verifier_tokens_{m}"]
+            extra = r["recovery_tokens"] if m == "recovered_source" else 0
+            d[f"cost_{m}"] = None if rd is None else rd + r[f"verifier_tokens_{m}"] + extra
+        per_q.append(d)
+    return summarize(per_q, "compression", extra=("achieved_tokens", "retrieved_tokens", "budget_tokens",
+                                                    "reader_input_tokens", "recovery_candidates_scored",
+                                                    "recovery_tokens")
+                     + tuple(f"verifier_tokens_{m}" for m in _MODES) + tuple(f"cost_{m}" for m in _MODES))

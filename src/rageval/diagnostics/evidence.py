@@ -1,0 +1,98 @@
+"""Evidence-F1 (QASPER conventions): do the cited units declare the gold evidence paragraphs?
+
+::
+
+    evidence_f1(predictions, units, sources, *, references, paragraph_of=None,
+                max_citations=None, alce_compat=False)
+
+Per question: the predicted set is the paragraphs of the *declared* source ids
+of every validly cited unit (units without provenance contribute nothing);
+``references[q]`` is one list of gold evidence paragraph ids per annotator.
+Set-F1 against each annotator, max over annotators (official QASPER
+``paragraph_f1_score``: both empty = 1, one empty = 0).  Undefined (None,
+counted) for a question whose context declares no provenance at all, or that
+has no annotator.  No judge is involved.
+
+``paragraph_of`` maps a source id to its paragraph id: one dict for all
+questions or one per question; by default a source's ``paragraph_id`` (or
+``doc_id``) field, else its id up to the last ``.s`` (``p3.s2`` -> ``p3``).
+``max_citations`` defaults to None (no cap), as QASPER scores all evidence.
+
+>>> units = [[{"text": "a", "source_ids": ["p1.s0"]}, {"text": "b", "source_ids": ["p2.s0"]}]]
+>>> sources = [[{"id": "p1.s0", "text": "a"}, {"id": "p2.s0", "text": "b"}]]
+>>> evidence_f1(["A [1]."], units, sources, references=[[["p1"], ["p1", "p2"]]])["evidence_f1"]
+1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rageval.citations import parse_answer
+from rageval.diagnostics._attribution_inputs import prepare_inputs
+from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
+
+__all__ = ["evidence_f1", "paragraph_f1"]
+
+
+def paragraph_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    """QASPER's ``paragraph_f1_score``.
+
+    >>> paragraph_f1([], []), paragraph_f1(["p1"], []), paragraph_f1(["p1", "p2"], ["p1"])
+    (1.0, 0.0, 0.6666666666666666)
+    """
+    if not gold and not predicted:
+        return 1.0
+    same = len(set(gold) & set(predicted))
+    if same == 0:
+        return 0.0
+    p = same / len(set(predicted))
+    r = same / len(set(gold))
+    return 2 * p * r / (p + r)
+
+
+def _default_paragraph(raw_source: Mapping | None, sid: str) -> str:
+    if raw_source is not None:
+        for key in ("paragraph_id", "doc_id"):
+            v = raw_source.get(key)
+            if isinstance(v, str) and v:
+                return v
+    head, sep, tail = sid.rpartition(".s")
+    return head if sep and tail.isdigit() else sid
+
+
+def evidence_f1(predictions, units, sources, *, references, paragraph_of: Any = None,
+                max_citations: int | None = None, alce_compat: bool = False) -> dict[str, Any]:
+    """QASPER evidence-F1 of the cited units' declared paragraphs (see module doc)."""
+    questions = prepare_inputs(predictions, units, sources)
+    references = check_list(references, "references")
+    check_same_length(predictions=questions, references=references)
+    if paragraph_of is not None and not isinstance(paragraph_of, Mapping):
+        paragraph_of = check_list(paragraph_of, "paragraph_of")
+        check_same_length(predictions=questions, paragraph_of=paragraph_of)
+    per_q = []
+    for q, ref in zip(questions, references):
+        if isinstance(ref, (str, bytes)) or not isinstance(ref, Sequence):
+            raise TypeError(f"references[{q.index}] must be a list of annotators' evidence lists (list[list[str]])")
+        annotators = [check_str_list(a, f"references[{q.index}]", j) for j, a in enumerate(ref)]
+        if not q.declares_any() or not annotators:
+            per_q.append({"evidence_f1": None, "predicted_paragraphs": None})
+            continue
+        ans = parse_answer(q.prediction, len(q.units), mode="alce" if alce_compat else "default",
+                           max_citations=max_citations)
+        mapping = paragraph_of if isinstance(paragraph_of, Mapping) or paragraph_of is None else paragraph_of[q.index]
+        raw_sources = {s.get("id"): s for s in sources[q.index]} if mapping is None else {}
+        paras: list[str] = []
+        for s in ans.sentences:
+            for c in s.citations:
+                for sid in q.units[c - 1].source_ids or ():
+                    if mapping is not None:
+                        if sid not in mapping:
+                            raise ValueError(f"paragraph_of has no paragraph for source id {sid!r} (question {q.index})")
+                        paras.append(mapping[sid])
+                    else:
+                        paras.append(_default_paragraph(raw_sources.get(sid), sid))
+        paras = list(dict.fromkeys(paras))
+        per_q.append({"evidence_f1": max(paragraph_f1(paras, a) for a in annotators), "predicted_paragraphs": paras})
+    return summarize(per_q, "evidence_f1")
