@@ -1,0 +1,76 @@
+"""``build_report``: every statistic, table, plot and the HTML report of a run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rageval.report import tables as T
+from rageval.report.analysis import analyze
+from rageval.report.load import load_run
+
+__all__ = ["build_report"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8", newline="\n")
+    return path
+
+
+def build_report(
+    run_dir: str | Path,
+    *,
+    seed: int | None = None,
+    n_resamples: int = 10_000,
+    out_dir: str | Path | None = None,
+    plots: bool = True,
+) -> dict[str, Path]:
+    """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
+
+    Reads ``records.jsonl`` and ``manifest.json``; writes into ``out_dir`` (default:
+    ``run_dir``) ``summary.csv``/``.md``, ``contrasts.csv``/``.md``,
+    ``validity.csv``/``.md``, ``reattribution_sweep.csv`` (when records carry a
+    sweep), ``frontier_*.png``/``.svg``, ``report.json`` (every number, machine
+    readable) and ``report.html`` (self-contained).  ``seed`` defaults to the suite's
+    seed (manifest ``suite.seed``); the same records and seed give byte-identical
+    files.  Returns ``{name: path}`` of what was written.
+
+    Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
+    be reported honestly (records of different suites mixed, unknown settings in
+    the contrasts, ...).
+    """
+    run = load_run(run_dir)
+    an = analyze(run, seed=seed, n_resamples=n_resamples)
+    out = Path(out_dir) if out_dir is not None else run.path
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+
+    written["summary_csv"] = _write(out / "summary.csv", T.to_csv(T.summary_columns(an), T.summary_rows(an)))
+    written["summary_md"] = _write(out / "summary.md", T.summary_markdown(an))
+    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(T.contrast_columns(an), an["contrasts"]))
+    written["contrasts_md"] = _write(out / "contrasts.md", T.contrasts_markdown(an))
+    written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
+    written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))
+    if an["sweep"]:
+        written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), an["sweep"]))
+
+    figures: dict[str, Any] = {}
+    sweep_fig = None
+    if plots:
+        from rageval.report.plots import render_frontiers, render_sweep
+
+        figures = render_frontiers(an, out)
+        for name, fig in figures.items():
+            written[f"frontier_{name}_png"] = fig["png"]
+            written[f"frontier_{name}_svg"] = fig["svg"]
+        sweep_fig = render_sweep(an, out)
+        if sweep_fig:
+            written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
+
+    report = {k: v for k, v in an.items() if k != "manifest"}
+    written["report_json"] = _write(out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n")
+    from rageval.report.html import render_html
+
+    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig))
+    return written

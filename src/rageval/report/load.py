@@ -1,0 +1,140 @@
+"""Read and check a run directory: ``records.jsonl`` + ``manifest.json``.
+
+Everything that would make a table lie is an error here, naming the file, the line
+and the fix: unparseable lines, records without id/setting/status, a status outside
+``rageval.types.STATUSES``, a setting the manifest's suite does not declare (or
+declares with another compressor/budget), records carrying another suite's hash,
+two records for one (question, setting), a question whose cluster id differs
+between settings.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from rageval.types import STATUSES
+
+__all__ = ["Run", "load_run", "RunError"]
+
+
+class RunError(ValueError):
+    """A run directory that cannot be reported on honestly."""
+
+
+@dataclass
+class Run:
+    path: Path
+    manifest: dict[str, Any]
+    records: list[dict[str, Any]]
+    settings: list[dict[str, Any]]  # [{name, compressor, budget}] in suite order
+
+    @property
+    def suite(self) -> dict[str, Any]:
+        return self.manifest.get("suite") or {}
+
+    @property
+    def setting_names(self) -> list[str]:
+        return [s["name"] for s in self.settings]
+
+
+def _budget_eq(x: Any, y: Any) -> bool:
+    if isinstance(x, (int, float)) and isinstance(y, (int, float)) and not isinstance(x, bool):
+        return float(x) == float(y)
+    return x == y
+
+
+def load_run(run_dir: str | Path) -> Run:
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise RunError(f"run directory {str(path)!r} does not exist")
+    rec_path, man_path = path / "records.jsonl", path / "manifest.json"
+    if not rec_path.is_file():
+        raise RunError(f"{rec_path} is missing: run the suite first (rageval suite FILE --out {path})")
+    if not man_path.is_file():
+        raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
+    try:
+        manifest = json.loads(man_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise RunError(f"{man_path} is not valid JSON: {err}") from err
+    if not isinstance(manifest, dict):
+        raise RunError(f"{man_path} must hold a JSON object, got {type(manifest).__name__}")
+    suite = manifest.get("suite")
+    if suite is not None and not isinstance(suite, dict):
+        raise RunError(f"{man_path}: 'suite' must be an object, got {type(suite).__name__}")
+    suite = suite or {}
+
+    records: list[dict[str, Any]] = []
+    with rec_path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise RunError(f"{rec_path} line {lineno} is not valid JSON ({err}): a truncated write?") from err
+            if not isinstance(rec, dict):
+                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
+            _check_record(rec, f"{rec_path.name} line {lineno}")
+            rec["_line"] = lineno
+            records.append(rec)
+
+    declared = suite.get("settings")
+    if declared:
+        if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
+            raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
+        settings = [
+            {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared
+        ]
+    else:  # no declared settings: take them from the records, in order of appearance
+        settings, seen = [], set()
+        for r in records:
+            s = r["setting"]
+            if s["name"] not in seen:
+                seen.add(s["name"])
+                settings.append({"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")})
+    by_name = {s["name"]: s for s in settings}
+    suite_name, suite_hash = suite.get("name"), suite.get("hash")
+    for r in records:
+        where = f"{rec_path.name} line {r['_line']}"
+        s = r["setting"]
+        decl = by_name.get(s["name"])
+        if decl is None:
+            raise RunError(
+                f"{where}: setting {s['name']!r} is not a setting of suite {suite_name!r} "
+                f"(manifest declares {list(by_name)}): records from different suites mixed?"
+            )
+        for field in ("compressor", "budget"):
+            if field in s and decl.get(field) is not None and not _budget_eq(s.get(field), decl.get(field)):
+                raise RunError(
+                    f"{where}: setting {s['name']!r} has {field}={s.get(field)!r} but suite {suite_name!r} "
+                    f"declares {decl.get(field)!r}: records from different suites mixed?"
+                )
+        rh = r.get("suite_hash", (r.get("extra") or {}).get("suite_hash"))
+        if rh is not None and suite_hash is not None and rh != suite_hash:
+            raise RunError(
+                f"{where}: record of suite hash {rh!r} in a run of suite {suite_name!r} (hash {suite_hash!r}): "
+                "records from different suites mixed"
+            )
+    return Run(path=path, manifest=manifest, records=records, settings=settings)
+
+
+def _check_record(rec: dict[str, Any], where: str) -> None:
+    if not isinstance(rec.get("question_id"), str):
+        raise RunError(f"{where}: 'question_id' must be a string, got {rec.get('question_id')!r}")
+    s = rec.get("setting")
+    if isinstance(s, str):
+        rec["setting"] = s = {"name": s}
+    if not isinstance(s, dict) or not isinstance(s.get("name"), str):
+        raise RunError(f"{where}: 'setting' must be an object with a string 'name', got {s!r}")
+    if rec.get("status") not in STATUSES:
+        raise RunError(f"{where}: status {rec.get('status')!r} is not one of {list(STATUSES)}")
+    m = rec.get("metrics")
+    if m is None:
+        rec["metrics"] = {}
+    elif not isinstance(m, dict):
+        raise RunError(f"{where}: 'metrics' must be an object name -> value, got {type(m).__name__}")
+    if rec.get("extra") is None:
+        rec["extra"] = {}

@@ -1,0 +1,234 @@
+"""CSV and Markdown tables of an analysis (see :mod:`rageval.report.analysis`).
+
+Undefined values are written ``NA`` in CSV (read as missing by pandas and R) and
+``undefined`` in Markdown, always with the counts beside them; never 0.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any, Sequence
+
+from rageval.types import STATUSES
+
+__all__ = [
+    "summary_columns", "summary_rows", "contrast_columns", "validity_rows", "sweep_columns",
+    "to_csv", "to_markdown", "summary_markdown", "contrasts_markdown", "validity_markdown", "fmt",
+]
+
+NA = "NA"
+FAILURE_STATUSES = tuple(s for s in STATUSES if s != "ok")
+
+
+def fmt(x: Any, digits: int = 4, *, na: str = NA) -> str:
+    if x is None:
+        return na
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, float):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def fmt_p(p: Any, *, na: str = NA) -> str:
+    if p is None:
+        return na
+    return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def to_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, digits: int = 6) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(columns)
+    for r in rows:
+        w.writerow([fmt(r.get(c), digits) for c in columns])
+    return buf.getvalue()
+
+
+def _md_cell(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(columns: Sequence[str], rows: Sequence[Sequence[str]], *, align: Sequence[str] | None = None) -> str:
+    align = list(align or [])[: len(columns)]
+    align += [align[-1] if align else "l"] * (len(columns) - len(align))
+    head = "| " + " | ".join(_md_cell(c) for c in columns) + " |"
+    sep = "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"
+    body = ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join([head, sep, *body]) + "\n"
+
+
+# ---------------------------------------------------------------- summary
+
+def summary_columns(an: dict[str, Any]) -> list[str]:
+    cols = ["setting", "compressor", "budget", "n_records", "n_ok", "n_failed", "n_missing", "n_cohort",
+            "n_excluded", *[f"n_{s}" for s in FAILURE_STATUSES], "achieved_ratio", "achieved_tokens"]
+    for m in [*an["metric_names"], *an["gaps"]]:
+        cols += [m, f"{m}_n", f"{m}_n_undefined"]
+    return cols
+
+
+def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for row in an["summary"]:
+        flat = {k: row[k] for k in ("setting", "compressor", "budget", "n_records", "n_ok", "n_failed", "n_missing",
+                                    "n_cohort", "n_excluded", "achieved_ratio", "achieved_tokens")}
+        for s in FAILURE_STATUSES:
+            flat[f"n_{s}"] = row["status"].get(s, 0)
+        for m, v in row["metrics"].items():
+            flat[m], flat[f"{m}_n"], flat[f"{m}_n_undefined"] = v["mean"], v["n"], v["n_undefined"]
+        out.append(flat)
+    return out
+
+
+def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    present = [s for s in FAILURE_STATUSES if any(r["status"].get(s) for r in an["summary"])]
+    cols = ["setting", "records", "ok", *present, "missing", "in cohort", "excluded (ok here, failed elsewhere)"]
+    rows = [[r["setting"], str(r["n_records"]), str(r["n_ok"]), *[str(r["status"].get(s, 0)) for s in present],
+             str(r["n_missing"]), str(r["n_cohort"]), str(r["n_excluded"])] for r in an["summary"]]
+    return cols, rows
+
+
+def means_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
+    mets = [*an["metric_names"], *an["gaps"]]
+    cols = ["setting", "achieved ratio", *mets]
+    rows = []
+    for r in an["summary"]:
+        cells = [r["setting"], fmt(r["achieved_ratio"], 3, na="—")]
+        for m in mets:
+            v = r["metrics"][m]
+            cells.append(undefined if v["mean"] is None else fmt(v["mean"], 3))
+        rows.append(cells)
+    return cols, rows
+
+
+def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    mets = [*an["metric_names"], *an["gaps"]]
+    cols = ["setting", *[f"{m} (n / undef.)" for m in mets]]
+    rows = [[r["setting"], *[f"{r['metrics'][m]['n']} / {r['metrics'][m]['n_undefined']}" for m in mets]]
+            for r in an["summary"]]
+    return cols, rows
+
+
+def _header(an: dict[str, Any]) -> str:
+    s = an["suite"]
+    c = an["cohort"]
+    lines = [
+        f"Suite **{s.get('name')}** (hash `{s.get('hash')}`), dataset {s.get('dataset')}.",
+        f"Common cohort: **{c['n']}** of {c['n_questions']} questions are `ok` in every setting"
+        + (f" ({c['n_clusters']} clusters by `{s.get('cluster_key')}`)." if c.get("n_clusters") else "."),
+        "Means are question-weighted over the cohort; an undefined value is left out of its mean and counted.",
+    ]
+    if c["n"] == 0:
+        lines.append("**The common cohort is empty: every mean below is undefined.**")
+    return "\n".join(lines) + "\n"
+
+
+def summary_markdown(an: dict[str, Any]) -> str:
+    parts = ["# Summary\n", _header(an), "\n## Records by status and the common cohort\n"]
+    parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))
+    parts.append("\n## Means on the common cohort\n")
+    if an["gaps"]:
+        parts.append(
+            "`gap_*` = emitted − grounded, per question, then averaged ("
+            + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an["gaps"].items()) + ").\n\n"
+        )
+    parts.append(to_markdown(*means_table(an), align=["l"] + ["r"] * 200))
+    parts.append("\n## Defined / undefined counts\n")
+    parts.append(to_markdown(*undefined_table(an), align=["l"] + ["r"] * 200))
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- contrasts
+
+def contrast_columns(an: dict[str, Any]) -> list[str]:
+    cols = ["contrast", "kind", "a", "b", "metric_a", "metric_b", "direction", "mean_a", "mean_b", "effect",
+            "ci_low", "ci_high", "p_value", "p_holm", "n", "n_dropped"]
+    if an["cohort"].get("n_clusters") is not None:
+        cols.append("n_clusters")
+    return cols + ["note"]
+
+
+def contrasts_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
+    clustered = an["cohort"].get("n_clusters") is not None
+    cols = ["contrast", "effect", f"{int(an['confidence'] * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
+    if clustered:
+        cols.append("clusters")
+    cols.append("note")
+    rows = []
+    for c in an["contrasts"]:
+        ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
+        eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
+        row = [c["contrast"], eff, ci, fmt_p(c["p_value"], na=undefined), fmt_p(c["p_holm"], na=undefined),
+               f"{c['n']} ({c['n_dropped']})"]
+        if clustered:
+            row.append(str(c["n_clusters"]))
+        row.append(c["note"] or "")
+        rows.append(row)
+    return cols, rows
+
+
+def contrasts_markdown(an: dict[str, Any]) -> str:
+    parts = ["# Paired contrasts\n", _header(an)]
+    clustered = an["cohort"].get("n_clusters") is not None
+    parts.append(
+        f"\nEffect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
+        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
+        f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
+        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
+        f"seed {an['seed']}; Holm adjustment over all {len(an['contrasts'])} declared contrasts. "
+        "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
+        "outputs, recovery procedure and evaluator.\n\n"
+    )
+    if not an["contrasts"]:
+        parts.append("The suite declares no contrasts (`contrasts:` in the suite YAML).\n")
+    else:
+        parts.append(to_markdown(*contrasts_table(an), align=["l", "r", "r", "r", "r", "r", "r", "l"]))
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- validity
+
+VALIDITY_COLUMNS = ["group", "n", "n_dropped", "r_aic_f1", "r_recall_f1", "r2_recall", "r2_recall_aic", "delta_r2",
+                    "mean_f1_in_context", "n_in_context", "mean_f1_not_in_context", "n_not_in_context", "note"]
+
+
+def validity_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
+    v = an["validity"]
+    if not v.get("available"):
+        return []
+    rows = [{"group": "pooled", **v["pooled"]}]
+    rows += [{"group": g, **s} for g, s in v["by_group"].items()]
+    return rows
+
+
+def validity_markdown(an: dict[str, Any]) -> str:
+    v = an["validity"]
+    parts = ["# Validity: answer-in-context vs retrieval recall\n\n"]
+    if not v.get("available"):
+        parts.append(v["note"] + "\n")
+        return "".join(parts)
+    parts.append(
+        f"Pearson r of `answer_in_context` and of `retrieval_recall` with `{v['answer_metric']}`; R² of "
+        f"{v['answer_metric']} ~ recall and ~ recall + answer-in-context (OLS); ΔR² = the increment. Pooled over "
+        "every ok (question, setting) record, then per setting.\n\n"
+    )
+    cols = ["group", "n", "r(AIC, F1)", "r(recall, F1)", "R² recall", "R² recall+AIC", "ΔR²",
+            "F1 | in context", "F1 | not in context", "note"]
+    rows = [[r["group"], str(r["n"]), fmt(r["r_aic_f1"], 3, na="undefined"), fmt(r["r_recall_f1"], 3, na="undefined"),
+             fmt(r["r2_recall"], 3, na="undefined"), fmt(r["r2_recall_aic"], 3, na="undefined"),
+             fmt(r["delta_r2"], 3, na="undefined"),
+             f"{fmt(r['mean_f1_in_context'], 3, na='undefined')} (n={r['n_in_context']})",
+             f"{fmt(r['mean_f1_not_in_context'], 3, na='undefined')} (n={r['n_not_in_context']})",
+             r.get("note") or ""] for r in validity_rows(an)]
+    parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * 8 + ["l"]))
+    return "".join(parts)
+
+
+SWEEP_COLUMNS = ["setting", "threshold", "rate", "rate_n", "rate_n_undefined", "grounded_precision",
+                 "grounded_precision_n", "grounded_precision_n_undefined"]
+
+
+def sweep_columns() -> list[str]:
+    return list(SWEEP_COLUMNS)

@@ -1,0 +1,217 @@
+"""rageval.report: contrasts spec, run loading, tables, plots, determinism, bad input."""
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from rageval.report import build_report, parse_contrasts
+from rageval.report.contrasts import metric_direction
+from rageval.report.load import RunError
+from rageval.types import Context, Record, Setting, Unit
+
+SETTINGS = [
+    ("identity", "identity", None),
+    ("extractive@0.5", "extractive", 0.5),
+    ("extractive@0.25", "extractive", 0.25),
+    ("abstractive@0.25", "abstractive", 0.25),
+]
+
+
+def make_records(n=30, *, seed=0, clusters=False, failures=(("q003", "extractive@0.25", "reader_error"),)):
+    rng = np.random.default_rng(seed)
+    fail = {(q, s): st for q, s, st in failures}
+    records = []
+    for name, comp, budget in SETTINGS:
+        ratio = {"identity": 1.0, "extractive@0.5": 0.48, "extractive@0.25": 0.24, "abstractive@0.25": 0.07}[name]
+        drop = {"identity": 0.0, "extractive@0.5": 0.1, "extractive@0.25": 0.25, "abstractive@0.25": 0.3}[name]
+        for i in range(n):
+            q = f"q{i:03d}"
+            qr = np.random.default_rng([seed, i])
+            recall = float(qr.integers(0, 3)) / 2
+            aic = float(qr.random() < 0.4 + 0.4 * recall - drop)
+            f1 = float(np.clip(0.2 + 0.5 * aic + 0.1 * qr.normal(), 0, 1))
+            emitted = float(np.clip(0.7 - drop / 3 + 0.1 * qr.normal(), 0, 1))
+            grounded = emitted if comp != "abstractive" else float(np.clip(emitted - 0.5, 0, 1))
+            status = fail.get((q, name), "ok")
+            metrics = {} if status != "ok" else {
+                "answer_f1": f1, "answer_in_context": aic if i % 10 else None, "retrieval_recall": recall,
+                "emitted_precision": emitted, "grounded_precision": grounded,
+                "re_attributability": float(qr.random() < 0.2) if comp == "abstractive" else None,
+                "evidence_f1": None, "unsupported_declared_span": 1.0 if comp == "abstractive" else 0.2,
+                "reader_input_tokens": 100 + i,
+            }
+            extra = {}
+            if clusters:
+                extra["cluster_id"] = f"paper{i // 3}"
+            if comp == "abstractive" and status == "ok":
+                extra["reattribution_sweep"] = {
+                    str(t): {"rate": max(0.0, 0.6 - t * 0.5 + 0.05 * qr.normal()),
+                             "grounded_precision": max(0.0, 0.3 - t * 0.2)} for t in (0.3, 0.5, 0.8)}
+            ctx = None
+            if status == "ok":
+                ctx = Context(units=(Unit("text", None if comp == "abstractive" else ("d0.s0",)),),
+                              achieved_tokens=int(ratio * 200), retrieved_tokens=200,
+                              budget_tokens=None if budget is None else int(budget * 200), budget=budget)
+            rec = Record(question_id=q, setting=Setting(name, comp, budget, "extractive"), status=status,
+                         context=ctx, metrics=metrics, extra=extra, error=None if status == "ok" else "boom")
+            records.append(rec.to_dict())
+        _ = rng
+    return records
+
+
+def make_run(path, *, records=None, contrasts="every setting vs identity", cluster_key=None, seed=7, **kw):
+    path.mkdir(parents=True, exist_ok=True)
+    records = make_records(**kw) if records is None else records
+    with (path / "records.jsonl").open("w") as fh:
+        for r in records:
+            fh.write(json.dumps(r, sort_keys=True) + "\n")
+    manifest = {
+        "suite": {"name": "toy", "hash": "abc123", "dataset": "toy-qa", "seed": seed, "contrasts": contrasts,
+                  "settings": [{"name": n, "compressor": c, "budget": b} for n, c, b in SETTINGS],
+                  "cluster_key": cluster_key},
+        "package": {"name": "rageval", "version": "0.1.0"},
+        "models": {"reader": "extractive", "judge": "lexical"},
+        "judge_stats": {"lexical": {"calls": 120, "cache_hits": 30, "cache_misses": 90, "truncated": 0}},
+        "inputs": {"dataset_hash": "d1"},
+    }
+    (path / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+# ------------------------------------------------------------------ contrasts spec
+
+NAMES = [n for n, _, _ in SETTINGS]
+
+
+def test_every_setting_vs_identity_expands_in_suite_order():
+    rows = parse_contrasts({"vs": "identity", "metrics": ["answer_f1"]}, NAMES)
+    assert [(r.a, r.b, r.metric) for r in rows] == [(s, "identity", "answer_f1") for s in NAMES[1:]]
+    assert parse_contrasts("every setting vs identity", NAMES, default_metrics=["x"]) == \
+        parse_contrasts([{"vs": "identity", "metrics": "x"}], NAMES)
+
+
+def test_pairs_gaps_and_string_pairs():
+    rows = parse_contrasts(
+        ["extractive@0.25 vs extractive@0.5",
+         {"gap": ["emitted_precision", "grounded_precision"], "settings": "abstractive@0.25"}],
+        NAMES, default_metrics=["answer_f1"])
+    assert rows[0].label == "extractive@0.25 - extractive@0.5: answer_f1"
+    assert rows[1].kind == "gap" and rows[1].a == rows[1].b == "abstractive@0.25"
+
+
+def test_unknown_setting_says_did_you_mean():
+    with pytest.raises(ValueError, match=r"Unknown setting 'extractive@0.52' in contrasts\[0\]\.a\. "
+                                         r"Did you mean 'extractive@0.5'\?"):
+        parse_contrasts([{"a": "extractive@0.52", "b": "identity", "metrics": "answer_f1"}], NAMES)
+    with pytest.raises(ValueError, match="Did you mean 'identity'"):
+        parse_contrasts("every setting vs identty", NAMES, default_metrics=["m"])
+
+
+@pytest.mark.parametrize("spec, msg", [
+    ({"a": "identity", "metrics": ["m"]}, "no 'b'"),
+    ({"a": "identity", "b": "identity", "metrics": ["m"]}, "with itself"),
+    ({"vs": "identity", "metrix": ["m"]}, "Unknown key 'metrix'.*Did you mean 'metrics'"),
+    ({"vs": "identity", "a": "identity"}, "exactly one of"),
+    ("identity versus extractive@0.5", "not understood"),
+    (["every setting vs identity", "extractive@0.5 vs identity"], "again"),
+    ({"gap": ["m"]}, "two metric names"),
+    (42, "string or a mapping"),
+    ({"vs": "identity", "metrics": []}, "non-empty list"),
+])
+def test_bad_contrast_specs_raise_clear_errors(spec, msg):
+    with pytest.raises(ValueError, match=msg):
+        parse_contrasts(spec, NAMES, default_metrics=["m"])
+
+
+def test_unknown_metric_is_checked_against_the_records():
+    with pytest.raises(ValueError, match="Unknown metric 'answer_f2'.*Did you mean 'answer_f1'"):
+        parse_contrasts({"vs": "identity", "metrics": ["answer_f2"]}, NAMES, metric_names=["answer_f1", "str_em"])
+
+
+def test_default_metrics_are_those_with_a_direction():
+    rows = parse_contrasts("every setting vs identity", NAMES,
+                           metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"])
+    assert sorted({r.metric for r in rows}) == ["answer_f1", "unsupported_declared_span"]
+    assert metric_direction("unsupported_declared_span") == "lower"
+    assert metric_direction("answer_f1") == "higher"
+
+
+def test_no_contrasts_declared_gives_empty_family():
+    assert parse_contrasts(None, NAMES) == []
+
+
+# ------------------------------------------------------------------ build_report
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    run = make_run(tmp_path_factory.mktemp("run") / "r",
+                   contrasts=["every setting vs identity",
+                              {"gap": ["emitted_precision", "grounded_precision"]}])
+    return run, build_report(run, n_resamples=500)
+
+
+def test_build_report_writes_every_output(built):
+    run, written = built
+    for key in ("summary_csv", "summary_md", "contrasts_csv", "contrasts_md", "validity_csv", "validity_md",
+                "report_html", "report_json", "sweep_csv", "frontier_citation_precision_png",
+                "frontier_citation_precision_svg", "frontier_answer_f1_png"):
+        assert written[key].is_file() and written[key].stat().st_size > 0, key
+    assert written["frontier_citation_precision_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in written["frontier_citation_precision_svg"].read_bytes()[:500]
+
+
+def test_summary_counts_cohort_failures_and_undefined(built):
+    run, written = built
+    rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
+    assert list(rows) == NAMES
+    ident = rows["identity"]
+    assert ident["n_records"] == "30" and ident["n_cohort"] == "29" and ident["n_excluded"] == "1"
+    assert rows["extractive@0.25"]["n_reader_error"] == "1" and rows["extractive@0.25"]["n_ok"] == "29"
+    # answer_in_context undefined for q000, q010, q020 (all in the cohort)
+    assert ident["answer_in_context_n"] == "26" and ident["answer_in_context_n_undefined"] == "3"
+    # a metric undefined everywhere is NA with its count, never 0
+    assert ident["evidence_f1"] == "NA" and ident["evidence_f1_n"] == "0" and ident["evidence_f1_n_undefined"] == "29"
+    # emitted - grounded gap, per question then averaged
+    recs = [json.loads(x) for x in open(run / "records.jsonl")]
+    cohort = {r["question_id"] for r in recs} - {"q003"}
+    gaps = [r["metrics"]["emitted_precision"] - r["metrics"]["grounded_precision"] for r in recs
+            if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort]
+    assert float(rows["abstractive@0.25"]["gap_precision"]) == pytest.approx(np.mean(gaps), abs=1e-6)
+    assert float(rows["identity"]["gap_precision"]) == 0.0
+    md = written["summary_md"].read_text()
+    assert "undefined" in md and "reader_error" in md
+
+
+def test_contrasts_table_matches_direct_computation_and_holm(built):
+    run, written = built
+    rows = read_csv(written["contrasts_csv"])
+    # 3 settings x 8 metrics with a direction (reader_input_tokens has none), plus 4 gaps
+    assert len(rows) == 3 * 8 + 4
+    recs = [json.loads(x) for x in open(run / "records.jsonl")]
+    val = {(r["setting"]["name"], r["question_id"]): r["metrics"].get("answer_f1") for r in recs if r["status"] == "ok"}
+    cohort = sorted({q for (_, q) in val} - {"q003"})
+    row = next(r for r in rows if r["a"] == "abstractive@0.25" and r["metric_a"] == "answer_f1")
+    d = [val[("abstractive@0.25", q)] - val[("identity", q)] for q in cohort]
+    assert float(row["effect"]) == pytest.approx(np.mean(d), abs=1e-6)
+    assert float(row["ci_low"]) <= float(row["effect"]) <= float(row["ci_high"])
+    assert row["n"] == "29" and row["n_dropped"] == "0"
+    # Holm: adjusted >= raw, monotone in the raw order
+    ps = [(float(r["p_value"]), float(r["p_holm"])) for r in rows if r["p_value"] != "NA"]
+    assert all(h >= p for p, h in ps)
+    ps.sort()
+    assert all(ps[i][1] <= ps[i + 1][1] for i in range(len(ps) - 1))
+    # all-undefined metric contrasts and identity-vs-identity gaps (all zero) are explicit
+    ev = [r for r in rows if r["metric_a"] == "evidence_f1"]
+    assert len(ev) == 3 and all(r["effect"] == r["p_value"] == r["p_holm"] == "NA" for r in ev)
+    assert all(r["note"] == "no defined pair" and r["n"] == "0" and r["n_dropped"] == "29" for r in ev)
+    ident_gap = next(r for r in rows if r["kind"] == "gap" and r["a"] == "identity")
+    assert float(ident_gap["effect"]) == 0.0 and float(ident_gap["p_value"]) == 1.0
