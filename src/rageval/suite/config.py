@@ -250,6 +250,10 @@ def _check_names(path: Path, suite: Suite) -> None:
             close = difflib.get_close_matches(s.compressor, known, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
             problems.append(f"  settings[{i}].compressor: unknown compressor {s.compressor!r}.{hint}")
+            continue
+        problem = _check_compressor_params(s.compressor, s.params)
+        if problem:
+            problems.append(f"  settings[{i}].params: {problem}")
     if suite.diagnostics != "auto":
         for i, d in enumerate(suite.diagnostics):
             if d not in CATALOG:
@@ -262,6 +266,19 @@ def _check_names(path: Path, suite: Suite) -> None:
         problems.append(f"  settings: duplicate setting names {dupes}; give one of them a distinct `name:`")
     if problems:
         raise SuiteError(f"{path}: invalid suite:\n" + "\n".join(problems))
+
+
+def _check_compressor_params(name: str, params: dict[str, Any]) -> str | None:
+    """Build the compressor once (no model is loaded at construction) to check its parameters."""
+    from rageval.compressors import CompressorConfigError, get
+
+    try:
+        get(name, **params)
+    except CompressorConfigError as err:
+        return str(err)
+    except Exception:  # e.g. weights missing: reported when the setting runs
+        return None
+    return None
 
 
 def suite_hash(suite: Suite) -> str:
