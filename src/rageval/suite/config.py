@@ -92,7 +92,9 @@ class SettingSpec(_Strict):
 class ReaderSpec(_Strict):
     backend: str = "extractive"
     params: dict[str, Any] = Field(default_factory=dict)
-    template: str | None = Field(None, description="prompt template (default: the built-in one)")
+    template: dict[str, Any] | None = Field(
+        None, description="prompt template fields (instruction, user, system, unit, ...); default: the built-in one"
+    )
     batch_size: int = Field(8, ge=1)
 
 

@@ -95,9 +95,9 @@ def _safe(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _unit_strings(context: Context) -> list[str]:
-    """The packed context as the reader sees it, one string per unit, titles included."""
-    return [f"{u.title}\n{u.text}" if u.title else u.text for u in context.units]
+def _unit_strings(context: Context, show_titles: bool = True) -> list[str]:
+    """The packed context as the reader sees it, one string per unit, titles included where shown."""
+    return [f"{u.title}\n{u.text}" if (u.title and show_titles) else u.text for u in context.units]
 
 
 def applicable_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
@@ -133,6 +133,7 @@ def compute_metrics(
     *,
     judge: Any,
     suite: Suite,
+    show_titles: bool = True,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(metrics, extra) per item.  An item: example, retrieved, context, answer (str), sources.
 
@@ -148,7 +149,7 @@ def compute_metrics(
         m = out[i][0]
         gold = [list(p) for p in ex.qa_pairs] if ex.qa_pairs else list(ex.answers)
         if "answer_in_context" in diagnostics:
-            m["answer_in_context"] = _value(D.get("answer_in_context")([_unit_strings(ctx)], [gold]), "answer_in_context") if gold else None
+            m["answer_in_context"] = _value(D.get("answer_in_context")([_unit_strings(ctx, show_titles)], [gold]), "answer_in_context") if gold else None
         if "str_em" in diagnostics:
             r = D.get("str_em")([ans], [[list(p) for p in ex.qa_pairs]], alce_compat=suite.citations.mode == "alce")
             m["str_em"], m["str_hit"] = _value(r, "str_em"), _value(r, "str_hit")
@@ -205,7 +206,7 @@ def _gold_coverage(ctx: Context, sources: Sequence[SourceSnippet], gold_doc_ids:
 
     fn = get("gold_coverage")
     units = [u.to_dict() for u in ctx.units]
-    res = fn([units], [[s.to_dict() for s in sources]], [list(gold_doc_ids)])
+    res = fn([units], [list(gold_doc_ids)], doc_of=[{s.id: s.doc_id for s in sources}])
     return _value(res, "gold_coverage")
 
 
@@ -334,7 +335,7 @@ def run_suite(
     diagnostics = applicable_diagnostics(suite, examples)
 
     judge = get_judge(suite.judge.spec, cache_dir=out / "cache" / "judge", tokenizer=tokenizer, **suite.judge.params)
-    reader = _make_reader(get_reader, suite, allow_unavailable)
+    reader = _make_reader(get_reader, suite)
 
     settings = suite.expand_settings()
     total = len(settings) * len(examples)
@@ -427,7 +428,8 @@ def run_suite(
             "questions": len(examples),
             "questions_hash": _sha([[e.id, e.question] for e in examples])[:32],
             "sources_hash": _sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
-            "template_hash": getattr(reader, "template_hash", None),
+            "template_hash": getattr(getattr(reader, "template", None), "hash", None),
+            "show_titles": bool(getattr(getattr(reader, "template", None), "show_titles", True)),
         },
         "offline_defaults": {
             "judge": suite.judge.spec,
@@ -488,19 +490,24 @@ def _progress(total: int, enabled: bool):
     return tqdm(total=total, unit="rec", desc="rageval", file=sys.stderr, dynamic_ncols=True)
 
 
-def _reader_id(reader: Any, suite: Suite) -> str:
-    return str(getattr(reader, "id", None) or getattr(reader, "name", None) or suite.reader.backend)
+def _reader_id(reader: Any, suite: Suite) -> Any:
+    info = getattr(reader, "info", None)
+    return info() if callable(info) else suite.reader.backend
 
 
-def _make_reader(get_reader: Callable, suite: Suite, allow_unavailable: bool):
+def _make_reader(get_reader: Callable, suite: Suite):
     params = dict(suite.reader.params)
     if suite.reader.template is not None:
         params["template"] = suite.reader.template
+    params.setdefault("tokenizer", suite.tokenizer)
     return get_reader(suite.reader.backend, **params)
 
 
 def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge, suite, diagnostics,
                BudgetError, CompressorError, ModelUnavailable, allow_unavailable) -> list[Record]:
+    from rageval.judges.base import JudgeError
+    from rageval.readers import ReaderRequest
+
     records: list[Record | None] = [None] * len(batch)
     contexts: list[Context | None] = [None] * len(batch)
     for i, it in enumerate(batch):
@@ -516,15 +523,20 @@ def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge,
             if not allow_unavailable:
                 raise
             records[i] = _failed(it, setting, "unavailable", str(err))
-        except (CompressorError, ValueError, RuntimeError) as err:
+        except (CompressorError, RuntimeError) as err:
             records[i] = _failed(it, setting, "compressor_error", f"{type(err).__name__}: {err}")
     todo = [i for i in range(len(batch)) if records[i] is None]
     outputs = {}
     if todo:
         try:
-            gen = reader.generate([(batch[i]["example"].question, contexts[i]) for i in todo])
+            gen = reader.generate(
+                [ReaderRequest(batch[i]["example"].id, batch[i]["example"].question, contexts[i].units, setting.name)
+                 for i in todo]
+            )
             outputs = dict(zip(todo, gen))
-        except Exception as err:  # a backend that fails as a whole: every record gets the status
+        except (RuntimeError, OSError) as err:  # a backend that fails as a whole: every record gets the status
+            if type(err).__name__ == "ModelUnavailable":
+                raise
             msg = f"{type(err).__name__}: {err}"
             for i in todo:
                 records[i] = _failed(it=batch[i], setting=setting, status="reader_error", error=msg, context=contexts[i])
@@ -542,8 +554,9 @@ def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge,
         scored.append(i)
     if scored:
         try:
-            results = compute_metrics([batch[i] for i in scored], diagnostics, judge=judge, suite=suite)
-        except Exception as err:  # judge failures are recorded, not fatal
+            results = compute_metrics([batch[i] for i in scored], diagnostics, judge=judge, suite=suite,
+                                      show_titles=bool(getattr(getattr(reader, "template", None), "show_titles", True)))
+        except (JudgeError, RuntimeError) as err:  # judge failures are recorded, not fatal; bugs still raise
             msg = f"{type(err).__name__}: {err}"
             results = None
             for i in scored:
