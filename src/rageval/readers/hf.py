@@ -1,0 +1,172 @@
+"""The transformers reader: a causal LM with its chat template, greedy decoding, batched.
+
+``TransformersReader("path/or/hub-id")`` loads the tokenizer and model with
+``AutoTokenizer`` / ``AutoModelForCausalLM`` (the same path for a hub id and a local
+folder).  Each request's messages (:class:`~rageval.readers.template.PromptTemplate`)
+go through the tokenizer's chat template with the generation prompt added; a
+tokenizer without a chat template gets the plain rendered prompt (recorded in
+:meth:`info` as ``chat_template: false``).
+
+Prompt overflow is detected before generation: a prompt longer than the context
+limit (``max_input_tokens``, else the model's ``max_position_embeddings`` minus
+``max_new_tokens``) is returned as ``prompt_overflow`` with its token count and is
+not generated.  The others are sorted by length, left-padded and generated in
+batches of ``batch_size`` with ``do_sample=False`` (greedy); the answer is the
+decoded new tokens, special tokens removed, stripped.  ``input_tokens`` is the
+model tokenizer's count of the prompt.
+
+Weights that cannot be loaded raise :class:`~rageval.readers.base.ModelUnavailable`
+with the fix (a local path, or the extractive reader).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from rageval.readers.base import ModelUnavailable, Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.template import PromptTemplate
+
+__all__ = ["TransformersReader"]
+
+
+class TransformersReader(Reader):
+    """Greedy, batched generation with a local or hub causal LM."""
+
+    name = "transformers"
+    needs_model = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        revision: str | None = None,
+        template: PromptTemplate | Mapping[str, Any] | None = None,
+        max_new_tokens: int = 256,
+        batch_size: int = 4,
+        max_input_tokens: int | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        tokenizer: Any = "regex",
+    ):
+        super().__init__(template=template, tokenizer=tokenizer)
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
+        for name, v in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"transformers reader: {name} must be a positive integer, got {v!r}")
+        if max_input_tokens is not None and (isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int)
+                                             or max_input_tokens < 1):
+            raise ValueError(f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}")
+        self.model_name, self.revision = model, revision
+        self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
+
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._torch = torch
+        try:
+            self.hf_tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
+            kwargs: dict[str, Any] = {"revision": revision}
+            if dtype is not None:
+                if not hasattr(torch, str(dtype)):
+                    raise ValueError(f"transformers reader: unknown dtype {dtype!r} (use e.g. 'float32', 'bfloat16')")
+                kwargs["dtype"] = getattr(torch, str(dtype))
+            self.model = AutoModelForCausalLM.from_pretrained(model, **kwargs)
+        except (OSError, ValueError, KeyError) as e:
+            if isinstance(e, ValueError) and "unknown dtype" in str(e):
+                raise
+            raise ModelUnavailable(
+                f"could not load reader model {model!r}"
+                + (f" (revision {revision!r})" if revision else "")
+                + f": {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}. Point the reader's 'model' at a "
+                "local checkpoint folder (config.json, weights, tokenizer files), or run without a model with "
+                "--reader extractive."
+            ) from e
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.model.to(self.device)
+        self.model.eval()
+        tok = self.hf_tokenizer
+        tok.padding_side = "left"
+        if tok.pad_token is None:
+            if tok.eos_token is None:
+                raise ModelUnavailable(f"reader model {model!r}: the tokenizer has neither a pad nor an eos token")
+            tok.pad_token = tok.eos_token
+        self.chat_template = bool(getattr(tok, "chat_template", None))
+        limit = max_input_tokens
+        if limit is None:
+            positions = getattr(self.model.config, "max_position_embeddings", None)
+            if positions:
+                limit = int(positions) - max_new_tokens
+        self.max_input_tokens = limit
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "model": self.model_name,
+            "revision": self.revision,
+            "max_new_tokens": self.max_new_tokens,
+            "max_input_tokens": self.max_input_tokens,
+            "chat_template": self.chat_template,
+            "decoding": "greedy",
+        }
+
+    def prompt(self, request: ReaderRequest) -> str:
+        """The exact text fed to the tokenizer (chat template applied when there is one)."""
+        if self.chat_template:
+            return self.hf_tokenizer.apply_chat_template(
+                self.template.messages(request.question, request.units), add_generation_prompt=True, tokenize=False
+            )
+        return self.template.render(request.question, request.units)
+
+    def _encode(self, text: str) -> list[int]:
+        # A chat template writes its own special tokens (BOS); a plain prompt gets the tokenizer's.
+        return list(self.hf_tokenizer(text, add_special_tokens=not self.chat_template)["input_ids"])
+
+    def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
+        reqs = check_requests(requests)
+        results: list[ReaderOutput | None] = [None] * len(reqs)
+        encoded: list[tuple[int, list[int]]] = []
+        for i, req in enumerate(reqs):
+            try:
+                ids = self._encode(self.prompt(req))
+            except Exception as e:  # a template the tokenizer rejects
+                results[i] = ReaderOutput("", "reader_error", None, f"could not build the prompt: {type(e).__name__}: {e}")
+                continue
+            if self.max_input_tokens is not None and len(ids) > self.max_input_tokens:
+                results[i] = ReaderOutput(
+                    "", "prompt_overflow", len(ids),
+                    f"prompt has {len(ids)} tokens; the limit is {self.max_input_tokens} "
+                    f"(context minus max_new_tokens={self.max_new_tokens}); lower the budget or raise max_input_tokens",
+                )
+                continue
+            encoded.append((i, ids))
+        encoded.sort(key=lambda x: (-len(x[1]), x[0]))
+        torch = self._torch
+        pad = self.hf_tokenizer.pad_token_id
+        for b in range(0, len(encoded), self.batch_size):
+            batch = encoded[b : b + self.batch_size]
+            width = max(len(ids) for _, ids in batch)
+            input_ids = torch.full((len(batch), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, (_, ids) in enumerate(batch):
+                if ids:
+                    input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
+                    mask[row, width - len(ids):] = 1
+            try:
+                with torch.inference_mode():
+                    out = self.model.generate(
+                        input_ids=input_ids.to(self.device),
+                        attention_mask=mask.to(self.device),
+                        max_new_tokens=self.max_new_tokens,
+                        do_sample=False,
+                        num_beams=1,
+                        pad_token_id=pad,
+                    )
+            except Exception as e:
+                for i, ids in batch:
+                    results[i] = ReaderOutput("", "reader_error", len(ids), f"generation failed: {type(e).__name__}: {e}")
+                continue
+            new = out[:, width:].cpu()
+            for row, (i, ids) in enumerate(batch):
+                text = self.hf_tokenizer.decode(new[row].tolist(), skip_special_tokens=True).strip()
+                results[i] = ReaderOutput(text, "ok", len(ids))
+        return [r for r in results if r is not None]

@@ -1,0 +1,132 @@
+"""The saved reader: answers read from a JSONL file (rescoring with no model calls).
+
+One JSON object per line:
+
+``{"question_id": "q1", "setting": "extractive@0.25", "answer": "Paris [1].", "input_tokens": 812}``
+
+* ``question_id`` (required) and ``answer`` (required; ``output`` or ``prediction``
+  are accepted as the same field, as in ALCE and FlashRAG result files).
+* ``setting`` (optional): rows without it answer every setting of that question.
+* ``status``/``error``/``input_tokens`` (optional): a saved failure stays a failure.
+
+A question (and setting) with no saved answer comes back as ``reader_error`` with a
+message naming the file, the question and the setting — never as an empty answer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from rageval.readers.base import READER_STATUSES, Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.template import PromptTemplate
+
+__all__ = ["SavedReader"]
+
+_ANSWER_KEYS = ("answer", "output", "prediction")
+
+
+class SavedReader(Reader):
+    """Look answers up by (question id, setting) in a JSONL file."""
+
+    name = "saved"
+    needs_model = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        template: PromptTemplate | Mapping[str, Any] | None = None,
+        tokenizer: Any = "regex",
+    ):
+        super().__init__(template=template, tokenizer=tokenizer)
+        self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(f"saved reader: answers file not found: {self.path} (a JSONL file of "
+                                    "{question_id, setting, answer} rows)")
+        self._rows: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._by_question: dict[str, list[str | None]] = {}
+        self._load()
+
+    def _load(self) -> None:
+        src = str(self.path)
+        for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{src}: line {lineno}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{where} is not valid JSON ({e.msg} at column {e.colno})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+            qid = row.get("question_id")
+            if isinstance(qid, int) and not isinstance(qid, bool):
+                qid = str(qid)
+            if not isinstance(qid, str) or not qid:
+                raise ValueError(f"{where}: missing field 'question_id' (expected the question's id string)")
+            key_name = next((k for k in _ANSWER_KEYS if k in row), None)
+            if key_name is None:
+                raise ValueError(f"{where}: missing field 'answer' (expected the answer text; 'output' or "
+                                 "'prediction' are accepted too)")
+            text = row[key_name]
+            status = row.get("status", "ok")
+            if text is None and status != "ok":
+                text = ""
+            if not isinstance(text, str):
+                raise ValueError(f"{where}: field {key_name!r} is {type(text).__name__}; expected a string")
+            if status not in READER_STATUSES:
+                raise ValueError(f"{where}: field 'status' is {status!r}; expected one of {READER_STATUSES}")
+            setting = row.get("setting")
+            if isinstance(setting, Mapping):  # a record's setting object
+                setting = setting.get("name")
+            if setting is not None and not isinstance(setting, str):
+                raise ValueError(f"{where}: field 'setting' is {type(setting).__name__}; expected a string or absent")
+            key = (qid, setting)
+            if key in self._rows:
+                raise ValueError(
+                    f"{where}: a second answer for question {qid!r}"
+                    + (f" and setting {setting!r}" if setting is not None else "")
+                    + f" (first at line {self._rows[key]['_line']}); keep one row per question and setting"
+                )
+            tokens = row.get("input_tokens")
+            self._rows[key] = {"text": text, "status": status, "error": row.get("error"), "input_tokens": tokens,
+                               "_line": lineno}
+            self._by_question.setdefault(qid, []).append(setting)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def params(self) -> dict[str, Any]:
+        return {"path": str(self.path)}
+
+    def _lookup(self, req: ReaderRequest) -> dict[str, Any] | str:
+        qid, setting = req.question_id, req.setting
+        if (qid, setting) in self._rows:
+            return self._rows[(qid, setting)]
+        if (qid, None) in self._rows:
+            return self._rows[(qid, None)]
+        have = self._by_question.get(qid)
+        if not have:
+            return f"no saved answer for question {qid!r} in {self.path}"
+        if setting is None and len(have) == 1:
+            return self._rows[(qid, have[0])]
+        if setting is None:
+            return (f"question {qid!r} has answers for several settings in {self.path} ({sorted(map(str, have))}); "
+                    "the request must name its setting")
+        return (f"no saved answer for question {qid!r} and setting {setting!r} in {self.path}; "
+                f"saved settings for it: {sorted(map(str, have))}")
+
+    def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
+        out = []
+        for req in check_requests(requests):
+            row = self._lookup(req)
+            if isinstance(row, str):
+                out.append(ReaderOutput("", "reader_error", self.count_prompt_tokens(req), row))
+                continue
+            tokens = row["input_tokens"]
+            if tokens is None:
+                tokens = self.count_prompt_tokens(req)
+            out.append(ReaderOutput(row["text"], row["status"], int(tokens), row["error"]))
+        return out
