@@ -303,3 +303,71 @@ def test_limit_keeps_the_first_questions():
 def test_corpus_doc_id_ignores_whitespace_runs():
     assert corpus_doc_id("a  b\nc") == corpus_doc_id("a b c")
     assert corpus_doc_id("a b c") != corpus_doc_id("a b d")
+
+
+def test_musique_flashrag_style_rows():
+    row = {
+        "id": "2hop__x",
+        "question": "Who founded the company that makes the Walkman?",
+        "golden_answers": ["Masaru Ibuka", "Ibuka"],
+        "metadata": {
+            "answerable": True,
+            "paragraphs": [
+                {"idx": 0, "title": "Walkman", "paragraph_text": "The Walkman is made by Sony. It plays cassettes.",
+                 "is_supporting": True},
+                {"idx": 1, "title": "Sony", "paragraph_text": "Sony was founded by Masaru Ibuka and Akio Morita.",
+                 "is_supporting": True},
+                {"idx": 2, "title": "Tea", "paragraph_text": "Tea is a drink.", "is_supporting": False},
+            ],
+        },
+    }
+    ex = examples_from_records("musique", [row])[0]
+    assert ex.answers == ("Masaru Ibuka", "Ibuka") and ex.gold_doc_ids == ("d0", "d1")
+    assert [s.id for s in ex.document("d0").snippets] == ["d0.s0", "d0.s1"]
+    assert ex.meta["layout"] == "flashrag"
+
+
+def test_unanswerable_musique_question_is_typed():
+    row = json.loads(sample_path("musique").read_text())[0]
+    row = {**row, "answerable": False}
+    assert examples_from_records("musique", [row])[0].answer_type == "unanswerable"
+
+
+def test_json_lines_in_a_json_file_are_read(tmp_path):
+    rows = json.loads(sample_path("hotpotqa").read_text())[:2]
+    p = tmp_path / "two.json"
+    p.write_text("\n".join(json.dumps(r) for r in rows))
+    assert [e.id for e in load_examples("hotpotqa", p)] == [r["_id"] for r in rows]
+
+
+class _FakeDatasets:
+    """Stands in for the ``datasets`` package: records the call, returns rows or raises."""
+
+    def __init__(self, rows=None, error=None):
+        self.rows, self.error, self.calls = rows, error, []
+
+    def load_dataset(self, hub_id, config=None, split=None):
+        self.calls.append((hub_id, config, split))
+        if self.error:
+            raise self.error
+        return self.rows
+
+
+def test_hub_code_path_converts_rows_and_defaults_the_split(monkeypatch):
+    rows = [json.loads(line) for line in sample_path("asqa").read_text().splitlines()[:3]]
+    fake = _FakeDatasets(rows=rows)
+    monkeypatch.setitem(__import__("sys").modules, "datasets", fake)
+    exs = load_examples("asqa", hub_id="din0s/asqa", limit=2)
+    assert fake.calls == [("din0s/asqa", None, "dev")]
+    assert [e.id for e in exs] == [r["sample_id"] for r in rows[:2]]
+    load_examples("hotpotqa", hub_id="hotpot_qa", hub_config="distractor", split="train", limit=0)
+    assert fake.calls[-1] == ("hotpot_qa", "distractor", "train")
+
+
+def test_hub_failure_says_how_to_work_offline(monkeypatch):
+    from rageval.data import DataUnavailable
+
+    fake = _FakeDatasets(error=ConnectionError("Couldn't reach 'x/y' on the Hub (OfflineModeIsEnabled)"))
+    monkeypatch.setitem(__import__("sys").modules, "datasets", fake)
+    with pytest.raises(DataUnavailable, match=r"could not load hub dataset 'x/y'.*pass path=.*sample_path"):
+        load_examples("qasper", hub_id="x/y")
