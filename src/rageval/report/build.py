@@ -58,7 +58,9 @@ def build_report(
     figures: dict[str, Any] = {}
     sweep_fig = None
     if plots:
-        from rageval.report.plots import render_frontiers, render_sweep
+        from rageval.report.plots import render_frontiers, render_sweep, unplotted_metrics
+
+        an["unplotted"] = unplotted_metrics(an)
 
         figures = render_frontiers(an, out)
         for name, fig in figures.items():
@@ -68,7 +70,7 @@ def build_report(
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
-    report = {k: v for k, v in an.items() if k != "manifest"}
+    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted")}
     written["report_json"] = _write(out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n")
     from rageval.report.html import render_html
 

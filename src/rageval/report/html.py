@@ -124,6 +124,9 @@ def render_html(an: dict[str, Any], figures: Mapping[str, Mapping[str, Any]], sw
         add('<p class="note">The suite declares no contrasts.</p>')
 
     add('<h2 id="frontiers">Frontier plots</h2>')
+    if an.get("unplotted"):
+        add('<p class="note">Not plotted, undefined in every setting: '
+            + ", ".join(f"<code>{_e(m)}</code>" for m in an["unplotted"]) + ".</p>")
     if figures:
         for name, fig in figures.items():
             add(_img(fig["png_bytes"], f"frontier: {', '.join(fig['metrics'])} vs achieved ratio"))
