@@ -79,7 +79,9 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
 
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)])")
-    assert len(images) >= 8  # frontier plots + the sweep
+    n_png = sum(k.endswith("_png") for k in written)
+    assert n_png >= 6 and len(images) == n_png  # every frontier plot + the sweep, inlined
+    assert "evidence_f1</code>" in html  # listed as not plotted: undefined in every setting
     for complete, w, h, src in images:
         assert complete and w > 100 and h > 100
         assert src == "data:image/png;base64,"
