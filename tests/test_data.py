@@ -371,3 +371,10 @@ def test_hub_failure_says_how_to_work_offline(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "datasets", fake)
     with pytest.raises(DataUnavailable, match=r"could not load hub dataset 'x/y'.*pass path=.*sample_path"):
         load_examples("qasper", hub_id="x/y")
+
+
+def test_corpus_is_refused_where_gold_ids_would_not_match():
+    with pytest.raises(ValueError, match=r"corpus is built only for ASQA in the din0s/asqa layout; hotpotqa"):
+        load_corpus("hotpotqa", sample_path("hotpotqa"))
+    with pytest.raises(ValueError, match=r"asqa \(ALCE layout\)"):
+        load_corpus("asqa", sample_path("alce_asqa_demos"))

@@ -747,8 +747,10 @@ def load_corpus(
     A question's own passages would leak its answer; retrieving from the pool of
     all questions' passages with BM25 does not hand it over.
 
-    For every other layout: the distinct candidate documents of all examples
-    (deduplicated by title and text), re-identified as ``w<hash>``.
+    Only this layout has a corpus: the other datasets ship each question's own
+    candidates (distractor paragraphs, ALCE docs, the paper), whose gold ids live in
+    that per-question id space; pooling them under new ids would make
+    ``retrieval_recall`` silently wrong, so it is refused with the fix.
     """
     ds = _canonical(name)
     if (path is None) == (hub_id is None):
@@ -757,17 +759,16 @@ def load_corpus(
         records, source = _read_records(Path(path)), str(path)
     else:
         records, source = _hub_records(hub_id, hub_config, split, ds)  # type: ignore[arg-type]
+    if not (ds == "asqa" and records and isinstance(records[0], Mapping) and "ambiguous_question" in records[0]):
+        raise ValueError(
+            f"{source}: a retrieval corpus is built only for ASQA in the din0s/asqa layout; {ds} "
+            f"({'ALCE layout' if ds == 'asqa' else 'its own layout'}) ships each question's candidates: retrieve "
+            "over them (retrieval method 'given', or 'bm25' without a corpus)"
+        )
     docs: dict[str, Document] = {}
-    if ds == "asqa" and records and isinstance(records[0], Mapping) and "ambiguous_question" in records[0]:
-        for i, rec in enumerate(records):
-            for text, title in _asqa_passages(_Rec(rec, source, i)):
-                did = corpus_doc_id(text)
-                if did not in docs:
-                    docs[did] = _make_doc(did, text, title)
-        return list(docs.values())
-    for ex in examples_from_records(ds, records, source=source):
-        for d in ex.documents:
-            did = corpus_doc_id(f"{d.title or ''}\n{d.text}")
+    for i, rec in enumerate(records):
+        for text, title in _asqa_passages(_Rec(rec, source, i)):
+            did = corpus_doc_id(text)
             if did not in docs:
-                docs[did] = _make_doc(did, d.text, d.title, source_key=d.source_key)
+                docs[did] = _make_doc(did, text, title)
     return list(docs.values())
