@@ -1,0 +1,429 @@
+"""The Compressor protocol, budgets, input validation and the shared packing helpers.
+
+A compressor maps ``(question, source snippets, budget)`` to a
+:class:`~rageval.types.Context` (DESIGN §2, §4)::
+
+    context = compressor.compress(question, snippets, budget, tokenizer=tok)
+
+**Budget** (DESIGN §9): an ``int`` >= 1 is an absolute token count; a ``float``
+in ``(0, 1]`` is a fraction of the retrieved tokens (the tokens of all the
+question's snippets, counted with the suite's tokenizer); ``None`` is unbounded.
+Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
+:class:`BudgetError` that says how to write the budget instead.
+
+>>> resolve_budget(160, retrieved_tokens=1000)
+160
+>>> resolve_budget(0.25, retrieved_tokens=1000)
+250
+>>> resolve_budget(None, retrieved_tokens=1000) is None
+True
+>>> resolve_budget(0, retrieved_tokens=1000)
+Traceback (most recent call last):
+...
+rageval.compressors.base.BudgetError: budget=0 is not a valid budget: give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or None for no budget
+
+**Defined outcomes for degenerate input** (never a crash mid-suite):
+
+* no snippets -> an empty context (``units=()``, ``achieved_tokens=0``,
+  ``retrieved_tokens=0``, ``achieved_ratio=None``);
+* a budget smaller than every snippet -> packers return an empty context
+  (the suite may then record ``budget_check``); nothing is ever truncated
+  mid-sentence by a packer;
+* snippets whose text has no tokens are never emitted;
+* duplicate snippet ids, a non-string question, or a snippet that is neither a
+  :class:`~rageval.types.SourceSnippet` nor a mapping with ``id``/``text`` ->
+  :class:`SnippetError` / ``TypeError`` naming the offending index and value.
+
+Token counts: a context's ``achieved_tokens`` is the sum over units of the
+token count of ``unit.text`` (titles are metadata and not counted, since the
+budget governs the evidence text; the reader's prompt overhead is the reader's
+business).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+
+from rageval.text.tokenize import RegexTokenizer, Tokenizer, get_tokenizer
+from rageval.types import Context, SourceSnippet, Unit
+
+__all__ = [
+    "Compressor",
+    "BaseCompressor",
+    "CompressorError",
+    "BudgetError",
+    "SnippetError",
+    "CompressorConfigError",
+    "ModelUnavailable",
+    "Budget",
+    "resolve_budget",
+    "validate_inputs",
+    "count_tokens",
+    "source_order",
+    "make_context",
+    "pack_guard",
+]
+
+Budget = "int | float | None"
+
+
+class CompressorError(ValueError):
+    """Base class of the compressor errors that come from user input."""
+
+
+class BudgetError(CompressorError):
+    """A budget that is not a positive int, a fraction in (0, 1], or None."""
+
+
+class SnippetError(CompressorError):
+    """Malformed snippets (duplicate ids, wrong types)."""
+
+
+class CompressorConfigError(CompressorError):
+    """Unknown compressor name, unknown parameter, or a parameter value out of range."""
+
+
+class ModelUnavailable(RuntimeError):
+    """A compressor's model weights (or its optional package) cannot be loaded here.
+
+    The suite runner records such settings as ``unavailable`` instead of failing.
+    The message always says how to point the compressor at a local checkpoint.
+    """
+
+
+@runtime_checkable
+class Compressor(Protocol):
+    """Anything with ``name``, ``needs_model`` and ``compress(...) -> Context``."""
+
+    name: str
+    needs_model: bool
+
+    def compress(
+        self,
+        question: str,
+        snippets: Sequence[SourceSnippet],
+        budget: int | float | None = None,
+        *,
+        tokenizer: Tokenizer | str | None = None,
+    ) -> Context: ...
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+def check_budget(budget: Any) -> None:
+    """Raise :class:`BudgetError` unless ``budget`` is a valid budget spec (see module doc)."""
+    fix = (
+        "give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the "
+        "retrieved tokens (e.g. 0.25), or None for no budget"
+    )
+    if budget is None:
+        return
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise BudgetError(f"budget={budget!r} ({type(budget).__name__}) is not a valid budget: {fix}")
+    if isinstance(budget, float):
+        if math.isnan(budget) or budget <= 0:
+            raise BudgetError(f"budget={budget!r} is not a valid budget: {fix}")
+        if budget > 1:
+            raise BudgetError(
+                f"budget={budget!r} is a float above 1: fractions must lie in (0, 1]; "
+                f"for an absolute budget write an integer (e.g. {int(budget)})"
+            )
+        return
+    if budget <= 0:
+        raise BudgetError(f"budget={budget!r} is not a valid budget: {fix}")
+
+
+def resolve_budget(budget: int | float | None, *, retrieved_tokens: int) -> int | None:
+    """The budget in tokens: ``int`` as is, ``float`` fraction x retrieved tokens (floored), None stays None.
+
+    A fraction of a non-empty retrieval is at least 1 token.
+    """
+    check_budget(budget)
+    if budget is None:
+        return None
+    if isinstance(budget, float):
+        if retrieved_tokens <= 0:
+            return 0
+        return max(1, int(math.floor(budget * retrieved_tokens + 1e-9)))
+    return int(budget)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def validate_inputs(question: Any, snippets: Any) -> tuple[str, list[SourceSnippet]]:
+    """Check types and duplicate ids; mappings are converted with ``SourceSnippet.from_dict``."""
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a string, got {type(question).__name__}: {question!r:.80}")
+    if isinstance(snippets, (str, bytes, Mapping)) or not isinstance(snippets, Iterable):
+        raise TypeError(
+            f"snippets must be a list of SourceSnippet (or dicts with id/text/doc_id), got {type(snippets).__name__}"
+        )
+    out: list[SourceSnippet] = []
+    seen: dict[str, int] = {}
+    for i, s in enumerate(snippets):
+        if isinstance(s, Mapping):
+            try:
+                s = SourceSnippet.from_dict(s)
+            except KeyError as e:
+                raise SnippetError(f"snippets[{i}] lacks the key {e.args[0]!r}: give at least 'id' and 'text'") from None
+        elif not isinstance(s, SourceSnippet):
+            raise TypeError(
+                f"snippets[{i}] must be a SourceSnippet or a dict with id/text, got {type(s).__name__}: {s!r:.80}"
+            )
+        if s.id in seen:
+            raise SnippetError(
+                f"duplicate snippet id {s.id!r} at snippets[{seen[s.id]}] and snippets[{i}]: "
+                "snippet ids must be unique within a question (e.g. 'd3.s2' = document 3, sentence 2)"
+            )
+        seen[s.id] = i
+        out.append(s)
+    return question, out
+
+
+def count_tokens(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
+    if type(tokenizer) is RegexTokenizer:  # same counts as RegexTokenizer.count, without the generator
+        findall = tokenizer._re.findall
+        return [len(findall(t)) for t in texts]
+    many = getattr(tokenizer, "count_many", None)
+    if many is not None:
+        return list(many(list(texts)))
+    return [tokenizer.count(t) for t in texts]
+
+
+def source_order(snippets: Sequence[SourceSnippet], indices: Iterable[int]) -> list[int]:
+    """Indices sorted in source order: (doc_rank, position), then input order."""
+    return sorted(indices, key=lambda i: (snippets[i].doc_rank, snippets[i].position, i))
+
+
+def make_context(
+    units: Sequence[Unit],
+    *,
+    tokenizer: Tokenizer,
+    retrieved_tokens: int,
+    budget: int | float | None,
+    budget_tokens: int | None,
+) -> Context:
+    achieved = sum(count_tokens(tokenizer, [u.text for u in units])) if units else 0
+    return Context(
+        units=tuple(units),
+        achieved_tokens=achieved,
+        retrieved_tokens=retrieved_tokens,
+        budget_tokens=budget_tokens,
+        budget=budget,
+    )
+
+
+def join_sentences(texts: Sequence[str]) -> str:
+    return " ".join(t.strip() for t in texts if t.strip())
+
+
+def sentence_unit(s: SourceSnippet) -> Unit:
+    """One sentence verbatim, declaring its own id."""
+    return Unit(s.text, source_ids=(s.id,), title=s.title)
+
+
+def group_unit(members: Sequence[SourceSnippet]) -> Unit:
+    """Sentences of one document joined with a space, declaring exactly those ids."""
+    return Unit(join_sentences([m.text for m in members]), source_ids=tuple(m.id for m in members), title=members[0].title)
+
+
+def pack_guard(
+    steps: list[list[int]],
+    build: Callable[[list[int]], list[Unit]],
+    tokenizer: Tokenizer,
+    budget_tokens: int | None,
+) -> list[Unit]:
+    """Build units from the selection ``steps`` (snippet indices added per step) and enforce the budget.
+
+    Packers count the cost of a step as the sum of its snippets' token counts.
+    With a sub-word tokenizer the count of joined text can differ from that sum,
+    so the built units are recounted and whole trailing steps dropped until the
+    context fits: a packer's output can never exceed its budget.
+    """
+    while True:
+        chosen = [i for step in steps for i in step]
+        units = build(chosen)
+        if budget_tokens is None or not units:
+            return units
+        if sum(count_tokens(tokenizer, [u.text for u in units])) <= budget_tokens:
+            return units
+        steps = steps[:-1]
+
+
+# --------------------------------------------------------------------------- base class
+
+
+class BaseCompressor:
+    """Parameter handling shared by all compressors.
+
+    Subclasses declare ``PARAMS`` (name -> default; every parameter has a
+    documented default) and may override :meth:`_check_params`.  Unknown
+    parameters fail at construction with a "did you mean" hint.
+    """
+
+    name: str = "base"
+    version: str = "1.0.0"
+    PARAMS: dict[str, Any] = {}
+    #: whether this compressor (with its current parameters) loads model weights
+    needs_model: bool = False
+
+    def __init__(self, **params: Any):
+        unknown = [k for k in params if k not in self.PARAMS]
+        if unknown:
+            k = unknown[0]
+            close = difflib.get_close_matches(k, list(self.PARAMS), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            known = ", ".join(sorted(self.PARAMS)) or "(none)"
+            raise CompressorConfigError(
+                f"Unknown parameter {k!r} for compressor {self.name!r}.{hint} Known parameters: {known}."
+            )
+        self.params: dict[str, Any] = {**self.PARAMS, **params}
+        self._check_params()
+
+    # -- hooks
+    def _check_params(self) -> None:
+        pass
+
+    def _compress(
+        self,
+        question: str,
+        snippets: list[SourceSnippet],
+        costs: list[int],
+        budget_tokens: int | None,
+        tokenizer: Tokenizer,
+    ) -> list[Unit]:
+        raise NotImplementedError
+
+    # -- helpers for subclasses
+    def _param_error(self, key: str, fix: str) -> CompressorConfigError:
+        return CompressorConfigError(f"{self.name}: parameter {key}={self.params[key]!r} is invalid: {fix}")
+
+    def _check_number(self, key: str, lo: float | None = None, hi: float | None = None, *, integer: bool = False,
+                      lo_open: bool = False) -> None:
+        v = self.params[key]
+        ok_type = (isinstance(v, int) if integer else isinstance(v, (int, float))) and not isinstance(v, bool)
+        if not ok_type or (isinstance(v, float) and math.isnan(v)):
+            raise self._param_error(key, f"expected {'an integer' if integer else 'a number'}")
+        if lo is not None and (v < lo or (lo_open and v == lo)):
+            raise self._param_error(key, f"must be {'>' if lo_open else '>='} {lo}")
+        if hi is not None and v > hi:
+            raise self._param_error(key, f"must be <= {hi}")
+
+    def _check_choice(self, key: str, choices: Sequence[str]) -> None:
+        v = self.params[key]
+        if v not in choices:
+            close = difflib.get_close_matches(str(v), list(choices), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise self._param_error(key, f"choose one of {', '.join(map(repr, choices))}.{hint}")
+
+    # -- public
+    @property
+    def config(self) -> dict[str, Any]:
+        """Name, version and parameters: what a record hash should include."""
+        return {"name": self.name, "version": self.version, "params": dict(self.params)}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    def compress(
+        self,
+        question: str,
+        snippets: Sequence[SourceSnippet],
+        budget: int | float | None = None,
+        *,
+        tokenizer: Tokenizer | str | None = None,
+    ) -> Context:
+        """Compress ``snippets`` for ``question`` into a Context within ``budget`` (see module doc)."""
+        check_budget(budget)
+        question, snips = validate_inputs(question, snippets)
+        tok = get_tokenizer(tokenizer)
+        costs = count_tokens(tok, [s.text for s in snips]) if snips else []
+        retrieved = sum(costs)
+        budget_tokens = resolve_budget(budget, retrieved_tokens=retrieved)
+        if not snips or retrieved == 0:
+            units: list[Unit] = []
+        else:
+            units = self._compress(question, snips, costs, budget_tokens, tok)
+        return make_context(units, tokenizer=tok, retrieved_tokens=retrieved, budget=budget,
+                            budget_tokens=budget_tokens)
+
+
+# --------------------------------------------------------------------------- shared selection helpers
+
+
+def scoring_text(s: SourceSnippet, use_titles: bool) -> str:
+    """What lexical scorers read: ``title + text`` when ``use_titles`` (titles never count toward cost)."""
+    return f"{s.title}. {s.text}" if use_titles and s.title else s.text
+
+
+def group_documents(snippets: Sequence[SourceSnippet], indices: Iterable[int] | None = None) -> list[list[int]]:
+    """Snippet indices grouped by ``doc_id``; documents in retrieval order (doc_rank, first appearance),
+    sentences in position order."""
+    idx = list(range(len(snippets))) if indices is None else list(indices)
+    groups: dict[str, list[int]] = {}
+    for i in idx:
+        groups.setdefault(snippets[i].doc_id, []).append(i)
+    docs = [sorted(g, key=lambda i: (snippets[i].position, i)) for g in groups.values()]
+    docs.sort(key=lambda g: (min(snippets[i].doc_rank for i in g), g[0]))
+    return docs
+
+
+def units_by_runs(snippets: Sequence[SourceSnippet], chosen: Iterable[int]) -> list[Unit]:
+    """One unit per maximal run of consecutive chosen sentences of a document, in source order."""
+    chosen_set = set(chosen)
+    units: list[Unit] = []
+    for doc in group_documents(snippets):
+        run: list[int] = []
+        for i in doc:
+            if i in chosen_set:
+                run.append(i)
+            elif run:
+                units.append(group_unit([snippets[j] for j in run]))
+                run = []
+        if run:
+            units.append(group_unit([snippets[j] for j in run]))
+    return units
+
+
+def pack_documents(
+    doc_order: Sequence[list[int]],
+    costs: Sequence[int],
+    budget_tokens: int | None,
+    partial: str,
+) -> list[list[int]]:
+    """Whole documents in ``doc_order`` while they fit; then the partial-document rule.
+
+    ``partial="leading"`` (DESIGN §9 default): the first document that does not
+    fit contributes its leading whole sentences that fit, and packing stops.
+    ``"stop"``: stop at the first document that does not fit.  ``"skip"``: skip
+    it and keep trying later documents whole.
+    """
+    steps: list[list[int]] = []
+    used = 0
+    for doc in doc_order:
+        doc = [i for i in doc if costs[i] > 0]
+        if not doc:
+            continue
+        c = sum(costs[i] for i in doc)
+        if budget_tokens is None or used + c <= budget_tokens:
+            steps.append(doc)
+            used += c
+            continue
+        if partial == "skip":
+            continue
+        if partial == "leading":
+            lead: list[int] = []
+            for i in doc:
+                if used + costs[i] > budget_tokens:
+                    break
+                lead.append(i)
+                used += costs[i]
+            if lead:
+                steps.append(lead)
+        break
+    return steps

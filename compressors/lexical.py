@@ -1,0 +1,169 @@
+"""Model-free lexical scoring shared by the compressors: terms, IDF, BM25 relevance, tf-idf similarity.
+
+Terms are lowercased ``\\w+`` tokens minus English stopwords.  IDF is computed
+over the question's own candidate pool (the "corpus" of one question), with the
+BM25 form ``log(1 + (N - df + 0.5) / (df + 0.5))`` so it is always positive.
+
+>>> terms("The Eiffel Tower is in Paris.")
+['eiffel', 'tower', 'paris']
+>>> idx = LexicalIndex(["Paris is in France.", "Berlin is in Germany."])
+>>> [round(float(x), 3) for x in idx.relevance("Where is Paris?")]
+[1.0, 0.0]
+>>> round(float(idx.similarity_row(0)[0]), 3), round(float(idx.similarity_row(0)[1]), 3)
+(1.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["STOPWORDS", "terms", "LexicalIndex"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+#: English stopwords (function words; the usual IR list, close to scikit-learn's and NLTK's).
+STOPWORDS = frozenset(
+    """
+    a about above across after afterwards again against all almost alone along already also although always am
+    among amongst an and another any anyhow anyone anything anyway anywhere are around as at be became because
+    become becomes becoming been before beforehand behind being below beside besides between beyond both but by
+    can cannot could did do does doing done down during each eg either else elsewhere enough etc even ever every
+    everyone everything everywhere except few for former formerly from further had has have having he hence her
+    here hereafter hereby herein hereupon hers herself him himself his how however i ie if in indeed into is it
+    its itself just least less many may me meanwhile might mine more moreover most mostly much must my myself
+    namely neither never nevertheless next no nobody none noone nor not nothing now nowhere of off often on once
+    one only onto or other others otherwise our ours ourselves out over own per perhaps please quite rather re
+    same seem seemed seeming seems several she should since so some somehow someone something sometime sometimes
+    somewhere still such than that the their theirs them themselves then thence there thereafter thereby
+    therefore therein thereupon these they this those though through throughout thru thus to together too toward
+    towards under until up upon us very via was we well were what whatever when whence whenever where whereafter
+    whereas whereby wherein whereupon wherever whether which while whither who whoever whole whom whose why will
+    with within without would yet you your yours yourself yourselves s t d ll m o re ve y
+    """.split()
+)
+
+
+def terms(text: str) -> list[str]:
+    """Lowercased word tokens without stopwords (order kept, repeats kept)."""
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+class LexicalIndex:
+    """Term statistics of one candidate pool (one question's sentences or documents).
+
+    ``relevance(query)`` is BM25 (k1=1.2, b=0.75) scaled so the best candidate
+    scores 1 (all zeros when no query term occurs).  ``similarity_row(i)`` is the
+    cosine similarity of tf-idf vectors (non-negative, 1 on the diagonal for a
+    non-empty candidate).  Pure numpy (row- and column-major copies of the
+    sparse tf-idf matrix), so a row costs O(sum of its terms' document
+    frequencies), not a scipy call.
+    """
+
+    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
+        self.n = n = len(texts)
+        self.k1, self.b = k1, b
+        self.term_lists = [terms(t) for t in texts]
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        counts: list[int] = []
+        for i, tl in enumerate(self.term_lists):
+            for w, c in Counter(tl).items():
+                rows.append(i)
+                cols.append(vocab.setdefault(w, len(vocab)))
+                counts.append(c)
+        self.vocab = vocab
+        v = len(vocab)
+        r = np.asarray(rows, dtype=np.int64)
+        c = np.asarray(cols, dtype=np.int64)
+        cnt = np.asarray(counts, dtype=np.float64)
+        self.df = np.bincount(c, minlength=v).astype(np.float64)
+        self.idf = bm25_idf(n, self.df)
+        w = cnt * self.idf[c] if len(c) else cnt
+        norm = np.sqrt(np.bincount(r, w * w, minlength=n)) if n else np.zeros(0)
+        norm[norm == 0] = 1.0
+        x = w / norm[r] if len(r) else w
+        self.lengths = np.asarray([len(tl) for tl in self.term_lists], dtype=np.float64)
+        self.avg_len = float(self.lengths.mean()) if n and self.lengths.sum() > 0 else 1.0
+        # row-major
+        self._r_ptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=n))]).astype(np.int64)
+        self._r_col, self._r_val = c, x
+        # column-major
+        order = np.argsort(c, kind="stable")
+        self._c_ptr = np.concatenate([[0], np.cumsum(self.df)]).astype(np.int64)
+        self._c_row, self._c_val, self._c_cnt = r[order], x[order], cnt[order]
+
+    # -- relevance
+    def query_term_ids(self, query: str) -> list[int]:
+        """Distinct query terms that occur in the pool (vocabulary ids, in query order)."""
+        seen: list[int] = []
+        for w in terms(query):
+            j = self.vocab.get(w)
+            if j is not None and j not in seen:
+                seen.append(j)
+        return seen
+
+    def term_counts(self, qids: Sequence[int]) -> np.ndarray:
+        """Dense (n, len(qids)) matrix of term counts."""
+        out = np.zeros((self.n, len(qids)))
+        for k, t in enumerate(qids):
+            a, e = self._c_ptr[t], self._c_ptr[t + 1]
+            out[self._c_row[a:e], k] = self._c_cnt[a:e]
+        return out
+
+    def bm25(self, query: str) -> np.ndarray:
+        qids = self.query_term_ids(query)
+        if self.n == 0 or not qids:
+            return np.zeros(self.n)
+        tfq = self.term_counts(qids)
+        denom = tfq + self.k1 * (1 - self.b + self.b * self.lengths[:, None] / self.avg_len)
+        return (self.idf[qids][None, :] * tfq * (self.k1 + 1) / np.where(denom == 0, 1, denom)).sum(axis=1)
+
+    def relevance(self, query: str) -> np.ndarray:
+        s = self.bm25(query)
+        m = s.max() if s.size else 0.0
+        return s / m if m > 0 else s
+
+    # -- similarity
+    def similarity_row(self, i: int) -> np.ndarray:
+        """Dense cosine similarities of candidate ``i`` to every candidate."""
+        a, e = self._r_ptr[i], self._r_ptr[i + 1]
+        if a == e:
+            return np.zeros(self.n)
+        idx, val = [], []
+        for t, xv in zip(self._r_col[a:e], self._r_val[a:e]):
+            p, q = self._c_ptr[t], self._c_ptr[t + 1]
+            idx.append(self._c_row[p:q])
+            val.append(self._c_val[p:q] * xv)
+        return np.bincount(np.concatenate(idx), np.concatenate(val), minlength=self.n)
+
+    def similarity_row_sparse(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """(indices, values) of the non-zero similarities of candidate ``i``."""
+        row = self.similarity_row(i)
+        idx = np.flatnonzero(row)
+        return idx, row[idx]
+
+    def row_sums(self) -> np.ndarray:
+        """sum_j sim(i, j) for every i, in O(nnz)."""
+        if self.n == 0 or not len(self._r_col):
+            return np.zeros(self.n)
+        colsum = np.bincount(self._r_col, self._r_val, minlength=len(self.vocab))
+        rows = np.repeat(np.arange(self.n), np.diff(self._r_ptr))
+        return np.bincount(rows, self._r_val * colsum[self._r_col], minlength=self.n)
+
+
+def idf_weights(index: LexicalIndex, ids: Sequence[int]) -> np.ndarray:
+    return index.idf[list(ids)] if ids else np.zeros(0)
+
+
+def safe_log(x: float) -> float:
+    return math.log(x) if x > 0 else float("-inf")

@@ -1,0 +1,322 @@
+"""``submodular``: seed 003's budgeted submodular evidence packer (DESIGN §4).
+
+The packer picks a set ``S`` of candidate sentences with total cost (tokens)
+within the budget ``B`` maximizing
+
+    F(S) = w_rel·Rel(S) + w_qry·QueryCov(S) + w_cov·Repr(S) + w_div·Div(S)
+
+over the question's sentences ``V`` (each term scaled so that the best single
+sentence scores 1 on it, which makes the weights comparable):
+
+* ``Rel(S) = Σ_{i∈S} r_i`` — modular lexical relevance (BM25 of the question
+  over ``title + sentence``, scaled to [0, 1]);
+* ``QueryCov(S) = Σ_{t∈Q} q_t · [t occurs in some i∈S]`` — coverage of the
+  distinct question terms ``Q``, weighted by IDF (``Σ q_t = 1``);
+* ``Repr(S) = Σ_{j∈V} max_{i∈S} sim(i, j) / Z`` — facility location
+  (saturating: a near-duplicate of a chosen sentence adds ~nothing), ``sim``
+  non-negative cosine (lexical tf-idf by default, MiniLM optional), ``Z`` the
+  best singleton's value;
+* ``Div(S) = Σ_{d∈docs} sqrt(Σ_{i∈S∩d} ρ_i) / Z'`` — concave over documents
+  (Lin & Bilmes 2011), reward ``ρ_i = (r_i + c_i)/2`` with ``c_i`` the
+  sentence's scaled centrality ``Σ_j sim(i, j)``.
+
+Every term is monotone submodular and the weights are non-negative, so ``F`` is
+too (property-tested).  Optimization: **cost-scaled greedy** — repeatedly add
+the feasible sentence with the best marginal gain per token — with **lazy
+evaluation** (a priority queue of stale upper bounds; by submodularity a
+re-evaluated bound that stays on top is the true best), stopping when nothing
+fits or no gain is positive; then the **Lin–Bilmes fallback**: if the best
+feasible single sentence has a higher ``F`` than the greedy set, return it
+instead.  Selected sentences are emitted in source order (document rank, then
+position), one unit per sentence, declaring its id.
+
+:func:`plain_greedy` is the reference implementation (re-evaluates every
+remaining candidate at each step) used by the tests (lazy == plain) and the
+benchmark.  Both share the first step's singleton gains, computed vectorized.
+
+Parameters (suite parameters, defaults in brackets)
+----------
+w_rel [1.0], w_qry [1.0], w_cov [0.5], w_div [0.5] : non-negative weights.
+similarity ["lexical"] : ``"lexical"`` | ``"minilm"`` | embedding-model path.
+use_titles [True] : titles count for relevance and query coverage (never for cost).
+fallback [True] : apply the Lin–Bilmes singleton fallback.
+lazy [True] : lazy greedy (False: plain greedy; same selection, slower).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from rageval.compressors.base import BaseCompressor, scoring_text, sentence_unit, source_order
+from rageval.compressors.lexical import LexicalIndex
+from rageval.compressors.similarity import SimilarityMatrix, build_similarity, is_model_similarity
+
+__all__ = [
+    "SubmodularCompressor",
+    "PackerProblem",
+    "Objective",
+    "build_problem",
+    "lazy_greedy",
+    "plain_greedy",
+    "pack",
+    "GreedyResult",
+]
+
+
+@dataclass
+class PackerProblem:
+    """Everything the objective needs, as arrays over candidates ``0..n-1`` (ties break by index)."""
+
+    costs: np.ndarray  # int, > 0
+    rel: np.ndarray  # [0, 1]
+    query_terms: list[np.ndarray]  # per candidate: ids of the question terms it contains
+    query_weights: np.ndarray  # per question term, sums to 1 (or empty)
+    sim: SimilarityMatrix
+    docs: np.ndarray  # document group of each candidate (0..n_docs-1)
+    weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5)
+    row_sums: np.ndarray = field(default=None)  # Σ_j sim(i, j)
+    div_reward: np.ndarray = field(default=None)
+
+    def __post_init__(self) -> None:
+        n = len(self.costs)
+        if self.row_sums is None:
+            self.row_sums = self.sim.row_sums() if n else np.zeros(0)
+        self.repr_norm = float(self.row_sums.max()) if n and self.row_sums.max() > 0 else 1.0
+        if self.div_reward is None:
+            self.div_reward = (self.rel + self.row_sums / self.repr_norm) / 2.0
+        m = float(self.div_reward.max()) if n else 0.0
+        self.div_norm = math.sqrt(m) if m > 0 else 1.0
+        self.n_docs = int(self.docs.max()) + 1 if n else 0
+
+    @property
+    def n(self) -> int:
+        return len(self.costs)
+
+
+class Objective:
+    """Incremental evaluation of F: ``gain(i)`` given the current set, ``add(i)``; ``value(S)`` from scratch."""
+
+    def __init__(self, p: PackerProblem):
+        self.p = p
+        self.covered = np.zeros(len(p.query_weights), dtype=bool)
+        self.cur = np.zeros(p.n)  # max_{i∈S} sim(i, j)
+        self.doc_acc = np.zeros(p.n_docs)
+        self.value_ = 0.0
+        self.evaluations = 0
+
+    def singleton_gains(self) -> np.ndarray:
+        """F({i}) for every i (= gains at the empty set), vectorized."""
+        p = self.p
+        w_rel, w_qry, w_cov, w_div = p.weights
+        qcov = np.array([p.query_weights[q].sum() for q in p.query_terms]) if p.n else np.zeros(0)
+        return (w_rel * p.rel + w_qry * qcov + w_cov * p.row_sums / p.repr_norm
+                + w_div * np.sqrt(p.div_reward) / p.div_norm)
+
+    def gain(self, i: int) -> float:
+        p = self.p
+        self.evaluations += 1
+        w_rel, w_qry, w_cov, w_div = p.weights
+        g = w_rel * p.rel[i]
+        q = p.query_terms[i]
+        if len(q):
+            g += w_qry * p.query_weights[q[~self.covered[q]]].sum()
+        if w_cov:
+            d = p.sim.row(i) - self.cur
+            g += w_cov * d[d > 0].sum() / p.repr_norm
+        if w_div:
+            a = self.doc_acc[p.docs[i]]
+            g += w_div * (math.sqrt(a + p.div_reward[i]) - math.sqrt(a)) / p.div_norm
+        return float(g)
+
+    def add(self, i: int, gain: float | None = None) -> None:
+        p = self.p
+        if gain is None:
+            gain = self.gain(i)
+        self.value_ += gain
+        self.covered[p.query_terms[i]] = True
+        np.maximum(self.cur, p.sim.row(i), out=self.cur)
+        self.doc_acc[p.docs[i]] += p.div_reward[i]
+
+    def value(self, S: Sequence[int]) -> float:
+        """F(S) from scratch (for tests)."""
+        p = self.p
+        S = list(S)
+        if not S:
+            return 0.0
+        w_rel, w_qry, w_cov, w_div = p.weights
+        rel = float(p.rel[S].sum())
+        covered = np.zeros(len(p.query_weights), dtype=bool)
+        for i in S:
+            covered[p.query_terms[i]] = True
+        qcov = float(p.query_weights[covered].sum())
+        cur = np.zeros(p.n)
+        for i in S:
+            cur = np.maximum(cur, p.sim.row(i))
+        rep = float(cur.sum()) / p.repr_norm
+        acc = np.zeros(p.n_docs)
+        for i in S:
+            acc[p.docs[i]] += p.div_reward[i]
+        div = float(np.sqrt(acc).sum()) / p.div_norm
+        return w_rel * rel + w_qry * qcov + w_cov * rep + w_div * div
+
+
+@dataclass
+class GreedyResult:
+    selected: list[int]  # in selection order
+    value: float  # F(selected)
+    evaluations: int  # marginal-gain evaluations after the shared first step
+    fallback_used: bool = False
+
+
+def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
+    """Cost-scaled lazy greedy (priority queue of stale bounds); ties break by lower index."""
+    obj = Objective(p)
+    g0 = obj.singleton_gains()
+    remaining = math.inf if budget is None else budget
+    heap = [(-g0[i] / p.costs[i], i) for i in range(p.n) if p.costs[i] <= remaining]
+    heapq.heapify(heap)
+    stamp = np.zeros(p.n, dtype=np.int64)
+    last_gain = g0.astype(float).copy()
+    step = 0
+    selected: list[int] = []
+    while heap:
+        neg, i = heapq.heappop(heap)
+        if p.costs[i] > remaining:
+            continue  # remaining only shrinks: never feasible again
+        if stamp[i] == step:
+            if -neg <= 0:
+                break
+            obj.add(i, last_gain[i])
+            selected.append(i)
+            remaining -= p.costs[i]
+            step += 1
+            continue
+        g = obj.gain(i)
+        stamp[i] = step
+        last_gain[i] = g
+        heapq.heappush(heap, (-g / p.costs[i], i))
+    return GreedyResult(selected, obj.value_, obj.evaluations)
+
+
+def plain_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
+    """Reference: at every step re-evaluate every remaining feasible candidate (first step shared)."""
+    obj = Objective(p)
+    gains = obj.singleton_gains().astype(float)
+    remaining = math.inf if budget is None else budget
+    alive = [i for i in range(p.n) if p.costs[i] <= remaining]
+    selected: list[int] = []
+    first = True
+    while alive:
+        if not first:
+            for i in alive:
+                gains[i] = obj.gain(i)
+        first = False
+        best, best_ratio = -1, -math.inf
+        for i in alive:  # ascending index: strict > keeps the lowest index on ties
+            r = gains[i] / p.costs[i]
+            if r > best_ratio:
+                best, best_ratio = i, r
+        if best_ratio <= 0:
+            break
+        obj.add(best, gains[best])
+        selected.append(best)
+        remaining -= p.costs[best]
+        alive = [i for i in alive if i != best and p.costs[i] <= remaining]
+    return GreedyResult(selected, obj.value_, obj.evaluations)
+
+
+def pack(p: PackerProblem, budget: int | None, *, lazy: bool = True, fallback: bool = True) -> GreedyResult:
+    """Greedy (lazy or plain) then the Lin–Bilmes singleton fallback."""
+    res = (lazy_greedy if lazy else plain_greedy)(p, budget)
+    if fallback and p.n:
+        g0 = Objective(p).singleton_gains()
+        feasible = np.flatnonzero(p.costs <= (np.inf if budget is None else budget))
+        if len(feasible):
+            best = int(feasible[np.argmax(g0[feasible])])
+            if g0[best] > res.value + 1e-12:
+                return GreedyResult([best], float(g0[best]), res.evaluations, fallback_used=True)
+    return res
+
+
+def build_problem(
+    question: str,
+    texts_for_relevance: Sequence[str],
+    texts_for_similarity: Sequence[str],
+    costs: Sequence[int],
+    doc_ids: Sequence[str],
+    *,
+    weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5),
+    similarity: str = "lexical",
+) -> PackerProblem:
+    """The packer's problem for one question's candidates (already in source order)."""
+    rel_index = LexicalIndex(texts_for_relevance)
+    rel = rel_index.relevance(question)
+    qids = rel_index.query_term_ids(question)
+    qw = rel_index.idf[qids] if qids else np.zeros(0)
+    qw = qw / qw.sum() if qw.size and qw.sum() > 0 else qw
+    if qids:
+        present = rel_index.term_counts(qids) > 0
+        query_terms = [np.flatnonzero(row).astype(np.int64) for row in present]
+    else:
+        query_terms = [np.zeros(0, dtype=np.int64) for _ in costs]
+    sim_index = LexicalIndex(texts_for_similarity) if similarity == "lexical" else None
+    sim = build_similarity(similarity, list(texts_for_similarity), index=sim_index)
+    doc_codes: dict[str, int] = {}
+    docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
+    return PackerProblem(
+        costs=np.asarray(costs, dtype=np.int64), rel=rel, query_terms=query_terms, query_weights=qw,
+        sim=sim, docs=docs, weights=tuple(float(w) for w in weights),
+    )
+
+
+class SubmodularCompressor(BaseCompressor):
+    name = "submodular"
+    PARAMS = {
+        "w_rel": 1.0,
+        "w_qry": 1.0,
+        "w_cov": 0.5,
+        "w_div": 0.5,
+        "similarity": "lexical",
+        "use_titles": True,
+        "fallback": True,
+        "lazy": True,
+    }
+
+    def _check_params(self) -> None:
+        for k in ("w_rel", "w_qry", "w_cov", "w_div"):
+            self._check_number(k, 0.0)
+        if not isinstance(self.params["similarity"], str) or not self.params["similarity"]:
+            raise self._param_error("similarity", "give 'lexical', 'minilm' or a local model path")
+        for k in ("use_titles", "fallback", "lazy"):
+            if not isinstance(self.params[k], bool):
+                raise self._param_error(k, "expected true or false")
+        self.needs_model = is_model_similarity(self.params["similarity"])
+
+    @property
+    def weights(self) -> tuple[float, float, float, float]:
+        return tuple(float(self.params[k]) for k in ("w_rel", "w_qry", "w_cov", "w_div"))
+
+    def problem(self, question, snippets, costs) -> tuple[list[int], PackerProblem]:
+        cand = [i for i in source_order(snippets, range(len(snippets))) if costs[i] > 0]
+        p = build_problem(
+            question,
+            [scoring_text(snippets[i], self.params["use_titles"]) for i in cand],
+            [snippets[i].text for i in cand],
+            [costs[i] for i in cand],
+            [snippets[i].doc_id for i in cand],
+            weights=self.weights,
+            similarity=self.params["similarity"],
+        )
+        return cand, p
+
+    def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
+        cand, p = self.problem(question, snippets, costs)
+        res = pack(p, budget_tokens, lazy=self.params["lazy"], fallback=self.params["fallback"])
+        chosen = [cand[k] for k in res.selected]
+        return [sentence_unit(snippets[i]) for i in source_order(snippets, chosen)]
+
