@@ -137,3 +137,12 @@ def test_report_cmd_rebuilds_and_reports_errors(tmp_path):
     bad = make_run(tmp_path / "bad", n=3, contrasts=[{"a": "identty", "b": "extractive@0.5"}])
     res = CliRunner().invoke(report_cmd, [str(bad), "--no-plots"])
     assert res.exit_code != 0 and "Did you mean 'identity'" in res.output
+
+
+def test_rageval_report_subcommand_is_wired(tmp_path):
+    from rageval.cli import main
+
+    run = make_run(tmp_path / "r", n=4)
+    res = CliRunner().invoke(main, ["report", str(run), "--resamples", "50", "--no-plots", "--seed", "3"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((run / "report.json").read_text())["seed"] == 3

@@ -177,7 +177,8 @@ def contrasts_markdown(an: dict[str, Any]) -> str:
         f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
         f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
         f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
-        f"seed {an['seed']}; Holm adjustment over all {len(an['contrasts'])} declared contrasts. "
+        f"seed {an['seed']}; Holm adjustment over all {len(an['contrasts'])} declared contrasts "
+        "(an undefined contrast keeps its place in the family, ranked as p = 1). "
         "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
         "outputs, recovery procedure and evaluator.\n\n"
     )
