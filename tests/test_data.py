@@ -378,3 +378,8 @@ def test_corpus_is_refused_where_gold_ids_would_not_match():
         load_corpus("hotpotqa", sample_path("hotpotqa"))
     with pytest.raises(ValueError, match=r"asqa \(ALCE layout\)"):
         load_corpus("asqa", sample_path("alce_asqa_demos"))
+
+
+def test_examples_are_hashable_by_identity():
+    exs = load_examples("musique", sample_path("musique"), limit=2)
+    assert len({exs[0], exs[1], exs[0]}) == 2

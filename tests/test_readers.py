@@ -194,3 +194,8 @@ def test_saved_reader_replays_the_extractive_reader(tmp_path):
     p = _saved(tmp_path, [{"question_id": q.question_id, "setting": q.setting, **o.to_dict(), "answer": o.text}
                           for q, o in zip(reqs, live)])
     assert get_reader("saved", path=p).generate(reqs) == live
+
+
+def test_saved_reader_rejects_bad_token_counts(tmp_path):
+    with pytest.raises(ValueError, match=r"line 1: field 'input_tokens' is 'many'"):
+        get_reader("saved", path=_saved(tmp_path, [{"question_id": "q", "answer": "a", "input_tokens": "many"}]))

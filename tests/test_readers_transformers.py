@@ -124,3 +124,9 @@ def test_bad_options_fail_early(tiny_llama):
         TransformersReader(tiny_llama, batch_size=0)
     with pytest.raises(ValueError, match="Did you mean 'max_new_tokens'"):
         get_reader("transformers", model=tiny_llama, max_new_token=3)
+
+
+def test_hub_id_offline_raises_model_unavailable():
+    # conftest sets HF_HUB_OFFLINE=1: the hub path fails at once, with the fix in the message
+    with pytest.raises(ModelUnavailable, match=r"'rageval-test/no-such-reader'.*--reader extractive"):
+        TransformersReader("rageval-test/no-such-reader")

@@ -155,6 +155,9 @@ class Example:
             )
         object.__setattr__(self, "meta", dict(self.meta))
 
+    def __hash__(self) -> int:  # meta is a dict: hash by identity fields
+        return hash((self.id, self.question, self.dataset))
+
     # -- derived views ---------------------------------------------------
     @property
     def snippets(self) -> tuple[SourceSnippet, ...]:

@@ -91,6 +91,8 @@ class SavedReader(Reader):
                     + f" (first at line {self._rows[key]['_line']}); keep one row per question and setting"
                 )
             tokens = row.get("input_tokens")
+            if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
+                raise ValueError(f"{where}: field 'input_tokens' is {tokens!r}; expected a non-negative integer or absent")
             self._rows[key] = {"text": text, "status": status, "error": row.get("error"), "input_tokens": tokens,
                                "_line": lineno}
             self._by_question.setdefault(qid, []).append(setting)
