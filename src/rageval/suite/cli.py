@@ -71,7 +71,7 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_p
 def _summary(result) -> None:
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
     click.echo(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
-    report = result.report.get("report.html") or result.report.get("html") if result.report else None
+    report = result.report.get("report_html") if result.report else None
     click.echo(f"records: {result.out_dir / 'records.jsonl'}")
     if report:
         click.echo(f"report: {report}")

@@ -51,6 +51,16 @@ ATTRIBUTION_METRICS = (
     "compression",
 )
 
+#: attribution values kept as record metrics (the rest of the engine's counters go to extra)
+RECORD_METRICS = frozenset(
+    {
+        "emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall", "re_attributability",
+        "unsupported_summary_checked", "unsupported_declared_span", "unsupported_recovered_source",
+        "verifier_tokens_summary_checked", "verifier_tokens_declared_span", "verifier_tokens_recovered_source",
+        "recovery_candidates_scored",
+    }
+)
+
 
 class RunDirError(ValueError):
     """An output directory that belongs to another suite, or is unreadable."""
@@ -190,15 +200,50 @@ def compute_metrics(
             parts=tuple(parts),
             details=True,
         )
+        if "re_attributability" in wanted_attr:
+            _add_sweep(out, items, units, sources, judge, suite)
         for (m, extra), r, it in zip(out, results, items):
             details = r.pop("details", None)
+            counts = {}
             for key, value in r.items():
-                if isinstance(value, (int, float)) or value is None:
+                if key in RECORD_METRICS:
                     m[key] = value
+                elif isinstance(value, (int, float)) or value is None:
+                    counts[key] = value
+            extra["attribution_counts"] = counts
             if "compression" in wanted_attr:
                 m.update(_compression(it, r))
             extra["attribution"] = details
     return out
+
+
+SWEEP_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+def _add_sweep(out, items, units, sources, judge, suite: Suite) -> None:
+    """Per record, re-attributability and grounded precision at recovery thresholds 0.3-0.8.
+
+    Only for records with at least one unit without declared provenance (elsewhere
+    the rate is undefined and grounded precision does not depend on the threshold).
+    The judge's probabilities come from the runner's memo/cache, so this re-thresholds.
+    """
+    from rageval.diagnostics.attribution import attribution_scores_batch
+
+    idx = [i for i, u in enumerate(units) if any(x.get("source_ids") is None for x in u)]
+    if not idx:
+        return
+    sweeps: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
+    for t in SWEEP_THRESHOLDS:
+        rows = attribution_scores_batch(
+            [items[i]["answer"] for i in idx], [units[i] for i in idx], [sources[i] for i in idx],
+            judge=judge, threshold=suite.judge.threshold, recovery_threshold=t,
+            max_citations=suite.citations.max_citations, alce_compat=suite.citations.mode == "alce",
+            parts=("grounded", "re_attributability"), details=False,
+        )
+        for i, r in zip(idx, rows):
+            sweeps[i][f"{t:.1f}"] = {"rate": r.get("re_attributability"), "grounded_precision": r.get("grounded_precision")}
+    for i in idx:
+        out[i][1]["reattribution_sweep"] = sweeps[i]
 
 
 def _gold_coverage(ctx: Context, sources: Sequence[SourceSnippet], gold_doc_ids: Sequence[str]) -> float | None:
@@ -229,11 +274,8 @@ def _evidence_f1(it: dict[str, Any], suite: Suite) -> float | None:
 def _compression(it: dict[str, Any], r: dict[str, Any]) -> dict[str, Any]:
     ctx: Context = it["context"]
     reader_tokens = it.get("reader_input_tokens")
-    out = {
-        "achieved_ratio": ctx.achieved_ratio,
-        "achieved_tokens": ctx.achieved_tokens,
-        "reader_input_tokens": reader_tokens,
-    }
+    # nominal budget, achieved tokens and ratio live in the record's context
+    out = {"reader_input_tokens": reader_tokens}
     for mode in ("summary_checked", "declared_span", "recovered_source"):
         v = r.get(f"verifier_tokens_{mode}")
         out[f"verification_cost_{mode}"] = (
@@ -297,10 +339,6 @@ def load_inputs(suite: Suite):
     if path is None and ds.hub_id is None:
         path = sample_path(ds.name)
     examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit)
-    ids = [e.id for e in examples]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise ValueError(f"dataset {ds.name} ({path or ds.hub_id}): duplicate question ids {dupes[:5]}; ids must be unique")
     corpus = None
     if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
         corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
@@ -516,7 +554,14 @@ def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge,
             records[i] = _failed(it, setting, "unavailable", comp_error)
             continue
         try:
-            contexts[i] = compressor.compress(ex.question, list(it["sources"]), setting.budget, tokenizer=tokenizer)
+            ctx = compressor.compress(ex.question, list(it["sources"]), setting.budget, tokenizer=tokenizer)
+            contexts[i] = ctx
+            ignores = getattr(compressor, "ignores_budget", setting.compressor == "abstractive")
+            if ctx.budget_tokens is not None and ctx.achieved_tokens > ctx.budget_tokens and not ignores:
+                records[i] = _failed(
+                    it, setting, "budget_check",
+                    f"context has {ctx.achieved_tokens} tokens, over the budget of {ctx.budget_tokens}", context=ctx,
+                )
         except BudgetError as err:
             records[i] = _failed(it, setting, "budget_check", str(err))
         except ModelUnavailable as err:
