@@ -156,17 +156,30 @@ def built(tmp_path_factory):
     run = make_run(tmp_path_factory.mktemp("run") / "r",
                    contrasts=["every setting vs identity",
                               {"gap": ["emitted_precision", "grounded_precision"]}])
-    return run, build_report(run, n_resamples=500)
+    return run, build_report(run, n_resamples=500, plots=False)  # plots: below and in test_report_html
 
 
-def test_build_report_writes_every_output(built):
+def test_build_report_writes_every_table(built):
     run, written = built
     for key in ("summary_csv", "summary_md", "contrasts_csv", "contrasts_md", "validity_csv", "validity_md",
-                "report_html", "report_json", "sweep_csv", "frontier_citation_precision_png",
-                "frontier_citation_precision_svg", "frontier_answer_f1_png"):
+                "report_html", "report_json", "sweep_csv"):
         assert written[key].is_file() and written[key].stat().st_size > 0, key
+    assert not any(k.startswith("frontier_") for k in written)
+
+
+def test_frontier_plots_are_png_and_svg_side_by_side(tmp_path):
+    keep = {"answer_f1", "emitted_precision", "grounded_precision", "evidence_f1", "reader_input_tokens"}
+    recs = [dict(r, metrics={k: v for k, v in r["metrics"].items() if k in keep}) for r in make_records(n=8)]
+    written = build_report(make_run(tmp_path / "r", records=recs), n_resamples=50)
+    figs = sorted(k for k in written if k.startswith("frontier_"))
+    # emitted and grounded share one figure; no plot for a metric undefined everywhere or without a direction
+    assert figs == ["frontier_answer_f1_png", "frontier_answer_f1_svg",
+                    "frontier_citation_precision_png", "frontier_citation_precision_svg"]
     assert written["frontier_citation_precision_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert b"<svg" in written["frontier_citation_precision_svg"].read_bytes()[:500]
+    svg = written["frontier_citation_precision_svg"].read_text()
+    assert "<svg" in svg[:1000] and "emitted_precision" in svg and "grounded_precision" in svg
+    assert "0.25" in svg and "full" in svg  # nominal budgets labelled
+    assert "evidence_f1</code>" in written["report_html"].read_text()  # listed as not plotted
 
 
 def test_summary_counts_cohort_failures_and_undefined(built):
