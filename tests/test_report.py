@@ -228,3 +228,19 @@ def test_contrasts_table_matches_direct_computation_and_holm(built):
     assert all(r["note"] == "no defined pair" and r["n"] == "0" and r["n_dropped"] == "29" for r in ev)
     ident_gap = next(r for r in rows if r["kind"] == "gap" and r["a"] == "identity")
     assert float(ident_gap["effect"]) == 0.0 and float(ident_gap["p_value"]) == 1.0
+
+
+def test_judge_counters_render_flat_or_nested():
+    from rageval.report.html import _judge_table
+
+    wide = _judge_table({"nli": {"calls": 3, "cache_hits": 1}, "lexical": {"calls": 2}})
+    assert wide.count("<tr>") == 3 and "cache_hits" in wide
+    nested = _judge_table({"nli": {"cache": {"hits": 4}}, "total_calls": 9})
+    assert "nli.cache.hits" in nested and "total_calls" in nested
+    assert "no judge counters" in _judge_table({})
+
+
+def test_summary_budget_is_written_as_declared(built):
+    run, written = built
+    rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
+    assert rows["extractive@0.5"]["budget"] == "0.5" and rows["identity"]["budget"] == "NA"

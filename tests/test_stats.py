@@ -116,8 +116,21 @@ def test_undefined_pairs_drop_out_and_are_counted():
     assert r.n[0] == 4 and r.n_dropped[0] == 2
     assert r.estimate[0] == pytest.approx(0.625)
     same = paired_tests(d[np.isfinite(d)], n_resamples=500, seed=0)
-    assert r.p_value[0] == same.p_value[0]  # exact enumeration over 2^4 either way... of the defined pairs
+    assert r.p_value[0] == same.p_value[0]  # exact: blocks without a defined pair add nothing to |S @ X|
     assert r.ci_low[0] >= 0.0 and r.ci_high[0] <= 1.0
+
+
+def test_bootstrap_with_undefined_pairs_matches_scipy_on_the_defined_pairs():
+    rng = np.random.default_rng(21)
+    d = rng.normal(0.1, 0.5, 400)
+    d[rng.random(400) < 0.15] = np.nan
+    ours = paired_tests(d, n_resamples=B, seed=5)
+    ok = d[np.isfinite(d)]
+    ref = sps.bootstrap((ok,), np.mean, n_resamples=B, method="percentile", random_state=6, vectorized=True)
+    tol = _quantile_tol(ok)
+    assert ours.n[0] == ok.size and ours.n_dropped[0] == 400 - ok.size
+    assert ours.ci_low[0] == pytest.approx(ref.confidence_interval.low, abs=tol)
+    assert ours.ci_high[0] == pytest.approx(ref.confidence_interval.high, abs=tol)
 
 
 def test_all_undefined_and_single_pair_contrasts_are_undefined_not_numbers():

@@ -22,6 +22,7 @@ table{border-collapse:collapse;margin:.6rem 0;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:right;white-space:nowrap}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 td.undef{color:#a33;font-style:italic}
+#contrasts-table td:last-child,#validity-table td:last-child{text-align:left;white-space:normal}
 .scroll{overflow-x:auto}
 figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.8rem;overflow:auto;font-size:.8rem;max-height:40rem}

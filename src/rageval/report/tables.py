@@ -74,6 +74,7 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
     for row in an["summary"]:
         flat = {k: row[k] for k in ("setting", "compressor", "budget", "n_records", "n_ok", "n_failed", "n_missing",
                                     "n_cohort", "n_excluded", "achieved_ratio", "achieved_tokens")}
+        flat["budget"] = "NA" if row["budget"] is None else str(row["budget"])  # as the suite wrote it
         for s in FAILURE_STATUSES:
             flat[f"n_{s}"] = row["status"].get(s, 0)
         for m, v in row["metrics"].items():
@@ -84,7 +85,7 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
 
 def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     present = [s for s in FAILURE_STATUSES if any(r["status"].get(s) for r in an["summary"])]
-    cols = ["setting", "records", "ok", *present, "missing", "in cohort", "excluded (ok here, failed elsewhere)"]
+    cols = ["setting", "records", "ok", *present, "missing", "in cohort", "excluded (ok here, not ok elsewhere)"]
     rows = [[r["setting"], str(r["n_records"]), str(r["n_ok"]), *[str(r["status"].get(s, 0)) for s in present],
              str(r["n_missing"]), str(r["n_cohort"]), str(r["n_excluded"])] for r in an["summary"]]
     return cols, rows
