@@ -393,3 +393,11 @@ def test_runner_passed_through_is_not_rewrapped():
     runner = get_judge(Scripted())
     assert isinstance(runner, JudgeRunner)
     assert get_judge(runner) is runner
+
+
+def test_grounded_equals_emitted_when_units_declare_exactly_what_they_show():
+    units = [U("Paris F1", ["a"], title="P"), U("Lyon F2", ["b"], title="P"), U("Nice F3", ["c"])]
+    sources = [S("a", "Paris F1", title="P"), S("b", "Lyon F2", title="P"), S("c", "Nice F3")]
+    r = scores("Claim F1 [1][2]. Claim F2 F3 [2][3]. Claim F9 [1]. Claim F3 [9].", units, sources)
+    assert r["emitted_precision"] == r["grounded_precision"]
+    assert r["emitted_recall"] == r["grounded_recall"] == 0.5

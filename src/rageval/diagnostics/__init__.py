@@ -56,6 +56,51 @@ CATALOG: dict[str, DiagnosticInfo] = {
             "Fraction of gold documents with at least one context unit declaring one of their sentences.",
             "higher", kind="retrieval",
         ),
+        DiagnosticInfo(
+            "emitted_precision", "1.0.0", "rageval.diagnostics.attribution:emitted_precision",
+            "ALCE citation precision, premise = the unit text the reader saw.",
+            "higher", also=("emitted_recall",), kind="attribution",
+        ),
+        DiagnosticInfo(
+            "emitted_recall", "1.0.0", "rageval.diagnostics.attribution:emitted_recall",
+            "ALCE citation recall, premise = the unit text the reader saw.",
+            "higher", also=("emitted_precision",), kind="attribution",
+        ),
+        DiagnosticInfo(
+            "grounded_precision", "1.0.0", "rageval.diagnostics.attribution:grounded_precision",
+            "Citation precision against the cited units' declared, else recovered, source snippets.",
+            "higher", also=("grounded_recall", "emitted_precision", "emitted_recall",
+                            "emitted_minus_grounded_precision", "emitted_minus_grounded_recall"),
+            kind="attribution",
+        ),
+        DiagnosticInfo(
+            "grounded_recall", "1.0.0", "rageval.diagnostics.attribution:grounded_recall",
+            "Citation recall against the cited units' declared, else recovered, source snippets.",
+            "higher", also=("grounded_precision", "emitted_precision", "emitted_recall",
+                            "emitted_minus_grounded_precision", "emitted_minus_grounded_recall"),
+            kind="attribution",
+        ),
+        DiagnosticInfo(
+            "re_attributability", "1.0.0", "rageval.diagnostics.attribution:re_attributability",
+            "Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
+            "higher", kind="attribution",
+        ),
+        DiagnosticInfo(
+            "verification", "1.0.0", "rageval.diagnostics.verification:verification",
+            "Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
+            "lower", also=("unsupported_summary_checked", "unsupported_declared_span", "unsupported_recovered_source"),
+            kind="attribution",
+        ),
+        DiagnosticInfo(
+            "evidence_f1", "1.0.0", "rageval.diagnostics.evidence:evidence_f1",
+            "QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
+            "higher", kind="attribution",
+        ),
+        DiagnosticInfo(
+            "compression", "1.0.0", "rageval.diagnostics.compression:compression",
+            "Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
+            "none", kind="cost",
+        ),
     ]
 }
 

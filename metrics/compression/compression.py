@@ -1,0 +1,49 @@
+"""compression: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.compression.compression`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.compression import compression
+
+_DESCRIPTION = """\
+compression: per question the nominal budget, the achieved context tokens, the retrieved tokens
+and the achieved ratio (context / retrieved, the aggregate "compression"), plus the verification
+cost roll-up: reader input tokens + verifier input tokens per verification mode, and the
+re-attribution candidates scored (and their tokens), which the paper leaves out.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    budget_tokens, retrieved_tokens, achieved_tokens, reader_input_tokens: optional per-question counts.
+    tokenizer: the suite tokenizer for counts it has to make (default "regex").
+Returns:
+    compression: mean achieved ratio or None (lower = more compressed; no better direction);
+    means of achieved/retrieved/budget tokens, verifier_tokens_<mode>, cost_<mode>; n, n_undefined, per_question.
+Examples:
+    >>> m = evaluate.load("compression")
+    >>> m.compute(predictions=["Lyon is big [2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["compression"]
+    0.8461538461538461
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Compression(_am.AttributionMetric):
+    NAME = "compression"
+    FUNCTION = staticmethod(compression)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

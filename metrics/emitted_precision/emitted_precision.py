@@ -1,0 +1,53 @@
+"""emitted_precision: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.attribution.emitted_precision`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.attribution import emitted_precision
+
+_DESCRIPTION = """\
+emitted_precision is ALCE's citation precision where the premise of each cited unit is the unit
+text the reader saw.  Per citation, ALCE's gate: if the sentence is jointly entailed by its cited
+units and has more than one citation, a citation is imprecise only when it alone does not entail the
+sentence and the other citations still entail it without it; if the sentence is not jointly
+entailed, all its citations are imprecise; a single supported citation is precise.  Per question:
+precise / citations (invalid citations such as [9] or [0] count as imprecise; an answer citing
+nothing scores 0, or None with no_citation_precision="undefined"); an empty answer is undefined.
+The aggregate is the question-weighted mean; emitted_recall comes along.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    no_citation_precision: "zero" (default, ALCE) or "undefined" for an answer that cites nothing.
+Returns:
+    emitted_precision: mean over defined questions in [0, 1] (higher is better) or None; also emitted_recall.
+    n, n_undefined; per_question: [{"emitted_precision", "emitted_recall", "n_citations", "details"}].
+Examples:
+    >>> m = evaluate.load("emitted_precision")
+    >>> r = m.compute(predictions=["Paris is the capital of France [1][2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])
+    >>> r["emitted_precision"], r["emitted_recall"]
+    (0.5, 1.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class EmittedPrecision(_am.AttributionMetric):
+    NAME = "emitted_precision"
+    FUNCTION = staticmethod(emitted_precision)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

@@ -1,0 +1,47 @@
+"""emitted_recall: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.attribution.emitted_recall`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.attribution import emitted_recall
+
+_DESCRIPTION = """\
+emitted_recall is ALCE's citation recall where the premise of each cited unit is the unit text
+the reader saw: per sentence 1 if the judge says the joined texts of its cited units (at most
+max_citations) entail the sentence with its citation markers removed, else 0 (a sentence without
+citations scores 0); per question the mean over sentences; an empty answer is undefined.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+Returns:
+    emitted_recall: mean over defined questions in [0, 1] (higher is better) or None; also emitted_precision.
+    n, n_undefined; per_question: [{"emitted_recall", "emitted_precision", "n_citations", "details"}].
+Examples:
+    >>> m = evaluate.load("emitted_recall")
+    >>> m.compute(predictions=["Paris is the capital of France [1]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["emitted_recall"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class EmittedRecall(_am.AttributionMetric):
+    NAME = "emitted_recall"
+    FUNCTION = staticmethod(emitted_recall)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

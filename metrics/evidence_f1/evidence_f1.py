@@ -1,0 +1,50 @@
+"""evidence_f1: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.evidence.evidence_f1`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.evidence import evidence_f1
+
+_DESCRIPTION = """\
+evidence_f1 (QASPER): the declared source ids of the cited units are mapped to their paragraphs;
+set-F1 against each annotator's gold evidence paragraphs, max over annotators; both empty = 1.
+Undefined for a question whose context declares no provenance at all (or has no annotator).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    references: per question, one list of gold evidence paragraph ids per annotator.
+    paragraph_of: per question a dict source id -> paragraph id (default: the id up to its last ".s").
+Returns:
+    evidence_f1: mean in [0, 1] (higher is better) or None; n, n_undefined;
+    per_question: [{"evidence_f1", "predicted_paragraphs"}].
+Examples:
+    >>> m = evaluate.load("evidence_f1")
+    >>> m.compute(predictions=["Lyon is big [2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]],
+    ...           references=[[["d1"]]], paragraph_of=[{"d0.s0": "d0", "d1.s0": "d1"}])["evidence_f1"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class EvidenceF1(_am.AttributionMetric):
+    NAME = "evidence_f1"
+    FUNCTION = staticmethod(evidence_f1)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    EXTRA_FEATURES = staticmethod(lambda: {"references": datasets.List(datasets.List(datasets.Value("string"))), "paragraph_of": datasets.Json()})

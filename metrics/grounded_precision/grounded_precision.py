@@ -1,0 +1,54 @@
+"""grounded_precision: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.attribution.grounded_precision`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.attribution import grounded_precision
+
+_DESCRIPTION = """\
+grounded_precision is ALCE's citation precision gate where each cited unit's premise is its
+source text: the source snippets it declares, else the snippets recovered by re-attribution (BM25
+top-k over the question's sources, kept when the judge says they entail the unit), else nothing.
+A citation whose evidence is missing gets no precision credit and cannot support recall.  The
+per-question output records each citation's evidence status (declared / recovered / missing) and
+the emitted - grounded gap.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    recovery_threshold: judge threshold for re-attribution candidates (default: threshold).
+    k: BM25 candidates per unit (default 10).  multi_snippet: also try joined snippet pairs (default False).
+    candidates: "bm25" (default) or a callable (query, source_texts, k) -> indices.
+Returns:
+    grounded_precision: mean in [0, 1] (higher is better) or None; also grounded_recall, emitted_precision,
+    emitted_recall, emitted_minus_grounded_precision, emitted_minus_grounded_recall.
+    n, n_undefined; per_question with citations_declared / _recovered / _missing and details.
+Examples:
+    >>> m = evaluate.load("grounded_precision")
+    >>> r = m.compute(predictions=["Paris is the capital of France [1]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])
+    >>> r["grounded_precision"], r["per_question"][0]["citations_recovered"]
+    (1.0, 1)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class GroundedPrecision(_am.AttributionMetric):
+    NAME = "grounded_precision"
+    FUNCTION = staticmethod(grounded_precision)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

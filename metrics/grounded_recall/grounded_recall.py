@@ -1,0 +1,48 @@
+"""grounded_recall: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.attribution.grounded_recall`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.attribution import grounded_recall
+
+_DESCRIPTION = """\
+grounded_recall is ALCE's citation recall where each cited unit's premise is its source text:
+the declared source snippets, else the recovered ones, else nothing (such a citation cannot
+support the sentence).  Per sentence 0/1, per question the mean over sentences; an empty answer is
+undefined.  The emitted - grounded gap is in the output.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
+Returns:
+    grounded_recall: mean in [0, 1] (higher is better) or None; also grounded_precision, emitted_*, the gaps.
+    n, n_undefined; per_question with evidence status counts and details.
+Examples:
+    >>> m = evaluate.load("grounded_recall")
+    >>> m.compute(predictions=["Lyon is big [2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["grounded_recall"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class GroundedRecall(_am.AttributionMetric):
+    NAME = "grounded_recall"
+    FUNCTION = staticmethod(grounded_recall)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

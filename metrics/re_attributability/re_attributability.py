@@ -1,0 +1,49 @@
+"""re_attributability: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.attribution.re_attributability`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.attribution import re_attributability
+
+_DESCRIPTION = """\
+re_attributability is, per question, the share of context units without declared provenance
+for which at least one of the top-k (default 10) BM25 candidates among the question's source
+snippets is judged to entail the unit (probability >= recovery threshold, default 0.5).  Undefined
+for a question whose units all declare provenance.  predictions are accepted for the common
+interface and not used.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    recovery_threshold (default: threshold), k, multi_snippet, candidates: see grounded_precision.
+Returns:
+    re_attributability: mean in [0, 1] (higher is better) or None.
+    n, n_undefined; per_question: units_without_provenance, re_attributable_units, recovery_candidates_scored.
+Examples:
+    >>> m = evaluate.load("re_attributability")
+    >>> m.compute(predictions=[""], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["re_attributability"]
+    1.0
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class ReAttributability(_am.AttributionMetric):
+    NAME = "re_attributability"
+    FUNCTION = staticmethod(re_attributability)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION

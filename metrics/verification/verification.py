@@ -1,0 +1,53 @@
+"""verification: a thin ``evaluate`` wrapper over :func:`rageval.diagnostics.verification.verification`.
+
+The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
+"""
+
+import datasets
+import evaluate
+
+from rageval.diagnostics import attribution_modules as _am
+from rageval.diagnostics.verification import verification
+
+_DESCRIPTION = """\
+verification: claims are the answer's sentences; unsupported rate = unsupported claims / claims
+in three modes: summary-checked (the cited unit texts must entail the claim), declared-span (the
+declared source snippets of the cited units; a claim whose cited units declare nothing is rejected
+structurally, without a judge call, and counted), recovered-source (missing mappings filled by
+re-attribution, source ids de-duplicated).  Zero-claim answers are undefined and counted.  The
+aggregate under "verification" is the recovered-source rate; lower is better.  Verifier input
+tokens per mode and recovery candidates scored are returned.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+    recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
+Returns:
+    verification (= unsupported_recovered_source), unsupported_summary_checked, unsupported_declared_span:
+    means in [0, 1] (lower is better) or None; total_verifier_tokens_<mode>, total_recovery_candidates_scored,
+    n_zero_claim, n, n_undefined, per_question.
+Examples:
+    >>> m = evaluate.load("verification")
+    >>> r = m.compute(predictions=["Paris is the capital of France [1]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])
+    >>> r["unsupported_summary_checked"], r["unsupported_declared_span"], r["unsupported_recovered_source"]
+    (0.0, 1.0, 0.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Verification(_am.AttributionMetric):
+    NAME = "verification"
+    FUNCTION = staticmethod(verification)
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
