@@ -41,6 +41,8 @@ similarity ["lexical"] : ``"lexical"`` | ``"minilm"`` | embedding-model path.
 use_titles [True] : titles count for relevance and query coverage (never for cost).
 fallback [True] : apply the Lin–Bilmes singleton fallback.
 lazy [True] : lazy greedy (False: plain greedy; same selection, slower).
+cost_exponent [1.0] : greedy ranks by ``gain / cost**cost_exponent``; 1 is seed 003's gain per
+    token, 0 ignores cost (Lin & Bilmes's scaled variant uses values in between).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ class PackerProblem:
     sim: SimilarityMatrix
     docs: np.ndarray  # document group of each candidate (0..n_docs-1)
     weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5)
+    cost_exponent: float = 1.0  # greedy ranks by gain / cost**cost_exponent (1 = per token, seed 003)
     row_sums: np.ndarray = field(default=None)  # Σ_j sim(i, j)
     div_reward: np.ndarray = field(default=None)
 
@@ -92,6 +95,7 @@ class PackerProblem:
         m = float(self.div_reward.max()) if n else 0.0
         self.div_norm = math.sqrt(m) if m > 0 else 1.0
         self.n_docs = int(self.docs.max()) + 1 if n else 0
+        self.scale = np.asarray(self.costs, dtype=np.float64) ** float(self.cost_exponent)
 
     @property
     def n(self) -> int:
@@ -178,7 +182,7 @@ def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
     obj = Objective(p)
     g0 = obj.singleton_gains()
     remaining = math.inf if budget is None else budget
-    heap = [(-g0[i] / p.costs[i], i) for i in range(p.n) if p.costs[i] <= remaining]
+    heap = [(-g0[i] / p.scale[i], i) for i in range(p.n) if p.costs[i] <= remaining]
     heapq.heapify(heap)
     stamp = np.zeros(p.n, dtype=np.int64)
     last_gain = g0.astype(float).copy()
@@ -199,7 +203,7 @@ def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
         g = obj.gain(i)
         stamp[i] = step
         last_gain[i] = g
-        heapq.heappush(heap, (-g / p.costs[i], i))
+        heapq.heappush(heap, (-g / p.scale[i], i))
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
@@ -218,7 +222,7 @@ def plain_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
         first = False
         best, best_ratio = -1, -math.inf
         for i in alive:  # ascending index: strict > keeps the lowest index on ties
-            r = gains[i] / p.costs[i]
+            r = gains[i] / p.scale[i]
             if r > best_ratio:
                 best, best_ratio = i, r
         if best_ratio <= 0:
@@ -252,6 +256,7 @@ def build_problem(
     *,
     weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5),
     similarity: str = "lexical",
+    cost_exponent: float = 1.0,
 ) -> PackerProblem:
     """The packer's problem for one question's candidates (already in source order)."""
     rel_index = LexicalIndex(texts_for_relevance)
@@ -270,7 +275,7 @@ def build_problem(
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
     return PackerProblem(
         costs=np.asarray(costs, dtype=np.int64), rel=rel, query_terms=query_terms, query_weights=qw,
-        sim=sim, docs=docs, weights=tuple(float(w) for w in weights),
+        sim=sim, docs=docs, weights=tuple(float(w) for w in weights), cost_exponent=cost_exponent,
     )
 
 
@@ -285,11 +290,13 @@ class SubmodularCompressor(BaseCompressor):
         "use_titles": True,
         "fallback": True,
         "lazy": True,
+        "cost_exponent": 1.0,
     }
 
     def _check_params(self) -> None:
         for k in ("w_rel", "w_qry", "w_cov", "w_div"):
             self._check_number(k, 0.0)
+        self._check_number("cost_exponent", 0.0, 1.0)
         if not isinstance(self.params["similarity"], str) or not self.params["similarity"]:
             raise self._param_error("similarity", "give 'lexical', 'minilm' or a local model path")
         for k in ("use_titles", "fallback", "lazy"):
@@ -311,6 +318,7 @@ class SubmodularCompressor(BaseCompressor):
             [snippets[i].doc_id for i in cand],
             weights=self.weights,
             similarity=self.params["similarity"],
+            cost_exponent=float(self.params["cost_exponent"]),
         )
         return cand, p
 
