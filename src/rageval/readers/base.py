@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
-from rageval.readers.template import DEFAULT_TEMPLATE, PromptTemplate
+from rageval.readers.template import PromptTemplate
 from rageval.text.tokenize import get_tokenizer
 from rageval.types import Unit
 
