@@ -22,8 +22,8 @@ truncate, so pass ``max_length=None`` for that.
 Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
 dtype so caches never mix), ``batch_size`` (default 8: length-sorted batches of
 8–16 were fastest on CPU, OFFLINE.md), ``device`` (default CPU).  The id is
-``{kind}:{name}@{revision}`` where the revision is the hub commit when known,
-else a sha256 over the weight files of a local folder.
+``{kind}:{name}@{revision}|{dtype}|max_length=…`` where the revision is a sha256
+over the files of a local folder (weights, config, tokenizer), else the hub commit.
 """
 
 from __future__ import annotations
@@ -35,15 +35,19 @@ from typing import Any
 
 __all__ = ["NLIJudge", "Seq2SeqJudge", "weights_fingerprint", "detect_kind"]
 
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack")
 
 
 def weights_fingerprint(model_dir: str | os.PathLike) -> str | None:
-    """sha256 (first 16 hex) over the names and bytes of the weight files of a local model folder."""
+    """sha256 (first 16 hex) over the names and bytes of every file of a local model folder.
+
+    Weights, config and tokenizer files all change what a judge answers, so all
+    of them are hashed (hidden files and READMEs excepted).  None for a hub id.
+    """
     root = Path(model_dir)
     if not root.is_dir():
         return None
-    files = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(_WEIGHT_SUFFIXES))
+    files = sorted(p for p in root.iterdir()
+                   if p.is_file() and not p.name.startswith(".") and p.suffix.lower() not in (".md", ".txt", ".lock"))
     if not files:
         return None
     h = hashlib.sha256()
@@ -121,7 +125,9 @@ class _HFBase:
         self.tokenizer = tokenizer
         self.revision = _revision_of(self.name_or_path, self.model, revision)
         dt = str(self.torch_dtype).replace("torch.", "")
-        self.id = f"{self.kind}:{self.name_or_path}@{self.revision}|{dt}|max_length={self.max_length}"
+        # a local folder is named by its content hash (portable: moving it keeps the cache valid)
+        name = Path(self.name_or_path).name if Path(self.name_or_path).is_dir() else self.name_or_path
+        self.id = f"{self.kind}:{name}@{self.revision}|{dt}|max_length={self.max_length}"
 
     def stats(self) -> dict[str, int]:
         return {"truncated": self._truncated, "scored": self._scored}
