@@ -213,3 +213,41 @@ def test_rescore_recomputes_metrics_without_generation(reference_run, tmp_path):
 def test_rescore_of_a_non_run_directory(tmp_path):
     res = CliRunner().invoke(main, ["rescore", str(tmp_path)])
     assert res.exit_code != 0 and "manifest.json is missing" in res.output
+
+
+SHIPPED = ["asqa", "qasper", "hotpotqa", "musique"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_paper_suites_run_offline_with_overrides(name, tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    args = ["suite", str(root / "suites" / f"{name}.yaml"), "--out", str(tmp_path / name), "--limit", "1",
+            "--judge", "lexical", "--reader", "extractive", "--allow-unavailable", "--no-progress"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(l) for l in (tmp_path / name / "records.jsonl").read_text().splitlines()]
+    statuses = {r["status"] for r in recs}
+    assert statuses <= {"ok", "unavailable"} and "ok" in statuses
+    for r in recs:
+        if r["status"] == "unavailable":
+            assert r["setting"]["compressor"] in ("abstractive", "token_prune") and "local" in r["error"]
+
+
+def test_paper_suite_without_overrides_says_how_to_run_offline(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    res = CliRunner().invoke(main, ["suite", str(root / "suites" / "asqa.yaml"), "--out", str(tmp_path / "a"), "--limit", "1", "--no-progress"])
+    assert res.exit_code != 0
+    assert "--judge lexical --reader extractive" in res.output
+
+
+def test_runner_never_imports_evaluate(tmp_path):
+    code = (
+        "import sys\n"
+        "from rageval.suite.config import load_suite\n"
+        "from rageval.suite.runner import run_suite\n"
+        f"run_suite(load_suite({str(tiny(tmp_path, limit=1))!r}), {str(tmp_path / 'o')!r}, progress=False, build_report=False)\n"
+        "print('evaluate' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip().splitlines()[-1] == "False"

@@ -47,7 +47,8 @@ class _Strict(BaseModel):
 
 class DatasetSpec(_Strict):
     name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
-    path: str | None = Field(None, description="local .json/.jsonl file; default: the shipped sample")
+    path: str | None = Field(None, description="local .json/.jsonl file (relative: to the suite file, else the cwd)")
+    sample: str | None = Field(None, description="a shipped sample by name (default: the dataset's own sample)")
     hub_id: str | None = Field(None, description="datasets.load_dataset id (needs hub access)")
     hub_config: str | None = None
     split: str | None = None
@@ -55,8 +56,9 @@ class DatasetSpec(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self):
-        if self.path is not None and self.hub_id is not None:
-            raise ValueError("give dataset.path or dataset.hub_id, not both")
+        given = [k for k in ("path", "hub_id", "sample") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one of dataset.path, dataset.hub_id, dataset.sample, not {' and '.join(given)}")
         return self
 
 
@@ -227,7 +229,7 @@ def load_suite(path: str | Path, **overrides: Any) -> Suite:
         for p in parts[:-1]:
             node = node.setdefault(p, {})
         node[parts[-1]] = value
-    data.setdefault("source", str(path))
+    data.setdefault("source", str(path.resolve()))
     try:
         suite = Suite.model_validate(data)
     except ValidationError as err:

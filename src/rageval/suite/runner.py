@@ -62,6 +62,10 @@ RECORD_METRICS = frozenset(
 )
 
 
+class WeightsUnavailable(RuntimeError):
+    """A judge (or other model) named by the suite cannot be loaded here."""
+
+
 class RunDirError(ValueError):
     """An output directory that belongs to another suite, or is unreadable."""
 
@@ -329,15 +333,32 @@ def _check_out_dir(out_dir: Path, suite: Suite, shash: str) -> None:
             return
 
 
+def resolve_dataset_path(suite: Suite) -> Path | None:
+    """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
+    from rageval.data import sample_path
+
+    ds = suite.dataset
+    if ds.hub_id is not None:
+        return None
+    if ds.path is None:
+        return sample_path(ds.sample or ds.name)
+    p = Path(ds.path).expanduser()
+    if not p.is_absolute() and suite.source:
+        beside = Path(suite.source).resolve().parent / p
+        if beside.exists():
+            return beside
+    if not p.exists():
+        raise FileNotFoundError(f"dataset.path {ds.path!r} not found (looked beside the suite file and in the cwd)")
+    return p
+
+
 def load_inputs(suite: Suite):
     """Examples and their retrieval, as the suite describes."""
-    from rageval.data import load_corpus, load_examples, sample_path
+    from rageval.data import load_corpus, load_examples
     from rageval.retrieval import retrieve_all
 
     ds = suite.dataset
-    path = ds.path
-    if path is None and ds.hub_id is None:
-        path = sample_path(ds.name)
+    path = resolve_dataset_path(suite)
     examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit)
     corpus = None
     if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
@@ -372,7 +393,10 @@ def run_suite(
     examples, retrieved = load_inputs(suite)
     diagnostics = applicable_diagnostics(suite, examples)
 
-    judge = get_judge(suite.judge.spec, cache_dir=out / "cache" / "judge", tokenizer=tokenizer, **suite.judge.params)
+    try:
+        judge = get_judge(suite.judge.spec, cache_dir=out / "cache" / "judge", tokenizer=tokenizer, **suite.judge.params)
+    except (ValueError, OSError) as err:
+        raise WeightsUnavailable(f"judge {suite.judge.spec!r} cannot be loaded: {err}") from err
     reader = _make_reader(get_reader, suite)
 
     settings = suite.expand_settings()
@@ -462,7 +486,8 @@ def run_suite(
         "package": _package_versions(),
         "models": models,
         "inputs": {
-            "dataset": str(suite.dataset.path or suite.dataset.hub_id or f"shipped sample: {suite.dataset.name}"),
+            "dataset": str(suite.dataset.path or suite.dataset.hub_id
+                           or f"shipped sample: {suite.dataset.sample or suite.dataset.name}"),
             "questions": len(examples),
             "questions_hash": _sha([[e.id, e.question] for e in examples])[:32],
             "sources_hash": _sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
