@@ -237,7 +237,7 @@ def test_judge_counters_render_flat_or_nested():
     assert wide.count("<tr>") == 3 and "cache_hits" in wide
     nested = _judge_table({"nli": {"cache": {"hits": 4}}, "total_calls": 9})
     assert "nli.cache.hits" in nested and "total_calls" in nested
-    assert "no judge counters" in _judge_table({})
+    assert "no <code>judge_stats</code>" in _judge_table({})
 
 
 def test_summary_budget_is_written_as_declared(built):

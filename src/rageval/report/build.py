@@ -53,7 +53,8 @@ def build_report(
     written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
     written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))
     if an["sweep"]:
-        written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), an["sweep"]))
+        sweep_rows = [dict(r, threshold=f"{r['threshold']:g}") for r in an["sweep"]]
+        written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), sweep_rows))
 
     figures: dict[str, Any] = {}
     sweep_fig = None

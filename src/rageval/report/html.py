@@ -58,7 +58,8 @@ def _scalar(v: Any) -> bool:
 
 def _judge_table(stats: Mapping[str, Any]) -> str:
     if not stats:
-        return '<p class="note">The manifest records no judge counters (no judge ran, or a rebuild without one).</p>'
+        return ('<p class="note">The manifest records no <code>judge_stats</code> (no judge ran, or the runner keeps '
+                "its cache counters in run_stats.json, outside the reproducible outputs).</p>")
     if all(isinstance(v, Mapping) and all(_scalar(x) for x in v.values()) for v in stats.values()):
         keys = list(dict.fromkeys(k for v in stats.values() for k in v))
         rows = [[str(j), *[T.fmt(v.get(k), 4, na="") for k in keys]] for j, v in stats.items()]

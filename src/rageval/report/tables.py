@@ -186,7 +186,8 @@ def contrasts_markdown(an: dict[str, Any]) -> str:
     if not an["contrasts"]:
         parts.append("The suite declares no contrasts (`contrasts:` in the suite YAML).\n")
     else:
-        parts.append(to_markdown(*contrasts_table(an), align=["l", "r", "r", "r", "r", "r", "r", "l"]))
+        cols, rows = contrasts_table(an)
+        parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
     return "".join(parts)
 
 
