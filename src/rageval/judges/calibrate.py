@@ -1,0 +1,194 @@
+"""Calibrate a judge against human support labels (WiCE format): ``rageval calibrate``.
+
+Each WiCE row has a ``claim``, the ``evidence`` sentences of the cited page and
+a human ``label``.  Label mapping (DESIGN §9): ``supported`` = 1,
+``not_supported`` = 0; ``partially_supported`` is reported as its own row and,
+in a second figure, counted as not supported.
+
+The premise is built from the evidence sentences (``--premise``):
+
+* ``bm25`` (default): the top ``k`` (5) evidence sentences retrieved with the
+  claim as the BM25 query (``bm25s``, as re-attribution does), in page order,
+  joined with ``"\\n"`` — it fits a 512-token judge;
+* ``full``: every evidence sentence joined with ``"\\n"`` (long pages; model
+  judges truncate, the count is reported).
+
+Figures: accuracy and balanced accuracy of ``probability >= threshold``, and
+AUROC of the probability (ties count one half).  ``calibrate()`` is the pure
+function; ``calibrate_cmd`` the click command.
+
+>>> rows = [{"claim": "Paris is in France.", "evidence": ["Paris is in France."], "label": "supported"},
+...         {"claim": "Lyon is in Spain.", "evidence": ["Paris is in France."], "label": "not_supported"}]
+>>> r = calibrate(rows, judge="lexical")
+>>> r["binary"]["accuracy"], r["binary"]["auroc"]
+(1.0, 1.0)
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any, Sequence
+
+import click
+
+__all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
+
+LABELS = {"supported": 1, "not_supported": 0, "partially_supported": None}
+
+
+def load_wice(path: str | None = None) -> list[dict[str, Any]]:
+    """WiCE rows from ``path``, or the shipped claim-level dev sample (349 claims)."""
+    if path is None:
+        text = (resources.files("rageval.data") / "samples" / "human" / "wice_claim_dev.jsonl").read_text("utf-8")
+        where = "rageval.data/samples/human/wice_claim_dev.jsonl"
+    else:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        where = path
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        row = json.loads(line)
+        for key in ("claim", "evidence", "label"):
+            if key not in row:
+                raise ValueError(f"{where}:{lineno}: WiCE row has no {key!r}")
+        if row["label"] not in LABELS:
+            raise ValueError(f"{where}:{lineno}: label {row['label']!r} is not one of {sorted(LABELS)}")
+        rows.append(row)
+    return rows
+
+
+def auroc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
+    """Area under the ROC curve (Mann–Whitney, ties count 1/2); None without both classes.
+
+    >>> auroc([0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1])
+    0.75
+    """
+    pos = [s for s, y in zip(scores, labels) if y == 1]
+    neg = [s for s, y in zip(scores, labels) if y == 0]
+    if not pos or not neg:
+        return None
+    import numpy as np
+
+    allv = np.asarray(list(pos) + list(neg), dtype=float)
+    from scipy.stats import rankdata
+
+    ranks = rankdata(allv)
+    r_pos = ranks[: len(pos)].sum()
+    return float((r_pos - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def _binary(probs: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
+    pred = [p >= threshold for p in probs]
+    n = len(labels)
+    correct = sum(int(pr) == y for pr, y in zip(pred, labels))
+    pos = [pr for pr, y in zip(pred, labels) if y == 1]
+    neg = [pr for pr, y in zip(pred, labels) if y == 0]
+    tpr = sum(pos) / len(pos) if pos else None
+    tnr = sum(1 for x in neg if not x) / len(neg) if neg else None
+    bal = (tpr + tnr) / 2 if tpr is not None and tnr is not None else None
+    return {
+        "n": n,
+        "n_positive": len(pos),
+        "accuracy": correct / n if n else None,
+        "balanced_accuracy": bal,
+        "true_positive_rate": tpr,
+        "true_negative_rate": tnr,
+        "auroc": auroc(probs, labels),
+    }
+
+
+def _premise(row: dict, mode: str, k: int) -> str:
+    ev = [s for s in row["evidence"] if isinstance(s, str) and s.strip()]
+    if mode == "full" or len(ev) <= k:
+        return "\n".join(ev)
+    from rageval.diagnostics.attribution import _BM25Index
+
+    top = _BM25Index(ev)(row["claim"], k)
+    if not top:
+        top = list(range(min(k, len(ev))))
+    return "\n".join(ev[i] for i in sorted(top))
+
+
+def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float = 0.5, premise: str = "bm25",
+              k: int = 5, cache_dir: Any = None) -> dict[str, Any]:
+    """Score ``judge`` on WiCE-format rows; see the module doc for the figures."""
+    from rageval.judges import get_judge
+
+    if premise not in ("bm25", "full"):
+        raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
+    runner = get_judge(judge, cache_dir=cache_dir)
+    prem = [_premise(r, premise, k) for r in rows]
+    hyp = [r["claim"] for r in rows]
+    probs = runner(prem, hyp)
+    labels = [r["label"] for r in rows]
+    sup_nsup = [(p, LABELS[lab]) for p, lab in zip(probs, labels) if LABELS[lab] is not None]
+    partial = [p for p, lab in zip(probs, labels) if lab == "partially_supported"]
+    strict = [(p, 1 if lab == "supported" else 0) for p, lab in zip(probs, labels)]
+    out = {
+        "judge": runner.id,
+        "threshold": threshold,
+        "premise": premise if premise == "full" else f"bm25 top-{k}",
+        "n_rows": len(rows),
+        "binary": _binary([p for p, _ in sup_nsup], [y for _, y in sup_nsup], threshold),
+        "partially_supported": {
+            "n": len(partial),
+            "predicted_supported": (sum(p >= threshold for p in partial) / len(partial)) if partial else None,
+            "mean_probability": (sum(partial) / len(partial)) if partial else None,
+        },
+        "partial_as_not_supported": _binary([p for p, _ in strict], [y for _, y in strict], threshold),
+        "judge_stats": {k_: v for k_, v in runner.stats().items() if k_ in ("executed", "requested", "truncated")},
+    }
+    return out
+
+
+def _fmt(v: Any) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def format_report(r: dict[str, Any]) -> str:
+    b, s, p = r["binary"], r["partial_as_not_supported"], r["partially_supported"]
+    lines = [
+        f"judge: {r['judge']}   threshold: {r['threshold']}   premise: {r['premise']}   rows: {r['n_rows']}",
+        "",
+        "| figure | n | accuracy | balanced accuracy | AUROC |",
+        "|---|---|---|---|---|",
+        f"| supported vs not_supported | {b['n']} | {_fmt(b['accuracy'])} | {_fmt(b['balanced_accuracy'])} | {_fmt(b['auroc'])} |",
+        f"| partially_supported counted as not supported | {s['n']} | {_fmt(s['accuracy'])} | "
+        f"{_fmt(s['balanced_accuracy'])} | {_fmt(s['auroc'])} |",
+        "",
+        f"partially_supported: n={p['n']}, judged supported {_fmt(p['predicted_supported'])}, "
+        f"mean probability {_fmt(p['mean_probability'])}",
+    ]
+    if r["judge_stats"].get("truncated"):
+        lines.append(f"truncated pairs: {r['judge_stats']['truncated']}")
+    return "\n".join(lines)
+
+
+@click.command("calibrate")
+@click.option("--judge", "judge", default="lexical", show_default=True,
+              help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes).")
+@click.option("--data", "data", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).")
+@click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0, 1))
+@click.option("--premise", default="bm25", show_default=True, type=click.Choice(["bm25", "full"]),
+              help="bm25: top-k evidence sentences for the claim; full: the whole page.")
+@click.option("--k", "k", default=5, show_default=True, type=click.IntRange(1), help="Evidence sentences for --premise bm25.")
+@click.option("--limit", default=None, type=click.IntRange(1), help="Score only the first N rows.")
+@click.option("--cache-dir", default=None, type=click.Path(file_okay=False), help="Judge cache folder.")
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON.")
+def calibrate_cmd(judge, data, threshold, premise, k, limit, cache_dir, json_out):
+    """Score a judge against human support labels (WiCE): accuracy, balanced accuracy, AUROC."""
+    try:
+        rows = load_wice(data)
+        if limit:
+            rows = rows[:limit]
+        r = calibrate(rows, judge=judge, threshold=threshold, premise=premise, k=k, cache_dir=cache_dir)
+    except (ValueError, FileNotFoundError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(format_report(r))
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(r, f, indent=2)
