@@ -2,15 +2,12 @@
 
 import csv
 import json
-import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from rageval.report import build_report, parse_contrasts
 from rageval.report.contrasts import metric_direction
-from rageval.report.load import RunError
 from rageval.types import Context, Record, Setting, Unit
 
 SETTINGS = [

@@ -1,7 +1,6 @@
 """Bad input and reproducibility of build_report / `rageval report`."""
 
 import json
-import math
 
 import pytest
 from click.testing import CliRunner
