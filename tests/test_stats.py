@@ -104,10 +104,17 @@ def test_family_columns_are_independent_of_each_other_and_seeded():
     r3 = paired_tests(D, n_resamples=500, seed=43)
     assert np.array_equal(r1.ci_low, r2.ci_low) and np.array_equal(r1.p_value, r2.p_value)
     assert not np.array_equal(r1.ci_low, r3.ci_low)
-    # a column alone gets the same interval as inside the family (shared resamples)
-    alone = paired_tests(D[:, 2], n_resamples=500, seed=42)
-    assert alone.ci_low[0] == pytest.approx(r1.ci_low[2])
-    assert alone.p_value[0] == pytest.approx(r1.p_value[2])
+    # a column alone gets the same interval as inside the family (shared resamples),
+    # whether or not it has undefined pairs, clustered or not
+    D[:7, 1] = np.nan
+    clusters = np.arange(100) // 4
+    for cl in (None, clusters):
+        fam = paired_tests(D, clusters=cl, n_resamples=500, seed=42)
+        for c in (1, 2):
+            alone = paired_tests(D[:, c], clusters=cl, n_resamples=500, seed=42)
+            assert alone.ci_low[0] == pytest.approx(fam.ci_low[c])
+            assert alone.ci_high[0] == pytest.approx(fam.ci_high[c])
+            assert alone.p_value[0] == pytest.approx(fam.p_value[c])
 
 
 def test_undefined_pairs_drop_out_and_are_counted():
