@@ -68,24 +68,24 @@ class LexicalIndex:
     frequencies), not a scipy call.
     """
 
-    def __init__(self, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75):
-        self.n = n = len(texts)
+    def __init__(self, texts: Sequence[str] | None = None, *, k1: float = 1.2, b: float = 0.75,
+                 term_lists: list[list[str]] | None = None):
+        if term_lists is None:
+            term_lists = [terms(t) for t in (texts or [])]
+        self.n = n = len(term_lists)
         self.k1, self.b = k1, b
-        self.term_lists = [terms(t) for t in texts]
+        self.term_lists = term_lists
         vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        counts: list[int] = []
-        for i, tl in enumerate(self.term_lists):
-            for w, c in Counter(tl).items():
-                rows.append(i)
-                cols.append(vocab.setdefault(w, len(vocab)))
-                counts.append(c)
+        setdefault = vocab.setdefault
+        ids = np.fromiter((setdefault(w, len(vocab)) for tl in self.term_lists for w in tl), dtype=np.int64)
         self.vocab = vocab
+        v = max(len(vocab), 1)
+        lens = np.fromiter((len(tl) for tl in self.term_lists), dtype=np.int64, count=n)
+        keys = np.repeat(np.arange(n, dtype=np.int64), lens) * v + ids
+        uk, cnt = np.unique(keys, return_counts=True)  # sorted by (row, term)
+        r, c = uk // v, uk % v
+        cnt = cnt.astype(np.float64)
         v = len(vocab)
-        r = np.asarray(rows, dtype=np.int64)
-        c = np.asarray(cols, dtype=np.int64)
-        cnt = np.asarray(counts, dtype=np.float64)
         self.df = np.bincount(c, minlength=v).astype(np.float64)
         self.idf = bm25_idf(n, self.df)
         w = cnt * self.idf[c] if len(c) else cnt

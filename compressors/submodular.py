@@ -54,8 +54,8 @@ from typing import Sequence
 
 import numpy as np
 
-from rageval.compressors.base import BaseCompressor, scoring_text, sentence_unit, source_order
-from rageval.compressors.lexical import LexicalIndex
+from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
+from rageval.compressors.lexical import LexicalIndex, terms
 from rageval.compressors.similarity import SimilarityMatrix, build_similarity, is_model_similarity
 
 __all__ = [
@@ -76,7 +76,8 @@ class PackerProblem:
 
     costs: np.ndarray  # int, > 0
     rel: np.ndarray  # [0, 1]
-    query_terms: list[np.ndarray]  # per candidate: ids of the question terms it contains
+    query_terms: "list[np.ndarray] | np.ndarray"  # per candidate: ids of the question terms it contains,
+    # or an (n, |Q|) boolean presence matrix
     query_weights: np.ndarray  # per question term, sums to 1 (or empty)
     sim: SimilarityMatrix
     docs: np.ndarray  # document group of each candidate (0..n_docs-1)
@@ -87,6 +88,13 @@ class PackerProblem:
 
     def __post_init__(self) -> None:
         n = len(self.costs)
+        nq = len(self.query_weights)
+        if isinstance(self.query_terms, np.ndarray) and self.query_terms.ndim == 2:
+            self.presence = self.query_terms.astype(bool)
+        else:
+            self.presence = np.zeros((n, nq), dtype=bool)
+            for i, q in enumerate(self.query_terms):
+                self.presence[i, np.asarray(q, dtype=np.int64)] = True
         if self.row_sums is None:
             self.row_sums = self.sim.row_sums() if n else np.zeros(0)
         self.repr_norm = float(self.row_sums.max()) if n and self.row_sums.max() > 0 else 1.0
@@ -117,7 +125,7 @@ class Objective:
         """F({i}) for every i (= gains at the empty set), vectorized."""
         p = self.p
         w_rel, w_qry, w_cov, w_div = p.weights
-        qcov = np.array([p.query_weights[q].sum() for q in p.query_terms]) if p.n else np.zeros(0)
+        qcov = p.presence @ p.query_weights if p.presence.shape[1] else np.zeros(p.n)
         return (w_rel * p.rel + w_qry * qcov + w_cov * p.row_sums / p.repr_norm
                 + w_div * np.sqrt(p.div_reward) / p.div_norm)
 
@@ -126,9 +134,8 @@ class Objective:
         self.evaluations += 1
         w_rel, w_qry, w_cov, w_div = p.weights
         g = w_rel * p.rel[i]
-        q = p.query_terms[i]
-        if len(q):
-            g += w_qry * p.query_weights[q[~self.covered[q]]].sum()
+        if w_qry and len(self.covered):
+            g += w_qry * p.query_weights[p.presence[i] & ~self.covered].sum()
         if w_cov:
             d = p.sim.row(i) - self.cur
             g += w_cov * d[d > 0].sum() / p.repr_norm
@@ -142,7 +149,7 @@ class Objective:
         if gain is None:
             gain = self.gain(i)
         self.value_ += gain
-        self.covered[p.query_terms[i]] = True
+        self.covered |= p.presence[i]
         np.maximum(self.cur, p.sim.row(i), out=self.cur)
         self.doc_acc[p.docs[i]] += p.div_reward[i]
 
@@ -154,9 +161,7 @@ class Objective:
             return 0.0
         w_rel, w_qry, w_cov, w_div = p.weights
         rel = float(p.rel[S].sum())
-        covered = np.zeros(len(p.query_weights), dtype=bool)
-        for i in S:
-            covered[p.query_terms[i]] = True
+        covered = p.presence[S].any(axis=0)
         qcov = float(p.query_weights[covered].sum())
         cur = np.zeros(p.n)
         for i in S:
@@ -175,6 +180,7 @@ class GreedyResult:
     value: float  # F(selected)
     evaluations: int  # marginal-gain evaluations after the shared first step
     fallback_used: bool = False
+    timed_out: bool = False
 
 
 def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
@@ -207,8 +213,14 @@ def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
-def plain_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
-    """Reference: at every step re-evaluate every remaining feasible candidate (first step shared)."""
+def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | None = None) -> GreedyResult:
+    """Reference: at every step re-evaluate every remaining feasible candidate (first step shared).
+
+    ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.
+    """
+    import time
+
+    t_end = None if max_seconds is None else time.perf_counter() + max_seconds
     obj = Objective(p)
     gains = obj.singleton_gains().astype(float)
     remaining = math.inf if budget is None else budget
@@ -219,6 +231,8 @@ def plain_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
         if not first:
             for i in alive:
                 gains[i] = obj.gain(i)
+            if t_end is not None and time.perf_counter() > t_end:
+                return GreedyResult(selected, obj.value_, obj.evaluations, timed_out=True)
         first = False
         best, best_ratio = -1, -math.inf
         for i in alive:  # ascending index: strict > keeps the lowest index on ties
@@ -249,7 +263,7 @@ def pack(p: PackerProblem, budget: int | None, *, lazy: bool = True, fallback: b
 
 def build_problem(
     question: str,
-    texts_for_relevance: Sequence[str],
+    texts_for_relevance: Sequence[str] | None,
     texts_for_similarity: Sequence[str],
     costs: Sequence[int],
     doc_ids: Sequence[str],
@@ -257,19 +271,29 @@ def build_problem(
     weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5),
     similarity: str = "lexical",
     cost_exponent: float = 1.0,
+    titles: Sequence[str | None] | None = None,
 ) -> PackerProblem:
-    """The packer's problem for one question's candidates (already in source order)."""
-    rel_index = LexicalIndex(texts_for_relevance)
+    """The packer's problem for one question's candidates (already in source order).
+
+    ``titles`` (optional, one per candidate) are added to the relevance texts'
+    terms; pass them instead of ``title + text`` relevance texts to tokenize each
+    sentence once.
+    """
+    sim_index = LexicalIndex(texts_for_similarity) if similarity == "lexical" else None
+    if titles is not None:
+        sim_terms = sim_index.term_lists if sim_index is not None else [terms(t) for t in texts_for_similarity]
+        title_terms = {t: terms(t) for t in set(x for x in titles if x)}
+        rel_index = LexicalIndex(term_lists=[title_terms[t] + tl if t else tl for t, tl in zip(titles, sim_terms)])
+    else:
+        rel_index = LexicalIndex(texts_for_relevance)
     rel = rel_index.relevance(question)
     qids = rel_index.query_term_ids(question)
     qw = rel_index.idf[qids] if qids else np.zeros(0)
     qw = qw / qw.sum() if qw.size and qw.sum() > 0 else qw
     if qids:
-        present = rel_index.term_counts(qids) > 0
-        query_terms = [np.flatnonzero(row).astype(np.int64) for row in present]
+        query_terms = rel_index.term_counts(qids) > 0
     else:
-        query_terms = [np.zeros(0, dtype=np.int64) for _ in costs]
-    sim_index = LexicalIndex(texts_for_similarity) if similarity == "lexical" else None
+        query_terms = np.zeros((len(costs), 0), dtype=bool)
     sim = build_similarity(similarity, list(texts_for_similarity), index=sim_index)
     doc_codes: dict[str, int] = {}
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
@@ -312,13 +336,14 @@ class SubmodularCompressor(BaseCompressor):
         cand = [i for i in source_order(snippets, range(len(snippets))) if costs[i] > 0]
         p = build_problem(
             question,
-            [scoring_text(snippets[i], self.params["use_titles"]) for i in cand],
+            None,
             [snippets[i].text for i in cand],
             [costs[i] for i in cand],
             [snippets[i].doc_id for i in cand],
             weights=self.weights,
             similarity=self.params["similarity"],
             cost_exponent=float(self.params["cost_exponent"]),
+            titles=[snippets[i].title if self.params["use_titles"] else None for i in cand],
         )
         return cand, p
 
