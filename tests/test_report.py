@@ -19,7 +19,6 @@ SETTINGS = [
 
 
 def make_records(n=30, *, seed=0, clusters=False, failures=(("q003", "extractive@0.25", "reader_error"),)):
-    rng = np.random.default_rng(seed)
     fail = {(q, s): st for q, s, st in failures}
     records = []
     for name, comp, budget in SETTINGS:
@@ -56,7 +55,6 @@ def make_records(n=30, *, seed=0, clusters=False, failures=(("q003", "extractive
             rec = Record(question_id=q, setting=Setting(name, comp, budget, "extractive"), status=status,
                          context=ctx, metrics=metrics, extra=extra, error=None if status == "ok" else "boom")
             records.append(rec.to_dict())
-        _ = rng
     return records
 
 

@@ -145,3 +145,13 @@ def test_rageval_report_subcommand_is_wired(tmp_path):
     res = CliRunner().invoke(main, ["report", str(run), "--resamples", "50", "--no-plots", "--seed", "3"])
     assert res.exit_code == 0, res.output
     assert json.loads((run / "report.json").read_text())["seed"] == 3
+
+
+def test_run_where_every_record_failed_still_reports_failures(tmp_path):
+    fails = [(f"q{i:03d}", s, "reader_error") for i in range(3)
+             for s in ("identity", "extractive@0.5", "extractive@0.25", "abstractive@0.25")]
+    written = _build(make_run(tmp_path / "r", n=3, failures=fails))
+    summ = read_csv(written["summary_csv"])
+    assert all(r["n_reader_error"] == "3" and r["n_cohort"] == "0" for r in summ)
+    assert "expand to no rows" in written["contrasts_md"].read_text()
+    assert "expand to no rows" in written["report_html"].read_text()

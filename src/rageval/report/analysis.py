@@ -242,6 +242,12 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
         "summary": summary,
         "contrasts": contrasts,
         "contrasts_declared": suite.get("contrasts"),
+        "contrasts_note": (
+            "The suite declares contrasts, but they expand to no rows: no record carries a metric with a "
+            "known direction (did every record fail?)."
+            if suite.get("contrasts") and not rows else
+            "The suite declares no contrasts (`contrasts:` in the suite YAML)." if not rows else None
+        ),
         "validity": _validity(run, metric_names),
         "sweep": _sweep(run, set(qids)),
         "judge_stats": run.manifest.get("judge_stats") or {},

@@ -123,7 +123,7 @@ def render_html(an: dict[str, Any], figures: Mapping[str, Mapping[str, Any]], sw
     if an["contrasts"]:
         add(_table("contrasts-table", *T.contrasts_table(an)))
     else:
-        add('<p class="note">The suite declares no contrasts.</p>')
+        add(f'<p class="note">{_e(an["contrasts_note"])}</p>')
 
     add('<h2 id="frontiers">Frontier plots</h2>')
     if an.get("unplotted"):

@@ -184,7 +184,7 @@ def contrasts_markdown(an: dict[str, Any]) -> str:
         "outputs, recovery procedure and evaluator.\n\n"
     )
     if not an["contrasts"]:
-        parts.append("The suite declares no contrasts (`contrasts:` in the suite YAML).\n")
+        parts.append(an["contrasts_note"] + "\n")
     else:
         cols, rows = contrasts_table(an)
         parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
