@@ -242,3 +242,15 @@ def test_validity_per_group_and_degenerate_groups():
     assert out["by_group"]["a"]["r_recall_f1"] is None  # recall constant in a
     assert out["by_group"]["a"]["note"] == "a constant column: correlation undefined"
     assert out["by_group"]["b"]["r_aic_f1"] is None and "fewer than 3" in out["by_group"]["b"]["note"]
+
+
+def test_replicates_without_a_defined_pair_are_counted():
+    # 2 of 6 clusters hold the only defined pairs: some resamples draw neither
+    d = np.array([0.2, 0.4, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan, np.nan])
+    r = paired_tests(d, clusters=np.arange(12) // 2, n_resamples=2000, seed=1)
+    assert r.n_blocks[0] == 1 and r.reason[0] is not None  # one cluster: no interval at all
+    d[2] = 0.1
+    r = paired_tests(d, clusters=np.arange(12) // 2, n_resamples=2000, seed=1)
+    # P(no draw of either of 2 clusters among 6 draws) = (4/6)^6 ~ 0.088
+    assert 100 < r.row(0)["n_empty_replicates"] < 260
+    assert r.ci_low[0] >= 0.1 and r.ci_high[0] <= 0.4

@@ -225,7 +225,10 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
                 "p_value": out["p_value"], "p_holm": _f(p_holm[c]),
                 "n": out["n"], "n_dropped": out["n_dropped"],
                 "n_clusters": out["n_blocks"] if clusters is not None else None,
-                "note": out["reason"],
+                "note": out["reason"] or (
+                    f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
+                    "and were left out of the interval" if out["n_empty_replicates"] and out["ci_low"] is not None
+                    else None),
             })
 
     return {

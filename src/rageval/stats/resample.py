@@ -77,6 +77,7 @@ class PairedResults:
             "n_dropped": int(self.n_dropped[c]),
             "n_blocks": int(self.n_blocks[c]),
             "reason": self.reason[c] if self.reason else None,
+            "n_empty_replicates": int(self.n_empty_replicates[c]) if self.n_empty_replicates is not None else 0,
         }
 
 
