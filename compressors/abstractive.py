@@ -72,6 +72,10 @@ class AbstractiveCompressor(BaseCompressor):
             self._loaded = (tok, model)
         return self._loaded
 
+    def load(self) -> "AbstractiveCompressor":
+        self._load()
+        return self
+
     def summarize(self, prompts: list[str]) -> list[str]:
         import torch
 

@@ -321,6 +321,24 @@ class BaseCompressor:
             raise self._param_error(key, f"choose one of {', '.join(map(repr, choices))}.{hint}")
 
     # -- public
+    def load(self) -> "BaseCompressor":
+        """Load any model weights now (e.g. when a suite loads) instead of at the first ``compress``.
+
+        Raises :class:`ModelUnavailable` when they cannot be loaded; a no-op for
+        model-free settings.  Returns ``self``.
+        """
+        scorer = self.params.get("scorer")
+        if isinstance(scorer, str) and scorer != "lexical":
+            from rageval.compressors.scoring import load_scorer
+
+            load_scorer(scorer)
+        sim = self.params.get("similarity")
+        if isinstance(sim, str) and sim != "lexical":
+            from rageval.compressors.similarity import load_similarity
+
+            load_similarity(sim)
+        return self
+
     @property
     def config(self) -> dict[str, Any]:
         """Name, version and parameters: what a record hash should include."""

@@ -20,7 +20,7 @@ import numpy as np
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
 
-__all__ = ["relevance_scores", "scorer_needs_model"]
+__all__ = ["relevance_scores", "scorer_needs_model", "load_scorer"]
 
 CROSS = "cross-encoder:"
 
@@ -60,6 +60,18 @@ def _cross_scores(path: str, question: str, texts: Sequence[str], batch_size: in
             out[s:s + len(chunk)] = logits[:, -1].float().numpy()
     lo, hi = out.min(), out.max()
     return (out - lo) / (hi - lo) if hi > lo else np.ones_like(out)
+
+
+def load_scorer(spec: str) -> None:
+    """Load a model scorer's weights (ModelUnavailable if impossible); no-op for ``"lexical"``."""
+    if spec == "lexical":
+        return
+    if spec.startswith(CROSS):
+        _load_cross(spec[len(CROSS):])
+        return
+    from rageval.compressors.similarity import load_similarity
+
+    load_similarity(spec)
 
 
 def relevance_scores(spec: str, question: str, texts: Sequence[str], index: LexicalIndex | None = None) -> np.ndarray:

@@ -25,7 +25,7 @@ from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
 
 __all__ = ["SimilarityMatrix", "LexicalSimilarity", "EmbeddingSimilarity", "build_similarity", "is_model_similarity",
-           "minilm_path"]
+           "minilm_path", "load_similarity"]
 
 
 def is_model_similarity(spec: str) -> bool:
@@ -140,6 +140,12 @@ def encode(path: str, texts: Sequence[str], *, batch_size: int = 32, max_length:
 
 def resolve_model_path(spec: str) -> str:
     return minilm_path() if spec == "minilm" else spec
+
+
+def load_similarity(spec: str) -> None:
+    """Load an embedding model's weights (ModelUnavailable if impossible); no-op for ``"lexical"``."""
+    if spec != "lexical":
+        _load_encoder(resolve_model_path(spec))
 
 
 def build_similarity(spec: str, texts: Sequence[str], index: LexicalIndex | None = None) -> SimilarityMatrix:

@@ -256,6 +256,13 @@ class TokenPruneCompressor(BaseCompressor):
                 ) from None
         return self._models["llm"]
 
+    def load(self) -> "TokenPruneCompressor":
+        if self.params["backend"] == "token_classifier":
+            self._load_classifier()
+        elif self.params["backend"] == "llmlingua2":
+            self._load_llmlingua()
+        return self
+
     # ------------------------------------------------------------------ entry point
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
         retrieved = sum(costs)

@@ -106,6 +106,27 @@ def test_abstractive_missing_weights_is_model_unavailable_with_the_fix(tmp_path)
         get("abstractive", model=str(tmp_path / "no-such-model")).compress(*hotpot(), None)
 
 
+@pytest.mark.parametrize("name, params", [
+    ("abstractive", {"model": "{absent}"}),
+    ("token_prune", {"backend": "token_classifier", "model": "{absent}"}),
+    ("rerank", {"scorer": "cross-encoder:{absent}"}),
+    ("extractive", {"scorer": "{absent}"}),
+    ("mmr", {"similarity": "{absent}"}),
+    ("submodular", {"similarity": "{absent}"}),
+])
+def test_load_reports_missing_weights_before_any_question_is_run(name, params, tmp_path):
+    absent = str(tmp_path / "absent-model")
+    comp = get(name, **{k: v.format(absent=absent) for k, v in params.items()})
+    assert comp.needs_model
+    with pytest.raises(ModelUnavailable, match="absent-model"):
+        comp.load()
+
+
+def test_load_is_a_no_op_for_model_free_settings():
+    for name in ("naive", "mmr", "submodular", "token_prune"):
+        assert get(name).load().needs_model is False
+
+
 # ----------------------------------------------------------------------------- token pruning
 
 
