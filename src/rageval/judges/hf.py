@@ -152,6 +152,9 @@ class NLIJudge(_HFBase):
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
         model = AutoModelForSequenceClassification.from_pretrained(self.name_or_path, revision=revision)
+        self._setup(model, tok, revision)
+
+    def _setup(self, model, tok, revision):
         labels = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
         hits = [i for i, name in labels.items() if "entail" in name.lower() and "not" not in name.lower()]
         if len(hits) != 1:
@@ -162,6 +165,18 @@ class NLIJudge(_HFBase):
         self.entailment_index = hits[0]
         self.labels = labels
         self._finish(model, tok, revision)
+
+    @classmethod
+    def from_model(cls, model, tokenizer, *, name: str = "in-memory", revision: str = "unsaved",
+                   max_length: int | None = 512, batch_size: int = 8, dtype: Any = None,
+                   device: str | None = None) -> "NLIJudge":
+        """Wrap an already loaded classifier (benchmarks, notebooks).  ``revision`` names its weights in the id:
+        give a real one before caching on disk."""
+        self = cls.__new__(cls)
+        _HFBase.__init__(self, name, revision=revision, max_length=max_length, batch_size=batch_size,
+                         dtype=dtype, device=device)
+        self._setup(model, tokenizer, revision)
+        return self
 
     def _lengths(self, premises, hypotheses) -> list[int]:
         enc = self.tokenizer(premises, hypotheses, truncation=False)

@@ -1,0 +1,250 @@
+"""Judge benchmark: ratios in one run, on this machine, no download.
+
+    python bench/bench_judges.py            # default: 32 pairs, DeBERTa-v3-xsmall shape, ~1-2 min on 2 cores
+    python bench/bench_judges.py --pairs 256 --shape base --threads 2
+
+Prints, for the same random-initialised model and the same pairs:
+
+1. pairs/s of a plain per-pair loop (``model(**tok(p, h))`` under inference_mode)
+   vs rageval's JudgeRunner (de-duplicated, length-sorted batches of 8) — the
+   speed-up ratio;
+2. the achieved GFLOP/s of both (analytic forward FLOPs of DeBERTa's
+   disentangled attention) vs the machine's fp32 matmul peak measured here;
+3. the opt-in bf16 path: speed-up and max |p_bf16 − p_fp32| over the pairs
+   (random weights make decision agreement meaningless);
+4. calls not made: executed/requested judge pairs on a first run of the
+   attribution diagnostics over the shipped ALCE ASQA demos under four
+   settings (identity context; top-3 documents at two nominal budgets, which
+   give identical contexts as RECOMP's did; documents without provenance),
+   with the lexical judge — and on a rerun from the disk cache.
+
+Pairs are realistic: premises are 1–2 shipped ASQA passages with titles (mean
+≈ 200 tokens), hypotheses are sentences of other passages.  The model is a
+``DebertaV2ForSequenceClassification`` built from a config (xsmall: 12 layers,
+hidden 384; base: 12 layers, hidden 768) with a tokenizer trained on the
+pairs' text in under a second.  Speed does not depend on the weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import ctypes
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from importlib import resources
+
+SHAPES = {
+    "xsmall": dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536),
+    "small": dict(hidden_size=768, num_hidden_layers=6, num_attention_heads=12, intermediate_size=3072),
+    "base": dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072),
+}
+
+
+def tune_malloc() -> bool:
+    """glibc: keep freed memory instead of returning it (OFFLINE.md: batched runs spent their time in page faults)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return False
+    M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
+    return bool(libc.mallopt(M_MMAP_MAX, 0) and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)
+                and libc.mallopt(M_TOP_PAD, 1 << 30))
+
+
+def load_demos():
+    text = (resources.files("rageval.data") / "samples" / "asqa" / "alce_asqa_demos.json").read_text("utf-8")
+    return json.loads(text)["demos"]
+
+
+def make_pairs(n: int, seed: int = 0):
+    from rageval.text import split_sentences
+
+    rng = random.Random(seed)
+    docs = [d for demo in load_demos() for d in demo["docs"]]
+    sents = [s for d in docs for s in split_sentences(d["text"]) if len(s.split()) >= 6]
+    pairs = []
+    for _ in range(n):
+        k = rng.choice([1, 2])
+        chosen = rng.sample(docs, k)
+        premise = "\n".join(f"Title: {d['title']}\n{d['text']}" for d in chosen)
+        pairs.append((premise, rng.choice(sents)))
+    return pairs
+
+
+def build_model(shape: str, texts):
+    import torch
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification, PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=4000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                                     sep_token="[SEP]")
+    torch.manual_seed(0)
+    cfg = DebertaV2Config(
+        vocab_size=128100, max_position_embeddings=512, relative_attention=True, position_buckets=256,
+        pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm", share_att_key=True, max_relative_positions=-1,
+        num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
+        label2id={"entailment": 0, "neutral": 1, "contradiction": 2}, pad_token_id=0, **SHAPES[shape])
+    model = DebertaV2ForSequenceClassification(cfg).eval()
+    return model, hf_tok
+
+
+def forward_flops(cfg, length: int) -> float:
+    """Analytic multiply-add FLOPs (×2) of one forward pass on one sequence of ``length`` tokens."""
+    d, ff, layers = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    span = min(length, 2 * cfg.position_buckets)
+    per_layer = (
+        2 * length * (4 * d * d + 2 * d * ff)  # q, k, v, out projections + feed-forward
+        + 2 * 2 * length * length * d  # content-to-content scores + weighted sum
+        + 2 * 2 * length * span * d  # c2p and p2c scores against the relative positions
+        + 2 * 2 * span * d * d  # projecting the relative embeddings to keys and queries
+    )
+    return layers * per_layer
+
+
+def matmul_peak(seconds: float = 1.5) -> float:
+    import torch
+
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    for _ in range(3):
+        a @ b
+    n, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        a @ b
+        n += 1
+    return 2 * 1024**3 * n / (time.perf_counter() - t0) / 1e9
+
+
+def per_pair_loop(model, tok, pairs, max_length=512):
+    import torch
+
+    out = []
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for p, h in pairs:
+            enc = tok(p, h, truncation="only_first", max_length=max_length, return_tensors="pt")
+            out.append(torch.softmax(model(**enc).logits.float(), -1)[0, 0].item())
+    return out, time.perf_counter() - t0
+
+
+def runner_run(judge, pairs, batch_size):
+    from rageval.judges import JudgeRunner
+
+    runner = JudgeRunner(judge, batch_size=batch_size)
+    t0 = time.perf_counter()
+    out = runner([p for p, _ in pairs], [h for _, h in pairs])
+    return out, time.perf_counter() - t0, runner.stats()
+
+
+def demo_suite_ratio(cache_dir):
+    """executed/requested of the attribution diagnostics over the ASQA demos under four settings."""
+    from rageval.diagnostics.attribution import attribution_scores_batch
+    from rageval.judges import get_judge
+    from rageval.text import split_sentences
+
+    preds, units, sources = [], [], []
+    for demo in load_demos():
+        src, doc_units = [], []
+        for i, d in enumerate(demo["docs"]):
+            ids = []
+            for j, s in enumerate(split_sentences(d["text"])):
+                src.append({"id": f"d{i}.s{j}", "text": s, "title": d["title"]})
+                ids.append(f"d{i}.s{j}")
+            doc_units.append({"text": d["text"], "title": d["title"], "source_ids": ids})
+        settings = [
+            doc_units,  # identity
+            doc_units[:3],  # top-3 at nominal 0.50
+            doc_units[:3],  # top-3 at nominal 0.25: the same context
+            [{"text": u["text"], "title": u["title"], "source_ids": None} for u in doc_units],  # no provenance
+        ]
+        for us in settings:
+            preds.append(demo["answer"])
+            units.append(us)
+            sources.append(src)
+    figures = {}
+    for run in ("first run", "rerun (cache)"):
+        runner = get_judge("lexical", cache_dir=cache_dir)
+        for p, u, s in zip(preds, units, sources):  # the suite runner's way: one question x setting at a time
+            attribution_scores_batch([p], [u], [s], judge=runner, details=False)
+        st = runner.stats()
+        figures[run] = (st["executed"], st["requested"])
+        runner.close()
+    return figures, len(preds)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pairs", type=int, default=32)
+    ap.add_argument("--shape", choices=sorted(SHAPES), default="xsmall")
+    ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    ap.add_argument("--no-mallopt", action="store_true", help="keep glibc's default allocator settings")
+    ap.add_argument("--skip-bf16", action="store_true")
+    ap.add_argument("--bf16-pairs", type=int, default=16, help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)")
+    args = ap.parse_args(argv)
+
+    tuned = False if args.no_mallopt else tune_malloc()
+    import torch
+
+    from rageval.judges.hf import NLIJudge
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    pairs = make_pairs(args.pairs)
+    model, tok = build_model(args.shape, [t for pq in pairs for t in pq])
+    lengths = [len(x) for x in tok([p for p, _ in pairs], [h for _, h in pairs], truncation="only_first",
+                                    max_length=512)["input_ids"]]
+    print(f"model: random-init DeBERTa-v3-{args.shape} shape, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params; "
+          f"torch {torch.__version__}, {torch.get_num_threads()} threads; mallopt tuned: {tuned}")
+    print(f"pairs: {len(pairs)}, mean {sum(lengths) / len(lengths):.0f} tokens (min {min(lengths)}, max {max(lengths)})")
+    peak = matmul_peak()
+    flops = sum(forward_flops(model.config, n) for n in lengths)
+
+    judge = NLIJudge.from_model(model, tok, name=f"bench-deberta-v3-{args.shape}", revision="random-init",
+                                batch_size=args.batch_size)
+    runner_run(judge, pairs[:8], args.batch_size)  # warm-up
+    loop_p, loop_t = per_pair_loop(model, tok, pairs)
+    run_p, run_t, st = runner_run(judge, pairs, args.batch_size)
+    diff = max(abs(a - b) for a, b in zip(loop_p, run_p))
+    print()
+    print(f"matmul peak (fp32, 1024^3): {peak:.1f} GFLOP/s")
+    print(f"per-pair loop:              {len(pairs) / loop_t:6.2f} pairs/s   {flops / loop_t / 1e9:6.1f} GFLOP/s "
+          f"({100 * flops / loop_t / 1e9 / peak:.0f}% of peak)")
+    print(f"runner, sorted batches of {args.batch_size}: {len(pairs) / run_t:6.2f} pairs/s   "
+          f"{flops / run_t / 1e9:6.1f} GFLOP/s ({100 * flops / run_t / 1e9 / peak:.0f}% of peak)")
+    print(f"speed-up runner / loop:     {loop_t / run_t:.2f}x   (max |dp| vs loop {diff:.1e}; "
+          f"executed {st['executed']} of {st['requested']} requested)")
+
+    if not args.skip_bf16:
+        bf = NLIJudge.from_model(copy.deepcopy(model), tok, name=f"bench-deberta-v3-{args.shape}",
+                                 revision="random-init", batch_size=args.batch_size, dtype="bfloat16")
+        sub = pairs[: args.bf16_pairs]
+        fp_p, fp_t, _ = runner_run(judge, sub, args.batch_size)
+        bf_p, bf_t, _ = runner_run(bf, sub, args.batch_size)
+        print(f"bf16 sorted batches ({len(sub)} pairs): {len(sub) / bf_t:6.2f} pairs/s   speed-up vs fp32 runner "
+              f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}")
+
+    with tempfile.TemporaryDirectory() as cache:
+        figures, n = demo_suite_ratio(cache)
+    e1, r1 = figures["first run"]
+    e2, r2 = figures["rerun (cache)"]
+    print()
+    print(f"calls not made (lexical judge, ALCE ASQA demos x 4 settings = {n} question-settings):")
+    print(f"  first run:     executed/requested = {e1}/{r1} = {e1 / r1:.2f}")
+    print(f"  rerun (cache): executed/requested = {e2}/{r2} = {e2 / r2:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

