@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from itertools import chain
 from typing import Sequence
 
 import numpy as np
@@ -75,12 +75,12 @@ class LexicalIndex:
         self.n = n = len(term_lists)
         self.k1, self.b = k1, b
         self.term_lists = term_lists
-        vocab: dict[str, int] = {}
-        setdefault = vocab.setdefault
-        ids = np.fromiter((setdefault(w, len(vocab)) for tl in self.term_lists for w in tl), dtype=np.int64)
+        flat = list(chain.from_iterable(term_lists))
+        vocab = {w: k for k, w in enumerate(dict.fromkeys(flat))}  # first-appearance order
+        ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
         self.vocab = vocab
         v = max(len(vocab), 1)
-        lens = np.fromiter((len(tl) for tl in self.term_lists), dtype=np.int64, count=n)
+        lens = np.fromiter(map(len, term_lists), dtype=np.int64, count=n)
         keys = np.repeat(np.arange(n, dtype=np.int64), lens) * v + ids
         uk, cnt = np.unique(keys, return_counts=True)  # sorted by (row, term)
         r, c = uk // v, uk % v
@@ -92,7 +92,7 @@ class LexicalIndex:
         norm = np.sqrt(np.bincount(r, w * w, minlength=n)) if n else np.zeros(0)
         norm[norm == 0] = 1.0
         x = w / norm[r] if len(r) else w
-        self.lengths = np.asarray([len(tl) for tl in self.term_lists], dtype=np.float64)
+        self.lengths = lens.astype(np.float64)
         self.avg_len = float(self.lengths.mean()) if n and self.lengths.sum() > 0 else 1.0
         # row-major
         self._r_ptr = np.concatenate([[0], np.cumsum(np.bincount(r, minlength=n))]).astype(np.int64)
