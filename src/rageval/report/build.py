@@ -18,6 +18,18 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+def _run_counters(run_dir: Path) -> dict[str, Any]:
+    """The newest of run_stats.json / rescore_stats.json (path-dependent counters, shown apart in the HTML)."""
+    found = [p for p in (run_dir / "run_stats.json", run_dir / "rescore_stats.json") if p.is_file()]
+    if not found:
+        return {}
+    newest = max(found, key=lambda p: p.stat().st_mtime_ns)
+    try:
+        return json.loads(newest.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return {}
+
+
 def build_report(
     run_dir: str | Path,
     *,
@@ -75,5 +87,6 @@ def build_report(
     written["report_json"] = _write(out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n")
     from rageval.report.html import render_html
 
+    an["run_counters"] = _run_counters(run.path)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig))
     return written

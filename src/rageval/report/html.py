@@ -56,6 +56,10 @@ def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
+RUN_COUNTERS_BEGIN = "<!-- run-counters:begin -->"
+RUN_COUNTERS_END = "<!-- run-counters:end -->"
+
+
 def _judge_table(stats: Mapping[str, Any]) -> str:
     if not stats:
         return ('<p class="note">The manifest records no <code>judge_stats</code> (no judge ran, or the runner keeps '
@@ -163,7 +167,20 @@ def render_html(an: dict[str, Any], figures: Mapping[str, Mapping[str, Any]], sw
         add('<p class="note">No record carries <code>extra.reattribution_sweep</code>.</p>')
 
     add('<h2 id="judges">Judge cache and call counters</h2>')
-    add(_judge_table(an.get("judge_stats") or {}))
+    # The counters describe how this invocation got its numbers (cache hits differ after a resume), so
+    # they sit between markers: everything outside them is byte-identical for the same records and seed.
+    add(RUN_COUNTERS_BEGIN)
+    counters = an.get("run_counters") or {}
+    if counters:
+        add('<p class="note">Counters of the last invocation that wrote this report (<code>run_stats.json</code> / '
+            '<code>rescore_stats.json</code>); they depend on what was already cached, not on the results.</p>')
+        add(_judge_table({"judge": counters.get("judge", {})} if counters.get("judge") else {}))
+        rest = {k: v for k, v in counters.items() if k != "judge"}
+        if rest:
+            add(_judge_table({"records": {k: v for k, v in rest.items() if _scalar(v)}}))
+    else:
+        add(_judge_table(an.get("judge_stats") or {}))
+    add(RUN_COUNTERS_END)
 
     add('<h2 id="manifest">Manifest</h2>')
     add(f'<pre id="manifest-json">{_e(json.dumps(an["manifest"], indent=2, sort_keys=True, default=str))}</pre>')
