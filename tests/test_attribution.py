@@ -401,3 +401,22 @@ def test_grounded_equals_emitted_when_units_declare_exactly_what_they_show():
     r = scores("Claim F1 [1][2]. Claim F2 F3 [2][3]. Claim F9 [1]. Claim F3 [9].", units, sources)
     assert r["emitted_precision"] == r["grounded_precision"]
     assert r["emitted_recall"] == r["grounded_recall"] == 0.5
+
+
+def test_alce_semantics_duplicates_and_list_citations_hand_computed():
+    # ALCE: re.findall(r"\[\d+") reads "[1, 2]" as [1]; "[2][2]" keeps both -> ref = [1, 1] (0-based)
+    units = [U("F1", title="A"), U("F2", title="B")]
+    judge = Scripted()
+    r = scores("Claim F1 [1, 2]. Claim F2 [2][2].", units, [], judge=judge, alce_compat=True, parts=("emitted",))
+    s1, s2 = r["details"]["sentences"]
+    assert s1["citations"] == [1] and s2["citations"] == [2, 2]
+    # sentence 2: joint "B\nB" entails; each duplicate alone entails -> both precise: 3 precise of 3
+    assert (r["emitted_recall"], r["emitted_precision"]) == (1.0, 1.0)
+    assert ("Title: B\nF2\nTitle: B\nF2", "Claim F2.") in judge.calls
+
+
+def test_alce_first_line_only():
+    r = scores("Claim F1 [1].\nClaim F9 [1].", [U("F1")], [], alce_compat=True)
+    assert (r["emitted_recall"], r["emitted_precision"]) == (1.0, 1.0)
+    r = scores("Claim F1 [1].\nClaim F9 [1].", [U("F1")], [])
+    assert r["emitted_recall"] == 0.5
