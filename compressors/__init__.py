@@ -6,10 +6,11 @@
 >>> c = get("submodular", w_div=0.25)
 >>> c.needs_model
 False
->>> get("submodluar")
-Traceback (most recent call last):
-...
-rageval.compressors.base.CompressorConfigError: Unknown compressor 'submodluar'. Did you mean 'submodular'?
+>>> try:
+...     get("submodluar")
+... except CompressorConfigError as e:
+...     print(e)
+Unknown compressor 'submodluar'. Did you mean 'submodular'?
 
 Importing this package is cheap: no torch, transformers or llmlingua (they load
 only when a model-backed compressor runs).  The registry is a static table, so

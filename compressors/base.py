@@ -17,10 +17,11 @@ Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
 250
 >>> resolve_budget(None, retrieved_tokens=1000) is None
 True
->>> resolve_budget(0, retrieved_tokens=1000)
-Traceback (most recent call last):
-...
-rageval.compressors.base.BudgetError: budget=0 is not a valid budget: give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or None for no budget
+>>> try:
+...     resolve_budget(0, retrieved_tokens=1000)
+... except BudgetError as e:
+...     print(e)
+budget=0 is not a valid budget: give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or None for no budget
 
 **Defined outcomes for degenerate input** (never a crash mid-suite):
 

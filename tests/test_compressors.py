@@ -354,3 +354,4 @@ def test_no_model_free_compressor_crashes_on_the_whole_sample():
             for budget in (96, 0.1):
                 ctx = get(name).compress(q, snips, budget)
                 assert math.isfinite(ctx.achieved_ratio)
+
