@@ -45,10 +45,11 @@ CASES = {
         {"retrieved": [["a", "b"], ["c"], ["d"], ["e", "f"]], "references": [["a"], ["x"], [], ["f", "g"]]},
         {"k": 2},
     ),
-    "gold_coverage": None,  # filled by the compressors work (no evaluate module); skipped below if absent
 }
 
 ATTRIBUTION_INPUTS = {"predictions": PREDICTIONS, "units": UNITS, "sources": SOURCES}
+# gold-document coverage (no evaluate module): covered, not covered, no provenance (undefined), no gold (undefined)
+CASES["gold_coverage"] = ({"units": UNITS, "references": [["d0"], ["d1"], ["d0"], []]}, {})
 for _name in ("emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall", "re_attributability", "verification"):
     CASES[_name] = (ATTRIBUTION_INPUTS, {"judge": "lexical"})
 CASES["evidence_f1"] = (
