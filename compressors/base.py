@@ -196,8 +196,15 @@ def count_tokens(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
 
 
 def source_order(snippets: Sequence[SourceSnippet], indices: Iterable[int]) -> list[int]:
-    """Indices sorted in source order: (doc_rank, position), then input order."""
-    return sorted(indices, key=lambda i: (snippets[i].doc_rank, snippets[i].position, i))
+    """Indices sorted in source order: document rank, then document (first appearance), then position.
+
+    Documents that share a rank (e.g. snippets given without ``doc_rank``) are
+    never interleaved.
+    """
+    first: dict[str, int] = {}
+    for k, s in enumerate(snippets):
+        first.setdefault(s.doc_id, k)
+    return sorted(indices, key=lambda i: (snippets[i].doc_rank, first[snippets[i].doc_id], snippets[i].position, i))
 
 
 def make_context(

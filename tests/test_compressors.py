@@ -355,3 +355,11 @@ def test_no_model_free_compressor_crashes_on_the_whole_sample():
                 ctx = get(name).compress(q, snips, budget)
                 assert math.isfinite(ctx.achieved_ratio)
 
+
+
+def test_documents_sharing_a_rank_are_not_interleaved():
+    snips = [{"id": "a.s0", "text": "Paris is big."}, {"id": "a.s1", "text": "Paris has museums.", "position": 1},
+             {"id": "b.s0", "text": "Paris is in France."}]
+    for name in ("extractive", "mmr", "submodular"):
+        ctx = get(name).compress("Paris?", snips, None)
+        assert [u.source_ids[0] for u in ctx.units] == ["a.s0", "a.s1", "b.s0"], name
