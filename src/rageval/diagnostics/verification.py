@@ -21,7 +21,8 @@ better); a question with zero claims is undefined (None, counted).
 A claim without citations is unsupported in every mode, with no call
 (``claims_without_citations``).  ``verifier_tokens_<mode>`` is the verifier
 input of the pairs each mode checks (judge tokenizer when it has one, else the
-suite tokenizer; counted per claim, before truncation caches or de-duplication);
+suite tokenizer; what the judge reads after its own truncation, counted per checked
+claim, before any cache or de-duplication saving);
 ``recovery_candidates_scored`` counts the re-attribution pairs scored for the
 cited units without provenance.  The aggregate under ``verification`` is the
 recovered-source rate; all three are returned.
