@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from itertools import chain
 from typing import Sequence
 
@@ -55,6 +56,58 @@ def terms(text: str) -> list[str]:
 
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
     return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+def bm25_scores(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, *, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
+    """BM25 of each candidate (rows of ``tf``: counts of the query terms) given term lengths and IDFs."""
+    n = len(lengths)
+    if n == 0 or tf.shape[1] == 0:
+        return np.zeros(n)
+    avg_len = float(lengths.mean()) if lengths.sum() > 0 else 1.0
+    denom = tf + k1 * (1 - b + b * lengths[:, None] / avg_len)
+    return (idf[None, :] * tf * (k1 + 1) / np.where(denom == 0, 1, denom)).sum(axis=1)
+
+
+def scale_to_unit(scores: np.ndarray) -> np.ndarray:
+    m = scores.max() if scores.size else 0.0
+    return scores / m if m > 0 else scores
+
+
+def pool_query_stats(
+    query: str, index: "LexicalIndex", titles: Sequence[str | None] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Query-term statistics of a pool whose candidate ``i`` is ``index``'s candidate ``i`` plus ``terms(titles[i])``.
+
+    Returns ``(tf, lengths, idf)``: counts (n, q) of the distinct query terms
+    that occur in the pool (query order), term lengths (n,), BM25 IDFs (q,).
+    Equal to building a :class:`LexicalIndex` over ``title + text``, without
+    tokenizing every sentence again.
+    """
+    n = index.n
+    lengths = index.lengths.copy()
+    tcounts: list[Counter] = []
+    tid = np.zeros(n, dtype=np.int64)
+    if titles is not None:
+        uniq: dict[str, int] = {}
+        tid = np.fromiter((uniq.setdefault(t or "", len(uniq)) for t in titles), dtype=np.int64, count=n)
+        tlists = [terms(t) for t in uniq]
+        lengths = lengths + np.asarray([len(x) for x in tlists], dtype=np.float64)[tid]
+        tcounts = [Counter(x) for x in tlists]
+    cols, idfs = [], []
+    for w in dict.fromkeys(terms(query)):
+        col = np.zeros(n)
+        j = index.vocab.get(w)
+        if j is not None:
+            a, e = index._c_ptr[j], index._c_ptr[j + 1]
+            col[index._c_row[a:e]] = index._c_cnt[a:e]
+        if tcounts:
+            col += np.asarray([c[w] for c in tcounts], dtype=np.float64)[tid]
+        df = np.count_nonzero(col)
+        if df:
+            cols.append(col)
+            idfs.append(float(bm25_idf(n, np.float64(df))))
+    tf = np.stack(cols, axis=1) if cols else np.zeros((n, 0))
+    return tf, lengths, np.asarray(idfs, dtype=np.float64)
 
 
 class LexicalIndex:
@@ -124,14 +177,10 @@ class LexicalIndex:
         qids = self.query_term_ids(query)
         if self.n == 0 or not qids:
             return np.zeros(self.n)
-        tfq = self.term_counts(qids)
-        denom = tfq + self.k1 * (1 - self.b + self.b * self.lengths[:, None] / self.avg_len)
-        return (self.idf[qids][None, :] * tfq * (self.k1 + 1) / np.where(denom == 0, 1, denom)).sum(axis=1)
+        return bm25_scores(self.term_counts(qids), self.lengths, self.idf[qids], k1=self.k1, b=self.b)
 
     def relevance(self, query: str) -> np.ndarray:
-        s = self.bm25(query)
-        m = s.max() if s.size else 0.0
-        return s / m if m > 0 else s
+        return scale_to_unit(self.bm25(query))
 
     # -- similarity
     def similarity_row(self, i: int) -> np.ndarray:

@@ -55,7 +55,7 @@ from typing import Sequence
 import numpy as np
 
 from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
-from rageval.compressors.lexical import LexicalIndex, terms
+from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats, scale_to_unit
 from rageval.compressors.similarity import SimilarityMatrix, build_similarity, is_model_similarity
 
 __all__ = [
@@ -281,19 +281,14 @@ def build_problem(
     """
     sim_index = LexicalIndex(texts_for_similarity) if similarity == "lexical" else None
     if titles is not None:
-        sim_terms = sim_index.term_lists if sim_index is not None else [terms(t) for t in texts_for_similarity]
-        title_terms = {t: terms(t) for t in set(x for x in titles if x)}
-        rel_index = LexicalIndex(term_lists=[title_terms[t] + tl if t else tl for t, tl in zip(titles, sim_terms)])
+        base = sim_index if sim_index is not None else LexicalIndex(texts_for_similarity)
+        tfq, lengths, qidf = pool_query_stats(question, base, titles)
     else:
-        rel_index = LexicalIndex(texts_for_relevance)
-    rel = rel_index.relevance(question)
-    qids = rel_index.query_term_ids(question)
-    qw = rel_index.idf[qids] if qids else np.zeros(0)
-    qw = qw / qw.sum() if qw.size and qw.sum() > 0 else qw
-    if qids:
-        query_terms = rel_index.term_counts(qids) > 0
-    else:
-        query_terms = np.zeros((len(costs), 0), dtype=bool)
+        base = LexicalIndex(texts_for_relevance)
+        tfq, lengths, qidf = pool_query_stats(question, base)
+    rel = scale_to_unit(bm25_scores(tfq, lengths, qidf))
+    qw = qidf / qidf.sum() if qidf.size and qidf.sum() > 0 else qidf
+    query_terms = tfq > 0
     sim = build_similarity(similarity, list(texts_for_similarity), index=sim_index)
     doc_codes: dict[str, int] = {}
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)

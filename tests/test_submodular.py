@@ -161,3 +161,19 @@ def test_compressor_lazy_and_plain_give_identical_contexts():
             a = get("submodular").compress(ex["question"], snips, budget)
             b = get("submodular", lazy=False).compress(ex["question"], snips, budget)
             assert a == b
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(st.lists(st.sampled_from(VOCAB + ["the", "of"]), max_size=8).map(" ".join), min_size=1,
+                      max_size=8),
+       titles=st.lists(st.sampled_from(["Paris", "Louvre museum", "", "King of France"]), min_size=8, max_size=8),
+       question=st.lists(st.sampled_from(VOCAB + ["the", "which"]), max_size=6).map(" ".join))
+def test_title_aware_relevance_equals_an_index_over_title_plus_text(texts, titles, question):
+    from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats, scale_to_unit
+
+    titles = titles[: len(texts)]
+    tf, lengths, idf = pool_query_stats(question, LexicalIndex(texts), titles)
+    joined = LexicalIndex([f"{t}. {x}" if t else x for t, x in zip(titles, texts)])
+    assert np.allclose(scale_to_unit(bm25_scores(tf, lengths, idf)), joined.relevance(question))
+    qids = joined.query_term_ids(question)
+    assert np.allclose(idf, joined.idf[qids]) and np.array_equal(tf, joined.term_counts(qids))
