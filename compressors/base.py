@@ -279,7 +279,17 @@ class BaseCompressor:
     #: whether this compressor (with its current parameters) loads model weights
     needs_model: bool = False
 
+    #: accepted spellings of parameters (e.g. ``lambda`` in a YAML suite for ``lambda_``)
+    ALIASES: dict[str, str] = {}
+
     def __init__(self, **params: Any):
+        for alias, real in self.ALIASES.items():
+            if alias in params:
+                if real in params:
+                    raise CompressorConfigError(
+                        f"{self.name}: give either {alias!r} or {real!r}, not both (they are the same parameter)"
+                    )
+                params[real] = params.pop(alias)
         unknown = [k for k in params if k not in self.PARAMS]
         if unknown:
             k = unknown[0]

@@ -8,7 +8,7 @@ sentence's id.
 
 Parameters
 ----------
-lambda_ : float in [0, 1], default 0.7 (DESIGN §9).
+lambda_ : float in [0, 1], default 0.7 (DESIGN §9); a suite may write it ``lambda``.
 similarity : ``"lexical"`` (default) | ``"minilm"`` | embedding-model path.
 scorer : relevance scorer, ``"lexical"`` (default) (see :mod:`rageval.compressors.scoring`).
 use_titles : bool, default True — titles count for relevance and similarity.
@@ -28,6 +28,7 @@ __all__ = ["MMRCompressor"]
 
 class MMRCompressor(BaseCompressor):
     name = "mmr"
+    ALIASES = {"lambda": "lambda_"}
     PARAMS = {"lambda_": 0.7, "similarity": "lexical", "scorer": "lexical", "use_titles": True}
 
     def _check_params(self) -> None:

@@ -69,6 +69,12 @@ def test_unknown_name_and_parameter_suggest_the_fix():
         get("abstractive")
 
 
+def test_mmr_accepts_lambda_as_written_in_a_suite():
+    assert get("mmr", **{"lambda": 0.5}).params["lambda_"] == 0.5
+    with pytest.raises(CompressorConfigError, match="not both"):
+        get("mmr", **{"lambda": 0.5, "lambda_": 0.6})
+
+
 def test_needs_model_follows_parameters():
     assert all(not get(n).needs_model for n in MODEL_FREE)
     assert get("mmr", similarity="minilm").needs_model
