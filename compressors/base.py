@@ -358,6 +358,15 @@ class BaseCompressor:
         return self
 
     @property
+    def model_id(self) -> str | None:
+        """The model this setting uses (checkpoint path/id, ``minilm``, ``cross-encoder:<path>``), else None."""
+        for key in ("model", "scorer", "similarity"):
+            v = self.params.get(key)
+            if isinstance(v, str) and v and v != "lexical":
+                return v
+        return None
+
+    @property
     def config(self) -> dict[str, Any]:
         """Name, version and parameters: what a record hash should include."""
         return {"name": self.name, "version": self.version, "params": dict(self.params)}

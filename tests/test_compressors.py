@@ -94,6 +94,12 @@ def test_importing_compressors_does_not_import_torch():
     assert out.stdout.strip() == "[]"
 
 
+def test_model_id_names_the_model_of_model_backed_settings():
+    assert get("submodular").model_id is None
+    assert get("mmr", similarity="minilm").model_id == "minilm"
+    assert get("token_prune", backend="token_classifier", model="/ckpt").model_id == "/ckpt"
+
+
 def test_config_records_name_version_and_defaults():
     cfg = get("mmr").config
     assert cfg["name"] == "mmr" and cfg["params"]["lambda_"] == 0.7 and cfg["version"]
