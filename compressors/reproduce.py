@@ -230,6 +230,14 @@ def findings(res: dict[str, Any]) -> list[str]:
         "document is not the same as packing the sentence that holds the answer — seed 003's argument for "
         "measuring answer-in-context rather than coverage or recall."
     )
+    if "focused" in names and len(budgets) == 3:
+        adv = [cells[("submodular", b)]["aic"] - cells[("focused", b)]["aic"] for b in budgets]
+        peak = adv[1] > adv[0] and adv[1] > adv[2]
+        out.append(
+            f"- Seed 003's inverted U (the packer's edge over the focused heuristic peaking at the middle budget) "
+            f"is {'' if peak else 'not '}seen here: the edge in answer-in-context is "
+            f"{', '.join(f'{a:+.2f}' for a in adv)} at {', '.join(map(str, budgets))} tokens."
+        )
     abl = res.get("ablations") or {}
     if abl:
         default = next(iter(abl.values()))
