@@ -1,10 +1,12 @@
 """``token_prune``: keep/drop per token, LLMLingua-2 style; units declare **no** provenance.
 
-Pruned text is no longer any source sentence verbatim and no token-to-source map
-is kept, so every unit has ``source_ids=None`` (DESIGN §4, §9; seed 000's
-LLMLingua-2 integration).  One unit per document (the document's pruned
-sentences), carrying the document's title; documents pruned to nothing are
-dropped.
+Pruned text is no longer any source sentence verbatim and by default no
+token-to-source map is kept, so every unit has ``source_ids=None`` (DESIGN §4,
+§9; seed 000's LLMLingua-2 integration).  One unit per document (the document's
+pruned sentences), carrying the document's title; documents pruned to nothing
+are dropped.  With ``provenance="sentence"`` the map is kept: one unit per source
+sentence with surviving tokens, declaring that sentence's id (its text is the
+sentence's kept tokens — a subsequence of it, not the sentence verbatim).
 
 Backends (``backend``):
 
@@ -32,6 +34,7 @@ backend : ``"idf"`` (default) | ``"llmlingua2"`` | ``"token_classifier"``.
 model : str or None (default) — checkpoint folder for the model backends.
 rate : float in (0, 1], default 0.5 — share of tokens kept when the budget is None.
 device : ``"cpu"`` (default) — torch device for the model backends.
+provenance : ``"none"`` (default) | ``"sentence"`` (keep the token-to-source map; not with llmlingua2).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from typing import Sequence
 import numpy as np
 
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, count_tokens, group_documents
+from rageval.text.tokenize import RegexTokenizer
 from rageval.compressors.lexical import STOPWORDS, bm25_idf
 from rageval.types import Unit
 
@@ -102,11 +106,12 @@ def _keep_label(id2label: dict) -> int:
 
 class TokenPruneCompressor(BaseCompressor):
     name = "token_prune"
-    PARAMS = {"backend": "idf", "model": None, "rate": 0.5, "device": "cpu"}
+    PARAMS = {"backend": "idf", "model": None, "rate": 0.5, "device": "cpu", "provenance": "none"}
 
     def _check_params(self) -> None:
         self._check_choice("backend", ("idf", "llmlingua2", "token_classifier"))
         self._check_number("rate", 0.0, 1.0, lo_open=True)
+        self._check_choice("provenance", ("none", "sentence"))
         self.needs_model = self.params["backend"] != "idf"
         if self.needs_model and not (isinstance(self.params["model"], str) and self.params["model"]):
             raise self._param_error(
@@ -120,11 +125,15 @@ class TokenPruneCompressor(BaseCompressor):
                     "llmlingua only accepts LLMLingua-2 checkpoints whose path contains 'xlm-roberta-large' or "
                     "'bert-base-multilingual-cased'; rename or symlink the folder accordingly",
                 )
+        if self.params["provenance"] == "sentence" and self.params["backend"] == "llmlingua2":
+            raise self._param_error(
+                "provenance", "llmlingua returns text without a token-to-source map; use provenance='none' "
+                              "with backend='llmlingua2', or backend='idf'/'token_classifier'")
         self._models: dict = {}
 
     # ------------------------------------------------------------------ selection shared by idf / classifier
-    def _select(self, docs_tokens, scores, costs, target, tokenizer, titles):
-        """Keep the best-scoring tokens within ``target`` tokens (exact), build one unit per document."""
+    def _select(self, docs_tokens, scores, costs, target, tokenizer, titles, ids):
+        """Keep the best-scoring tokens within ``target`` tokens (exact), build one unit per group."""
         flat = [(d, k) for d, toks in enumerate(docs_tokens) for k in range(len(toks))]
         order = sorted(range(len(flat)), key=lambda f: (-scores[f], f))
         keep = np.zeros(len(flat), dtype=bool)
@@ -153,7 +162,7 @@ class TokenPruneCompressor(BaseCompressor):
                     f += 1
                 s = "".join(pieces).strip()
                 if s:
-                    units.append(Unit(s, source_ids=None, title=titles[d]))
+                    units.append(Unit(s, source_ids=ids[d], title=titles[d]))
             return units
 
         units = build(keep)
@@ -269,6 +278,11 @@ class TokenPruneCompressor(BaseCompressor):
         target = budget_tokens if budget_tokens is not None else max(1, int(self.params["rate"] * retrieved))
         docs = [[i for i in doc if costs[i] > 0] for doc in group_documents(snippets)]
         docs = [d for d in docs if d]
+        if self.params["provenance"] == "sentence":  # token-to-source map kept: one unit per source sentence
+            docs = [[i] for d in docs for i in d]
+            ids = [(snippets[d[0]].id,) for d in docs]
+        else:
+            ids = [None] * len(docs)
         titles = [snippets[d[0]].title for d in docs]
         if self.params["backend"] == "llmlingua2":
             comp = self._load_llmlingua()
@@ -281,7 +295,7 @@ class TokenPruneCompressor(BaseCompressor):
             return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]
         docs_tokens = [self._doc_text_tokens(snippets, d)[1] for d in docs]
         words = [t[0] for toks in docs_tokens for t in toks]
-        if getattr(tokenizer, "name", None) == "regex":
+        if type(tokenizer) is RegexTokenizer:
             word_costs = [1] * len(words)
         else:
             word_costs = count_tokens(tokenizer, words)
@@ -289,4 +303,4 @@ class TokenPruneCompressor(BaseCompressor):
             scores = self._idf_scores(snippets, docs_tokens)
         else:
             scores = self._classifier_scores(docs_tokens)
-        return self._select(docs_tokens, scores, word_costs, target, tokenizer, titles)
+        return self._select(docs_tokens, scores, word_costs, target, tokenizer, titles, ids)

@@ -390,3 +390,18 @@ def test_packer_reproduction_command_writes_its_table(tmp_path):
     for name in ("naive", "focused", "mmr", "submodular"):
         assert f"| {name} |" in text
     assert "What this shows" in text
+
+
+def test_token_prune_with_a_token_to_source_map_declares_the_sentence_each_unit_came_from():
+    q, snips = hotpot(1)
+    by_id = {s.id: s for s in snips}
+    ctx = get("token_prune", provenance="sentence").compress(q, snips, 0.3)
+    assert ctx.units and ctx.achieved_tokens <= ctx.budget_tokens
+    for u in ctx.units:
+        assert len(u.source_ids) == 1
+        src = TOK.tokenize(by_id[u.source_ids[0]].text)
+        kept = TOK.tokenize(u.text)
+        it = iter(src)
+        assert all(tok in it for tok in kept)  # the unit's tokens are a subsequence of its declared sentence
+    with pytest.raises(CompressorConfigError, match="token-to-source map"):
+        get("token_prune", backend="llmlingua2", model="/m/xlm-roberta-large", provenance="sentence")
