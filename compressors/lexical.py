@@ -15,7 +15,6 @@ BM25 form ``log(1 + (N - df + 0.5) / (df + 0.5))`` so it is always positive.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from itertools import chain
@@ -195,12 +194,6 @@ class LexicalIndex:
             val.append(self._c_val[p:q] * xv)
         return np.bincount(np.concatenate(idx), np.concatenate(val), minlength=self.n)
 
-    def similarity_row_sparse(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """(indices, values) of the non-zero similarities of candidate ``i``."""
-        row = self.similarity_row(i)
-        idx = np.flatnonzero(row)
-        return idx, row[idx]
-
     def row_sums(self) -> np.ndarray:
         """sum_j sim(i, j) for every i, in O(nnz)."""
         if self.n == 0 or not len(self._r_col):
@@ -208,11 +201,3 @@ class LexicalIndex:
         colsum = np.bincount(self._r_col, self._r_val, minlength=len(self.vocab))
         rows = np.repeat(np.arange(self.n), np.diff(self._r_ptr))
         return np.bincount(rows, self._r_val * colsum[self._r_col], minlength=self.n)
-
-
-def idf_weights(index: LexicalIndex, ids: Sequence[int]) -> np.ndarray:
-    return index.idf[list(ids)] if ids else np.zeros(0)
-
-
-def safe_log(x: float) -> float:
-    return math.log(x) if x > 0 else float("-inf")

@@ -33,17 +33,12 @@ def is_model_similarity(spec: str) -> bool:
 
 
 class SimilarityMatrix:
-    """Interface: ``n``, ``row(i)`` (dense), ``row_sparse(i)`` (indices, values), ``row_sums()``."""
+    """Interface: ``n``, ``row(i)`` (dense, non-negative), ``row_sums()``."""
 
     n: int
 
     def row(self, i: int) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
-
-    def row_sparse(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        r = self.row(i)
-        idx = np.flatnonzero(r)
-        return idx, r[idx]
 
     def row_sums(self) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -56,9 +51,6 @@ class LexicalSimilarity(SimilarityMatrix):
 
     def row(self, i: int) -> np.ndarray:
         return self.index.similarity_row(i)
-
-    def row_sparse(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.index.similarity_row_sparse(i)
 
     def row_sums(self) -> np.ndarray:
         return self.index.row_sums()

@@ -44,7 +44,6 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
