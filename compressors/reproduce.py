@@ -144,9 +144,10 @@ def render(res: dict[str, Any], command: str) -> str:
         "question are the retrieved set, ranked by BM25 of the question over `title + text`. "
         f"{res['n_undefined']} yes/no questions are undefined for answer-in-context, so answer-in-context "
         f"is a mean over {res['n_defined']} questions; gold coverage is over all {res['n']}. "
-        "Budgets count tokens with rageval's model-free `regex` tokenizer (words and punctuation marks), so "
-        "96/160/224 here are tighter than seed 003's reader-tokenizer budgets of the same size in words but "
-        "comparable only in shape. All compressors use their default parameters; no reader is run.",
+        "Budgets count tokens with rageval's model-free `regex` tokenizer (a token is a word or a punctuation "
+        "mark); seed 003 counted with its reader's sub-word tokenizer, which usually splits words further, so "
+        "96/160/224 here hold somewhat more text than seed 003's budgets of the same size: comparable only in "
+        "shape. All compressors use their default parameters; no reader is run.",
         "",
         f"Mean retrieved tokens per question: {res['retrieved_tokens']:.0f}. "
         f"Answer-in-context of the whole retrieved set (the ceiling): {_f(res['retrieved_aic'])}.",
