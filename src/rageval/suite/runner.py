@@ -419,6 +419,7 @@ def run_suite(
             "rageval": __version__,
             "setting": setting.to_dict(),
             "params": params,
+            "compressor": getattr(compressor, "config", None) if compressor is not None else None,
             "tokenizer": suite.tokenizer,
             "reader": suite.reader.model_dump(mode="json"),
             "reader_id": models["reader"],
