@@ -113,6 +113,14 @@ def forward_flops(cfg, length: int) -> float:
     return layers * per_layer
 
 
+def _has_bf16_units() -> bool:
+    try:
+        flags = open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
 def matmul_peak(seconds: float = 1.5) -> float:
     import torch
 
@@ -179,6 +187,15 @@ def demo_suite_ratio(cache_dir):
             attribution_scores_batch([p], [u], [s], judge=runner, details=False)
         st = runner.stats()
         figures[run] = (st["executed"], st["requested"])
+        if run == "first run":
+            # the suite runner also sweeps the recovery threshold (0.3-0.8) where units lack provenance
+            for p, u, s in zip(preds, units, sources):
+                if any(x["source_ids"] is None for x in u):
+                    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+                        attribution_scores_batch([p], [u], [s], judge=runner, recovery_threshold=t,
+                                                 parts=("grounded", "re_attributability"), details=False)
+            st = runner.stats()
+            figures["first run + threshold sweep"] = (st["executed"], st["requested"])
         runner.close()
     return figures, len(preds)
 
@@ -190,8 +207,9 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     ap.add_argument("--no-mallopt", action="store_true", help="keep glibc's default allocator settings")
+    ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions (best time kept)")
     ap.add_argument("--skip-bf16", action="store_true")
-    ap.add_argument("--bf16-pairs", type=int, default=16, help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)")
+    ap.add_argument("--bf16-pairs", type=int, default=8, help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)")
     args = ap.parse_args(argv)
 
     tuned = False if args.no_mallopt else tune_malloc()
@@ -208,41 +226,52 @@ def main(argv=None):
     print(f"model: random-init DeBERTa-v3-{args.shape} shape, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params; "
           f"torch {torch.__version__}, {torch.get_num_threads()} threads; mallopt tuned: {tuned}")
     print(f"pairs: {len(pairs)}, mean {sum(lengths) / len(lengths):.0f} tokens (min {min(lengths)}, max {max(lengths)})")
+    load0 = os.getloadavg()[0]
     peak = matmul_peak()
     flops = sum(forward_flops(model.config, n) for n in lengths)
 
     judge = NLIJudge.from_model(model, tok, name=f"bench-deberta-v3-{args.shape}", revision="random-init",
                                 batch_size=args.batch_size)
     runner_run(judge, pairs[:8], args.batch_size)  # warm-up
-    loop_p, loop_t = per_pair_loop(model, tok, pairs)
-    run_p, run_t, st = runner_run(judge, pairs, args.batch_size)
+    # interleaved repetitions, best of each: a shared machine's load hits both sides alike
+    loop_t = run_t = float("inf")
+    for _ in range(args.reps):
+        loop_p, t = per_pair_loop(model, tok, pairs)
+        loop_t = min(loop_t, t)
+        run_p, t, st = runner_run(judge, pairs, args.batch_size)
+        run_t = min(run_t, t)
+    peak = max(peak, matmul_peak())
     diff = max(abs(a - b) for a, b in zip(loop_p, run_p))
     print()
-    print(f"matmul peak (fp32, 1024^3): {peak:.1f} GFLOP/s")
+    print(f"matmul peak (fp32, 1024^3, best of two): {peak:.1f} GFLOP/s; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
     print(f"per-pair loop:              {len(pairs) / loop_t:6.2f} pairs/s   {flops / loop_t / 1e9:6.1f} GFLOP/s "
           f"({100 * flops / loop_t / 1e9 / peak:.0f}% of peak)")
     print(f"runner, sorted batches of {args.batch_size}: {len(pairs) / run_t:6.2f} pairs/s   "
           f"{flops / run_t / 1e9:6.1f} GFLOP/s ({100 * flops / run_t / 1e9 / peak:.0f}% of peak)")
-    print(f"speed-up runner / loop:     {loop_t / run_t:.2f}x   (max |dp| vs loop {diff:.1e}; "
-          f"executed {st['executed']} of {st['requested']} requested)")
+    print(f"speed-up runner / loop:     {loop_t / run_t:.2f}x   best of {args.reps} interleaved runs (max |dp| vs loop "
+          f"{diff:.1e}; executed {st['executed']} of {st['requested']} requested)")
 
     if not args.skip_bf16:
         bf = NLIJudge.from_model(copy.deepcopy(model), tok, name=f"bench-deberta-v3-{args.shape}",
                                  revision="random-init", batch_size=args.batch_size, dtype="bfloat16")
         sub = pairs[: args.bf16_pairs]
-        fp_p, fp_t, _ = runner_run(judge, sub, args.batch_size)
-        bf_p, bf_t, _ = runner_run(bf, sub, args.batch_size)
+        runner_run(bf, sub[:4], args.batch_size)
+        fp_t = bf_t = float("inf")
+        for _ in range(args.reps):
+            fp_p, t, _ = runner_run(judge, sub, args.batch_size)
+            fp_t = min(fp_t, t)
+            bf_p, t, _ = runner_run(bf, sub, args.batch_size)
+            bf_t = min(bf_t, t)
         print(f"bf16 sorted batches ({len(sub)} pairs): {len(sub) / bf_t:6.2f} pairs/s   speed-up vs fp32 runner "
-              f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}")
+              f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}"
+              f"{'' if _has_bf16_units() else '  (this CPU has no bf16 units: bf16 is emulated)'}")
 
     with tempfile.TemporaryDirectory() as cache:
         figures, n = demo_suite_ratio(cache)
-    e1, r1 = figures["first run"]
-    e2, r2 = figures["rerun (cache)"]
     print()
     print(f"calls not made (lexical judge, ALCE ASQA demos x 4 settings = {n} question-settings):")
-    print(f"  first run:     executed/requested = {e1}/{r1} = {e1 / r1:.2f}")
-    print(f"  rerun (cache): executed/requested = {e2}/{r2} = {e2 / r2:.2f}")
+    for name, (e, r) in figures.items():
+        print(f"  {name + ':':30s} executed/requested = {e}/{r} = {e / r:.2f}")
     return 0
 
 

@@ -28,6 +28,7 @@ True
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -65,35 +66,13 @@ def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any =
         s = str(spec)
         if not s.strip():
             raise ValueError("judge spec is empty: use 'lexical', 'replay:<path>', a model path or hub id")
-        hf_kw = {"revision": revision, "max_length": max_length, "batch_size": batch_size or 8, "dtype": dtype,
-                 "device": device}
         if s == "lexical":
             return LexicalJudge()
         if s.startswith("replay:"):
             return ReplayJudge(s[len("replay:"):])
         if s == "minilm" or s.startswith("embedding:"):
-            from rageval.judges.embedding import EmbeddingJudge
-
-            path = None if s == "minilm" else s[len("embedding:"):]
-            return EmbeddingJudge(path, batch_size=batch_size or 16, device=device)
-        if s.startswith(("nli:", "seq2seq:")):
-            kind, _, target = s.partition(":")
-        else:
-            target = s
-            try:
-                from rageval.judges.hf import detect_kind
-
-                kind = detect_kind(target, revision=revision)
-            except (OSError, EnvironmentError) as err:
-                close = difflib.get_close_matches(s, ["lexical", "minilm"], n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
-                raise ValueError(
-                    f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-                ) from err
-        from rageval.judges.hf import NLIJudge, Seq2SeqJudge
-
-        return (NLIJudge if kind == "nli" else Seq2SeqJudge)(target, **hf_kw)
+            return _embedding_judge(None if s == "minilm" else s[len("embedding:"):], batch_size or 16, device)
+        return _model_judge(s, revision, max_length, batch_size or 8, dtype, device)
     if isinstance(spec, Judge):
         return spec
     if callable(spec):
@@ -102,6 +81,37 @@ def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any =
         f"judge must be a name ('lexical', 'replay:<path>', a model path or hub id), a Judge or a callable "
         f"judge(premises, hypotheses) -> list[float]; got {type(spec).__name__}"
     )
+
+
+@functools.lru_cache(maxsize=2)
+def _embedding_judge(path, batch_size, device):
+    from rageval.judges.embedding import EmbeddingJudge
+
+    return EmbeddingJudge(path, batch_size=batch_size, device=device)
+
+
+@functools.lru_cache(maxsize=4)
+def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
+    """Model judges are loaded once per process and spec (evaluate modules called one after another share it)."""
+    if s.startswith(("nli:", "seq2seq:")):
+        kind, _, target = s.partition(":")
+    else:
+        target = s
+        try:
+            from rageval.judges.hf import detect_kind
+
+            kind = detect_kind(target, revision=revision)
+        except (OSError, EnvironmentError) as err:
+            close = difflib.get_close_matches(s, ["lexical", "minilm"], n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
+            raise ValueError(
+                f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+            ) from err
+    from rageval.judges.hf import NLIJudge, Seq2SeqJudge
+
+    return (NLIJudge if kind == "nli" else Seq2SeqJudge)(
+        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device)
 
 
 def get_judge(spec: Any = None, *, cache_dir: str | os.PathLike | None = None, batch_size: int | None = None,

@@ -177,6 +177,8 @@ class JudgeRunner:
             safe = hashlib.sha256(self.id.encode()).hexdigest()[:16]
             self.cache_path = Path(cache_dir) / f"judge-{safe}.sqlite"
             self._disk = _DiskCache(self.cache_path)
+        backend_stats = getattr(judge, "stats", None)
+        self._backend_base = dict(backend_stats()) if callable(backend_stats) else {}
         self._counts = {"requested": 0, "unique": 0, "executed": 0, "memory_hits": 0,
                         "cache_hits": 0, "cache_misses": 0, "batches": 0}
 
@@ -272,14 +274,18 @@ class JudgeRunner:
             self._counts["executed"] / self._counts["requested"] if self._counts["requested"] else None
         )
         backend = getattr(self.judge, "stats", None)
-        if callable(backend):
-            out.update(backend())
+        if callable(backend):  # the backend may be shared (loaded once per process): report this runner's share
+            for k, v in backend().items():
+                base = self._backend_base.get(k, 0)
+                out[k] = v - base if isinstance(v, (int, float)) and isinstance(base, (int, float)) else v
         out["cache_path"] = str(self.cache_path) if self.cache_path else None
         return out
 
     def reset_stats(self) -> None:
         for k in self._counts:
             self._counts[k] = 0
+        backend = getattr(self.judge, "stats", None)
+        self._backend_base = dict(backend()) if callable(backend) else {}
 
     def clear_memory(self) -> None:
         """Forget the in-memory memo (the disk cache stays)."""

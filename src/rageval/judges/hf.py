@@ -176,6 +176,7 @@ class NLIJudge(_HFBase):
         _HFBase.__init__(self, name, revision=revision, max_length=max_length, batch_size=batch_size,
                          dtype=dtype, device=device)
         self._setup(model, tokenizer, revision)
+        self.cacheable = revision != "unsaved"  # never disk-cache weights nobody named
         return self
 
     def _lengths(self, premises, hypotheses) -> list[int]:
