@@ -200,6 +200,22 @@ def demo_suite_ratio(cache_dir):
     return figures, len(preds)
 
 
+def minilm_agreement(n: int) -> None:
+    """bf16 vs fp32 on a trained checkpoint (the MiniLM judge) over WiCE claims: decision agreement and max |dp|."""
+    from rageval.judges import get_judge
+    from rageval.judges.calibrate import _premise, load_wice
+
+    rows = load_wice()[:n]
+    prem = [_premise(r, "bm25", 5) for r in rows]
+    hyp = [r["claim"] for r in rows]
+    fp = get_judge("minilm")(prem, hyp)
+    t0 = time.perf_counter()
+    bf = get_judge("minilm", dtype="bfloat16")(prem, hyp)
+    agree = sum((a >= 0.5) == (b >= 0.5) for a, b in zip(fp, bf)) / len(fp)
+    print(f"bf16 on a trained checkpoint (MiniLM judge, {len(rows)} WiCE claims): decision agreement {agree:.3f}, "
+          f"max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(fp, bf)):.4f} ({time.perf_counter() - t0:.0f} s bf16)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=32)
@@ -207,6 +223,8 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     ap.add_argument("--no-mallopt", action="store_true", help="keep glibc's default allocator settings")
+    ap.add_argument("--minilm-agreement", type=int, default=0, metavar="N",
+                    help="also compare bf16 vs fp32 decisions of the trained MiniLM judge on N WiCE claims (slow)")
     ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions (best time kept)")
     ap.add_argument("--skip-bf16", action="store_true")
     ap.add_argument("--bf16-pairs", type=int, default=8, help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)")
@@ -265,6 +283,9 @@ def main(argv=None):
         print(f"bf16 sorted batches ({len(sub)} pairs): {len(sub) / bf_t:6.2f} pairs/s   speed-up vs fp32 runner "
               f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}"
               f"{'' if _has_bf16_units() else '  (this CPU has no bf16 units: bf16 is emulated)'}")
+
+    if args.minilm_agreement:
+        minilm_agreement(args.minilm_agreement)
 
     with tempfile.TemporaryDirectory() as cache:
         figures, n = demo_suite_ratio(cache)

@@ -71,7 +71,7 @@ def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any =
         if s.startswith("replay:"):
             return ReplayJudge(s[len("replay:"):])
         if s == "minilm" or s.startswith("embedding:"):
-            return _embedding_judge(None if s == "minilm" else s[len("embedding:"):], batch_size or 16, device)
+            return _embedding_judge(None if s == "minilm" else s[len("embedding:"):], batch_size or 16, device, dtype)
         return _model_judge(s, revision, max_length, batch_size or 8, dtype, device)
     if isinstance(spec, Judge):
         return spec
@@ -84,10 +84,10 @@ def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any =
 
 
 @functools.lru_cache(maxsize=2)
-def _embedding_judge(path, batch_size, device):
+def _embedding_judge(path, batch_size, device, dtype):
     from rageval.judges.embedding import EmbeddingJudge
 
-    return EmbeddingJudge(path, batch_size=batch_size, device=device)
+    return EmbeddingJudge(path, batch_size=batch_size, device=device, dtype=dtype)
 
 
 @functools.lru_cache(maxsize=4)

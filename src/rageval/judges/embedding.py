@@ -35,7 +35,7 @@ class EmbeddingJudge:
     uses_torch = True
 
     def __init__(self, path: str | None = None, *, batch_size: int = 16, max_length: int = 256,
-                 device: str | None = None):
+                 device: str | None = None, dtype: Any = None):
         from pathlib import Path
 
         from transformers import AutoModel, AutoTokenizer
@@ -47,9 +47,13 @@ class EmbeddingJudge:
         self.max_length = max_length
         self.device = device or "cpu"
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path).to(self.device).eval()
+        from rageval.judges.hf import _resolve_dtype
+
+        torch_dtype = _resolve_dtype(dtype)
+        self.model = AutoModel.from_pretrained(self.path).to(self.device).to(torch_dtype).eval()
         name = "all-MiniLM-L6-v2" if path is None else Path(self.path).name
-        self.id = f"embedding:{name}@sha256:{weights_fingerprint(self.path)}|max_length={max_length}|rule=v1"
+        dt = str(torch_dtype).replace("torch.", "")
+        self.id = f"embedding:{name}@sha256:{weights_fingerprint(self.path)}|{dt}|max_length={max_length}|rule=v1"
         self._emb: dict[str, Any] = {}
         self._truncated = 0
 
@@ -70,7 +74,7 @@ class EmbeddingJudge:
                 hidden = self.model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                vec = torch.nn.functional.normalize(vec, dim=-1)
+                vec = torch.nn.functional.normalize(vec.float(), dim=-1)
             for t, v in zip(chunk, vec.cpu()):
                 self._emb[t] = v
 
