@@ -113,13 +113,13 @@ def _premise(row: dict, mode: str, k: int) -> str:
 
 
 def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float = 0.5, premise: str = "bm25",
-              k: int = 5, cache_dir: Any = None) -> dict[str, Any]:
+              k: int = 5, cache_dir: Any = None, dtype: Any = None, max_length: int | None = 512) -> dict[str, Any]:
     """Score ``judge`` on WiCE-format rows; see the module doc for the figures."""
     from rageval.judges import get_judge
 
     if premise not in ("bm25", "full"):
         raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
-    runner = get_judge(judge, cache_dir=cache_dir)
+    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length)
     prem = [_premise(r, premise, k) for r in rows]
     hyp = [r["claim"] for r in rows]
     probs = runner(prem, hyp)
@@ -177,15 +177,20 @@ def format_report(r: dict[str, Any]) -> str:
               help="bm25: top-k evidence sentences for the claim; full: the whole page.")
 @click.option("--k", "k", default=5, show_default=True, type=click.IntRange(1), help="Evidence sentences for --premise bm25.")
 @click.option("--limit", default=None, type=click.IntRange(1), help="Score only the first N rows.")
+@click.option("--dtype", default=None, type=click.Choice(["float32", "bfloat16", "float16"]),
+              help="Weights dtype of a model judge (bfloat16: opt-in, faster on CPUs/GPUs with bf16 units).")
+@click.option("--max-length", default=512, show_default=True, type=click.IntRange(8),
+              help="Truncation of a model judge's input, in tokens (truncated pairs are counted).")
 @click.option("--cache-dir", default=None, type=click.Path(file_okay=False), help="Judge cache folder.")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON.")
-def calibrate_cmd(judge, data, threshold, premise, k, limit, cache_dir, json_out):
+def calibrate_cmd(judge, data, threshold, premise, k, limit, dtype, max_length, cache_dir, json_out):
     """Score a judge against human support labels (WiCE): accuracy, balanced accuracy, AUROC."""
     try:
         rows = load_wice(data)
         if limit:
             rows = rows[:limit]
-        r = calibrate(rows, judge=judge, threshold=threshold, premise=premise, k=k, cache_dir=cache_dir)
+        r = calibrate(rows, judge=judge, threshold=threshold, premise=premise, k=k, cache_dir=cache_dir, dtype=dtype,
+                      max_length=max_length)
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(format_report(r))
