@@ -191,3 +191,12 @@ def test_minilm_judge_and_dense_candidates():
     r = re_attributability([""], units, sources, judge=j, candidates="dense", k=1)
     assert r["re_attributability"] == 1.0
     assert r["per_question"][0]["details"]["recovery"]["1"]["candidates"] == ["b"]
+
+
+def test_calibrate_runs_a_model_judge_through_the_cli_path(t5_dir):
+    from rageval.judges.calibrate import calibrate, load_wice
+
+    r = calibrate(load_wice()[:6], judge=f"seq2seq:{t5_dir}", max_length=64)
+    assert r["judge"].startswith("seq2seq:tiny-t5-true@sha256:") and "max_length=64" in r["judge"]
+    assert r["n_rows"] == 6 and r["judge_stats"]["truncated"] > 0
+    assert r["binary"]["accuracy"] is None or 0.0 <= r["binary"]["accuracy"] <= 1.0
