@@ -643,7 +643,10 @@ _re_attributability = _module(
     ("units_without_provenance", "re_attributable_units", "recovery_candidates_scored", "recovery_tokens"))
 
 
-def emitted_precision(predictions, units, sources, **options) -> dict[str, Any]:
+def emitted_precision(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
+                      max_citations: int | None = 3, alce_compat: bool = False, no_citation_precision: str = "zero",
+                      recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
+                      candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
     """ALCE citation precision with premise = the unit text the reader saw (see module doc).
 
     >>> units = [[{"text": "Paris is the capital of France.", "source_ids": None},
@@ -652,15 +655,27 @@ def emitted_precision(predictions, units, sources, **options) -> dict[str, Any]:
     >>> r["emitted_precision"], r["emitted_recall"]
     (0.5, 1.0)
     """
-    return _emitted_precision(predictions, units, sources, **options)
+    return _emitted_precision(predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+                                alce_compat=alce_compat, no_citation_precision=no_citation_precision,
+                                recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+                                candidates=candidates, cache_dir=cache_dir, details=details)
 
 
-def emitted_recall(predictions, units, sources, **options) -> dict[str, Any]:
+def emitted_recall(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
+                      max_citations: int | None = 3, alce_compat: bool = False, no_citation_precision: str = "zero",
+                      recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
+                      candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
     """ALCE citation recall with premise = the unit text the reader saw (see module doc)."""
-    return _emitted_recall(predictions, units, sources, **options)
+    return _emitted_recall(predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+                                alce_compat=alce_compat, no_citation_precision=no_citation_precision,
+                                recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+                                candidates=candidates, cache_dir=cache_dir, details=details)
 
 
-def grounded_precision(predictions, units, sources, **options) -> dict[str, Any]:
+def grounded_precision(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
+                      max_citations: int | None = 3, alce_compat: bool = False, no_citation_precision: str = "zero",
+                      recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
+                      candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
     """Citation precision with premise = the cited unit's declared, else recovered, source snippets.
 
     Per question also ``emitted_*``, the emitted − grounded gaps and the
@@ -671,15 +686,27 @@ def grounded_precision(predictions, units, sources, **options) -> dict[str, Any]
     >>> r["grounded_precision"], r["emitted_precision"], r["per_question"][0]["citations_missing"]
     (0.0, 1.0, 1)
     """
-    return _grounded_precision(predictions, units, sources, **options)
+    return _grounded_precision(predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+                                alce_compat=alce_compat, no_citation_precision=no_citation_precision,
+                                recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+                                candidates=candidates, cache_dir=cache_dir, details=details)
 
 
-def grounded_recall(predictions, units, sources, **options) -> dict[str, Any]:
+def grounded_recall(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
+                      max_citations: int | None = 3, alce_compat: bool = False, no_citation_precision: str = "zero",
+                      recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
+                      candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
     """Citation recall with premise = the cited units' declared, else recovered, source snippets."""
-    return _grounded_recall(predictions, units, sources, **options)
+    return _grounded_recall(predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+                                alce_compat=alce_compat, no_citation_precision=no_citation_precision,
+                                recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+                                candidates=candidates, cache_dir=cache_dir, details=details)
 
 
-def re_attributability(predictions, units, sources, **options) -> dict[str, Any]:
+def re_attributability(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
+                      max_citations: int | None = 3, alce_compat: bool = False, no_citation_precision: str = "zero",
+                      recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
+                      candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
     """Share of units without declared provenance for which a source snippet passes the judge.
 
     Undefined for a question whose units all declare provenance.  ``predictions``
@@ -690,7 +717,10 @@ def re_attributability(predictions, units, sources, **options) -> dict[str, Any]
     >>> re_attributability([""], units, sources)["re_attributability"]
     1.0
     """
-    return _re_attributability(predictions, units, sources, **options)
+    return _re_attributability(predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
+                                alce_compat=alce_compat, no_citation_precision=no_citation_precision,
+                                recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
+                                candidates=candidates, cache_dir=cache_dir, details=details)
 
 
 def re_attributability_sweep(predictions, units, sources, *, judge: Any = "lexical",
