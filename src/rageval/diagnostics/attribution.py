@@ -68,7 +68,7 @@ from typing import Any, Callable, Sequence
 
 from rageval.citations import parse_answer
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
-from rageval.diagnostics._common import summarize
+from rageval.diagnostics._common import mean_defined, summarize
 
 __all__ = [
     "emitted_precision",
@@ -733,16 +733,19 @@ def re_attributability_sweep(predictions, units, sources, *, judge: Any = "lexic
     from rageval.judges import get_judge
 
     runner = get_judge(judge, cache_dir=options.pop("cache_dir", None))
+    if "recovery_threshold" in options:
+        raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
     out = []
     for t in thresholds:
-        ra = _re_attributability(predictions, units, sources, judge=runner, recovery_threshold=t, details=False, **options)
-        gp = _grounded_precision(predictions, units, sources, judge=runner, recovery_threshold=t, details=False, **options)
+        rows = attribution_scores_batch(predictions, units, sources, judge=runner, recovery_threshold=t,
+                                        parts=("grounded", "re_attributability"), details=False, **options)
+        ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
         out.append({
             "threshold": t,
             "re_attributability": ra["re_attributability"],
             "n": ra["n"],
             "n_undefined": ra["n_undefined"],
-            "grounded_precision": gp["grounded_precision"],
-            "grounded_recall": gp["grounded_recall"],
+            "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
+            "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
         })
     return out
