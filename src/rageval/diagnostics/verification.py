@@ -18,7 +18,8 @@ better); a question with zero claims is undefined (None, counted).
   then the pooled evidence is checked; a claim left with no evidence is
   unsupported without a call (``unrecovered_claims``).
 
-A claim without citations is unsupported in every mode, with no call
+A claim without valid citations (none, or only out-of-range ones) is unsupported
+in every mode, with no call
 (``claims_without_citations``).  ``verifier_tokens_<mode>`` is the verifier
 input of the pairs each mode checks (judge tokenizer when it has one, else the
 suite tokenizer; what the judge reads after its own truncation, counted per checked
