@@ -81,6 +81,15 @@ def _resolve_dtype(dtype: Any):
     raise ValueError(f"dtype must be 'float32' (default), 'bfloat16' or 'float16', got {dtype!r}")
 
 
+def _from_pretrained(auto_cls, name_or_path: str, revision: str | None, torch_dtype):
+    """Load in the target dtype directly (a bf16 T5-XXL must not pass through fp32 in memory)."""
+    import transformers
+
+    major = int(transformers.__version__.split(".")[0])
+    key = "dtype" if major >= 5 else "torch_dtype"
+    return auto_cls.from_pretrained(name_or_path, revision=revision, **{key: torch_dtype})
+
+
 def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
     """``"nli"`` (sequence classifier) or ``"seq2seq"`` (encoder-decoder) from the model config."""
     from transformers import AutoConfig
@@ -151,7 +160,7 @@ class NLIJudge(_HFBase):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
-        model = AutoModelForSequenceClassification.from_pretrained(self.name_or_path, revision=revision)
+        model = _from_pretrained(AutoModelForSequenceClassification, self.name_or_path, revision, self.torch_dtype)
         self._setup(model, tok, revision)
 
     def _setup(self, model, tok, revision):
@@ -219,7 +228,7 @@ class Seq2SeqJudge(_HFBase):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
-        model = AutoModelForSeq2SeqLM.from_pretrained(self.name_or_path, revision=revision)
+        model = _from_pretrained(AutoModelForSeq2SeqLM, self.name_or_path, revision, self.torch_dtype)
         self.label_ids = (self._single_token(tok, "0"), self._single_token(tok, "1"))
         start = model.config.decoder_start_token_id
         if start is None:
