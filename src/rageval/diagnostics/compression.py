@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
-from rageval.diagnostics._common import check_list, check_same_length, summarize
+from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
 
 __all__ = ["compression"]
