@@ -92,3 +92,11 @@ def test_validate_command(tmp_path):
     assert ok.exit_code == 0 and "naive@0.5" in ok.output
     bad = CliRunner().invoke(main, ["validate", str(write(tmp_path, BASE + "x: 1\n", "b.yaml"))])
     assert bad.exit_code != 0 and "x: unknown key" in bad.output
+
+
+def test_shipped_suite_by_name(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert load_suite("demo").name == "demo"
+    assert load_suite("musique").dataset.name == "musique"  # its include: resolves beside the shipped file
+    with pytest.raises(SuiteError, match="Did you mean 'demo'"):
+        load_suite("dem")

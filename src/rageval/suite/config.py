@@ -219,9 +219,30 @@ def _format_errors(path: Path, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def shipped_suites() -> dict[str, Path]:
+    """The suites installed with rageval, by name (``demo``, ``asqa``, ...)."""
+    from importlib import resources
+
+    root = Path(str(resources.files("rageval.suites")))
+    return {p.stem: p for p in sorted(root.glob("*.yaml"))}
+
+
+def resolve_suite_path(path: str | Path) -> Path:
+    """A suite file, or the name of a shipped suite (``rageval suite demo``)."""
+    p = Path(path)
+    if p.exists() or p.suffix or len(p.parts) > 1:
+        return p
+    shipped = shipped_suites()
+    if str(path) in shipped:
+        return shipped[str(path)]
+    close = difflib.get_close_matches(str(path), list(shipped), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Shipped suites: {', '.join(shipped)}."
+    raise SuiteError(f"suite file not found: {path} (and no shipped suite of that name).{hint}")
+
+
 def load_suite(path: str | Path, **overrides: Any) -> Suite:
     """Read, merge ``include:``, apply ``overrides`` (dotted keys: ``{"judge.spec": "lexical"}``) and validate."""
-    path = Path(path)
+    path = resolve_suite_path(path)
     data = _read_yaml(path.resolve())
     for dotted, value in overrides.items():
         node = data
