@@ -16,19 +16,7 @@ cost roll-up: reader input tokens + verifier input tokens per verification mode,
 re-attribution candidates scored (and their tokens), which the paper leaves out.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
-    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
-        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
-    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
-        the question's source snippets.
-    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
-        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
-        rageval.judges.get_judge(...) runner to share its cache between modules.
-    threshold: decision threshold on the entailment probability (default 0.5).
-    max_citations: citations kept per sentence, first ones first (default 3, None = all).
-    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
     budget_tokens, retrieved_tokens, achieved_tokens, reader_input_tokens: optional per-question counts.
     tokenizer: the suite tokenizer for counts it has to make (default "regex").
 Returns:

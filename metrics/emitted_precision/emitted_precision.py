@@ -20,19 +20,7 @@ nothing scores 0, or None with no_citation_precision="undefined"); an empty answ
 The aggregate is the question-weighted mean; emitted_recall comes along.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
-    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
-        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
-    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
-        the question's source snippets.
-    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
-        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
-        rageval.judges.get_judge(...) runner to share its cache between modules.
-    threshold: decision threshold on the entailment probability (default 0.5).
-    max_citations: citations kept per sentence, first ones first (default 3, None = all).
-    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
     no_citation_precision: "zero" (default, ALCE) or "undefined" for an answer that cites nothing.
 Returns:
     emitted_precision: mean over defined questions in [0, 1] (higher is better) or None; also emitted_recall.

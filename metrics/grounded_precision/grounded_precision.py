@@ -18,19 +18,7 @@ per-question output records each citation's evidence status (declared / recovere
 the emitted - grounded gap.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
-    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
-        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
-    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
-        the question's source snippets.
-    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
-        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
-        rageval.judges.get_judge(...) runner to share its cache between modules.
-    threshold: decision threshold on the entailment probability (default 0.5).
-    max_citations: citations kept per sentence, first ones first (default 3, None = all).
-    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
     recovery_threshold: judge threshold for re-attribution candidates (default: threshold).
     k: BM25 candidates per unit (default 10).  multi_snippet: also try joined snippet pairs (default False).
     candidates: "bm25" (default) or a callable (query, source_texts, k) -> indices.

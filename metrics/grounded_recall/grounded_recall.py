@@ -16,19 +16,7 @@ support the sentence).  Per sentence 0/1, per question the mean over sentences; 
 undefined.  The emitted - grounded gap is in the output.
 """
 
-_KWARGS_DESCRIPTION = """
-Args:
-    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
-    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
-        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
-    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
-        the question's source snippets.
-    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
-        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
-        rageval.judges.get_judge(...) runner to share its cache between modules.
-    threshold: decision threshold on the entailment probability (default 0.5).
-    max_citations: citations kept per sentence, first ones first (default 3, None = all).
-    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
     grounded_recall: mean in [0, 1] (higher is better) or None; also grounded_precision, emitted_*, the gaps.
