@@ -106,6 +106,16 @@ class JudgeSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
+class AttributionSpec(_Strict):
+    """Options of the attribution diagnostics (see metrics/grounded_precision/README.md)."""
+
+    recovery_threshold: float | None = Field(None, ge=0.0, le=1.0, description="default: judge.threshold")
+    k: int = Field(10, ge=1, description="BM25 candidates per unit without provenance")
+    multi_snippet: bool = False
+    candidates: Literal["bm25", "dense"] = "bm25"
+    no_citation_precision: Literal["zero", "undefined"] = "zero"
+
+
 class CitationSpec(_Strict):
     mode: Literal["default", "alce"] = "default"
     max_citations: int | None = Field(3, ge=1)
@@ -121,6 +131,7 @@ class Suite(_Strict):
     reader: ReaderSpec = Field(default_factory=ReaderSpec)
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     citations: CitationSpec = Field(default_factory=CitationSpec)
+    attribution: AttributionSpec = Field(default_factory=AttributionSpec)
     diagnostics: Union[Literal["auto"], list[str]] = "auto"
     contrasts: Any = None
     output_dir: str = "runs/suite"

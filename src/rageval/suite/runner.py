@@ -163,7 +163,8 @@ def compute_metrics(
         m = out[i][0]
         gold = [list(p) for p in ex.qa_pairs] if ex.qa_pairs else list(ex.answers)
         if "answer_in_context" in diagnostics:
-            m["answer_in_context"] = _value(D.get("answer_in_context")([_unit_strings(ctx, show_titles)], [gold]), "answer_in_context") if gold else None
+            r = D.get("answer_in_context")([_unit_strings(ctx, show_titles)], [gold])
+            m["answer_in_context"] = _value(r, "answer_in_context")
         if "str_em" in diagnostics:
             r = D.get("str_em")([ans], [[list(p) for p in ex.qa_pairs]], alce_compat=suite.citations.mode == "alce")
             m["str_em"], m["str_hit"] = _value(r, "str_em"), _value(r, "str_hit")
@@ -194,15 +195,7 @@ def compute_metrics(
         if "verification" in wanted_attr or "compression" in wanted_attr:
             parts.append("verification")
         results = attribution_scores_batch(
-            preds,
-            units,
-            sources,
-            judge=judge,
-            threshold=suite.judge.threshold,
-            max_citations=suite.citations.max_citations,
-            alce_compat=suite.citations.mode == "alce",
-            parts=tuple(parts),
-            details=True,
+            preds, units, sources, parts=tuple(parts), details=True, **attribution_options(suite, judge)
         )
         if "re_attributability" in wanted_attr:
             _add_sweep(out, items, units, sources, judge, suite)
@@ -221,7 +214,15 @@ def compute_metrics(
     return out
 
 
-SWEEP_THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+def attribution_options(suite: Suite, judge: Any) -> dict[str, Any]:
+    """Keyword options of the attribution engine, as the suite sets them."""
+    return dict(
+        judge=judge,
+        threshold=suite.judge.threshold,
+        max_citations=suite.citations.max_citations,
+        alce_compat=suite.citations.mode == "alce",
+        **suite.attribution.model_dump(),
+    )
 
 
 def _add_sweep(out, items, units, sources, judge, suite: Suite) -> None:
@@ -231,18 +232,18 @@ def _add_sweep(out, items, units, sources, judge, suite: Suite) -> None:
     the rate is undefined and grounded precision does not depend on the threshold).
     The judge's probabilities come from the runner's memo/cache, so this re-thresholds.
     """
-    from rageval.diagnostics.attribution import attribution_scores_batch
+    from rageval.diagnostics.attribution import DEFAULT_SWEEP, attribution_scores_batch
 
     idx = [i for i, u in enumerate(units) if any(x.get("source_ids") is None for x in u)]
     if not idx:
         return
     sweeps: dict[int, dict[str, dict[str, Any]]] = {i: {} for i in idx}
-    for t in SWEEP_THRESHOLDS:
+    options = attribution_options(suite, judge)
+    for t in DEFAULT_SWEEP:
+        options["recovery_threshold"] = t
         rows = attribution_scores_batch(
             [items[i]["answer"] for i in idx], [units[i] for i in idx], [sources[i] for i in idx],
-            judge=judge, threshold=suite.judge.threshold, recovery_threshold=t,
-            max_citations=suite.citations.max_citations, alce_compat=suite.citations.mode == "alce",
-            parts=("grounded", "re_attributability"), details=False,
+            parts=("grounded", "re_attributability"), details=False, **options,
         )
         for i, r in zip(idx, rows):
             sweeps[i][f"{t:.1f}"] = {"rate": r.get("re_attributability"), "grounded_precision": r.get("grounded_precision")}
@@ -271,6 +272,7 @@ def _evidence_f1(it: dict[str, Any], suite: Suite) -> float | None:
         paragraph_of=[paragraph_of],
         references=[[list(a) for a in ex.evidence]],
         max_citations=suite.citations.max_citations,
+        alce_compat=suite.citations.mode == "alce",
     )
     return _value(res, "evidence_f1")
 
@@ -426,6 +428,7 @@ def run_suite(
             "judge": suite.judge.model_dump(mode="json"),
             "judge_id": models["judge"],
             "citations": suite.citations.model_dump(mode="json"),
+            "attribution": suite.attribution.model_dump(mode="json"),
             "diagnostics": diagnostics,
             "retrieval": suite.retrieval.model_dump(mode="json"),
         }
