@@ -47,6 +47,7 @@ import difflib
 import math
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
 from rageval.text.tokenize import RegexTokenizer, Tokenizer, get_tokenizer
 from rageval.types import Context, SourceSnippet, Unit
 
@@ -84,14 +85,6 @@ class SnippetError(CompressorError):
 
 class CompressorConfigError(CompressorError):
     """Unknown compressor name, unknown parameter, or a parameter value out of range."""
-
-
-class ModelUnavailable(RuntimeError):
-    """A compressor's model weights (or its optional package) cannot be loaded here.
-
-    The suite runner records such settings as ``unavailable`` instead of failing.
-    The message always says how to point the compressor at a local checkpoint.
-    """
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Sequence
 
+from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
 from rageval.readers.template import PromptTemplate
 from rageval.text.tokenize import get_tokenizer
 from rageval.types import Unit
@@ -26,10 +27,6 @@ __all__ = [
 ]
 
 READER_STATUSES = ("ok", "prompt_overflow", "reader_error")
-
-
-class ModelUnavailable(RuntimeError):
-    """A reader's model (weights, tokenizer or server settings) cannot be loaded."""
 
 
 @dataclass(frozen=True)

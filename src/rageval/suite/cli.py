@@ -59,7 +59,10 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_p
     except (RunDirError, ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from None
     except Exception as err:
-        if type(err).__name__ in ("ModelUnavailable", "DataUnavailable", "WeightsUnavailable"):
+        from rageval.data import DataUnavailable
+        from rageval.errors import ModelUnavailable
+
+        if isinstance(err, (ModelUnavailable, DataUnavailable)):
             raise click.ClickException(
                 f"{err}\nTo run without those weights: --judge lexical --reader extractive, and "
                 "--allow-unavailable to mark compressors whose weights are missing as 'unavailable'."

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from rageval import __version__
 from rageval.citations import parse_answer
+from rageval.errors import ModelUnavailable
 from rageval.suite.config import Suite, suite_hash
 from rageval.types import Context, Record, Setting, SourceSnippet
 
@@ -60,10 +61,6 @@ RECORD_METRICS = frozenset(
         "recovery_candidates_scored",
     }
 )
-
-
-class WeightsUnavailable(RuntimeError):
-    """A judge (or other model) named by the suite cannot be loaded here."""
 
 
 class RunDirError(ValueError):
@@ -379,7 +376,7 @@ def run_suite(
     on_record: Callable[[Record], None] | None = None,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``)."""
-    from rageval.compressors import BudgetError, CompressorError, ModelUnavailable
+    from rageval.compressors import BudgetError, CompressorError
     from rageval.compressors import get as get_compressor
     from rageval.judges import get_judge
     from rageval.readers import get_reader
@@ -398,7 +395,7 @@ def run_suite(
     try:
         judge = get_judge(suite.judge.spec, cache_dir=out / "cache" / "judge", tokenizer=tokenizer, **suite.judge.params)
     except (ValueError, OSError) as err:
-        raise WeightsUnavailable(f"judge {suite.judge.spec!r} cannot be loaded: {err}") from err
+        raise ModelUnavailable(f"judge {suite.judge.spec!r} cannot be loaded: {err}") from err
     reader = _make_reader(get_reader, suite)
 
     settings = suite.expand_settings()
@@ -609,7 +606,7 @@ def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge,
             )
             outputs = dict(zip(todo, gen))
         except (RuntimeError, OSError) as err:  # a backend that fails as a whole: every record gets the status
-            if type(err).__name__ == "ModelUnavailable":
+            if isinstance(err, ModelUnavailable):
                 raise
             msg = f"{type(err).__name__}: {err}"
             for i in todo:

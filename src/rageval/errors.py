@@ -1,0 +1,15 @@
+"""Errors shared across rageval's parts."""
+
+from __future__ import annotations
+
+__all__ = ["ModelUnavailable"]
+
+
+class ModelUnavailable(RuntimeError):
+    """Model weights (or an optional package) named by the user cannot be loaded here.
+
+    Raised by compressors, readers and judges alike.  The message says how to point
+    at a local checkpoint or run with the offline defaults; the suite runner records
+    compressor settings that raise it as ``unavailable`` when asked to
+    (``--allow-unavailable``) and otherwise stops with that message.
+    """
