@@ -49,6 +49,7 @@ def test_settings_expand_compressor_times_budgets(tmp_path):
         ("name: [x\n", "line 2"),
         ("- a\n- b\n", "must be a YAML mapping"),
         (BASE + "judge: {threshold: 2}\n", "judge.threshold"),
+        (BASE + "reader: {backend: extractiv}\n", "reader.backend: unknown reader 'extractiv'. Did you mean 'extractive'?"),
     ],
 )
 def test_bad_suites_name_field_and_fix(tmp_path, text, message):

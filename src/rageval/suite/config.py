@@ -290,6 +290,12 @@ def _check_names(path: Path, suite: Suite) -> None:
         problem = _check_compressor_params(s.compressor, s.params)
         if problem:
             problems.append(f"  settings[{i}].params: {problem}")
+    from rageval.readers import READERS
+
+    if suite.reader.backend not in READERS:
+        close = difflib.get_close_matches(suite.reader.backend, list(READERS), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(READERS)}."
+        problems.append(f"  reader.backend: unknown reader {suite.reader.backend!r}.{hint}")
     if suite.diagnostics != "auto":
         for i, d in enumerate(suite.diagnostics):
             if d not in CATALOG:
