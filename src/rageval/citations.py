@@ -86,16 +86,6 @@ def parse_markers(sentence: str, n_units: int) -> tuple[list[int], list[str]]:
     return valid, invalid
 
 
-def _dedupe(items):
-    seen = set()
-    out = []
-    for x in items:
-        if x not in seen:
-            seen.add(x)
-            out.append(x)
-    return out
-
-
 def _check_args(text, n_units, max_citations, mode):
     if not isinstance(text, str):
         raise TypeError(f"answer must be a string, got {type(text).__name__}")
@@ -133,8 +123,8 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
     sentences = []
     for raw in merged:
         valid, invalid = parse_markers(raw, n_units)
-        valid = _dedupe(valid)
-        invalid = _dedupe(invalid)
+        valid = list(dict.fromkeys(valid))
+        invalid = list(dict.fromkeys(invalid))
         if max_citations is not None:
             kept, capped = valid[:max_citations], valid[max_citations:]
         else:

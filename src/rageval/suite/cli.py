@@ -148,7 +148,7 @@ def rescore(run_dir: Path, *, judge: str | None = None) -> int:
         )
         idx.append(i)
     results = compute_metrics(items, diagnostics, judge=judge_runner, suite=suite,
-                              show_titles=manifest.get("inputs", {}).get("show_titles", True))
+                              template=suite.reader.template)
     from dataclasses import replace
 
     for i, (metrics, extra) in zip(idx, results):

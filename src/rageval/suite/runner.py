@@ -41,7 +41,6 @@ from rageval.types import Context, Record, Setting, SourceSnippet
 
 __all__ = ["run_suite", "RunResult", "compute_metrics", "write_json_atomic", "RunDirError"]
 
-ANSWER_METRICS = ("answer_in_context", "str_em", "answer_f1", "retrieval_recall", "gold_coverage")
 ATTRIBUTION_METRICS = (
     "emitted_precision",
     "emitted_recall",
@@ -71,13 +70,13 @@ def _sha(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def write_json_atomic(path: Path, obj: Any, *, indent: int | None = None) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that a kill leaves the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, sort_keys=True, ensure_ascii=False, indent=indent)
-            f.write("\n")
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -87,14 +86,8 @@ def write_json_atomic(path: Path, obj: Any, *, indent: int | None = None) -> Non
         raise
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+def write_json_atomic(path: Path, obj: Any, *, indent: int | None = None) -> None:
+    write_text_atomic(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n")
 
 
 def _safe(name: str) -> str:
@@ -104,11 +97,6 @@ def _safe(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 # metrics of one batch of records (pure functions only)
 # --------------------------------------------------------------------------------------------
-
-
-def _unit_strings(context: Context, show_titles: bool = True) -> list[str]:
-    """The packed context as the reader sees it, one string per unit, titles included where shown."""
-    return [f"{u.title}\n{u.text}" if (u.title and show_titles) else u.text for u in context.units]
 
 
 def applicable_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
@@ -144,13 +132,18 @@ def compute_metrics(
     *,
     judge: Any,
     suite: Suite,
-    show_titles: bool = True,
+    template: Any = None,
 ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """(metrics, extra) per item.  An item: example, retrieved, context, answer (str), sources.
 
-    Items whose record is not ``ok`` are not passed here.
+    ``template`` is the reader's prompt template: answer-in-context is scored on the
+    units exactly as it shows them (titles included where it shows them).  Items whose
+    record is not ``ok`` are not passed here.
     """
     from rageval import diagnostics as D
+    from rageval.readers import PromptTemplate
+
+    template = PromptTemplate.coerce(template)
 
     out: list[tuple[dict[str, Any], dict[str, Any]]] = [({}, {}) for _ in items]
     if not items:
@@ -160,7 +153,8 @@ def compute_metrics(
         m = out[i][0]
         gold = [list(p) for p in ex.qa_pairs] if ex.qa_pairs else list(ex.answers)
         if "answer_in_context" in diagnostics:
-            r = D.get("answer_in_context")([_unit_strings(ctx, show_titles)], [gold])
+            shown = [template.evidence_text(u) for u in ctx.units]
+            r = D.get("answer_in_context")([shown], [gold])
             m["answer_in_context"] = _value(r, "answer_in_context")
         if "str_em" in diagnostics:
             r = D.get("str_em")([ans], [[list(p) for p in ex.qa_pairs]], alce_compat=suite.citations.mode == "alce")
@@ -493,7 +487,6 @@ def run_suite(
             "questions_hash": _sha([[e.id, e.question] for e in examples])[:32],
             "sources_hash": _sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
             "template_hash": getattr(getattr(reader, "template", None), "hash", None),
-            "show_titles": bool(getattr(getattr(reader, "template", None), "show_titles", True)),
         },
         "offline_defaults": {
             "judge": suite.judge.spec,
@@ -626,7 +619,7 @@ def _run_batch(batch, setting, compressor, comp_error, reader, tokenizer, judge,
     if scored:
         try:
             results = compute_metrics([batch[i] for i in scored], diagnostics, judge=judge, suite=suite,
-                                      show_titles=bool(getattr(getattr(reader, "template", None), "show_titles", True)))
+                                      template=reader.template)
         except (JudgeError, RuntimeError) as err:  # judge failures are recorded, not fatal; bugs still raise
             msg = f"{type(err).__name__}: {err}"
             results = None
