@@ -1,11 +1,12 @@
 """The Compressor protocol, budgets, input validation and the shared packing helpers.
 
 A compressor maps ``(question, source snippets, budget)`` to a
-:class:`~rageval.types.Context` (DESIGN §2, §4)::
+:class:`~rageval.types.Context` (the data model and the compressor contract are in
+docs/design.md)::
 
     context = compressor.compress(question, snippets, budget, tokenizer=tok)
 
-**Budget** (DESIGN §9): an ``int`` >= 1 is an absolute token count; a ``float``
+**Budget**: an ``int`` >= 1 is an absolute token count; a ``float``
 in ``(0, 1]`` is a fraction of the retrieved tokens (the tokens of all the
 question's snippets, counted with the suite's tokenizer); ``None`` is unbounded.
 Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
@@ -35,10 +36,13 @@ budget=0 is not a valid budget: give a positive integer (absolute tokens, e.g. 1
   :class:`~rageval.types.SourceSnippet` nor a mapping with ``id``/``text`` ->
   :class:`SnippetError` / ``TypeError`` naming the offending index and value.
 
-Token counts: a context's ``achieved_tokens`` is the sum over units of the
-token count of ``unit.text`` (titles are metadata and not counted, since the
-budget governs the evidence text; the reader's prompt overhead is the reader's
-business).
+Token counts follow the one definition in :mod:`rageval.tokens` (shared with
+``Context.achieved_ratio`` and the ``compression`` diagnostic): a context's
+``achieved_tokens`` is the sum over units of the token count of ``unit.text``, and
+``retrieved_tokens`` the sum over all snippets of ``snippet.text``.  Titles count
+in neither (they are metadata; the budget governs the evidence text, and the
+reader's prompt overhead is the reader's business), so ``identity`` has a ratio
+of exactly 1.0.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ import math
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
-from rageval.text.tokenize import RegexTokenizer, Tokenizer, get_tokenizer
+from rageval.text.tokenize import Tokenizer, get_tokenizer
+from rageval.tokens import count_tokens, evidence_token_counts, evidence_tokens
 from rageval.types import Context, SourceSnippet, Unit
 
 __all__ = [
@@ -178,16 +183,6 @@ def validate_inputs(question: Any, snippets: Any) -> tuple[str, list[SourceSnipp
     return question, out
 
 
-def count_tokens(tokenizer: Tokenizer, texts: Sequence[str]) -> list[int]:
-    if type(tokenizer) is RegexTokenizer:  # same counts as RegexTokenizer.count, without the generator
-        findall = tokenizer._re.findall
-        return [len(findall(t)) for t in texts]
-    many = getattr(tokenizer, "count_many", None)
-    if many is not None:
-        return list(many(list(texts)))
-    return [tokenizer.count(t) for t in texts]
-
-
 def source_order(snippets: Sequence[SourceSnippet], indices: Iterable[int]) -> list[int]:
     """Indices sorted in source order: document rank, then document (first appearance), then position.
 
@@ -208,14 +203,9 @@ def make_context(
     budget: int | float | None,
     budget_tokens: int | None,
 ) -> Context:
-    achieved = sum(count_tokens(tokenizer, [u.text for u in units])) if units else 0
-    return Context(
-        units=tuple(units),
-        achieved_tokens=achieved,
-        retrieved_tokens=retrieved_tokens,
-        budget_tokens=budget_tokens,
-        budget=budget,
-    )
+    """The Context of ``units``, its achieved tokens counted by the one definition (:mod:`rageval.tokens`)."""
+    return Context.measure(units, tokenizer=tokenizer, retrieved_tokens=retrieved_tokens,
+                           budget_tokens=budget_tokens, budget=budget)
 
 
 def join_sentences(texts: Sequence[str]) -> str:
@@ -250,7 +240,7 @@ def pack_guard(
         units = build(chosen)
         if budget_tokens is None or not units:
             return units
-        if sum(count_tokens(tokenizer, [u.text for u in units])) <= budget_tokens:
+        if evidence_tokens(units, tokenizer) <= budget_tokens:
             return units
         steps = steps[:-1]
 
@@ -380,8 +370,8 @@ class BaseCompressor:
         check_budget(budget)
         question, snips = validate_inputs(question, snippets)
         tok = get_tokenizer(tokenizer)
-        costs = count_tokens(tok, [s.text for s in snips]) if snips else []
-        retrieved = sum(costs)
+        costs = evidence_token_counts(snips, tok)
+        retrieved = sum(costs)  # = rageval.tokens.evidence_tokens(snips, tok)
         budget_tokens = resolve_budget(budget, retrieved_tokens=retrieved)
         if not snips or retrieved == 0:
             units: list[Unit] = []
@@ -436,7 +426,7 @@ def pack_documents(
 ) -> list[list[int]]:
     """Whole documents in ``doc_order`` while they fit; then the partial-document rule.
 
-    ``partial="leading"`` (DESIGN §9 default): the first document that does not
+    ``partial="leading"`` (the default): the first document that does not
     fit contributes its leading whole sentences that fit, and packing stops.
     ``"stop"``: stop at the first document that does not fit.  ``"skip"``: skip
     it and keep trying later documents whole.

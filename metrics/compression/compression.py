@@ -13,7 +13,8 @@ _DESCRIPTION = """\
 compression: per question the nominal budget, the achieved context tokens, the retrieved tokens
 and the achieved ratio (context / retrieved, the aggregate "compression"), plus the verification
 cost roll-up: reader input tokens + verifier input tokens per verification mode, and the
-re-attribution candidates scored (and their tokens), which the paper leaves out.
+re-attribution candidates scored (and their tokens), which cost accounts usually leave out.
+Titles count in neither achieved nor retrieved tokens (one definition: rageval.tokens).
 """
 
 _KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\

@@ -1,4 +1,4 @@
-"""The data model (DESIGN §2): source snippets, units, contexts, answers, records.
+"""The data model (see docs/design.md): source snippets, units, contexts, answers, records.
 
 Every class is an immutable (frozen) dataclass with ``to_dict``/``from_dict`` that
 round-trip through JSON exactly.  Provenance is explicit: ``Unit.source_ids is
@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from rageval import tokens as _tokens
 
 __all__ = [
     "SourceSnippet",
@@ -150,8 +152,11 @@ class Context:
 
     ``budget_tokens`` is the nominal budget in tokens (None = unbounded, e.g.
     identity), ``budget`` the budget as the suite wrote it (``0.25`` = fraction of
-    the retrieved tokens, ``160`` = absolute), ``achieved_ratio`` =
-    ``achieved_tokens / retrieved_tokens`` (None when nothing was retrieved).
+    the retrieved tokens, ``160`` = absolute).  ``achieved_tokens`` (the units'
+    text), ``retrieved_tokens`` (all the question's snippet texts) and
+    ``achieved_ratio`` = achieved / retrieved (None when nothing was retrieved)
+    follow the one definition in :mod:`rageval.tokens`: titles count in neither.
+    :meth:`measure` builds a Context with its counts made that way.
     """
 
     units: tuple[Unit, ...]
@@ -167,11 +172,25 @@ class Context:
                 raise TypeError(f"Context.units[{i}] must be a Unit, got {type(u).__name__}")
         object.__setattr__(self, "units", units)
 
+    @classmethod
+    def measure(
+        cls,
+        units: Iterable[Unit],
+        *,
+        tokenizer: Any,
+        retrieved_tokens: int,
+        budget_tokens: int | None = None,
+        budget: float | int | None = None,
+    ) -> "Context":
+        """A Context whose ``achieved_tokens`` is counted from ``units`` (:func:`rageval.tokens.evidence_tokens`)."""
+        ctx = cls(units=tuple(units), achieved_tokens=0, retrieved_tokens=retrieved_tokens,
+                  budget_tokens=budget_tokens, budget=budget)  # checks the units first
+        object.__setattr__(ctx, "achieved_tokens", _tokens.evidence_tokens(ctx.units, tokenizer))
+        return ctx
+
     @property
     def achieved_ratio(self) -> float | None:
-        if self.retrieved_tokens <= 0:
-            return None
-        return self.achieved_tokens / self.retrieved_tokens
+        return _tokens.achieved_ratio(self.achieved_tokens, self.retrieved_tokens)
 
     @property
     def declares_any_provenance(self) -> bool:

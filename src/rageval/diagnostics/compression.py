@@ -1,4 +1,4 @@
-"""Compression and its verification cost (DESIGN §3 ``compression``).
+"""Compression and its verification cost (the ``compression`` diagnostic; definitions in docs/design.md).
 
 ::
 
@@ -10,14 +10,18 @@ Per question:
 
 * ``budget_tokens``: the nominal budget (as given, None when unbounded);
 * ``achieved_tokens``: as given, else the suite tokenizer's count of the unit
-  texts (titles included when a unit has one, as the prompt shows them);
+  texts;
 * ``retrieved_tokens``: as given, else the count of all source snippet texts;
 * ``compression`` = ``achieved_ratio`` = achieved / retrieved (None when nothing
-  was retrieved) — lower means more compressed; ``over_budget`` = achieved > budget;
+  was retrieved) — lower means more compressed; ``over_budget`` = achieved > budget.
+  Counts and ratio are the one definition of :mod:`rageval.tokens`, the same as a
+  compressor's ``Context``: titles count in neither numerator nor denominator, so
+  an ``identity`` context has a ratio of exactly 1.0 (the card's Versions
+  section says what changed);
 * the verification cost roll-up: ``reader_input_tokens`` (as given; None if
   unknown), ``verifier_tokens_<mode>`` for the three verification modes,
   ``recovery_candidates_scored`` and ``recovery_tokens`` (re-attribution pairs
-  for the cited units without provenance — the paper leaves them out, rageval
+  for the cited units without provenance — cost accounts usually leave them out; rageval
   counts them), and ``cost_<mode>`` = reader + verifier tokens of that mode
   (+ recovery tokens for ``recovered_source``; None when reader tokens are unknown).
 
@@ -26,6 +30,9 @@ Per question:
 >>> r = compression(["Paris is the capital of France [1]."], units, sources, budget_tokens=[10])
 >>> r["compression"], r["per_question"][0]["achieved_tokens"], r["per_question"][0]["retrieved_tokens"]
 (0.7, 7, 10)
+>>> titled = [[{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"], "title": "Paris"}]]
+>>> compression(["Paris [1]."], titled, sources)["per_question"][0]["achieved_tokens"]
+7
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.tokens import achieved_ratio, evidence_tokens
 
 __all__ = ["compression"]
 
@@ -76,10 +84,10 @@ def compression(predictions, units, sources, *, budget_tokens=None, retrieved_to
     per_q = []
     for q, r, b, ret, ach, rd in zip(questions, rows, budget, retrieved, achieved, reader):
         if ach is None:
-            ach = sum(tok.count(f"Title: {u.title}\n{u.text}" if u.title is not None else u.text) for u in q.units)
+            ach = evidence_tokens(q.units, tok)
         if ret is None:
-            ret = sum(tok.count(s.text) for s in q.sources)
-        ratio = ach / ret if ret else None
+            ret = evidence_tokens(q.sources, tok)
+        ratio = achieved_ratio(ach, ret)
         d: dict[str, Any] = {
             "compression": ratio,
             "achieved_ratio": ratio,

@@ -1,0 +1,72 @@
+"""Achieved tokens, retrieved tokens and the achieved ratio: their one definition.
+
+Every place that reports how much of the retrieval a context kept uses these
+functions: a compressor's :class:`~rageval.types.Context` (built in
+``rageval.compressors.base``), ``Context.achieved_ratio``, and the
+``compression`` diagnostic and its evaluate module.
+
+* **evidence tokens** of a list of units or source snippets = the sum, over the
+  items, of the suite tokenizer's count of ``item.text``.  Titles are metadata:
+  they count in **neither** the numerator nor the denominator (a budget governs
+  the evidence text; the reader's prompt overhead, titles and ``[k]`` labels
+  included, is the reader's business and is reported as reader input tokens);
+* ``achieved_tokens`` = evidence tokens of the context's units;
+* ``retrieved_tokens`` = evidence tokens of all the question's source snippets;
+* ``achieved_ratio`` = achieved / retrieved, None when nothing was retrieved.
+
+So a context that passes every snippet through unchanged (``identity``) has a
+ratio of exactly 1.0 with the ``regex`` and ``whitespace`` tokenizers (joining
+sentences with a space neither adds nor merges tokens).
+
+>>> units = [{"text": "Paris is the capital of France.", "title": "Paris"}]
+>>> evidence_tokens(units, "regex")
+7
+>>> achieved_ratio(7, 10), achieved_ratio(0, 0)
+(0.7, None)
+
+This module imports nothing heavy (the tokenizer module only when a count is
+made), so :mod:`rageval.types` can use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = ["count_tokens", "evidence_token_counts", "evidence_tokens", "achieved_ratio"]
+
+
+def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
+    """The tokenizer's count of each text (a tokenizer object, or a spec such as ``"regex"`` or None)."""
+    from rageval.text.tokenize import RegexTokenizer, get_tokenizer
+
+    if type(tokenizer) is not RegexTokenizer:
+        tokenizer = get_tokenizer(tokenizer)
+    if type(tokenizer) is RegexTokenizer:  # same counts as RegexTokenizer.count, without the generator
+        findall = tokenizer._re.findall
+        return [len(findall(t)) for t in texts]
+    many = getattr(tokenizer, "count_many", None)
+    if many is not None:
+        return list(many(list(texts)))
+    return [tokenizer.count(t) for t in texts]
+
+
+def _text(item: Any) -> str:
+    return item["text"] if isinstance(item, Mapping) else item.text
+
+
+def evidence_token_counts(items: Iterable[Any], tokenizer: Any) -> list[int]:
+    """Per item (unit or source snippet; object or mapping), the token count of its text; titles never count."""
+    texts = [_text(x) for x in items]
+    return count_tokens(tokenizer, texts) if texts else []
+
+
+def evidence_tokens(items: Iterable[Any], tokenizer: Any) -> int:
+    """Achieved tokens of a context's units, or retrieved tokens of a question's snippets (see module doc)."""
+    return sum(evidence_token_counts(items, tokenizer))
+
+
+def achieved_ratio(achieved: float, retrieved: float) -> float | None:
+    """``achieved / retrieved``; None when nothing was retrieved (``retrieved <= 0``)."""
+    if retrieved <= 0:
+        return None
+    return achieved / retrieved
