@@ -34,10 +34,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from rageval.compressors.reproduce import SAMPLE  # noqa: E402
+from rageval.data import sample_path  # noqa: E402
 from rageval.compressors.base import count_tokens  # noqa: E402
 from rageval.compressors.submodular import build_problem, pack, plain_greedy  # noqa: E402
 from rageval.text import get_tokenizer  # noqa: E402
+
+SAMPLE = sample_path("hotpotqa")
 
 
 def pool_and_questions():

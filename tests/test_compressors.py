@@ -377,21 +377,6 @@ def test_documents_sharing_a_rank_are_not_interleaved():
         assert [u.source_ids[0] for u in ctx.units] == ["a.s0", "a.s1", "b.s0"], name
 
 
-def test_packer_reproduction_command_writes_its_table(tmp_path):
-    from rageval.compressors.reproduce import hotpot_snippets, load_hotpot_sample, main
-
-    ex = load_hotpot_sample()[0]
-    snips, gold = hotpot_snippets(ex)
-    assert len(gold) == 2 and sorted(s.doc_rank for s in snips if s.position == 0) == list(range(10))
-    out = tmp_path / "repro.md"
-    assert main(["--limit", "3", "--out", str(out)]) == 0
-    text = out.read_text()
-    assert "python -m rageval.compressors.reproduce --out docs/packer_reproduction.md" in text
-    for name in ("naive", "focused", "mmr", "submodular"):
-        assert f"| {name} |" in text
-    assert "What this shows" in text
-
-
 def test_token_prune_with_a_token_to_source_map_declares_the_sentence_each_unit_came_from():
     q, snips = hotpot(1)
     by_id = {s.id: s for s in snips}
