@@ -112,9 +112,9 @@ def test_plain_callable_is_accepted_but_not_disk_cached_without_id(tmp_path):
 
 
 def test_judge_returning_garbage_is_an_error():
-    with pytest.raises(JudgeError, match="returned 1 probabilities for 2 pairs"):
+    with pytest.raises(JudgeError, match=r"returned 1 values for 2 pairs \(request indexes 0, 1\)"):
         get_judge(lambda p, h: [0.5])(["a", "b"], ["c", "d"])
-    with pytest.raises(JudgeError, match=r"must lie in \[0, 1\]"):
+    with pytest.raises(JudgeError, match=r"returned 1\.5 .*for pair 0 .*probability in \[0, 1\]"):
         get_judge(lambda p, h: [1.5] * len(p))(["a"], ["b"])
     with pytest.raises(ValueError, match="one premise per hypothesis"):
         get_judge("lexical")(["a", "b"], ["c"])

@@ -57,14 +57,32 @@ def build_nli(path, id2label=None):
     return str(path)
 
 
-def build_t5(path):
+def build_t5(path, answers="label"):
+    """A tiny T5 whose greedy first token is forced: ``"label"``: "0" or "1"; ``"other"``: neither.
+
+    The decoder's final norm keeps one dimension ``k`` only, and column ``k`` of the (tied) output
+    embedding is zero except ``+a`` / ``-a`` on two tokens: whatever the decoder state, one of those two
+    logits is ``|.| > 0`` and every other logit is 0.  ``"label"`` puts the pair on "1"/"0" (P("1") still
+    varies with the input), ``"other"`` on two other words.
+    """
     from transformers import T5Config, T5ForConditionalGeneration
 
     torch.manual_seed(0)
     tk = _tokenizer("t5")
     cfg = T5Config(vocab_size=tk.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
                    pad_token_id=tk.pad_token_id, eos_token_id=tk.eos_token_id, decoder_start_token_id=tk.pad_token_id)
-    T5ForConditionalGeneration(cfg).save_pretrained(path)
+    model = T5ForConditionalGeneration(cfg)
+    plus, minus = ("1", "0") if answers == "label" else ("paris", "france")
+    k = 0
+    with torch.no_grad():
+        norm = model.decoder.final_layer_norm.weight
+        norm.zero_()
+        norm[k] = 1.0
+        w = model.get_output_embeddings().weight
+        w[:, k] = 0.0
+        w[tk.convert_tokens_to_ids(plus), k] = 8.0
+        w[tk.convert_tokens_to_ids(minus), k] = -8.0
+    model.save_pretrained(path)
     tk.save_pretrained(path)
     return str(path)
 
@@ -126,8 +144,33 @@ def test_seq2seq_probability_is_p1_over_0_and_1(t5_dir):
             logits = model(**enc, decoder_input_ids=dec).logits[0, 0]
             expected = torch.softmax(logits[[i0, i1]], -1)[1].item()
             assert g == pytest.approx(expected, abs=1e-5)
-            # at 0.5 the decision is "1 beats 0" in the first decoded position
+            # at 0.5 the decision is "1 beats 0" in the first decoded position, and "0"/"1" is the greedy token
             assert (g >= 0.5) == bool(logits[i1] >= logits[i0])
+            assert int(logits.argmax()) in (i0, i1)
+    assert 0.0 < min(got) and max(got) < 1.0 and len(set(got)) == 3  # not a constant
+    assert judge.id.endswith("|rule=v2")
+    assert judge.stats()["off_label"] == 0 and judge.stats()["abstained"] == 0
+
+
+def test_seq2seq_abstains_when_the_first_token_is_neither_0_nor_1(tmp_path):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    d = build_t5(tmp_path / "tiny-t5-off-label", answers="other")
+    tok = AutoTokenizer.from_pretrained(d)
+    model = AutoModelForSeq2SeqLM.from_pretrained(d).eval()
+    with torch.inference_mode():  # the model really answers another word first
+        enc = tok(f"premise: {PREMS[0]} hypothesis: {HYPS[0]}", return_tensors="pt")
+        first = model.generate(**enc, max_new_tokens=1, do_sample=False)[0, -1].item()
+    assert tok.convert_ids_to_tokens(first) in ("paris", "france")
+    judge = get_judge(f"seq2seq:{d}", cache_dir=tmp_path / "cache")
+    got = judge(PREMS + PREMS[:1], HYPS + HYPS[:1])
+    assert all(g != g for g in got)  # NaN: abstention
+    assert judge.decide(PREMS, HYPS, threshold=0.5) == [None, None, None]
+    s = judge.stats()
+    assert (s["off_label"], s["executed"], s["abstained_executed"], s["abstained"]) == (3, 3, 3, 7)
+    fresh = get_judge(f"seq2seq:{d}", cache_dir=tmp_path / "cache")  # abstentions come back from the disk cache
+    assert fresh.decide(PREMS, HYPS, threshold=0.5) == [None, None, None]
+    assert (fresh.stats()["cache_hits"], fresh.stats()["executed"], fresh.stats()["abstained"]) == (3, 0, 3)
 
 
 def test_truncation_is_explicit_and_counted(nli_dir, t5_dir):

@@ -1,13 +1,28 @@
 """The judge protocol and the one wrapper every judge goes through.
 
-A **judge** scores a batch of (premise, hypothesis) pairs with entailment
-probabilities in [0, 1]; a decision is ``probability >= threshold``.  Backends
-implement :class:`Judge`:
+Protocol
+--------
+A **judge** scores a batch of (premise, hypothesis) pairs.  For each pair it
+returns exactly one of
+
+* a **support probability** in [0, 1] (finite; an ``int``, ``float``, numpy or
+  torch scalar), or
+* **NaN**, an **abstention**: the judge could not reach a clean decision (a
+  TRUE-style seq2seq judge whose first answer token is neither ``"0"`` nor
+  ``"1"``, a replay row recorded as ``null`` / ``"abstain"``).
+
+Anything else is a :class:`JudgeError` that names the judge id, the index of the
+pair in the caller's request and the offending value: ``None`` (None is an
+error, NaN is an abstention), a string (even ``"0.7"``), ``inf``, a value
+outside [0, 1], or a wrong number of values.  A decision is
+``probability >= threshold``; an abstention decides nothing (``None``).
+
+Backends implement :class:`Judge`:
 
 * ``id``: a string naming the judge *and* its weights (model revision or a
   hash of the weight files, dtype, truncation): it is the disk-cache key, so two
   judges that can disagree must never share an id;
-* ``predict(premises, hypotheses) -> list[float]``;
+* ``predict(premises, hypotheses) -> list[float]`` (probabilities or NaN);
 * optionally ``batch_size`` (default 8 for torch judges, 256 otherwise),
   ``uses_torch`` (run under ``torch.inference_mode``), ``length(p, h)`` (the
   sort key; default: characters), ``input_tokens(p, h)`` (verifier input tokens
@@ -22,10 +37,22 @@ unchanged).  For each call it
    ``sha256(judge id, premise, hypothesis)``; every batch is committed in its
    own transaction, so a killed process loses at most the batch in flight),
 3. sorts the remaining pairs by length, runs them in batches (under
-   ``torch.inference_mode`` for torch judges) and stores the results,
+   ``torch.inference_mode`` for torch judges), checks every value against the
+   protocol and stores the results, abstentions included,
 
 and counts ``requested`` (pairs asked for), ``executed`` (pairs the backend
-actually scored), ``memory_hits``, ``cache_hits`` and ``cache_misses``.
+actually scored), ``memory_hits``, ``cache_hits``, ``cache_misses``,
+``abstained`` (requested pairs answered NaN, whether executed, from the disk
+cache or from memory) and ``abstained_executed`` (executed pairs the backend
+answered NaN); see :meth:`JudgeRunner.stats`.
+
+Disk cache schema: table ``judgements(key TEXT PRIMARY KEY, prob REAL NOT
+NULL)`` holds probabilities, exactly as before abstentions existed, and table
+``abstentions(key TEXT PRIMARY KEY)`` holds the keys answered NaN (sqlite
+would store NaN as NULL, which that column refuses).  A pair is in at most one
+of the two.  Older cache files are read as they are (the second table is
+added, empty); a reader that knows only ``judgements`` sees an abstention as a
+miss and scores the pair again, never as a probability.
 
 A plain callable ``judge(premises, hypotheses) -> list[float]`` is accepted as
 a judge too (:class:`CallableJudge`); it is cached on disk only when it carries
@@ -39,6 +66,11 @@ name says nothing about what it computes.
 (3, 2)
 >>> r.decide(["a b c"], ["b"], threshold=0.5)
 [True]
+>>> a = JudgeRunner(CallableJudge(lambda p, h: [0.9, float("nan"), 0.1][:len(p)], judge_id="abstains"))
+>>> a.decide(["p1", "p2", "p3"], ["h", "h", "h"], threshold=0.5)
+[True, None, False]
+>>> a.stats()["abstained"]
+1
 """
 
 from __future__ import annotations
@@ -46,30 +78,40 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import numbers
 import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-__all__ = ["Judge", "CallableJudge", "JudgeRunner", "JudgeError", "pair_key", "format_premise"]
+__all__ = ["Judge", "CallableJudge", "JudgeRunner", "JudgeError", "pair_key", "format_premise", "is_abstention"]
 
 
 class JudgeError(RuntimeError):
-    """A judge returned something that is not one probability per pair."""
+    """A judge returned something that is not one probability in [0, 1] (or NaN, an abstention) per pair."""
 
 
 @runtime_checkable
 class Judge(Protocol):
-    """A batch of (premise, hypothesis) -> entailment probabilities."""
+    """A batch of (premise, hypothesis) -> support probabilities in [0, 1], NaN for an abstention."""
 
     id: str
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]: ...
 
 
+def is_abstention(value: float) -> bool:
+    """True when a judge's answer is an abstention (NaN).
+
+    >>> is_abstention(float("nan")), is_abstention(0.0)
+    (True, False)
+    """
+    return isinstance(value, float) and math.isnan(value)
+
+
 def format_premise(items: Sequence[tuple[str | None, str]]) -> str:
-    """DESIGN §9: each ``(title, text)`` as ``"Title: {title}\\n{text}"`` (or the text), joined with ``"\\n"``.
+    """Each ``(title, text)`` as ``"Title: {title}\\n{text}"`` (or the text alone), joined with ``"\\n"``.
 
     >>> format_premise([("Paris", "Paris is big."), (None, "It rains.")])
     'Title: Paris\\nParis is big.\\nIt rains.'
@@ -80,6 +122,7 @@ def format_premise(items: Sequence[tuple[str | None, str]]) -> str:
 class CallableJudge:
     """Adapter: a plain ``f(premises, hypotheses) -> list[float]`` as a :class:`Judge`.
 
+    ``predict`` returns what ``f`` returns, unchanged: the runner checks it.
     ``cacheable`` is True only when an explicit id was given (argument or the
     callable's own ``id`` attribute).
     """
@@ -96,8 +139,8 @@ class CallableJudge:
         self.batch_size = batch_size
         self.tokenizer = getattr(fn, "tokenizer", None)
 
-    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
-        return list(self._fn(premises, hypotheses))
+    def predict(self, premises: list[str], hypotheses: list[str]) -> Any:
+        return self._fn(premises, hypotheses)
 
     def __repr__(self) -> str:
         return f"CallableJudge({self.id!r})"
@@ -114,7 +157,13 @@ def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
 
 
 class _DiskCache:
-    """sqlite key -> probability; WAL journal, one transaction per stored batch."""
+    """sqlite key -> probability or NaN; WAL journal, one transaction per stored batch.
+
+    ``judgements(key, prob REAL NOT NULL)`` holds probabilities (the schema of
+    cache files written before abstentions existed, read unchanged);
+    ``abstentions(key)`` holds the keys answered NaN.  :meth:`put_many` keeps a
+    key in at most one of the two.
+    """
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -125,6 +174,7 @@ class _DiskCache:
             self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, prob REAL NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS abstentions (key TEXT PRIMARY KEY)")
         self._db.commit()
 
     def get_many(self, keys: list[str]) -> dict[str, float]:
@@ -133,24 +183,53 @@ class _DiskCache:
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
                 marks = ",".join("?" * len(chunk))
+                for (k,) in self._db.execute(f"SELECT key FROM abstentions WHERE key IN ({marks})", chunk):
+                    out[k] = math.nan
                 for k, p in self._db.execute(f"SELECT key, prob FROM judgements WHERE key IN ({marks})", chunk):
-                    out[k] = p
+                    out[k] = float(p)
         return out
 
     def put_many(self, items: list[tuple[str, float]]) -> None:
+        decided = [(k, p) for k, p in items if not math.isnan(p)]
+        abstained = [(k,) for k, p in items if math.isnan(p)]
         with self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO judgements (key, prob) VALUES (?, ?)", items)
+            if decided:
+                self._db.executemany("INSERT OR REPLACE INTO judgements (key, prob) VALUES (?, ?)", decided)
+                self._db.executemany("DELETE FROM abstentions WHERE key = ?", [(k,) for k, _ in decided])
+            if abstained:
+                self._db.executemany("INSERT OR REPLACE INTO abstentions (key) VALUES (?)", abstained)
+                self._db.executemany("DELETE FROM judgements WHERE key = ?", abstained)
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
 
+def _as_probability(value: Any) -> float | None:
+    """``value`` as a float in [0, 1] or NaN; None when it breaks the protocol."""
+    if value is None or isinstance(value, (str, bytes)):
+        return None
+    try:
+        p = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if math.isnan(p):
+        return math.nan
+    return p if 0.0 <= p <= 1.0 else None
+
+
+def _check_threshold(threshold: Any) -> float:
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
+    return float(threshold)
+
+
 class JudgeRunner:
     """De-duplicate, cache (memory + disk), length-sort and batch the calls of one judge.
 
-    Call it like a judge: ``runner(premises, hypotheses) -> list[float]``;
-    ``runner.decide(premises, hypotheses, threshold=0.5) -> list[bool]``.
+    Call it like a judge: ``runner(premises, hypotheses) -> list[float]``
+    (probabilities in [0, 1], NaN for an abstention);
+    ``runner.decide(premises, hypotheses, threshold=0.5) -> list[bool | None]``.
     ``cache_dir=None`` keeps the in-memory memo only.
     """
 
@@ -180,10 +259,11 @@ class JudgeRunner:
         backend_stats = getattr(judge, "stats", None)
         self._backend_base = dict(backend_stats()) if callable(backend_stats) else {}
         self._counts = {"requested": 0, "unique": 0, "executed": 0, "memory_hits": 0,
-                        "cache_hits": 0, "cache_misses": 0, "batches": 0}
+                        "cache_hits": 0, "cache_misses": 0, "batches": 0, "abstained": 0, "abstained_executed": 0}
 
     # -- scoring -----------------------------------------------------------------
     def __call__(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
+        """One value per pair, in order: a probability in [0, 1], or NaN where the judge abstained."""
         premises, hypotheses = list(premises), list(hypotheses)
         if len(premises) != len(hypotheses):
             raise ValueError(
@@ -195,7 +275,10 @@ class JudgeRunner:
                     raise TypeError(f"judge {name}[{i}] must be a string, got {type(x).__name__}")
         self._counts["requested"] += len(premises)
         pairs = list(zip(premises, hypotheses))
-        unique = list(dict.fromkeys(pairs))
+        first: dict[tuple[str, str], int] = {}
+        for i, pq in enumerate(pairs):
+            first.setdefault(pq, i)
+        unique = list(first)
         self._counts["unique"] += len(unique)
         todo = [pq for pq in unique if pq not in self._memo]
         self._counts["memory_hits"] += len(unique) - len(todo)
@@ -213,14 +296,16 @@ class JudgeRunner:
             self._counts["cache_misses"] += len(rest)
             todo = rest
         if todo:
-            self._run(todo)
-        return [self._memo[pq] for pq in pairs]
+            self._run(todo, first)
+        out = [self._memo[pq] for pq in pairs]
+        self._counts["abstained"] += sum(math.isnan(p) for p in out)
+        return out
 
     def _sort_key(self, pq: tuple[str, str]) -> int:
         length = getattr(self.judge, "length", None)
         return int(length(*pq)) if length is not None else len(pq[0]) + len(pq[1])
 
-    def _run(self, todo: list[tuple[str, str]]) -> None:
+    def _run(self, todo: list[tuple[str, str]], first: dict[tuple[str, str], int]) -> None:
         order = sorted(todo, key=self._sort_key)
         ctx: Any = contextlib.nullcontext()
         if self.uses_torch:
@@ -231,33 +316,57 @@ class JudgeRunner:
             for i in range(0, len(order), self.batch_size):
                 batch = order[i:i + self.batch_size]
                 probs = self.judge.predict([p for p, _ in batch], [h for _, h in batch])
-                probs = self._check(probs, len(batch))
+                probs = self._check(probs, batch, first)
                 self._counts["executed"] += len(batch)
+                self._counts["abstained_executed"] += sum(math.isnan(p) for p in probs)
                 self._counts["batches"] += 1
                 for pq, p in zip(batch, probs):
                     self._memo[pq] = p
                 if self._disk is not None:
                     self._disk.put_many([(pair_key(self.id, *pq), p) for pq, p in zip(batch, probs)])
 
-    def _check(self, probs: Any, n: int) -> list[float]:
+    def _check(self, probs: Any, batch: list[tuple[str, str]], first: dict[tuple[str, str], int]) -> list[float]:
+        """The protocol: one probability in [0, 1] or NaN per pair; anything else is a :class:`JudgeError`.
+
+        Pair indexes in the messages are positions in the caller's request (first occurrence of the pair).
+        """
+        rule = "a judge returns one probability in [0, 1], or NaN to abstain, per pair"
+        if probs is None or isinstance(probs, (str, bytes, dict, set, frozenset)):
+            raise JudgeError(f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} "
+                             f"for {len(batch)} pairs; {rule}")
         try:
-            out = [float(p) for p in probs]
-        except (TypeError, ValueError) as err:
-            raise JudgeError(f"judge {self.id!r} must return one probability per pair, got {probs!r:.80}") from err
-        if len(out) != n:
-            raise JudgeError(f"judge {self.id!r} returned {len(out)} probabilities for {n} pairs")
-        for p in out:
-            if math.isnan(p) or p < 0.0 or p > 1.0:
-                raise JudgeError(f"judge {self.id!r} returned {p!r}; entailment probabilities must lie in [0, 1]")
+            values = list(probs)
+        except TypeError as err:
+            raise JudgeError(f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} "
+                             f"for {len(batch)} pairs; {rule}") from err
+        if len(values) != len(batch):
+            idx = sorted(first[pq] for pq in batch)
+            shown = ", ".join(map(str, idx[:10])) + (", …" if len(idx) > 10 else "")
+            raise JudgeError(f"judge {self.id!r} returned {len(values)} values for {len(batch)} pairs "
+                             f"(request indexes {shown}); {rule}")
+        out = []
+        for pq, v in zip(batch, values):
+            p = _as_probability(v)
+            if p is None:
+                raise JudgeError(f"judge {self.id!r} returned {v!r:.80} ({type(v).__name__}) for pair {first[pq]} "
+                                 f"(hypothesis {pq[1]!r:.60}); {rule} (None is an error, NaN is an abstention)")
+            out.append(p)
         return out
 
-    def decide(self, premises: Sequence[str], hypotheses: Sequence[str], *, threshold: float = 0.5) -> list[bool]:
-        """``probability >= threshold`` for each pair."""
-        return [p >= threshold for p in self(premises, hypotheses)]
+    def decide(self, premises: Sequence[str], hypotheses: Sequence[str], *,
+               threshold: float = 0.5) -> list[bool | None]:
+        """``probability >= threshold`` for each pair; ``None`` where the judge abstained (NaN).
+
+        ``threshold`` must lie in [0, 1].  Callers decide what an abstention
+        means for them (and count it); it is never silently a ``False``.
+        """
+        t = _check_threshold(threshold)
+        return [None if math.isnan(p) else p >= t for p in self(premises, hypotheses)]
 
     # -- accounting --------------------------------------------------------------
     def input_tokens(self, premise: str, hypothesis: str) -> int:
-        """Verifier input tokens of one pair: the judge's own count, else the suite tokenizer's (DESIGN §9)."""
+        """Verifier input tokens of one pair: the judge's own count, else the suite tokenizer's count of
+        premise plus hypothesis."""
         own = getattr(self.judge, "input_tokens", None)
         if own is not None:
             return int(own(premise, hypothesis))
@@ -267,18 +376,33 @@ class JudgeRunner:
         return tok.count(premise) + tok.count(hypothesis)
 
     def stats(self) -> dict[str, Any]:
-        """Counters since creation (or :meth:`reset_stats`), plus the backend's own (e.g. ``truncated``)."""
+        """Counters since creation (or :meth:`reset_stats`), plus the backend's own (e.g. ``truncated``).
+
+        * ``requested``: pairs asked for (every call, duplicates included);
+        * ``unique``: distinct pairs per call, summed over calls;
+        * ``memory_hits``, ``cache_hits`` (disk), ``cache_misses`` (disk), ``executed``
+          (pairs the backend scored), ``batches``; ``executed_over_requested``;
+        * ``abstained``: requested pairs whose answer was NaN, counted per requested
+          pair like ``requested`` (duplicates, memory and disk-cache hits included),
+          so ``abstained / requested`` is the abstention rate of what callers asked;
+        * ``abstained_executed``: pairs among ``executed`` that the backend answered NaN;
+        * ``judge_id``, ``cache_path``.
+
+        A backend counter whose name collides with one of these is reported as ``backend_<name>``.
+        """
         out: dict[str, Any] = dict(self._counts)
         out["judge_id"] = self.id
         out["executed_over_requested"] = (
             self._counts["executed"] / self._counts["requested"] if self._counts["requested"] else None
         )
+        out["cache_path"] = str(self.cache_path) if self.cache_path else None
+        own = set(out)
         backend = getattr(self.judge, "stats", None)
         if callable(backend):  # the backend may be shared (loaded once per process): report this runner's share
             for k, v in backend().items():
                 base = self._backend_base.get(k, 0)
-                out[k] = v - base if isinstance(v, (int, float)) and isinstance(base, (int, float)) else v
-        out["cache_path"] = str(self.cache_path) if self.cache_path else None
+                name = f"backend_{k}" if k in own else k
+                out[name] = v - base if isinstance(v, (int, float)) and isinstance(base, (int, float)) else v
         return out
 
     def reset_stats(self) -> None:

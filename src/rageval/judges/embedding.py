@@ -10,12 +10,15 @@ state (attention-masked) and L2-normalized, truncated at ``max_length`` tokens
     p = clip(max(cos(premise, h), max over premise lines L of cos(L, h)), 0, 1)
 
 where the premise lines are its ``"\\n"``-separated lines without ``Title:``
-lines (so one matching snippet in a pooled premise is not diluted).
+lines (so one matching snippet in a pooled premise is not diluted).  It never
+abstains; a NaN similarity (a numerical failure) is a
+:class:`~rageval.judges.base.JudgeError`, never a clipped 0.
 Calibration against WiCE is in ``docs/judges.md``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["EmbeddingJudge", "minilm_path"]
@@ -95,8 +98,12 @@ class EmbeddingJudge:
         for p, h in zip(premises, hypotheses):
             hv = self._emb[h]
             cands = [p] + self._lines(p)
-            best = max(float(self._emb[c] @ hv) for c in cands)
-            out.append(min(1.0, max(0.0, best)))
+            sims = [float(self._emb[c] @ hv) for c in cands]
+            if any(math.isnan(x) for x in sims):
+                from rageval.judges.base import JudgeError
+
+                raise JudgeError(f"judge {self.id!r}: NaN similarity for the pair with hypothesis {h!r:.80}")
+            out.append(min(1.0, max(0.0, max(sims))))
         return out
 
     def __repr__(self) -> str:

@@ -1,29 +1,46 @@
 """Model judges: transformers NLI classifiers and TRUE-style seq2seq (ALCE's judge).
 
 torch and transformers are imported here only, when such a judge is built.
+Both return, per pair, a support probability in [0, 1] or NaN for an
+abstention (the protocol of :mod:`rageval.judges.base`).  NaN *logits* are not
+an abstention but a numerical failure (e.g. float16 overflow): a
+:class:`~rageval.judges.base.JudgeError`.
 
 **NLIJudge** (``AutoModelForSequenceClassification``, DeBERTa/RoBERTa-MNLI
 style): the probability is the softmax mass of the label whose ``id2label``
 name contains ``entail`` (case-insensitive); a model without such a label is
-an error.  Pairs are encoded as ``(premise, hypothesis)`` with
-``truncation="only_first"`` (the premise is cut, never the claim) at
+an error.  It never abstains.  Pairs are encoded as ``(premise, hypothesis)``
+with ``truncation="only_first"`` (the premise is cut, never the claim) at
 ``max_length`` tokens (default 512); a pair whose full encoding is longer is
 *counted* in ``stats()["truncated"]``.  If the hypothesis alone does not fit,
 the pair is truncated longest-first instead (also counted).
 
 **Seq2SeqJudge** (``AutoModelForSeq2SeqLM``, TRUE / ``t5_xxl_true_nli_mixture``):
 input ``"premise: {p} hypothesis: {h}"`` exactly as ALCE builds it; one decoder
-step from the start token; probability = softmax over the logits of the tokens
-``"0"`` and ``"1"`` only, P("1") (DESIGN §9).  At threshold 0.5 this decides as
-ALCE's greedy ``decode == "1"`` whenever the greedy first token is "0" or "1".
-Inputs longer than ``max_length`` are truncated (counted); ALCE itself does not
+step from the start token (see :func:`label_probabilities`):
+
+* the greedy first answer token is ``"0"`` or ``"1"`` (their larger logit is at
+  least every other token's): probability = softmax over the logits of ``"0"``
+  and ``"1"`` only, P("1");
+* any other token wins: **NaN** (abstention), counted in
+  ``stats()["off_label"]``.
+
+At threshold 0.5 a decided pair is therefore supported exactly when ALCE's
+greedy decoding starts with "1"; where ALCE's ``decode == "1"`` reads a
+non-label answer as "not supported", this judge abstains and the caller
+decides.  When the tokenizer spells ``"1"`` as a whitespace piece plus ``"1"``
+(some sentencepiece vocabularies), a first token that is that whitespace piece
+is followed by a second decoder step, and the label is read there.  Inputs
+longer than ``max_length`` are truncated (counted); ALCE itself does not
 truncate, so pass ``max_length=None`` for that.
 
 Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
-dtype so caches never mix), ``batch_size`` (default 8: length-sorted batches of
-8–16 were fastest on CPU, OFFLINE.md), ``device`` (default CPU).  The id is
+dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
+length before batching), ``device`` (default CPU).  The id is
 ``{kind}:{name}@{revision}|{dtype}|max_length=…`` where the revision is a sha256
-over the files of a local folder (weights, config, tokenizer), else the hub commit.
+over the files of a local folder (weights, config, tokenizer), else the hub commit;
+the seq2seq id ends in ``|rule=v2`` (abstentions), so disk caches written when an
+off-label first token still yielded P("1") are not reused.
 """
 
 from __future__ import annotations
@@ -33,8 +50,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NLIJudge", "Seq2SeqJudge", "weights_fingerprint", "detect_kind"]
-
+__all__ = ["NLIJudge", "Seq2SeqJudge", "weights_fingerprint", "detect_kind", "label_probabilities"]
 
 
 def weights_fingerprint(model_dir: str | os.PathLike) -> str | None:
@@ -90,6 +106,36 @@ def _from_pretrained(auto_cls, name_or_path: str, revision: str | None, torch_dt
     return auto_cls.from_pretrained(name_or_path, revision=revision, **{key: torch_dtype})
 
 
+def label_probabilities(step_logits: Any, zero_id: int, one_id: int) -> list[float]:
+    """TRUE-style answer of each row of ``step_logits`` (``[n, vocab]``, one decoder step).
+
+    P("1") from a softmax over the logits of ``zero_id`` and ``one_id`` only,
+    when the larger of the two is at least every other token's logit (the
+    greedy token is "0" or "1"; a tie with another token counts as decided);
+    otherwise NaN, an abstention.  Rows with a NaN logit raise ValueError
+    (a numerical failure, not an abstention).
+
+    >>> import torch  # a vocabulary of 3 tokens: id 1 is "0", id 2 is "1"
+    >>> [round(p, 4) for p in label_probabilities(torch.tensor([[0.0, 0.0, 1.0], [5.0, 0.0, 1.0]]), 1, 2)]
+    [0.7311, nan]
+    """
+    import torch
+
+    logits = torch.as_tensor(step_logits).float()
+    if logits.dim() != 2:
+        raise ValueError(f"step_logits must be [n, vocab], got shape {tuple(logits.shape)}")
+    bad = torch.isnan(logits).any(dim=-1)
+    if bool(bad.any()):
+        raise ValueError(f"NaN logits in row(s) {bad.nonzero().flatten().tolist()}")
+    two = logits[:, [zero_id, one_id]]
+    probs = torch.softmax(two, dim=-1)[:, 1]
+    others = logits.clone()
+    others[:, [zero_id, one_id]] = -torch.inf
+    decided = two.max(dim=-1).values >= others.max(dim=-1).values
+    out = torch.where(decided, probs, torch.full_like(probs, torch.nan))
+    return out.cpu().tolist()
+
+
 def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
     """``"nli"`` (sequence classifier) or ``"seq2seq"`` (encoder-decoder) from the model config."""
     from transformers import AutoConfig
@@ -111,6 +157,7 @@ def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
 class _HFBase:
     uses_torch = True
     kind = "hf"
+    id_suffix = ""  # names a change of the scoring rule, so caches of the old rule are never reused
 
     def __init__(self, name_or_path: str, *, revision: str | None, max_length: int | None, batch_size: int,
                  dtype: Any, device: str | None):
@@ -123,6 +170,7 @@ class _HFBase:
         self.device = device or "cpu"
         self._truncated = 0
         self._scored = 0
+        self._off_label = 0
 
     def _finish(self, model, tokenizer, revision):
         import torch
@@ -136,10 +184,18 @@ class _HFBase:
         dt = str(self.torch_dtype).replace("torch.", "")
         # a local folder is named by its content hash (portable: moving it keeps the cache valid)
         name = Path(self.name_or_path).name if Path(self.name_or_path).is_dir() else self.name_or_path
-        self.id = f"{self.kind}:{name}@{self.revision}|{dt}|max_length={self.max_length}"
+        self.id = f"{self.kind}:{name}@{self.revision}|{dt}|max_length={self.max_length}{self.id_suffix}"
 
     def stats(self) -> dict[str, int]:
         return {"truncated": self._truncated, "scored": self._scored}
+
+    def _numerical_failure(self, row: int, hypotheses: list[str]):
+        from rageval.judges.base import JudgeError
+
+        return JudgeError(
+            f"judge {getattr(self, 'id', self.name_or_path)!r}: NaN logits for the pair with hypothesis "
+            f"{hypotheses[row]!r:.80} (numerical overflow? dtype={self.torch_dtype}); try dtype='float32'"
+        )
 
     def length(self, premise: str, hypothesis: str) -> int:
         return len(premise) + len(hypothesis)
@@ -211,6 +267,9 @@ class NLIJudge(_HFBase):
             enc = self.tokenizer(premises, hypotheses, padding=True, return_tensors="pt")
         enc = {k: v.to(self.device) for k, v in enc.items()}
         logits = self.model(**enc).logits.float()
+        bad = torch.isnan(logits).any(dim=-1).nonzero().flatten().tolist()
+        if bad:
+            raise self._numerical_failure(bad[0], hypotheses)
         probs = torch.softmax(logits, dim=-1)[:, self.entailment_index]
         self._scored += len(premises)
         return probs.cpu().tolist()
@@ -220,6 +279,7 @@ class Seq2SeqJudge(_HFBase):
     """TRUE-style ``premise: … hypothesis: …`` -> P("1") normalized over {"0", "1"}."""
 
     kind = "seq2seq"
+    id_suffix = "|rule=v2"  # v2: abstain (NaN) when the first answer token is neither "0" nor "1"
 
     def __init__(self, name_or_path: str, *, revision: str | None = None, max_length: int | None = 512,
                  batch_size: int = 8, dtype: Any = None, device: str | None = None):
@@ -229,6 +289,7 @@ class Seq2SeqJudge(_HFBase):
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
         model = _from_pretrained(AutoModelForSeq2SeqLM, self.name_or_path, revision, self.torch_dtype)
+        self.label_prefix: int | None = None  # a whitespace piece that precedes "0"/"1", if the tokenizer splits them
         self.label_ids = (self._single_token(tok, "0"), self._single_token(tok, "1"))
         start = model.config.decoder_start_token_id
         if start is None:
@@ -242,8 +303,9 @@ class Seq2SeqJudge(_HFBase):
         ids = tok(text, add_special_tokens=False)["input_ids"]
         if len(ids) == 1:
             return int(ids[0])
-        # sentencepiece may give ["▁", "1"]: the generated answer "1" is the last piece
-        if len(ids) == 2 and tok.decode([ids[0]]).strip() == "":
+        # sentencepiece may give ["▁", "1"]: the model answers the whitespace piece, then "1"
+        if len(ids) == 2 and tok.decode([ids[0]]).strip() == "" and self.label_prefix in (None, int(ids[0])):
+            self.label_prefix = int(ids[0])
             return int(ids[1])
         raise ValueError(
             f"seq2seq judge {self.name_or_path!r}: {text!r} is not a single token of its tokenizer ({ids}); "
@@ -271,7 +333,22 @@ class Seq2SeqJudge(_HFBase):
         enc = {k: v.to(self.device) for k, v in enc.items()}
         dec = torch.full((len(texts), 1), self.decoder_start, dtype=torch.long, device=self.device)
         logits = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :].float()
-        two = logits[:, list(self.label_ids)]
-        probs = torch.softmax(two, dim=-1)[:, 1]
+        if self.label_prefix is not None:  # the answer starts with the whitespace piece: read the next step
+            rows = (logits.argmax(dim=-1) == self.label_prefix).nonzero().flatten()
+            if len(rows):
+                sub = {k: v[rows] for k, v in enc.items()}
+                dec2 = torch.tensor([[self.decoder_start, self.label_prefix]] * len(rows), dtype=torch.long,
+                                    device=self.device)
+                logits = logits.clone()
+                logits[rows] = self.model(**sub, decoder_input_ids=dec2).logits[:, 1, :].float()
+        bad = torch.isnan(logits).any(dim=-1).nonzero().flatten().tolist()
+        if bad:
+            raise self._numerical_failure(bad[0], hypotheses)
+        probs = label_probabilities(logits, *self.label_ids)
+        self._off_label += sum(p != p for p in probs)
         self._scored += len(texts)
-        return probs.cpu().tolist()
+        return probs
+
+    def stats(self) -> dict[str, int]:
+        """``truncated``, ``scored`` and ``off_label`` (pairs whose first answer token was neither "0" nor "1")."""
+        return {**super().stats(), "off_label": self._off_label}

@@ -10,7 +10,7 @@ hypothesis's distinct content tokens that occur in the premise::
     p = |content(h) ∩ content(p)| / |content(h)|      (0 when content(h) is empty)
 
 So at the default threshold 0.5 a claim is "entailed" when at least half of
-its content words appear in the evidence.  It knows nothing of negation,
+its content words appear in the evidence.  It never abstains (no NaN).  It knows nothing of negation,
 numbers' meaning or word order: a transparent floor, not an NLI model
 (calibration against WiCE in ``docs/judges.md``).
 

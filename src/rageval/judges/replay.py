@@ -6,23 +6,49 @@ JSON lines, one pair per line::
     {"premise": "...", "hypothesis": "...", "probability": 0.93}
     {"premise": "...", "hypothesis": "...", "decision": true}
 
-(``decision`` true/false is replayed as 1.0/0.0).  A pair that was not
-recorded is an error that names it, never a silent 0.  The judge id is
+(``decision`` true/false is replayed as 1.0/0.0).  An abstention is recorded
+as ``"probability": null`` or ``"probability": "abstain"`` (``"decision"``
+likewise) and replayed as NaN, the protocol's abstention.  Any other value
+(a probability outside [0, 1], a string) is an error naming the file and line,
+and so is a pair that was not recorded, never a silent 0.  The judge id is
 ``replay:`` + the sha256 of the file's bytes, so a changed recording never
 reuses stale cache entries.  :func:`save_replay` writes what a
-:class:`~rageval.judges.base.JudgeRunner` has scored in a session.
+:class:`~rageval.judges.base.JudgeRunner` has scored in a session (abstentions as ``null``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 
 from rageval.judges.base import JudgeError
 
 __all__ = ["ReplayJudge", "save_replay"]
+
+
+_ABSTAIN = (None, "abstain")
+
+
+def _probability(v) -> float | None:
+    if v in _ABSTAIN:
+        return math.nan
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    p = float(v)
+    return p if math.isnan(p) or 0.0 <= p <= 1.0 else None
+
+
+def _decision(v) -> float | None:
+    if v in _ABSTAIN:
+        return math.nan
+    if v in (True, "1", "true"):  # True == 1 == 1.0
+        return 1.0
+    if v in (False, "0", "false"):
+        return 0.0
+    return None
 
 
 class ReplayJudge:
@@ -46,11 +72,18 @@ class ReplayJudge:
             except (json.JSONDecodeError, KeyError, TypeError) as err:
                 raise ValueError(f"{self.path}:{lineno}: expected an object with 'premise' and 'hypothesis' ({err})") from err
             if "probability" in row:
-                p = float(row["probability"])
+                p = _probability(row["probability"])
             elif "decision" in row:
-                p = 1.0 if row["decision"] in (True, 1, "1", "true") else 0.0
+                p = _decision(row["decision"])
             else:
                 raise ValueError(f"{self.path}:{lineno}: needs 'probability' (float) or 'decision' (bool)")
+            if p is None:
+                field = "probability" if "probability" in row else "decision"
+                raise ValueError(
+                    f"{self.path}:{lineno}: {field} {row[field]!r} is not "
+                    + ("a number in [0, 1]" if field == "probability" else "true or false")
+                    + ", null or 'abstain' (an abstention)"
+                )
             self._table[key] = p
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
@@ -73,9 +106,14 @@ class ReplayJudge:
 
 
 def save_replay(path: str | os.PathLike, runner) -> int:
-    """Write every pair a :class:`JudgeRunner` scored (memo) as a replay file; return the count."""
+    """Write every pair a :class:`JudgeRunner` scored (memo) as a replay file; return the count.
+
+    Abstentions (NaN) are written as ``"probability": null``.
+    """
     rows = sorted(runner._memo.items())
     with open(path, "w", encoding="utf-8") as f:
         for (p, h), prob in rows:
-            f.write(json.dumps({"premise": p, "hypothesis": h, "probability": prob}, ensure_ascii=False) + "\n")
+            value = None if math.isnan(prob) else prob
+            f.write(json.dumps({"premise": p, "hypothesis": h, "probability": value}, ensure_ascii=False,
+                               allow_nan=False) + "\n")
     return len(rows)
