@@ -46,7 +46,7 @@ SHAPES = {
 
 
 def tune_malloc() -> bool:
-    """glibc: keep freed memory instead of returning it (OFFLINE.md: batched runs spent their time in page faults)."""
+    """glibc: keep freed memory instead of returning it (by default, batched runs spent their time in page faults)."""
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:

@@ -6,7 +6,7 @@ Times rageval.stats.paired_tests (percentile bootstrap CIs *and* sign-flip p-val
 every contrast, one call), then scipy.stats.bootstrap on the same data for a few
 contrasts (bootstrap only, vectorized, percentile) and extrapolates it to the family.
 Prints both, the ratio, and checks the intervals agree within Monte-Carlo error.
-Targets (issue 7): ours <= 2 s, >= 10x scipy.stats.bootstrap.
+Targets: ours <= 2 s, >= 10x scipy.stats.bootstrap.
 """
 
 from __future__ import annotations
