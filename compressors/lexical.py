@@ -1,8 +1,12 @@
 """Model-free lexical scoring shared by the compressors: terms, IDF, BM25 relevance, tf-idf similarity.
 
-Terms are lowercased ``\\w+`` tokens minus English stopwords.  IDF is computed
-over the question's own candidate pool (the "corpus" of one question), with the
-BM25 form ``log(1 + (N - df + 0.5) / (df + 0.5))`` so it is always positive.
+Terms are :func:`rageval.bm25.tokenize`'s tokens (lowercased runs of two or more
+word characters, English stopwords removed), the same as retrieval's.  IDF is
+computed over the question's own candidate pool (the "corpus" of one question),
+with the BM25 form ``log(1 + (N - df + 0.5) / (df + 0.5))`` so it is always
+positive.  BM25 relevance is :class:`rageval.bm25.BM25Index` with the ``lexical``
+parameters of :data:`rageval.bm25.PARAMS`, queried with the question's distinct
+terms.
 
 >>> terms("The Eiffel Tower is in Paris.")
 ['eiffel', 'tower', 'paris']
@@ -15,18 +19,19 @@ BM25 form ``log(1 + (N - df + 0.5) / (df + 0.5))`` so it is always positive.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from itertools import chain
 from typing import Sequence
 
 import numpy as np
 
+from rageval import bm25 as _bm25
+
 __all__ = ["STOPWORDS", "terms", "LexicalIndex"]
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-#: English stopwords (function words; the usual IR list, close to scikit-learn's and NLTK's).
+#: English function words (the usual IR list, close to scikit-learn's and NLTK's): the words that
+#: ``token_prune``'s IDF scorer never keeps for their IDF.  :func:`terms` uses the BM25 tokenizer's
+#: own stopwords (:func:`rageval.bm25.stopwords`).
 STOPWORDS = frozenset(
     """
     a about above across after afterwards again against all almost alone along already also although always am
@@ -49,22 +54,29 @@ STOPWORDS = frozenset(
 
 
 def terms(text: str) -> list[str]:
-    """Lowercased word tokens without stopwords (order kept, repeats kept)."""
-    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+    """Lowercased word tokens without stopwords (order kept, repeats kept): :func:`rageval.bm25.tokenize`."""
+    return _bm25.tokenize(text)
 
 
 def bm25_idf(n_docs: int, df: np.ndarray) -> np.ndarray:
-    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    """BM25's IDF (:func:`rageval.bm25.idf`)."""
+    return _bm25.idf(n_docs, df)
 
 
-def bm25_scores(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, *, k1: float = 1.2, b: float = 0.75) -> np.ndarray:
-    """BM25 of each candidate (rows of ``tf``: counts of the query terms) given term lengths and IDFs."""
-    n = len(lengths)
-    if n == 0 or tf.shape[1] == 0:
-        return np.zeros(n)
-    avg_len = float(lengths.mean()) if lengths.sum() > 0 else 1.0
-    denom = tf + k1 * (1 - b + b * lengths[:, None] / avg_len)
-    return (idf[None, :] * tf * (k1 + 1) / np.where(denom == 0, 1, denom)).sum(axis=1)
+def _params(k1: float | None, b: float | None) -> _bm25.BM25Params:
+    ref = _bm25.PARAMS["lexical"]
+    return _bm25.BM25Params(k1=ref.k1 if k1 is None else k1, b=ref.b if b is None else b)
+
+
+def bm25_scores(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, *, k1: float | None = None,
+                b: float | None = None) -> np.ndarray:
+    """BM25 of each candidate (rows of ``tf``: counts of the query terms) given term lengths and IDFs.
+
+    :func:`rageval.bm25.term_scores` with the ``lexical`` parameters (unless
+    ``k1``/``b`` are given): the scores :class:`rageval.bm25.BM25Index` gives,
+    for callers that hold the counts already (:func:`pool_query_stats`).
+    """
+    return _bm25.term_scores(tf, lengths, idf, _params(k1, b))
 
 
 def scale_to_unit(scores: np.ndarray) -> np.ndarray:
@@ -112,21 +124,24 @@ def pool_query_stats(
 class LexicalIndex:
     """Term statistics of one candidate pool (one question's sentences or documents).
 
-    ``relevance(query)`` is BM25 (k1=1.2, b=0.75) scaled so the best candidate
-    scores 1 (all zeros when no query term occurs).  ``similarity_row(i)`` is the
+    ``relevance(query)`` is BM25 (:class:`rageval.bm25.BM25Index`, the ``lexical``
+    parameters, the query's distinct terms) scaled so the best candidate scores 1
+    (all zeros when no query term occurs).  ``similarity_row(i)`` is the
     cosine similarity of tf-idf vectors (non-negative, 1 on the diagonal for a
     non-empty candidate).  Pure numpy (row- and column-major copies of the
     sparse tf-idf matrix), so a row costs O(sum of its terms' document
     frequencies), not a scipy call.
     """
 
-    def __init__(self, texts: Sequence[str] | None = None, *, k1: float = 1.2, b: float = 0.75,
+    def __init__(self, texts: Sequence[str] | None = None, *, k1: float | None = None, b: float | None = None,
                  term_lists: list[list[str]] | None = None):
         if term_lists is None:
             term_lists = [terms(t) for t in (texts or [])]
         self.n = n = len(term_lists)
-        self.k1, self.b = k1, b
+        self.params = _params(k1, b)
+        self.k1, self.b = self.params.k1, self.params.b
         self.term_lists = term_lists
+        self._bm25: _bm25.BM25Index | None = None
         flat = list(chain.from_iterable(term_lists))
         vocab = {w: k for k, w in enumerate(dict.fromkeys(flat))}  # first-appearance order
         ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
@@ -173,10 +188,13 @@ class LexicalIndex:
         return out
 
     def bm25(self, query: str) -> np.ndarray:
-        qids = self.query_term_ids(query)
-        if self.n == 0 or not qids:
+        """BM25 of every candidate for the query's distinct terms (:class:`rageval.bm25.BM25Index`)."""
+        q = list(dict.fromkeys(terms(query)))
+        if self.n == 0 or not q:
             return np.zeros(self.n)
-        return bm25_scores(self.term_counts(qids), self.lengths, self.idf[qids], k1=self.k1, b=self.b)
+        if self._bm25 is None:
+            self._bm25 = _bm25.BM25Index(self.term_lists, self.params)
+        return self._bm25.scores(q)
 
     def relevance(self, query: str) -> np.ndarray:
         return scale_to_unit(self.bm25(query))

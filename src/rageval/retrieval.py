@@ -30,41 +30,20 @@ takes, and every snippet carries its document's 0-based rank in ``doc_rank``.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
+from rageval import bm25 as _bm25
 from rageval.data.schema import Document, Example
+from rageval.registry import Registry
 from rageval.types import SourceSnippet
 
-__all__ = ["Retrieved", "BM25Index", "bm25_tokenize", "retrieve", "retrieve_all", "METHODS"]
+__all__ = ["Retrieved", "BM25Index", "bm25_tokenize", "retrieve", "retrieve_all", "METHODS", "RETRIEVERS"]
 
-METHODS = ("given", "bm25")
-
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
-
-
-def _stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-_STOP: frozenset[str] | None = None
-
-
-def bm25_tokenize(text: str) -> list[str]:
-    """Lowercased tokens of two or more word characters, English stopwords removed.
-
-    >>> bm25_tokenize("The Eiffel Tower is in Paris, France.")
-    ['eiffel', 'tower', 'paris', 'france']
-    """
-    global _STOP
-    if _STOP is None:
-        _STOP = _stopwords()
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+#: The retrieval tokenizer, :func:`rageval.bm25.tokenize` (this name is kept for existing imports).
+bm25_tokenize = _bm25.tokenize
 
 
 def _doc_text(d: Document) -> str:
@@ -72,20 +51,22 @@ def _doc_text(d: Document) -> str:
 
 
 class BM25Index:
-    """A BM25 index over a fixed list of documents (built once, queried many times)."""
+    """A BM25 index over a fixed list of documents (built once, queried many times).
 
-    def __init__(self, documents: Sequence[Document], *, k1: float = 1.5, b: float = 0.75):
-        import bm25s  # numpy/scipy only
+    A thin use of :class:`rageval.bm25.BM25Index` over each document's
+    ``title + "\\n" + text``, with the ``retrieval`` parameters of
+    :data:`rageval.bm25.PARAMS` unless ``k1``/``b`` are given.
+    """
 
+    def __init__(self, documents: Sequence[Document], *, k1: float | None = None, b: float | None = None):
         self.documents = tuple(documents)
         for i, d in enumerate(self.documents):
             if not isinstance(d, Document):
                 raise TypeError(f"BM25Index documents[{i}] must be a rageval.data.Document, got {type(d).__name__}")
-        self.k1, self.b = k1, b
-        self._bm25 = None
-        if self.documents:
-            self._bm25 = bm25s.BM25(k1=k1, b=b)
-            self._bm25.index([bm25_tokenize(_doc_text(d)) for d in self.documents], show_progress=False)
+        ref = _bm25.PARAMS["retrieval"]
+        params = _bm25.BM25Params(k1=ref.k1 if k1 is None else k1, b=ref.b if b is None else b)
+        self.k1, self.b = params.k1, params.b
+        self._index = _bm25.BM25Index([_doc_text(d) for d in self.documents], params)
 
     @property
     def name(self) -> str:
@@ -93,20 +74,11 @@ class BM25Index:
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for ``query`` (pool order)."""
-        if self._bm25 is None:
-            return np.zeros(0)
-        toks = bm25_tokenize(query)
-        if not toks:
-            return np.zeros(len(self.documents))
-        return np.asarray(self._bm25.get_scores(toks), dtype=float)
+        return self._index.scores(query)
 
     def search(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
         """``(pool index, score)`` of the top ``k`` documents, best first, ties by pool order."""
-        s = self.scores(query)
-        order = np.lexsort((np.arange(len(s)), -s))
-        if k is not None:
-            order = order[:k]
-        return [(int(i), float(s[i])) for i in order]
+        return self._index.search(query, k)
 
 
 @dataclass(frozen=True)
@@ -153,6 +125,45 @@ def _ranked(ex: Example, method: str, k: int | None, docs: Sequence[Document], s
     return Retrieved(ex.id, method, k, tuple(docs), tuple(scores), snippets)
 
 
+def _given(example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None
+           ) -> Retrieved:
+    """The example's own candidate documents in the dataset's order, first ``k``."""
+    if corpus is not None or index is not None:
+        raise ValueError("retrieval method 'given' uses the example's own documents; drop corpus=/index= or use 'bm25'")
+    if not example.documents:
+        raise ValueError(
+            f"example {example.id!r} ({example.dataset}) has no candidate documents of its own; use "
+            "method='bm25' with corpus=rageval.data.load_corpus(...)"
+        )
+    docs = example.documents[:k] if k is not None else example.documents
+    return _ranked(example, "given", k, docs, [None] * len(docs))
+
+
+def _bm25_method(example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None
+                 ) -> Retrieved:
+    """BM25 with the question over the example's own documents, a ``corpus``, or a prebuilt ``index``."""
+    if index is None:
+        pool = corpus if corpus is not None else example.documents
+        if not pool:
+            raise ValueError(
+                f"example {example.id!r} has no documents to rank with BM25; pass corpus=rageval.data.load_corpus(...)"
+            )
+        index = BM25Index(pool)
+    hits = index.search(example.question, k)
+    docs = [index.documents[i] for i, _ in hits]
+    return _ranked(example, index.name, k, docs, [s for _, s in hits])
+
+
+#: Retrieval methods: name -> ``fn(example, k, corpus, index) -> Retrieved``.  ``shared_index``:
+#: whether :func:`retrieve_all` builds one :class:`BM25Index` over a shared corpus for it.
+RETRIEVERS = Registry("retrieval method")
+RETRIEVERS.register("given", _given, shared_index=False)
+RETRIEVERS.register("bm25", _bm25_method, shared_index=True)
+
+#: The retrieval method names (``RETRIEVERS.names()``).
+METHODS = tuple(RETRIEVERS.names())
+
+
 def retrieve(
     example: Example,
     *,
@@ -167,32 +178,7 @@ def retrieve(
     own documents to that corpus; ``"given"`` takes neither.
     """
     _check_k(k)
-    if method not in METHODS:
-        import difflib
-
-        close = difflib.get_close_matches(str(method), METHODS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ValueError(f"Unknown retrieval method {method!r}; use one of {METHODS}.{hint}")
-    if method == "given":
-        if corpus is not None or index is not None:
-            raise ValueError("retrieval method 'given' uses the example's own documents; drop corpus=/index= or use 'bm25'")
-        if not example.documents:
-            raise ValueError(
-                f"example {example.id!r} ({example.dataset}) has no candidate documents of its own; use "
-                "method='bm25' with corpus=rageval.data.load_corpus(...)"
-            )
-        docs = example.documents[:k] if k is not None else example.documents
-        return _ranked(example, "given", k, docs, [None] * len(docs))
-    if index is None:
-        pool = corpus if corpus is not None else example.documents
-        if not pool:
-            raise ValueError(
-                f"example {example.id!r} has no documents to rank with BM25; pass corpus=rageval.data.load_corpus(...)"
-            )
-        index = BM25Index(pool)
-    hits = index.search(example.question, k)
-    docs = [index.documents[i] for i, _ in hits]
-    return _ranked(example, index.name, k, docs, [s for _, s in hits])
+    return RETRIEVERS.get(method)(example, k, corpus, index)
 
 
 def retrieve_all(
@@ -203,5 +189,6 @@ def retrieve_all(
     corpus: Sequence[Document] | None = None,
 ) -> list[Retrieved]:
     """:func:`retrieve` for every example, indexing a shared ``corpus`` once."""
-    index = BM25Index(corpus) if (method == "bm25" and corpus is not None) else None
+    shared = corpus is not None and method in RETRIEVERS and RETRIEVERS.meta(method).get("shared_index", False)
+    index = BM25Index(corpus) if shared else None
     return [retrieve(ex, method=method, k=k, index=index) for ex in examples]

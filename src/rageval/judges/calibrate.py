@@ -8,7 +8,8 @@ in a second figure, counted as not supported.
 The premise is built from the evidence sentences (``--premise``):
 
 * ``bm25`` (default): the top ``k`` (5) evidence sentences retrieved with the
-  claim as the BM25 query (``bm25s``, as re-attribution does), in page order,
+  claim as the BM25 query (:class:`rageval.bm25.BM25Index` with the ``recovery``
+  parameters, as re-attribution does), in page order,
   joined with ``"\\n"`` — it fits a 512-token judge;
 * ``full``: every evidence sentence joined with ``"\\n"`` (long pages; model
   judges truncate, the count is reported).
@@ -104,9 +105,9 @@ def _premise(row: dict, mode: str, k: int) -> str:
     ev = [s for s in row["evidence"] if isinstance(s, str) and s.strip()]
     if mode == "full" or len(ev) <= k:
         return "\n".join(ev)
-    from rageval.diagnostics.attribution import _BM25Index
+    from rageval.bm25 import PARAMS, BM25Index
 
-    top = _BM25Index(ev)(row["claim"], k)
+    top = BM25Index(ev, PARAMS["recovery"]).top(row["claim"], k)
     if not top:
         top = list(range(min(k, len(ev))))
     return "\n".join(ev[i] for i in sorted(top))
