@@ -13,14 +13,14 @@ False
 Unknown compressor 'submodluar'. Did you mean 'submodular'?
 
 Importing this package is cheap: no torch, transformers or llmlingua (they load
-only when a model-backed compressor runs).  The registry is a static table, so
-listing names and validating a suite imports no strategy code.
+only when a model-backed compressor runs).  :data:`REGISTRY` is a
+:class:`rageval.registry.Registry` of ``"module:Class"`` targets imported on first
+use, so listing names and validating a suite imports no strategy code.  Adding a
+compressor is one ``REGISTRY.register(...)`` line below plus its module.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from typing import Any
 
 from rageval.compressors.base import (
@@ -33,11 +33,14 @@ from rageval.compressors.base import (
     SnippetError,
     resolve_budget,
 )
+from rageval.registry import Registry, UnknownNameError
 
 __all__ = [
     "get",
     "names",
     "REGISTRY",
+    "UnknownCompressor",
+    "compressor_class",
     "Compressor",
     "BaseCompressor",
     "CompressorError",
@@ -48,33 +51,37 @@ __all__ = [
     "resolve_budget",
 ]
 
-#: name -> "module:class" (relative to this package)
-REGISTRY: dict[str, str] = {
-    "identity": "identity:IdentityCompressor",
-    "naive": "naive:NaiveCompressor",
-    "rerank": "rerank:RerankCompressor",
-    "extractive": "extractive:ExtractiveCompressor",
-    "abstractive": "abstractive:AbstractiveCompressor",
-    "token_prune": "token_prune:TokenPruneCompressor",
-    "ecr": "ecr:ECRCompressor",
-    "mmr": "mmr:MMRCompressor",
-    "focused": "focused:FocusedCompressor",
-    "submodular": "submodular:SubmodularCompressor",
-}
+
+class UnknownCompressor(CompressorConfigError, UnknownNameError):
+    """An unknown compressor name (a :class:`CompressorConfigError` with ``kind``, ``name`` and ``known``)."""
+
+
+#: compressor name -> ``"module:Class"`` (imported on the first :func:`get`)
+REGISTRY = Registry("compressor", error=UnknownCompressor)
+for _name, _target in [
+    ("abstractive", "abstractive:AbstractiveCompressor"),
+    ("ecr", "ecr:ECRCompressor"),
+    ("extractive", "extractive:ExtractiveCompressor"),
+    ("focused", "focused:FocusedCompressor"),
+    ("identity", "identity:IdentityCompressor"),
+    ("mmr", "mmr:MMRCompressor"),
+    ("naive", "naive:NaiveCompressor"),
+    ("rerank", "rerank:RerankCompressor"),
+    ("submodular", "submodular:SubmodularCompressor"),
+    ("token_prune", "token_prune:TokenPruneCompressor"),
+]:
+    REGISTRY.register(_name, f"rageval.compressors.{_target}")
+del _name, _target
 
 
 def names() -> list[str]:
     """Registered compressor names, sorted."""
-    return sorted(REGISTRY)
+    return sorted(REGISTRY.names())
 
 
 def compressor_class(name: str) -> type:
-    if not isinstance(name, str) or name not in REGISTRY:
-        close = difflib.get_close_matches(str(name), names(), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else f" Known compressors: {', '.join(names())}."
-        raise CompressorConfigError(f"Unknown compressor {name!r}.{hint}")
-    module, cls = REGISTRY[name].split(":")
-    return getattr(importlib.import_module(f"rageval.compressors.{module}"), cls)
+    """The class of compressor ``name`` (unknown names raise :class:`UnknownCompressor` with a hint)."""
+    return REGISTRY.get(name)
 
 
 def get(name: str, **params: Any) -> BaseCompressor:

@@ -47,11 +47,11 @@ of exactly 1.0.
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
+from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
 from rageval.tokens import count_tokens, evidence_token_counts, evidence_tokens
 from rageval.types import Context, SourceSnippet, Unit
@@ -276,8 +276,7 @@ class BaseCompressor:
         unknown = [k for k in params if k not in self.PARAMS]
         if unknown:
             k = unknown[0]
-            close = difflib.get_close_matches(k, list(self.PARAMS), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(k, self.PARAMS)
             known = ", ".join(sorted(self.PARAMS)) or "(none)"
             raise CompressorConfigError(
                 f"Unknown parameter {k!r} for compressor {self.name!r}.{hint} Known parameters: {known}."
@@ -317,8 +316,7 @@ class BaseCompressor:
     def _check_choice(self, key: str, choices: Sequence[str]) -> None:
         v = self.params[key]
         if v not in choices:
-            close = difflib.get_close_matches(str(v), list(choices), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(v, choices)
             raise self._param_error(key, f"choose one of {', '.join(map(repr, choices))}.{hint}")
 
     # -- public

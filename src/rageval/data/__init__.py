@@ -8,6 +8,7 @@
 
 from rageval.data.loaders import (
     DATASETS,
+    LOADERS,
     SAMPLES,
     DataLoadError,
     DataUnavailable,
@@ -22,6 +23,7 @@ from rageval.data.schema import ANSWER_TYPES, Document, Example
 __all__ = [
     "ANSWER_TYPES",
     "DATASETS",
+    "LOADERS",
     "SAMPLES",
     "DataLoadError",
     "DataUnavailable",

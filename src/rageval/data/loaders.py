@@ -42,14 +42,14 @@ the record, the field and what was expected.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from rageval.data.schema import Document, Example
+from rageval.registry import Registry, did_you_mean, unknown_name
 from rageval.text.normalize import normalize_answer
 from rageval.text.segment import passage_to_snippets
 
@@ -57,6 +57,7 @@ __all__ = [
     "DataLoadError",
     "DataUnavailable",
     "DATASETS",
+    "LOADERS",
     "load_examples",
     "load_corpus",
     "examples_from_records",
@@ -91,40 +92,35 @@ class DataUnavailable(RuntimeError):
     """A hub dataset could not be loaded (offline, unknown id, no ``datasets``)."""
 
 
-#: dataset name -> (canonical name). Aliases are accepted by :func:`load_examples`.
-_ALIASES = {
-    "asqa": "asqa",
-    "alce": "asqa",
-    "alce_asqa": "asqa",
-    "qasper": "qasper",
-    "hotpotqa": "hotpotqa",
-    "hotpot_qa": "hotpotqa",
-    "hotpot": "hotpotqa",
-    "2wikimultihopqa": "2wikimultihopqa",
-    "2wiki": "2wikimultihopqa",
-    "2wikimqa": "2wikimultihopqa",
-    "musique": "musique",
-}
-DATASETS = ("asqa", "qasper", "hotpotqa", "2wikimultihopqa", "musique")
+#: The dataset loaders: dataset name -> ``"module:builder"``, ``builder(record, dataset)`` returning
+#: an :class:`Example` or a list of them (imported on first use).  Metadata: ``aliases`` (other
+#: names :func:`load_examples` accepts), ``sample`` (the shipped sample, a path under
+#: ``samples/``), ``sample_aliases`` (other names :func:`sample_path` accepts for it), ``split``
+#: (the default hub split).  Adding a dataset is one entry here plus its builder.
+LOADERS = Registry("dataset", cutoff=0.5)
+LOADERS.register("asqa", "rageval.data.loaders:_asqa", aliases=("alce", "alce_asqa"),
+                 sample="asqa/asqa_dev_first100.jsonl", split="dev")
+LOADERS.register("qasper", "rageval.data.loaders:_qasper_paper",
+                 sample="qasper/qasper_dev_v0.1_hf_dummy_EDITED.json")
+LOADERS.register("hotpotqa", "rageval.data.loaders:_multihop", aliases=("hotpot_qa", "hotpot"),
+                 sample="hotpotqa/hotpotqa_train100_distractor.json", sample_aliases=("hotpot_qa",))
+LOADERS.register("2wikimultihopqa", "rageval.data.loaders:_multihop", aliases=("2wiki", "2wikimqa"),
+                 sample="2wikimultihopqa/2wiki_dev2.json", sample_aliases=("2wiki",))
+LOADERS.register("musique", "rageval.data.loaders:_musique", sample="musique/musique_train100.json")
 
-#: Shipped samples (see ``samples/PROVENANCE.md``): name -> path under ``samples/``.
+#: The dataset names (aliases such as ``2wiki`` are accepted too).
+DATASETS = tuple(LOADERS.names())
+
+#: Shipped samples (see ``samples/PROVENANCE.md``): name -> path under ``samples/``; each
+#: dataset's own sample (from :data:`LOADERS`) and the other files.
 SAMPLES = {
-    "hotpotqa": "hotpotqa/hotpotqa_train100_distractor.json",
-    "musique": "musique/musique_train100.json",
-    "2wikimultihopqa": "2wikimultihopqa/2wiki_dev2.json",
-    "asqa": "asqa/asqa_dev_first100.jsonl",
+    **{name: LOADERS.meta(name)["sample"] for name in DATASETS},
     "alce_asqa_demos": "asqa/alce_asqa_demos.json",
-    "qasper": "qasper/qasper_dev_v0.1_hf_dummy_EDITED.json",
     "qasper_train": "qasper/qasper_train_v0.1_hf_dummy_EDITED.json",
     "qasper_intact": "qasper/qasper_handwritten_intact.json",
     "wice": "human/wice_claim_dev.jsonl",
 }
-_SAMPLE_ALIASES = {"2wiki": "2wikimultihopqa", "hotpot_qa": "hotpotqa"}
-
-
-def _did_you_mean(value: str, options: Iterable[str]) -> str:
-    close = difflib.get_close_matches(value, list(options), n=1, cutoff=0.5)
-    return f" Did you mean {close[0]!r}?" if close else ""
+_SAMPLE_ALIASES = {a: name for name in DATASETS for a in LOADERS.meta(name).get("sample_aliases", ())}
 
 
 def sample_path(name: str) -> Path:
@@ -135,7 +131,7 @@ def sample_path(name: str) -> Path:
     """
     key = _SAMPLE_ALIASES.get(name, name)
     if key not in SAMPLES:
-        raise KeyError(f"No shipped sample {name!r}; available: {sorted(SAMPLES)}.{_did_you_mean(name, SAMPLES)}")
+        raise KeyError(f"No shipped sample {name!r}; available: {sorted(SAMPLES)}.{did_you_mean(name, SAMPLES, cutoff=0.5)}")
     res = resources.files("rageval.data").joinpath("samples", *SAMPLES[key].split("/"))
     return Path(str(res))
 
@@ -639,22 +635,13 @@ def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
 # entry points
 # ---------------------------------------------------------------------------
 
-_BUILDERS: dict[str, Callable[[_Rec, str], Any]] = {
-    "hotpotqa": _multihop,
-    "2wikimultihopqa": _multihop,
-    "musique": _musique,
-    "asqa": _asqa,
-    "qasper": _qasper_paper,
-}
-
-
 def _canonical(name: str) -> str:
     if not isinstance(name, str):
         raise TypeError(f"dataset name must be a string, got {type(name).__name__}")
     key = name.strip().lower()
-    if key not in _ALIASES:
-        raise ValueError(f"Unknown dataset {name!r}; known: {list(DATASETS)}.{_did_you_mean(key, _ALIASES)}")
-    return _ALIASES[key]
+    if key not in LOADERS:
+        raise unknown_name("dataset", name, DATASETS, spellings=LOADERS.spellings(), cutoff=0.5)
+    return LOADERS.canonical(key)
 
 
 def examples_from_records(
@@ -662,7 +649,7 @@ def examples_from_records(
 ) -> list[Example]:
     """Convert raw records (dicts in any supported layout) into examples."""
     ds = _canonical(name)
-    build = _BUILDERS[ds]
+    build = LOADERS.get(ds)
     out: list[Example] = []
     for i, rec in enumerate(records):
         if limit is not None and len(out) >= limit:
@@ -679,11 +666,8 @@ def examples_from_records(
     return out
 
 
-_DEFAULT_SPLIT = {"asqa": "dev"}
-
-
 def _hub_records(hub_id: str, config: str | None, split: str | None, ds: str) -> tuple[list[Any], str]:
-    split = split or _DEFAULT_SPLIT.get(ds, "validation")
+    split = split or LOADERS.meta(ds).get("split", "validation")
     try:
         import datasets  # heavy: only on this path
     except ImportError as e:  # pragma: no cover - datasets is a dependency

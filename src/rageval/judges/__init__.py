@@ -23,19 +23,24 @@ a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float
 [True]
 >>> get_judge(j) is j
 True
+
+The named judges are :data:`JUDGES`, a :class:`rageval.registry.Registry` of
+factories ``factory(arg, options) -> judge`` (``arg``: the text after ``name:``
+for judges that take one, else None); adding a judge is one
+``JUDGES.register(...)`` line below plus its module.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rageval.judges.base import CallableJudge, Judge, JudgeError, JudgeRunner, format_premise, pair_key
 from rageval.judges.lexical import LexicalJudge
 from rageval.judges.replay import ReplayJudge, save_replay
+from rageval.registry import Registry, did_you_mean
 
 __all__ = [
     "Judge",
@@ -50,9 +55,41 @@ __all__ = [
     "pair_key",
     "save_replay",
     "BUILTIN",
+    "JUDGES",
 ]
 
-BUILTIN = ("lexical", "minilm", "replay:<path>", "embedding:<path>", "nli:<path>", "seq2seq:<path>")
+
+class _Options(NamedTuple):
+    batch_size: int | None
+    dtype: Any
+    max_length: int | None
+    device: str | None
+    revision: str | None
+
+
+#: judge name -> factory(arg, options); ``arg`` (meta): whether the spec is ``name:<arg>``.
+JUDGES = Registry("judge")
+JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
+JUDGES.register("minilm", lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype), arg=False)
+JUDGES.register("replay", lambda arg, o: ReplayJudge(arg), arg=True)
+JUDGES.register("embedding", lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype), arg=True)
+JUDGES.register("nli", lambda arg, o: _model_judge(f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8,
+                                                   o.dtype, o.device), arg=True)
+JUDGES.register("seq2seq", lambda arg, o: _model_judge(f"seq2seq:{arg}", o.revision, o.max_length,
+                                                       o.batch_size or 8, o.dtype, o.device), arg=True)
+
+#: The named judges as written in a spec.
+BUILTIN = tuple(f"{n}:<path>" if JUDGES.meta(n)["arg"] else n for n in JUDGES.names())
+
+
+def _named(s: str) -> tuple[str, str | None] | None:
+    """``(registered name, argument)`` of a spec naming a registered judge, else None (a model path or id)."""
+    if s in JUDGES and not JUDGES.meta(s)["arg"]:
+        return s, None
+    name, sep, arg = s.partition(":")
+    if sep and name in JUDGES and JUDGES.meta(name)["arg"]:
+        return name, arg
+    return None
 
 
 def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any = None, max_length: int | None = 512,
@@ -66,12 +103,10 @@ def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any =
         s = str(spec)
         if not s.strip():
             raise ValueError("judge spec is empty: use 'lexical', 'replay:<path>', a model path or hub id")
-        if s == "lexical":
-            return LexicalJudge()
-        if s.startswith("replay:"):
-            return ReplayJudge(s[len("replay:"):])
-        if s == "minilm" or s.startswith("embedding:"):
-            return _embedding_judge(None if s == "minilm" else s[len("embedding:"):], batch_size or 16, device, dtype)
+        named = _named(s)
+        if named is not None:
+            name, arg = named
+            return JUDGES.get(name)(arg, _Options(batch_size, dtype, max_length, device, revision))
         return _model_judge(s, revision, max_length, batch_size or 8, dtype, device)
     if isinstance(spec, Judge):
         return spec
@@ -102,8 +137,7 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
 
             kind = detect_kind(target, revision=revision)
         except (OSError, EnvironmentError) as err:
-            close = difflib.get_close_matches(s, ["lexical", "minilm"], n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
             exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
             raise ValueError(
                 f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."

@@ -17,13 +17,14 @@ name                      needs_model  what
 >>> get_reader("extractiv")
 Traceback (most recent call last):
 ...
-ValueError: Unknown reader 'extractiv'. Did you mean 'extractive'? Known readers: extractive, saved, transformers, openai
+rageval.registry.UnknownNameError: Unknown reader 'extractiv'. Did you mean 'extractive'?
+
+:data:`READERS` is a :class:`rageval.registry.Registry`: adding a backend is one
+``READERS.register(...)`` line below plus its module.
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import inspect
 from typing import Any
 
@@ -35,6 +36,7 @@ from rageval.readers.base import (
     ReaderRequest,
 )
 from rageval.readers.template import DEFAULT_TEMPLATE, PromptTemplate, template_hash
+from rageval.registry import Registry, did_you_mean
 
 __all__ = [
     "READERS",
@@ -51,33 +53,22 @@ __all__ = [
     "template_hash",
 ]
 
-#: name -> (module, class, needs_model); modules are imported only when used.
-READERS: dict[str, tuple[str, str, bool]] = {
-    "extractive": ("rageval.readers.extractive", "ExtractiveReader", False),
-    "saved": ("rageval.readers.saved", "SavedReader", False),
-    "transformers": ("rageval.readers.hf", "TransformersReader", True),
-    "openai": ("rageval.readers.openai_compat", "OpenAIReader", True),
-}
-
-
-def _unknown(name: Any) -> ValueError:
-    close = difflib.get_close_matches(str(name), list(READERS), n=1, cutoff=0.5)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
-    return ValueError(f"Unknown reader {name!r}.{hint} Known readers: {', '.join(READERS)}")
+#: backend name -> ``"module:Class"`` (imported only when used), with ``needs_model``.
+READERS = Registry("reader", cutoff=0.5)
+READERS.register("extractive", "rageval.readers.extractive:ExtractiveReader", needs_model=False)
+READERS.register("saved", "rageval.readers.saved:SavedReader", needs_model=False)
+READERS.register("transformers", "rageval.readers.hf:TransformersReader", needs_model=True)
+READERS.register("openai", "rageval.readers.openai_compat:OpenAIReader", needs_model=True)
 
 
 def needs_model(name: str) -> bool:
     """Whether the backend needs model weights or a model server."""
-    if name not in READERS:
-        raise _unknown(name)
-    return READERS[name][2]
+    return bool(READERS.meta(name)["needs_model"])
 
 
 def reader_class(name: str) -> type[Reader]:
-    if name not in READERS:
-        raise _unknown(name)
-    module, cls, _ = READERS[name]
-    return getattr(importlib.import_module(module), cls)
+    """The class of backend ``name`` (unknown names raise with a did-you-mean hint)."""
+    return READERS.get(name)
 
 
 def get_reader(spec: "str | Reader", **params: Any) -> Reader:
@@ -98,8 +89,7 @@ def get_reader(spec: "str | Reader", **params: Any) -> Reader:
     accepted = [p for p in sig.parameters if p not in ("self", "sleep")]
     for key in params:
         if key not in accepted:
-            close = difflib.get_close_matches(key, accepted, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(key, accepted)
             raise ValueError(f"Unknown option {key!r} for reader {spec!r}.{hint} Accepted: {', '.join(accepted)}")
     required = [
         p.name for p in sig.parameters.values()

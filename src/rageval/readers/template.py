@@ -139,12 +139,12 @@ class PromptTemplate:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            import difflib
+            from rageval.registry import closest
 
             hints = []
             for u in unknown:
-                close = difflib.get_close_matches(u, sorted(known), n=1)
-                hints.append(f"{u!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+                close = closest(u, sorted(known))
+                hints.append(f"{u!r}" + (f" (did you mean {close!r}?)" if close else ""))
             raise ValueError(f"Unknown prompt template field(s) {', '.join(hints)}; known: {sorted(known)}")
         return cls(**dict(d))
 

@@ -23,10 +23,11 @@ self-contrasts and rows declared twice are errors that name the item and the fix
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, Sequence
+
+from rageval.registry import did_you_mean
 
 __all__ = ["ContrastRow", "parse_contrasts", "metric_direction"]
 
@@ -85,10 +86,7 @@ def metric_direction(name: str) -> str:
 
 
 def _hint(name: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
-    if close:
-        return f" Did you mean {close[0]!r}?"
-    return f" Known: {', '.join(known) if known else '(none)'}."
+    return did_you_mean(name, known, cutoff=0.5) or f" Known: {', '.join(known) if known else '(none)'}."
 
 
 def _setting(value: Any, where: str, setting_names: Sequence[str]) -> str:

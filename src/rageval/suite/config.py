@@ -25,7 +25,6 @@ Example (``suites/demo.yaml``)::
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 from pathlib import Path
@@ -33,6 +32,8 @@ from typing import Any, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from rageval.registry import did_you_mean
 
 __all__ = ["Suite", "SuiteError", "load_suite", "SettingSpec", "suite_hash"]
 
@@ -220,8 +221,7 @@ def _format_errors(path: Path, err: ValidationError) -> str:
         where = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in loc).replace(".[", "[")
         if e["type"] == "extra_forbidden":
             known = _field_names(Suite, loc)
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else (f" Known keys: {', '.join(known)}." if known else "")
+            hint = did_you_mean(loc[-1], known) or (f" Known keys: {', '.join(known)}." if known else "")
             lines.append(f"  {where}: unknown key.{hint}")
         elif e["type"] == "missing":
             lines.append(f"  {where}: required key is missing.")
@@ -246,8 +246,7 @@ def resolve_suite_path(path: str | Path) -> Path:
     shipped = shipped_suites()
     if str(path) in shipped:
         return shipped[str(path)]
-    close = difflib.get_close_matches(str(path), list(shipped), n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else f" Shipped suites: {', '.join(shipped)}."
+    hint = did_you_mean(path, shipped) or f" Shipped suites: {', '.join(shipped)}."
     raise SuiteError(f"suite file not found: {path} (and no shipped suite of that name).{hint}")
 
 
@@ -283,8 +282,7 @@ def _check_names(path: Path, suite: Suite) -> None:
         known = []
     for i, s in enumerate(suite.settings):
         if known and s.compressor not in known:
-            close = difflib.get_close_matches(s.compressor, known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
+            hint = did_you_mean(s.compressor, known) or f" Known: {', '.join(known)}."
             problems.append(f"  settings[{i}].compressor: unknown compressor {s.compressor!r}.{hint}")
             continue
         problem = _check_compressor_params(s.compressor, s.params)
@@ -293,14 +291,12 @@ def _check_names(path: Path, suite: Suite) -> None:
     from rageval.readers import READERS
 
     if suite.reader.backend not in READERS:
-        close = difflib.get_close_matches(suite.reader.backend, list(READERS), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(READERS)}."
+        hint = did_you_mean(suite.reader.backend, READERS) or f" Known: {', '.join(READERS)}."
         problems.append(f"  reader.backend: unknown reader {suite.reader.backend!r}.{hint}")
     if suite.diagnostics != "auto":
         for i, d in enumerate(suite.diagnostics):
             if d not in CATALOG:
-                close = difflib.get_close_matches(d, list(CATALOG), n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(d, CATALOG)
                 problems.append(f"  diagnostics[{i}]: unknown diagnostic {d!r}.{hint}")
     names = suite.setting_names()
     dupes = sorted({n for n in names if names.count(n) > 1})
