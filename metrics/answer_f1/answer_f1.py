@@ -8,6 +8,7 @@ import evaluate
 
 from rageval.diagnostics.answer import answer_f1
 from rageval.evaluate_support import module_info
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 answer_f1 is the token F1 of the official HotpotQA evaluation script between the
@@ -32,7 +33,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class AnswerF1(evaluate.Metric):
+class AnswerF1(_am.RagevalMetric):
+    NAME = "answer_f1"
+
     def _info(self):
         return module_info(
             "answer_f1",

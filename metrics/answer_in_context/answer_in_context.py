@@ -8,6 +8,7 @@ import evaluate
 
 from rageval.diagnostics.answer import answer_in_context
 from rageval.evaluate_support import module_info
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 answer_in_context is 1 for a question when some normalized gold answer (any alias)
@@ -39,7 +40,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class AnswerInContext(evaluate.Metric):
+class AnswerInContext(_am.RagevalMetric):
+    NAME = "answer_in_context"
+
     def _info(self):
         return module_info(
             "answer_in_context",

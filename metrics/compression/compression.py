@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.compression import compression
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 compression: per question the nominal budget, the achieved context tokens, the retrieved tokens
@@ -33,6 +32,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Compression(_am.AttributionMetric):
     NAME = "compression"
-    FUNCTION = staticmethod(compression)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.attribution import emitted_precision
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 emitted_precision is ALCE's citation precision where the premise of each cited unit is the unit
@@ -36,6 +35,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class EmittedPrecision(_am.AttributionMetric):
     NAME = "emitted_precision"
-    FUNCTION = staticmethod(emitted_precision)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

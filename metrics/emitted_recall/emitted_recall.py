@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.attribution import emitted_recall
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 emitted_recall is ALCE's citation recall where the premise of each cited unit is the unit text
@@ -30,6 +29,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class EmittedRecall(_am.AttributionMetric):
     NAME = "emitted_recall"
-    FUNCTION = staticmethod(emitted_recall)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.evidence import evidence_f1
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 evidence_f1 (QASPER): the declared source ids of the cited units are mapped to their paragraphs;
@@ -32,7 +31,6 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class EvidenceF1(_am.AttributionMetric):
     NAME = "evidence_f1"
-    FUNCTION = staticmethod(evidence_f1)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION
     EXTRA_FEATURES = staticmethod(lambda: {"references": datasets.List(datasets.List(datasets.Value("string"))), "paragraph_of": datasets.Json()})

@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.attribution import grounded_precision
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 grounded_precision is ALCE's citation precision gate where each cited unit's premise is its
@@ -37,6 +36,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GroundedPrecision(_am.AttributionMetric):
     NAME = "grounded_precision"
-    FUNCTION = staticmethod(grounded_precision)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

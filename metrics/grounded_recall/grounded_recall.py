@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.attribution import grounded_recall
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 grounded_recall is ALCE's citation recall where each cited unit's premise is its source text:
@@ -31,6 +30,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GroundedRecall(_am.AttributionMetric):
     NAME = "grounded_recall"
-    FUNCTION = staticmethod(grounded_recall)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

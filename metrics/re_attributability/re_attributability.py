@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.attribution import re_attributability
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 re_attributability is, per question, the share of context units without declared provenance
@@ -32,6 +31,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ReAttributability(_am.AttributionMetric):
     NAME = "re_attributability"
-    FUNCTION = staticmethod(re_attributability)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

@@ -8,6 +8,7 @@ import evaluate
 
 from rageval.diagnostics.retrieval import retrieval_recall
 from rageval.evaluate_support import module_info
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 retrieval_recall@k = |gold ∩ top-k retrieved| / |gold| per question; all_gold is
@@ -33,7 +34,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class RetrievalRecall(evaluate.Metric):
+class RetrievalRecall(_am.RagevalMetric):
+    NAME = "retrieval_recall"
+
     def _info(self):
         return module_info(
             "retrieval_recall",

@@ -8,6 +8,7 @@ import evaluate
 
 from rageval.diagnostics.answer import str_em
 from rageval.evaluate_support import module_info
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 str_em is ALCE's STR-EM: for each ASQA qa_pair, 1 if any of its short answers,
@@ -35,7 +36,9 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class StrEM(evaluate.Metric):
+class StrEM(_am.RagevalMetric):
+    NAME = "str_em"
+
     def _info(self):
         return module_info(
             "str_em",

@@ -6,8 +6,7 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 import datasets
 import evaluate
 
-from rageval.diagnostics import attribution_modules as _am
-from rageval.diagnostics.verification import verification
+from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
 verification: claims are the answer's sentences; unsupported rate = unsupported claims / claims
@@ -36,6 +35,5 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class Verification(_am.AttributionMetric):
     NAME = "verification"
-    FUNCTION = staticmethod(verification)
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ModelUnavailable"]
+__all__ = ["ModelUnavailable", "ReaderError"]
 
 
 class ModelUnavailable(RuntimeError):
@@ -13,3 +13,7 @@ class ModelUnavailable(RuntimeError):
     compressor settings that raise it as ``unavailable`` when asked to
     (``--allow-unavailable``) and otherwise stops with that message.
     """
+
+
+class ReaderError(RuntimeError):
+    """A reader backend that fails as a whole (not one request): every record of the batch gets ``reader_error``."""

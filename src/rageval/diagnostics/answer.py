@@ -170,3 +170,21 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any]) -> dict[str
         em = max(1.0 if normalize_answer(pred) == normalize_answer(a) else 0.0 for a in aliases)
         per_question.append({"answer_f1": f1, "answer_em": em})
     return summarize(per_question, "answer_f1", extra=("answer_em",))
+
+
+# ----------------------------------------------------------------------------------------------
+# scorers: the catalog's recipes for building these functions' inputs from scored records
+
+
+def score_answer_in_context(inputs, options) -> dict[str, Any]:
+    """answer_in_context over the units as the reader's template showed them."""
+    return answer_in_context([list(x.shown) for x in inputs], [x.gold.aliases for x in inputs])
+
+
+def score_str_em(inputs, options) -> dict[str, Any]:
+    return str_em([x.answer for x in inputs], [[list(p) for p in x.gold.qa_pairs] for x in inputs],
+                  alce_compat=options.alce_compat)
+
+
+def score_answer_f1(inputs, options) -> dict[str, Any]:
+    return answer_f1([x.answer for x in inputs], [list(x.gold.answers) for x in inputs])

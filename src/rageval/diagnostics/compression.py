@@ -44,9 +44,20 @@ from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.tokens import achieved_ratio, evidence_tokens
 
-__all__ = ["compression"]
+__all__ = ["compression", "verification_costs"]
 
 _MODES = ("summary_checked", "declared_span", "recovered_source")
+
+
+def verification_costs(reader_input_tokens: int | None, row: dict[str, Any]) -> dict[str, int | None]:
+    """``cost_<mode>`` = reader tokens + that mode's verifier tokens (+ recovery tokens for
+    ``recovered_source``), from one attribution-engine row; None when reader tokens are unknown."""
+    out: dict[str, int | None] = {}
+    for m in _MODES:
+        v = row.get(f"verifier_tokens_{m}")
+        extra = (row.get("recovery_tokens") or 0) if m == "recovered_source" else 0
+        out[f"cost_{m}"] = None if reader_input_tokens is None or v is None else reader_input_tokens + v + extra
+    return out
 
 
 def _opt_list(value, name, n):
@@ -99,10 +110,8 @@ def compression(predictions, units, sources, *, budget_tokens=None, retrieved_to
             "recovery_candidates_scored": r["recovery_candidates_scored"],
             "recovery_tokens": r["recovery_tokens"],
         }
-        for m in _MODES:
-            d[f"verifier_tokens_{m}"] = r[f"verifier_tokens_{m}"]
-            extra = r["recovery_tokens"] if m == "recovered_source" else 0
-            d[f"cost_{m}"] = None if rd is None else rd + r[f"verifier_tokens_{m}"] + extra
+        d.update({f"verifier_tokens_{m}": r[f"verifier_tokens_{m}"] for m in _MODES})
+        d.update(verification_costs(rd, r))
         per_q.append(d)
     return summarize(per_q, "compression", extra=("achieved_tokens", "retrieved_tokens", "budget_tokens",
                                                     "reader_input_tokens", "recovery_candidates_scored",

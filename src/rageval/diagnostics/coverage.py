@@ -92,3 +92,9 @@ def gold_coverage(
         covered = [g for g in gold if g in docs]
         per_question.append({"gold_coverage": len(covered) / len(gold), "gold_covered": covered})
     return summarize(per_question, "gold_coverage")
+
+
+def score_gold_coverage(inputs, options) -> dict[str, Any]:
+    """The catalog's scorer: declared units against gold documents, source ids mapped to their documents."""
+    return gold_coverage([x.unit_dicts() for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs],
+                         doc_of=[x.doc_of() for x in inputs])

@@ -96,3 +96,16 @@ def evidence_f1(predictions, units, sources, *, references, paragraph_of: Any = 
         paras = list(dict.fromkeys(paras))
         per_q.append({"evidence_f1": max(paragraph_f1(paras, a) for a in annotators), "predicted_paragraphs": paras})
     return summarize(per_q, "evidence_f1")
+
+
+def score_evidence_f1(inputs, options) -> dict[str, Any]:
+    """The catalog's scorer: cited units' declared paragraphs against each annotator's evidence."""
+    return evidence_f1(
+        [x.answer for x in inputs],
+        [x.unit_dicts() for x in inputs],
+        [[{"id": s.id, "text": s.text} for s in x.sources] for x in inputs],
+        paragraph_of=[x.doc_of() for x in inputs],
+        references=[[list(a) for a in x.gold.evidence] for x in inputs],
+        max_citations=options.max_citations,
+        alce_compat=options.alce_compat,
+    )

@@ -45,3 +45,9 @@ def retrieval_recall(
     out = summarize(per_question, "retrieval_recall", extra=("all_gold",))
     out["k"] = k
     return out
+
+
+def score_retrieval_recall(inputs, options) -> dict[str, Any]:
+    """The catalog's scorer: the record's retrieved ids against its gold documents, top ``retrieval_k``."""
+    return retrieval_recall([list(x.retrieved_ids) for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs],
+                            k=options.retrieval_k)

@@ -50,6 +50,9 @@ _KEYS = (
     "unsupported_summary_checked",
     "unsupported_declared_span",
     "unsupported_recovered_source",
+    "unsupported_summary_checked_excl_abstain",
+    "unsupported_declared_span_excl_abstain",
+    "unsupported_recovered_source_excl_abstain",
 )
 _COUNTS = (
     "verifier_tokens_summary_checked",
@@ -61,6 +64,7 @@ _COUNTS = (
     "claims_without_citations",
     "recovery_candidates_scored",
     "recovery_tokens",
+    "judge_abstentions",
 )
 
 

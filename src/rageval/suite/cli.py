@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import click
 
 from rageval.suite.config import SuiteError, load_suite
+from rageval.suite.rescore import rescore
 
 
 def _overrides(judge: str | None, reader: str | None, limit: int | None) -> dict:
@@ -87,74 +87,10 @@ def _summary(result) -> None:
 @click.option("--judge", default=None, help="Rescore with another judge (default: the run's).")
 def rescore_cmd(run_dir: str, judge: str | None) -> None:
     """Recompute every metric of a run directory from its saved records (no generation)."""
+    from rageval.errors import ModelUnavailable
+
     try:
         n = rescore(Path(run_dir), judge=judge)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, ModelUnavailable) as err:
         raise click.ClickException(str(err)) from None
     click.echo(f"rescored {n} records in {run_dir}")
-
-
-def rescore(run_dir: Path, *, judge: str | None = None) -> int:
-    """Recompute metrics of every ``ok`` record from saved contexts and answers; rebuild the report."""
-    from rageval.judges import get_judge
-    from rageval.suite.config import Suite
-    from rageval.suite.runner import _build_report, compute_metrics, write_json_atomic, write_text_atomic
-    from rageval.types import Record
-
-    manifest_path = run_dir / "manifest.json"
-    records_path = run_dir / "records.jsonl"
-    for p in (manifest_path, records_path):
-        if not p.is_file():
-            raise FileNotFoundError(f"{p} is missing: is {run_dir} a rageval run directory?")
-    manifest = json.loads(manifest_path.read_text())
-    cfg = dict(manifest["suite"]["config"])
-    if judge:
-        cfg["judge"] = dict(cfg.get("judge", {}), spec=judge)
-    suite = Suite.model_validate(cfg)
-    records = []
-    for i, line in enumerate(records_path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(Record.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-            raise ValueError(f"{records_path}:{i}: not a valid record ({err})") from None
-    from rageval.text import get_tokenizer
-
-    judge_runner = get_judge(suite.judge.spec, cache_dir=run_dir / "cache" / "judge",
-                             tokenizer=get_tokenizer(suite.tokenizer), **suite.judge.params)
-    diagnostics = manifest["suite"].get("diagnostics") or []
-    items, idx = [], []
-    for i, r in enumerate(records):
-        if r.status != "ok":
-            continue
-        gold = r.extra.get("gold", {})
-        ex = SimpleNamespace(
-            id=r.question_id,
-            answers=tuple(gold.get("answers", ())),
-            qa_pairs=tuple(tuple(p) for p in gold.get("qa_pairs", ())),
-            gold_doc_ids=tuple(gold.get("gold_doc_ids", ())),
-            evidence=tuple(tuple(e) for e in gold.get("evidence", ())),
-        )
-        items.append(
-            {
-                "example": ex,
-                "context": r.context,
-                "answer": r.answer.text if r.answer else "",
-                "sources": r.sources,
-                "retrieved_ids": r.extra.get("retrieved_doc_ids", []),
-                "reader_input_tokens": r.extra.get("reader_input_tokens"),
-            }
-        )
-        idx.append(i)
-    results = compute_metrics(items, diagnostics, judge=judge_runner, suite=suite,
-                              template=suite.reader.template)
-    from dataclasses import replace
-
-    for i, (metrics, extra) in zip(idx, results):
-        records[i] = replace(records[i], metrics=metrics, extra={**records[i].extra, **extra})
-    write_text_atomic(records_path, "\n".join(json.dumps(r.to_dict(), sort_keys=True, ensure_ascii=False) for r in records) + "\n")
-    stats = {"rescored": len(idx), "judge": judge_runner.stats() if hasattr(judge_runner, "stats") else {}}
-    write_json_atomic(run_dir / "rescore_stats.json", stats, indent=2)
-    _build_report(run_dir, suite.seed)
-    return len(records)

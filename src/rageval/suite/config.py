@@ -33,6 +33,7 @@ from typing import Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.registry import did_you_mean
 
 __all__ = ["Suite", "SuiteError", "load_suite", "SettingSpec", "suite_hash"]
@@ -107,14 +108,8 @@ class JudgeSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class AttributionSpec(_Strict):
-    """Options of the attribution diagnostics (see metrics/grounded_precision/README.md)."""
-
-    recovery_threshold: float | None = Field(None, ge=0.0, le=1.0, description="default: judge.threshold")
-    k: int = Field(10, ge=1, description="BM25 candidates per unit without provenance")
-    multi_snippet: bool = False
-    candidates: Literal["bm25", "dense"] = "bm25"
-    no_citation_precision: Literal["zero", "undefined"] = "zero"
+#: the suite's ``attribution:`` section is the attribution engine's own settings object
+AttributionSpec = AttributionSettings
 
 
 class CitationSpec(_Strict):

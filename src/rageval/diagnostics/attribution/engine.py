@@ -1,0 +1,201 @@
+"""The attribution engine: every attribution value of many questions, one batched judge call per phase.
+
+:func:`attribution_scores_batch` prepares the inputs, parses the answers,
+re-attributes the units that need it (:mod:`.recovery`), runs the citation gate
+for emitted and grounded premises (:mod:`.gate`) and the three verification
+modes (:mod:`.verify`), and flattens the results per question.  The public
+per-diagnostic functions in :mod:`rageval.diagnostics.attribution` and the
+suite's scoring both call it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rageval.citations import parse_answer
+from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
+from rageval.diagnostics._common import mean_defined, summarize
+from rageval.diagnostics.attribution.gate import score_citations
+from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.diagnostics.attribution.premises import cited_units
+from rageval.diagnostics.attribution.recovery import Recovery, recover_units
+from rageval.diagnostics.attribution.verify import MODES, verify_claims
+
+__all__ = ["PARTS", "DEFAULT_SWEEP", "attribution_scores_batch", "attribution_scores", "re_attributability_sweep",
+           "resolve_options"]
+
+PARTS = ("emitted", "grounded", "re_attributability", "verification")
+DEFAULT_SWEEP = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+_VERIFICATION_KEYS = tuple(f"unsupported_{m}" for m in MODES) + tuple(
+    f"unsupported_{m}_excl_abstain" for m in MODES) + tuple(f"verifier_tokens_{m}" for m in MODES) + (
+    "claims", "structural_rejections_declared_span", "unrecovered_claims", "claims_without_citations")
+
+
+def resolve_options(options: AttributionOptions | None, overrides: dict[str, Any]) -> AttributionOptions:
+    """``options`` updated with keyword ``overrides`` (validated; an unknown name is an error)."""
+    unknown = sorted(set(overrides) - set(AttributionOptions.model_fields))
+    if unknown:
+        from rageval.registry import did_you_mean
+
+        raise TypeError(f"unknown attribution option {unknown[0]!r}."
+                        f"{did_you_mean(unknown[0], list(AttributionOptions.model_fields))}")
+    if options is None:
+        return AttributionOptions.build(**overrides)
+    return AttributionOptions.build(**{**options.model_dump(), **overrides}) if overrides else options
+
+
+def _wanted_units(questions: Sequence[PreparedQuestion], parsed, parts) -> dict[int, list[int]]:
+    wanted: dict[int, list[int]] = {}
+    for q, ans in zip(questions, parsed):
+        ks: set[int] = set()
+        if "re_attributability" in parts:
+            ks.update(range(len(q.units)))
+        elif "grounded" in parts or "verification" in parts:
+            ks.update(cited_units(ans))
+        wanted[q.index] = sorted(k for k in ks if q.units[k].source_ids is None)
+    return wanted
+
+
+def _emitted(r, det, e) -> None:
+    r["emitted_precision"], r["emitted_recall"] = e["precision"], e["recall"]
+    r["emitted_precision_excl_abstain"], r["emitted_recall_excl_abstain"] = e["precision_x"], e["recall_x"]
+    r["n_citations"] = e["citations"]
+    for s, d in zip(det["sentences"], e["sentences"]):
+        s["emitted"] = {"supported": d["supported"], "precise": d["precise"]}
+        if d.get("abstained"):
+            s["emitted"]["abstained"] = True
+
+
+def _grounded(r, det, g) -> None:
+    r["grounded_precision"], r["grounded_recall"] = g["precision"], g["recall"]
+    r["grounded_precision_excl_abstain"], r["grounded_recall_excl_abstain"] = g["precision_x"], g["recall_x"]
+    r["n_citations"] = g["citations"]
+    counts = {"declared": 0, "recovered": 0, "missing": 0}
+    for s, d in zip(det["sentences"], g["sentences"]):
+        s["grounded"] = {"supported": d["supported"], "precise": d["precise"]}
+        if d.get("abstained"):
+            s["grounded"]["abstained"] = True
+        s["evidence"] = d["evidence"]
+        for st in d["evidence"]:
+            counts[st] += 1
+    r.update({f"citations_{k}": v for k, v in counts.items()})
+
+
+def _re_attributability(r, q: PreparedQuestion, q_rec: dict[int, Recovery]) -> None:
+    no_prov = [k for k, u in enumerate(q.units) if u.source_ids is None]
+    r["units_without_provenance"] = len(no_prov)
+    n_ok = sum(1 for k in no_prov if q_rec.get(k) is not None and q_rec[k].recovered)
+    n_abst = sum(1 for k in no_prov if q_rec.get(k) is not None and q_rec[k].abstained)
+    r["re_attributable_units"] = n_ok
+    r["re_attributability"] = n_ok / len(no_prov) if no_prov else None
+    kept = len(no_prov) - n_abst
+    r["re_attributability_excl_abstain"] = n_ok / kept if kept else None
+
+
+def attribution_scores_batch(predictions, units, sources, *, judge: Any = "lexical",
+                             options: AttributionOptions | None = None, parts: Sequence[str] = PARTS,
+                             cache_dir: Any = None, details: bool = True, **option_values: Any) -> list[dict[str, Any]]:
+    """Every attribution value of every question, sharing one judge runner (one batched call per phase).
+
+    Options come as an :class:`AttributionOptions` (``options=``) and/or as keywords
+    (``threshold=``, ``recovery_threshold=``, ``k=``, ``multi_snippet=``,
+    ``candidates=``, ``max_citations=``, ``alce_compat=``, ``no_citation_precision=``);
+    an unknown keyword is an error.
+
+    Returns one dict per question with the flat values ``emitted_precision``,
+    ``emitted_recall``, ``grounded_precision``, ``grounded_recall`` (each also
+    ``*_excl_abstain``), ``emitted_minus_grounded_precision``,
+    ``emitted_minus_grounded_recall``, ``re_attributability``,
+    ``unsupported_<mode>`` (and ``_excl_abstain``), ``verifier_tokens_<mode>``,
+    ``recovery_candidates_scored``, ``recovery_tokens``, ``judge_abstentions``,
+    evidence status counts, and (``details=True``) a ``details`` dict: per
+    sentence its citations, support, precision flags and per-citation evidence
+    status, per unit its re-attribution.  Undefined values are None.
+    """
+    from rageval.judges import get_judge
+
+    bad = [p for p in parts if p not in PARTS]
+    if bad:
+        raise ValueError(f"unknown parts {bad}; choose from {PARTS}")
+    opts = resolve_options(options, option_values)
+    runner = get_judge(judge, cache_dir=cache_dir)
+    questions = prepare_inputs(predictions, units, sources)
+    parsed = [parse_answer(q.prediction, len(q.units), mode=opts.citation_mode, max_citations=opts.max_citations)
+              for q in questions]
+    wanted = _wanted_units(questions, parsed, parts)
+    rec = recover_units(questions, wanted, runner, threshold=opts.recovery_threshold_or_default, k=opts.k,
+                        multi_snippet=opts.multi_snippet, candidates=opts.candidates) if any(wanted.values()) else {}
+    gate = dict(threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision)
+    emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
+    grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
+    verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
+    results = []
+    for q, ans in zip(questions, parsed):
+        r: dict[str, Any] = {}
+        det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
+        q_rec = {k: v for (qi, k), v in rec.items() if qi == q.index}
+        abstentions = sum(v.abstentions for v in q_rec.values())
+        if "emitted" in parts:
+            _emitted(r, det, emitted[q.index])
+            abstentions += emitted[q.index]["abstentions"]
+        if "grounded" in parts:
+            _grounded(r, det, grounded[q.index])
+            abstentions += grounded[q.index]["abstentions"]
+        if "emitted" in parts and "grounded" in parts:
+            for m in ("precision", "recall"):
+                e_v, g_v = r[f"emitted_{m}"], r[f"grounded_{m}"]
+                r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
+        if "re_attributability" in parts:
+            _re_attributability(r, q, q_rec)
+        r["recovery_candidates_scored"] = sum(v.pairs_scored for v in q_rec.values())
+        r["recovery_tokens"] = sum(v.tokens_scored for v in q_rec.values())
+        det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
+        if "verification" in parts:
+            v = verif[q.index]
+            r.update({key: v[key] for key in _VERIFICATION_KEYS})
+            abstentions += v["abstentions"]
+            for s, st in zip(det["sentences"], v["claim_status"]):
+                s["verification"] = st
+        r["judge_abstentions"] = abstentions
+        if details:
+            r["details"] = det
+        results.append(r)
+    return results
+
+
+def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical", **options) -> dict[str, Any]:
+    """All attribution values of one question (see :func:`attribution_scores_batch` for keys and options).
+
+    ``units`` and ``sources`` are that question's lists.  Pass a
+    :class:`~rageval.judges.JudgeRunner` as ``judge`` to share its cache across questions.
+    """
+    return attribution_scores_batch([prediction], [units], [sources], judge=judge, **options)[0]
+
+
+def re_attributability_sweep(predictions, units, sources, *, judge: Any = "lexical",
+                             thresholds: Sequence[float] = DEFAULT_SWEEP, **options) -> list[dict[str, Any]]:
+    """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
+
+    The judge's probabilities are computed once (runner memo) and re-thresholded.
+    Returns ``[{"threshold", "re_attributability", "grounded_precision", "grounded_recall", "n", "n_undefined"}]``.
+    """
+    from rageval.judges import get_judge
+
+    runner = get_judge(judge, cache_dir=options.pop("cache_dir", None))
+    if "recovery_threshold" in options:
+        raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
+    out = []
+    for t in thresholds:
+        rows = attribution_scores_batch(predictions, units, sources, judge=runner, recovery_threshold=t,
+                                        parts=("grounded", "re_attributability"), details=False, **options)
+        ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
+        out.append({
+            "threshold": t,
+            "re_attributability": ra["re_attributability"],
+            "n": ra["n"],
+            "n_undefined": ra["n_undefined"],
+            "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
+            "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
+        })
+    return out

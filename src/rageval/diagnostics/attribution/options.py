@@ -1,0 +1,107 @@
+"""The attribution options: one frozen, validated object shared by the engine and the suite.
+
+:class:`AttributionSettings` holds the options a suite sets in its
+``attribution:`` section (the suite config uses this very class);
+:class:`AttributionOptions` adds the ones the suite takes from elsewhere (the
+judge's decision ``threshold``, the citation ``max_citations`` and
+``alce_compat`` mode).  Both are immutable: build a new one with
+``options.model_copy(update={...})``.
+
+Which public function uses which option is declared in :data:`USED_BY`: the
+pure functions list exactly those options in their signatures, and the evaluate
+modules reject option names that no rageval module knows (see
+docs/design.md#attribution-options).
+
+>>> o = AttributionOptions(threshold=0.6)
+>>> o.recovery_threshold_or_default, o.k
+(0.6, 10)
+>>> AttributionOptions.build(k=0)
+Traceback (most recent call last):
+...
+ValueError: attribution option k=0: Input should be greater than or equal to 1
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+__all__ = ["AttributionSettings", "AttributionOptions", "GATE_OPTIONS", "RECOVERY_OPTIONS", "USED_BY"]
+
+#: options of the citation gate (emitted and grounded precision/recall, verification)
+GATE_OPTIONS = ("threshold", "max_citations", "alce_compat")
+#: options of re-attribution (recovery of units without declared provenance)
+RECOVERY_OPTIONS = ("recovery_threshold", "k", "multi_snippet", "candidates")
+
+#: the options each public pure function takes (besides ``judge``, ``cache_dir`` and ``details``)
+USED_BY: dict[str, tuple[str, ...]] = {
+    "emitted_precision": GATE_OPTIONS + ("no_citation_precision",),
+    "emitted_recall": GATE_OPTIONS,
+    "grounded_precision": GATE_OPTIONS + ("no_citation_precision",) + RECOVERY_OPTIONS,
+    "grounded_recall": GATE_OPTIONS + RECOVERY_OPTIONS,
+    "re_attributability": ("threshold",) + RECOVERY_OPTIONS,
+    "verification": GATE_OPTIONS + RECOVERY_OPTIONS,
+}
+
+_Prob = Union[float, StrictInt]
+
+
+class AttributionSettings(BaseModel):
+    """The options a suite's ``attribution:`` section sets (see docs/suites.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    recovery_threshold: _Prob | None = Field(
+        None, ge=0.0, le=1.0, description="judge threshold for recovery candidates (default: the judge threshold)"
+    )
+    k: StrictInt = Field(10, ge=1, description="BM25 candidates per unit without provenance")
+    multi_snippet: StrictBool = Field(False, description="also try joined snippet pairs when no single one passes")
+    candidates: Union[Literal["bm25", "dense"], Callable[..., Any]] = Field(
+        "bm25", description="'bm25', 'dense' (MiniLM cosine) or a callable (query, texts, k) -> indices"
+    )
+    no_citation_precision: Literal["zero", "undefined"] = Field(
+        "zero", description="precision of an answer that cites nothing: 0 (ALCE) or undefined"
+    )
+
+    @field_validator("recovery_threshold", mode="before")
+    @classmethod
+    def _no_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("must be a number in [0, 1], not a boolean")
+        return v
+
+
+class AttributionOptions(AttributionSettings):
+    """Every option of the attribution engine (suite settings + gate options)."""
+
+    threshold: _Prob = Field(0.5, ge=0.0, le=1.0, description="decision threshold on the support probability")
+    max_citations: StrictInt | None = Field(3, ge=1, description="citations kept per sentence (None: all)")
+    alce_compat: StrictBool = Field(False, description="reproduce ALCE's eval.py parsing and premises")
+
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _no_bool_threshold(cls, v: Any) -> Any:
+        if isinstance(v, bool):
+            raise ValueError("must be a number in [0, 1], not a boolean")
+        return v
+
+    @property
+    def recovery_threshold_or_default(self) -> float:
+        return float(self.threshold if self.recovery_threshold is None else self.recovery_threshold)
+
+    @property
+    def citation_mode(self) -> str:
+        return "alce" if self.alce_compat else "default"
+
+    @classmethod
+    def build(cls, **options: Any) -> "AttributionOptions":
+        """Validate keyword options into an :class:`AttributionOptions`; errors name the option."""
+        from pydantic import ValidationError
+
+        try:
+            return cls(**options)
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = ".".join(str(x) for x in first["loc"]) or "options"
+            raise ValueError(f"attribution option {loc}={first.get('input')!r}: {first['msg']}") from None

@@ -1,0 +1,145 @@
+"""The typed input of per-record scoring, built once per record.
+
+:class:`ScoringInput` carries what the diagnostics read from one scored record
+(question id, the context units and the text the reader was shown for each,
+the source snippets, the answer, the gold, retrieved ids, reader tokens);
+:class:`ScoringOptions` the resolved options (attribution options, retrieval
+``k``).  The suite runner builds them from a fresh record
+(:meth:`ScoringInput.build`), ``rageval rescore`` from a saved one
+(:meth:`ScoringInput.from_record`); :func:`rageval.diagnostics.dispatch.score`
+scores both the same way.  The suite object never travels into scoring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.types import Record, SourceSnippet, Unit
+
+__all__ = ["Gold", "ScoringInput", "ScoringOptions"]
+
+
+@dataclass(frozen=True)
+class Gold:
+    """The gold of one question: short answers, ASQA qa-pairs, gold documents, evidence per annotator."""
+
+    answers: tuple[str, ...] = ()
+    qa_pairs: tuple[tuple[str, ...], ...] = ()
+    gold_doc_ids: tuple[str, ...] = ()
+    evidence: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def of(cls, example: Any) -> "Gold":
+        """From a :class:`rageval.data.Example` (or anything with the same attributes)."""
+        return cls(
+            answers=tuple(example.answers),
+            qa_pairs=tuple(tuple(p) for p in example.qa_pairs),
+            gold_doc_ids=tuple(example.gold_doc_ids),
+            evidence=tuple(tuple(e) for e in example.evidence),
+        )
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Gold":
+        return cls(
+            answers=tuple(d.get("answers", ())),
+            qa_pairs=tuple(tuple(p) for p in d.get("qa_pairs", ())),
+            gold_doc_ids=tuple(d.get("gold_doc_ids", ())),
+            evidence=tuple(tuple(e) for e in d.get("evidence", ())),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "answers": list(self.answers),
+            "qa_pairs": [list(p) for p in self.qa_pairs],
+            "gold_doc_ids": list(self.gold_doc_ids),
+            "evidence": [list(e) for e in self.evidence],
+        }
+
+    def has(self, name: str) -> bool:
+        return bool(getattr(self, name))
+
+    @property
+    def aliases(self) -> list[list[str]]:
+        """Answer-in-context's gold: the qa-pairs' short answers, else the answers as one alias group."""
+        return [list(p) for p in self.qa_pairs] if self.qa_pairs else list(self.answers)
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """Resolved scoring options (from a suite, or given directly)."""
+
+    attribution: AttributionOptions = field(default_factory=AttributionOptions)
+    retrieval_k: int | None = None
+
+    @property
+    def alce_compat(self) -> bool:
+        return self.attribution.alce_compat
+
+    @property
+    def max_citations(self) -> int | None:
+        return self.attribution.max_citations
+
+
+@dataclass(frozen=True)
+class ScoringInput:
+    """What the diagnostics read from one record (see the module doc)."""
+
+    question_id: str
+    answer: str
+    units: tuple[Unit, ...]
+    shown: tuple[str, ...]  # each unit as the reader's prompt showed it
+    sources: tuple[SourceSnippet, ...]
+    gold: Gold
+    retrieved_ids: tuple[str, ...] = ()
+    reader_input_tokens: int | None = None
+    budget_tokens: int | None = None
+    achieved_tokens: int | None = None
+    retrieved_tokens: int | None = None
+
+    @classmethod
+    def build(cls, *, question_id: str, answer: str, context: Any, sources: Sequence[SourceSnippet], gold: Gold,
+              evidence_text: Callable[[Unit], str], retrieved_ids: Sequence[str] = (),
+              reader_input_tokens: int | None = None) -> "ScoringInput":
+        """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
+        return cls(
+            question_id=question_id,
+            answer=answer,
+            units=tuple(context.units),
+            shown=tuple(evidence_text(u) for u in context.units),
+            sources=tuple(sources),
+            gold=gold,
+            retrieved_ids=tuple(retrieved_ids),
+            reader_input_tokens=reader_input_tokens,
+            budget_tokens=context.budget_tokens,
+            achieved_tokens=context.achieved_tokens,
+            retrieved_tokens=context.retrieved_tokens,
+        )
+
+    @classmethod
+    def from_record(cls, record: Record, evidence_text: Callable[[Unit], str]) -> "ScoringInput":
+        """From a saved ``ok`` record (``rageval rescore``)."""
+        if record.context is None:
+            raise ValueError(f"record {record.question_id!r} ({record.setting.name}) has no context to score")
+        extra = record.extra or {}
+        return cls.build(
+            question_id=record.question_id,
+            answer=record.answer.text if record.answer else "",
+            context=record.context,
+            sources=record.sources,
+            gold=Gold.from_dict(extra.get("gold") or {}),
+            evidence_text=evidence_text,
+            retrieved_ids=extra.get("retrieved_doc_ids") or (),
+            reader_input_tokens=extra.get("reader_input_tokens"),
+        )
+
+    def unit_dicts(self) -> list[dict[str, Any]]:
+        return [u.to_dict() for u in self.units]
+
+    def source_dicts(self) -> list[dict[str, Any]]:
+        return [{"id": s.id, "text": s.text, "title": s.title} for s in self.sources]
+
+    def doc_of(self) -> dict[str, str]:
+        """Source id -> its document (paragraph) id."""
+        return {s.id: s.doc_id for s in self.sources}

@@ -1,0 +1,161 @@
+"""The base classes of the ``evaluate`` modules shipped in ``metrics/`` (imports ``evaluate`` and ``datasets``).
+
+Only the module files import this; the diagnostics package and the suite runner
+never do.
+
+* :class:`RagevalMetric` — every rageval module: its ``MetricInfo`` comes from
+  the catalog (:func:`rageval.evaluate_support.module_info`), ``_compute`` calls
+  the catalog's pure function, and :meth:`RagevalMetric.compute` sorts the
+  keyword arguments: the module's own inputs and options pass through; names
+  that belong to *another* rageval module are dropped (``evaluate.combine``
+  passes every keyword to every module); a name no rageval module knows is a
+  ``TypeError`` with a "did you mean" hint.
+* :class:`AttributionMetric` — the modules over ``predictions``/``units``/``sources``.
+  A unit is ``{"text", "source_ids" (nullable list), "title" (nullable)}``, a
+  source ``{"id", "text", "title" (nullable)}``; ``datasets`` needs every key
+  present, so :meth:`AttributionMetric.compute` fills an absent ``title`` (and
+  a unit's absent ``source_ids``) with None before encoding — the same meaning
+  as leaving it out.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Mapping
+
+import datasets
+import evaluate
+
+from rageval.evaluate_support import module_info
+
+__all__ = [
+    "RagevalMetric",
+    "AttributionMetric",
+    "unit_feature",
+    "source_feature",
+    "attribution_features",
+    "COMMON_ARGS",
+    "known_names",
+    "module_names_for",
+]
+
+COMMON_ARGS = """\
+    predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
+    units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
+        what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
+        the question's source snippets.
+    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+        a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
+        rageval.judges.get_judge(...) runner to share its cache between modules.
+    threshold: decision threshold on the entailment probability (default 0.5).
+    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def module_names_for(name: str) -> frozenset[str]:
+    """The keyword names diagnostic ``name``'s pure function takes."""
+    from rageval.diagnostics.catalog import get
+
+    return frozenset(inspect.signature(get(name)).parameters)
+
+
+@functools.lru_cache(maxsize=1)
+def known_names() -> frozenset[str]:
+    """Every input and option name of every rageval module."""
+    from rageval.diagnostics.catalog import CATALOG
+
+    return frozenset().union(*(module_names_for(n) for n in CATALOG))
+
+
+class RagevalMetric(evaluate.Metric):
+    """Base of every rageval module: subclasses set NAME (a catalog entry) and implement ``_info``."""
+
+    NAME: str = ""
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Keep this module's inputs and options, drop other rageval modules' names, reject unknown ones."""
+        from rageval.registry import did_you_mean
+
+        known, own = known_names(), module_names_for(self.NAME)
+        unknown = sorted(k for k in kwargs if k not in known)
+        if unknown:
+            raise TypeError(f"{self.NAME}: unknown argument {unknown[0]!r} (no rageval module takes it)."
+                            f"{did_you_mean(unknown[0], sorted(known))}")
+        kwargs = {k: v for k, v in kwargs.items() if k in own}
+        if "predictions" not in own:
+            predictions = None
+        if "references" not in own:
+            references = None
+        kwargs = self._prepare(kwargs, predictions)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
+        return kwargs
+
+    def _compute(self, **kwargs):
+        from rageval.diagnostics.catalog import get
+
+        return get(self.NAME)(**kwargs)
+
+
+def unit_feature():
+    return {
+        "text": datasets.Value("string"),
+        "source_ids": datasets.List(datasets.Value("string")),
+        "title": datasets.Value("string"),
+    }
+
+
+def source_feature():
+    return {"id": datasets.Value("string"), "text": datasets.Value("string"), "title": datasets.Value("string")}
+
+
+def attribution_features(**extra) -> datasets.Features:
+    feats = {
+        "predictions": datasets.Value("string"),
+        "units": datasets.List(unit_feature()),
+        "sources": datasets.List(source_feature()),
+    }
+    feats.update(extra)
+    return datasets.Features(feats)
+
+
+def _fill(rows: Any, defaults: Mapping[str, Any]) -> Any:
+    if not isinstance(rows, (list, tuple)):
+        return rows  # let the pure function raise its typed error
+    out = []
+    for per_q in rows:
+        if isinstance(per_q, (list, tuple)):
+            out.append([({**defaults, **d} if isinstance(d, Mapping) else d) for d in per_q])
+        else:
+            out.append(per_q)
+    return out
+
+
+class AttributionMetric(RagevalMetric):
+    """Base of the attribution modules: subclasses set NAME, DESCRIPTION, KWARGS and (optionally) EXTRA_FEATURES."""
+
+    DESCRIPTION: str = ""
+    KWARGS: str = ""
+    EXTRA_FEATURES: Any = None
+
+    def _extra_features(self) -> dict:
+        return type(self).EXTRA_FEATURES() if type(self).EXTRA_FEATURES else {}
+
+    def _info(self):
+        return module_info(self.NAME, self.DESCRIPTION, self.KWARGS,
+                           features=attribution_features(**self._extra_features()))
+
+    def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
+        if "units" in kwargs:
+            kwargs["units"] = _fill(kwargs["units"], {"source_ids": None, "title": None})
+        if "sources" in kwargs:
+            kwargs["sources"] = _fill(kwargs["sources"], {"title": None})
+        if "paragraph_of" in self._extra_features() and kwargs.get("paragraph_of") is None \
+                and isinstance(predictions, (list, tuple)):
+            kwargs["paragraph_of"] = [None] * len(predictions)
+        return kwargs

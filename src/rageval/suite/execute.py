@@ -1,0 +1,178 @@
+"""Executing one batch of (question, setting) items: compress, read, then score through the catalog.
+
+Each failure the runner *declares* becomes a record with a status, never a
+dropped question: ``budget_check`` (a budget error or a context over budget),
+``unavailable`` (weights missing, with ``--allow-unavailable``),
+``compressor_error`` (a :class:`~rageval.compressors.CompressorError`),
+``prompt_overflow`` / ``reader_error`` (the reader's per-request statuses, or a
+:class:`~rageval.errors.ReaderError` / ``OSError`` of a backend that fails as a
+whole) and ``judge_error`` (a :class:`~rageval.judges.JudgeError`).  Anything
+else is a programming error and propagates.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from rageval.citations import parse_answer
+from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
+from rageval.errors import ModelUnavailable, ReaderError
+from rageval.types import Answer, Context, Record, Setting, SourceSnippet
+
+__all__ = ["Item", "Stage", "run_batch"]
+
+
+@dataclass
+class Item:
+    """One pending (question, setting): its example, retrieval and input hash."""
+
+    example: Any
+    retrieved: Any
+    input_hash: str
+
+    @property
+    def sources(self) -> tuple[SourceSnippet, ...]:
+        return tuple(self.retrieved.snippets)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What a batch needs besides its items: the setting and the loaded parts."""
+
+    setting: Setting
+    compressor: Any  # None when unavailable
+    compressor_error: str | None
+    reader: Any
+    tokenizer: Any
+    judge: Any
+    diagnostics: Sequence[str]
+    options: ScoringOptions
+    allow_unavailable: bool
+
+
+def common_extra(item: Item, reader_input_tokens: int | None = None) -> dict[str, Any]:
+    ex = item.example
+    return {
+        "cluster_id": getattr(ex, "cluster_id", None),
+        "retrieved_doc_ids": list(item.retrieved.doc_ids),
+        "reader_input_tokens": reader_input_tokens,
+        "gold": Gold.of(ex).to_dict(),
+    }
+
+
+def failed(item: Item, setting: Setting, status: str, error: str | None, *, context: Context | None = None,
+           answer_text: str | None = None, trace: str | None = None,
+           reader_input_tokens: int | None = None) -> Record:
+    extra = common_extra(item, reader_input_tokens)
+    if trace:
+        extra["trace"] = trace
+    return Record(
+        question_id=item.example.id,
+        setting=setting,
+        status=status,
+        context=context,
+        sources=item.sources,
+        answer=Answer(answer_text) if answer_text is not None else None,
+        metrics={},
+        input_hash=item.input_hash,
+        error=error,
+        extra=extra,
+    )
+
+
+def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
+    from rageval.compressors import BudgetError, CompressorError
+
+    setting = stage.setting
+    if stage.compressor is None:
+        return None, failed(item, setting, "unavailable", stage.compressor_error)
+    try:
+        ctx = stage.compressor.compress(item.example.question, list(item.sources), setting.budget,
+                                        tokenizer=stage.tokenizer)
+    except BudgetError as err:
+        return None, failed(item, setting, "budget_check", str(err))
+    except ModelUnavailable as err:
+        if not stage.allow_unavailable:
+            raise
+        return None, failed(item, setting, "unavailable", str(err))
+    except CompressorError as err:
+        return None, failed(item, setting, "compressor_error", f"{type(err).__name__}: {err}")
+    ignores = getattr(stage.compressor, "ignores_budget", setting.compressor == "abstractive")
+    if ctx.budget_tokens is not None and ctx.achieved_tokens > ctx.budget_tokens and not ignores:
+        msg = f"context has {ctx.achieved_tokens} tokens, over the budget of {ctx.budget_tokens}"
+        return ctx, failed(item, setting, "budget_check", msg, context=ctx)
+    return ctx, None
+
+
+def _read(batch: Sequence[Item], contexts: list, records: list, stage: Stage) -> dict[int, Any]:
+    from rageval.readers import ReaderRequest
+
+    todo = [i for i in range(len(batch)) if records[i] is None]
+    if not todo:
+        return {}
+    requests = [ReaderRequest(batch[i].example.id, batch[i].example.question, contexts[i].units, stage.setting.name)
+                for i in todo]
+    try:
+        return dict(zip(todo, stage.reader.generate(requests)))
+    except (ReaderError, OSError) as err:  # a backend that fails as a whole: every record gets the status
+        msg = f"{type(err).__name__}: {err}"
+        for i in todo:
+            records[i] = failed(batch[i], stage.setting, "reader_error", msg, context=contexts[i])
+        return {}
+
+
+def _score(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], records: list, stage: Stage) -> None:
+    from rageval.diagnostics.dispatch import score
+    from rageval.judges import JudgeError
+
+    scored: list[int] = []
+    inputs: list[ScoringInput] = []
+    for i, o in outputs.items():
+        status = getattr(o, "status", "ok")
+        tokens = getattr(o, "input_tokens", None)
+        if status != "ok":
+            records[i] = failed(batch[i], stage.setting, status, getattr(o, "error", None), context=contexts[i])
+            continue
+        scored.append(i)
+        inputs.append(ScoringInput.build(
+            question_id=batch[i].example.id, answer=o.text, context=contexts[i], sources=batch[i].sources,
+            gold=Gold.of(batch[i].example), evidence_text=stage.reader.template.evidence_text,
+            retrieved_ids=batch[i].retrieved.doc_ids, reader_input_tokens=tokens,
+        ))
+    if not scored:
+        return
+    try:
+        results = score(inputs, stage.diagnostics, stage.options, stage.judge)
+    except JudgeError as err:  # judge failures are recorded, not fatal; bugs still raise
+        for i, x in zip(scored, inputs):
+            records[i] = failed(batch[i], stage.setting, "judge_error", f"{type(err).__name__}: {err}",
+                                context=contexts[i], answer_text=x.answer, trace=traceback.format_exc(limit=3),
+                                reader_input_tokens=x.reader_input_tokens)
+        return
+    for i, x, (metrics, extra) in zip(scored, inputs, results):
+        answer = parse_answer(x.answer, len(x.units), mode=stage.options.attribution.citation_mode,
+                              max_citations=stage.options.max_citations)
+        records[i] = Record(
+            question_id=x.question_id,
+            setting=stage.setting,
+            status="ok",
+            context=contexts[i],
+            sources=x.sources,
+            answer=answer,
+            metrics=metrics,
+            input_hash=batch[i].input_hash,
+            extra={**extra, **common_extra(batch[i], x.reader_input_tokens)},
+        )
+
+
+def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
+    """One record per item, in order: compress each, read the rest in one call, score the answers."""
+    records: list[Record | None] = [None] * len(batch)
+    contexts: list[Context | None] = [None] * len(batch)
+    for i, item in enumerate(batch):
+        contexts[i], records[i] = _compress(item, stage)
+    outputs = _read(batch, contexts, records, stage)
+    _score(batch, contexts, outputs, records, stage)
+    return records  # type: ignore[return-value]

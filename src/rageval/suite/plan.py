@@ -1,0 +1,164 @@
+"""Planning a run: inputs, the diagnostics to score, resolved options and the input hash of every record.
+
+Nothing here runs a model.  :func:`load_inputs` reads the dataset and
+retrieves; :func:`select_diagnostics` resolves ``diagnostics: auto`` through
+the catalog; :func:`scoring_options` turns the suite into the typed
+:class:`~rageval.diagnostics.inputs.ScoringOptions`; :func:`setting_key` and
+:func:`record_hash` give the input hash that decides whether a cached record
+can be reused (everything that can change a record is in it, including each
+selected diagnostic's version).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from rageval import __version__
+from rageval.suite.config import Suite
+
+__all__ = [
+    "RunDirError",
+    "PlannedSetting",
+    "sha",
+    "check_out_dir",
+    "resolve_dataset_path",
+    "load_inputs",
+    "select_diagnostics",
+    "scoring_options",
+    "planned_settings",
+    "setting_key",
+    "record_hash",
+]
+
+
+class RunDirError(ValueError):
+    """An output directory that belongs to another suite, or is unreadable."""
+
+
+@dataclass(frozen=True)
+class PlannedSetting:
+    name: str
+    compressor: str
+    budget: Any
+    params: dict[str, Any]
+
+
+def sha(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def planned_settings(suite: Suite) -> list[PlannedSetting]:
+    return [PlannedSetting(n, c, b, p) for n, c, b, p in suite.expand_settings()]
+
+
+def check_out_dir(out_dir: Path, suite: Suite) -> None:
+    """Refuse an output directory that holds a run of another suite."""
+    for path in (out_dir / "cache" / "suite.json", out_dir / "manifest.json"):
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text())
+            except json.JSONDecodeError as err:
+                raise RunDirError(
+                    f"{path}: not valid JSON ({err}); delete the output directory or choose another --out"
+                ) from None
+            found = data.get("suite", {}).get("name")
+            if found != suite.name:
+                raise RunDirError(
+                    f"output directory {out_dir} holds a run of suite {found!r}, not {suite.name!r}; "
+                    "choose another --out (or delete it)"
+                )
+            return
+
+
+def resolve_dataset_path(suite: Suite) -> Path | None:
+    """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
+    from rageval.data import sample_path
+
+    ds = suite.dataset
+    if ds.hub_id is not None:
+        return None
+    if ds.path is None:
+        return sample_path(ds.sample or ds.name)
+    p = Path(ds.path).expanduser()
+    if not p.is_absolute() and suite.source:
+        beside = Path(suite.source).resolve().parent / p
+        if beside.exists():
+            return beside
+    if not p.exists():
+        raise FileNotFoundError(f"dataset.path {ds.path!r} not found (looked beside the suite file and in the cwd)")
+    return p
+
+
+def load_inputs(suite: Suite):
+    """Examples and their retrieval, as the suite describes."""
+    from rageval.data import load_corpus, load_examples
+    from rageval.retrieval import retrieve_all
+
+    ds = suite.dataset
+    path = resolve_dataset_path(suite)
+    examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split,
+                             limit=ds.limit)
+    corpus = None
+    if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
+        corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
+    retrieved = retrieve_all(examples, method=suite.retrieval.method, k=suite.retrieval.k, corpus=corpus)
+    return examples, retrieved
+
+
+def select_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
+    """The suite's diagnostics; ``auto``: every catalog entry whose gold some example carries."""
+    from rageval.diagnostics import applicable
+
+    return applicable(suite.diagnostics, lambda field: any(getattr(e, field, None) for e in examples))
+
+
+def scoring_options(suite: Suite):
+    """The suite's scoring options, typed and validated."""
+    from rageval.diagnostics.attribution import AttributionOptions
+    from rageval.diagnostics.inputs import ScoringOptions
+
+    attribution = AttributionOptions(
+        **suite.attribution.model_dump(),
+        threshold=suite.judge.threshold,
+        max_citations=suite.citations.max_citations,
+        alce_compat=suite.citations.mode == "alce",
+    )
+    return ScoringOptions(attribution=attribution, retrieval_k=suite.retrieval.k)
+
+
+def setting_key(suite: Suite, setting: Any, params: dict[str, Any], compressor: Any, models: dict[str, Any],
+                diagnostics: Sequence[str]) -> dict[str, Any]:
+    """Everything of the suite and the setting that can change a record of it."""
+    from rageval.diagnostics import CATALOG
+
+    return {
+        "rageval": __version__,
+        "setting": setting.to_dict(),
+        "params": params,
+        "compressor": getattr(compressor, "config", None) if compressor is not None else None,
+        "tokenizer": suite.tokenizer,
+        "reader": suite.reader.model_dump(mode="json"),
+        "reader_id": models["reader"],
+        "judge": suite.judge.model_dump(mode="json"),
+        "judge_id": models["judge"],
+        "citations": suite.citations.model_dump(mode="json"),
+        "attribution": suite.attribution.model_dump(mode="json"),
+        "diagnostics": {d: CATALOG[d].version for d in diagnostics},
+        "retrieval": suite.retrieval.model_dump(mode="json"),
+    }
+
+
+def record_hash(key: dict[str, Any], example: Any, retrieved: Any) -> str:
+    """The input hash of one (setting, question) record."""
+    return sha({
+        **key,
+        "question": example.id,
+        "q": example.question,
+        "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
+        "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
+        "retrieved": list(retrieved.doc_ids),
+    })[:32]
