@@ -1,4 +1,5 @@
-"""Compressors: question + source snippets + budget -> Context, registered by name (DESIGN §4).
+"""Compressors: question + source snippets + budget -> Context, registered by name
+(docs/compressors.md; adding one: docs/architecture.md#add-a-compressor).
 
 >>> from rageval.compressors import get, names
 >>> names()

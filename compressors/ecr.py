@@ -7,11 +7,12 @@ So each cluster's representative is its highest-relevance member.  Clusters are
 then packed by their representative's relevance (skipping those that do not
 fit), and emitted in the source order of their representatives.  A unit's text
 is the representative sentence verbatim; it declares **all** member ids,
-representative first, then the other members in source order (seed 000, §4.1).
+representative first, then the other members in source order (the
+attribution–compression paper, §4.1; docs/design.md#references).
 
 Parameters
 ----------
-threshold : float in (0, 1], default 0.8 (DESIGN §9).
+threshold : float in (0, 1], default 0.8 (docs/design.md#decision-compressor-defaults).
 similarity : ``"lexical"`` (default) | ``"minilm"`` | embedding-model path.
 scorer : relevance scorer, ``"lexical"`` (default).
 use_titles : bool, default False — titles are left out of the similarity so that

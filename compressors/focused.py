@@ -1,4 +1,5 @@
-"""``focused``: seed 003's strong heuristic — question-focused sentence windows (DESIGN §9).
+"""``focused``: question-focused sentence windows, the strong heuristic baseline of
+*What Survives Into Context* (docs/design.md#references, #decision-compressor-defaults).
 
 Each sentence is scored by query-term overlap: the number of distinct
 non-stopword question terms it contains (its title counts when ``use_titles``);

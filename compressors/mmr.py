@@ -8,7 +8,8 @@ sentence's id.
 
 Parameters
 ----------
-lambda_ : float in [0, 1], default 0.7 (DESIGN §9); a suite may write it ``lambda``.
+lambda_ : float in [0, 1], default 0.7 (docs/design.md#decision-compressor-defaults); a suite
+    may write it ``lambda``.
 similarity : ``"lexical"`` (default) | ``"minilm"`` | embedding-model path.
 scorer : relevance scorer, ``"lexical"`` (default) (see :mod:`rageval.compressors.scoring`).
 use_titles : bool, default True — titles count for relevance and similarity.

@@ -1,4 +1,5 @@
-"""``naive``: documents in retrieval order until the budget is full (DESIGN §4, §9).
+"""``naive``: documents in retrieval order until the budget is full
+(docs/design.md#decision-compressor-defaults).
 
 Documents are taken whole, in retrieval order (``doc_rank``, then input order);
 when the next document does not fit, its leading whole sentences that fit are
@@ -8,7 +9,8 @@ Parameters
 ----------
 partial : ``"leading"`` (default) | ``"stop"`` | ``"skip"``
     What happens at the first document that does not fit: keep its leading
-    sentences that fit and stop (DESIGN §9); stop; or skip it and continue.
+    sentences that fit and stop (docs/design.md#decision-compressor-defaults); stop; or skip it
+    and continue.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``submodular``: seed 003's budgeted submodular evidence packer (DESIGN §4).
+"""``submodular``: the budgeted submodular evidence packer of *What Survives Into Context*
+(docs/design.md#references; docs/compressors.md#submodular).
 
 The packer picks a set ``S`` of candidate sentences with total cost (tokens)
 within the budget ``B`` maximizing
@@ -41,8 +42,9 @@ similarity ["lexical"] : ``"lexical"`` | ``"minilm"`` | embedding-model path.
 use_titles [True] : titles count for relevance and query coverage (never for cost).
 fallback [True] : apply the Lin–Bilmes singleton fallback.
 lazy [True] : lazy greedy (False: plain greedy; same selection, slower).
-cost_exponent [1.0] : greedy ranks by ``gain / cost**cost_exponent``; 1 is seed 003's gain per
-    token, 0 ignores cost (Lin & Bilmes's scaled variant uses values in between).
+cost_exponent [1.0] : greedy ranks by ``gain / cost**cost_exponent``; 1 is the gain per token of
+    *What Survives Into Context*, 0 ignores cost (Lin & Bilmes's scaled variant uses values in
+    between).
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class PackerProblem:
     sim: SimilarityMatrix
     docs: np.ndarray  # document group of each candidate (0..n_docs-1)
     weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5)
-    cost_exponent: float = 1.0  # greedy ranks by gain / cost**cost_exponent (1 = per token, seed 003)
+    # greedy ranks by gain / cost**cost_exponent (1 = per token, as in the packing paper)
+    cost_exponent: float = 1.0
     row_sums: np.ndarray = field(default=None)  # Σ_j sim(i, j)
     div_reward: np.ndarray = field(default=None)
 

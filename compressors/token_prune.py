@@ -1,12 +1,13 @@
 """``token_prune``: keep/drop per token, LLMLingua-2 style; units declare **no** provenance.
 
 Pruned text is no longer any source sentence verbatim and by default no
-token-to-source map is kept, so every unit has ``source_ids=None`` (DESIGN §4,
-§9; seed 000's LLMLingua-2 integration).  One unit per document (the document's
-pruned sentences), carrying the document's title; documents pruned to nothing
-are dropped.  With ``provenance="sentence"`` the map is kept: one unit per source
-sentence with surviving tokens, declaring that sentence's id (its text is the
-sentence's kept tokens — a subsequence of it, not the sentence verbatim).
+token-to-source map is kept, so every unit has ``source_ids=None``, like an
+LLMLingua-2 integration without a token-to-source map
+(docs/design.md#decision-a-model-free-compressor-without-provenance).  One unit per
+document (the document's pruned sentences), carrying the document's title;
+documents pruned to nothing are dropped.  With ``provenance="sentence"`` the map is
+kept: one unit per source sentence with surviving tokens, declaring that sentence's id
+(its text is the sentence's kept tokens — a subsequence of it, not the sentence verbatim).
 
 Backends (``backend``):
 

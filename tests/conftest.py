@@ -5,7 +5,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Offline switches (OFFLINE.md): read at import time by evaluate / huggingface_hub / datasets.
+# Offline switches (docs/architecture.md#offline-operation): read at import time by
+# evaluate / huggingface_hub / datasets.
 for _k, _v in {
     "HF_HUB_OFFLINE": "1",
     "HF_EVALUATE_OFFLINE": "1",

@@ -9,7 +9,7 @@ def cites(text, n=3, **kw):
     return [(s.text, s.citations, s.invalid) for s in parse_answer(text, n, **kw).sentences]
 
 
-# ---- default mode, case by case (DESIGN §9) ----------------------------------------------------
+# ---- default mode, case by case (docs/design.md#default-mode) -----------------------------------
 
 def test_adjacent_markers():
     assert cites("Paris is in France [1][2].") == [("Paris is in France.", (1, 2), ())]

@@ -1,4 +1,4 @@
-"""Gold-document coverage (DESIGN §9) and its catalog entry."""
+"""Gold-document coverage (docs/design.md#gold-coverage) and its catalog entry."""
 
 import pytest
 

@@ -1,6 +1,7 @@
 """Citation parsing: answer text -> sentences (claims) with the units they cite.
 
-Two rule sets (DESIGN §9), chosen with ``mode``:
+Two rule sets (docs/design.md#citation-parsing: #default-mode, #alce-compatible-mode;
+why the default: #decision-default-citation-parsing), chosen with ``mode``:
 
 **default**
 

@@ -1,6 +1,6 @@
 """Retrieval: the dataset's own candidates, or BM25 over the example's pool or a corpus.
 
-Two methods (DESIGN §2, §6):
+Two methods (docs/datasets.md; docs/design.md#the-one-bm25):
 
 * ``"given"``: the example's candidate documents in the dataset's order (HotpotQA /
   2Wiki distractor paragraphs, MuSiQue's 20 paragraphs, ALCE's retrieved docs in

@@ -1,4 +1,5 @@
-"""rageval.data: datasets in one example schema (DESIGN §2).
+"""rageval.data: datasets in one example schema (docs/datasets.md;
+docs/design.md#data-model, #source-snippets).
 
 >>> from rageval.data import load_examples, sample_path
 >>> ex = load_examples("musique", sample_path("musique"), limit=2)[0]

@@ -1,4 +1,5 @@
-"""One example schema for every dataset (DESIGN §2).
+"""One example schema for every dataset (docs/datasets.md; docs/design.md#data-model,
+#source-snippets).
 
 An :class:`Example` is one question with its gold answers, its gold evidence
 and its candidate documents, each already segmented into

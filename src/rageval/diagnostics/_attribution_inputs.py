@@ -1,4 +1,4 @@
-"""Validation of the attribution modules' inputs (DESIGN §3 "Module interface").
+"""Validation of the attribution modules' inputs (docs/design.md#module-interface).
 
 ``predictions[q]``: the answer with ``[k]`` citations.
 ``units[q]``: list of ``{"text": str, "source_ids": list[str] | None, "title": str (optional)}``;

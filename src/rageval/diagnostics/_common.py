@@ -1,6 +1,6 @@
 """Shared plumbing of the pure metric functions: input validation and aggregation.
 
-Every diagnostic returns the same shape (DESIGN §3, "Module interface")::
+Every diagnostic returns the same shape (docs/design.md#module-interface)::
 
     {<name>: mean or None, <other aggregates>..., "n": scored questions,
      "n_undefined": undefined questions, "per_question": [{...}, ...]}

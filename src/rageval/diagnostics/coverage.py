@@ -1,10 +1,11 @@
-"""Gold-document coverage of a packed context (DESIGN §9).
+"""Gold-document coverage of a packed context (docs/design.md#gold-coverage).
 
 The fraction of gold documents with at least one unit of the context that
 *declares* one of their sentences.  It looks only at declared provenance
 (``source_ids``), never at unit text, so it measures what the packer put in, as
-the compressor claims it.  Seed 003 uses it to show that covering more gold
-documents without getting the answer into the context does not help.
+the compressor claims it.  It is kept next to answer-in-context so the claim that
+covering more gold documents is the wrong target under a budget can be checked
+(docs/design.md#decision-coverage-and-recall).
 
 Per question the value is:
 

@@ -1,8 +1,9 @@
-"""Retrieval recall@k and all-gold@k (DESIGN §9).
+"""Retrieval recall@k and all-gold@k (docs/design.md#retrieval-recall).
 
 ``retrieval_recall@k`` = |gold ∩ top-k retrieved| / |gold|; ``all_gold`` = 1 when
-every gold document is in the top k.  Kept so the seed's argument (recall is the
-wrong target under a budget; answer-in-context is the right one) can be checked.
+every gold document is in the top k.  Kept so the argument of *What Survives Into
+Context* (recall is the wrong target under a budget; answer-in-context is the right
+one) can be checked (docs/design.md#decision-coverage-and-recall).
 
 >>> r = retrieval_recall([["d1", "d7", "d2"]], [["d2", "d3"]], k=3)
 >>> r["retrieval_recall"], r["all_gold"]

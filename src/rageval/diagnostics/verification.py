@@ -1,4 +1,6 @@
-"""Verification in three modes (DESIGN §3): how many answer claims are unsupported?
+"""Verification in three modes: how many answer claims are unsupported?
+
+Definitions: docs/design.md#verification-modes.
 
 ::
 

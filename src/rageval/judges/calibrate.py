@@ -1,7 +1,8 @@
 """Calibrate a judge against human support labels (WiCE format): ``rageval calibrate``.
 
 Each WiCE row has a ``claim``, the ``evidence`` sentences of the cited page and
-a human ``label``.  Label mapping (DESIGN §9): ``supported`` = 1,
+a human ``label``.  Label mapping
+(docs/design.md#decision-calibration-labels): ``supported`` = 1,
 ``not_supported`` = 0; ``partially_supported`` is reported as its own row and,
 in a second figure, counted as not supported.
 

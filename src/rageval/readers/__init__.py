@@ -1,4 +1,5 @@
-"""rageval.readers: one small protocol, four backends (DESIGN §5).
+"""rageval.readers: one small protocol, four backends (docs/readers.md;
+adding one: docs/architecture.md#add-a-reader).
 
 ========================  ===========  ==============================================
 name                      needs_model  what

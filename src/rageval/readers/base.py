@@ -1,7 +1,8 @@
 """The reader protocol: batched ``generate(requests) -> list[ReaderOutput]``.
 
 A reader turns (question, numbered units) into an answer that cites units as
-``[k]``.  Failures are statuses, never scores (STYLE 6): ``prompt_overflow`` when
+``[k]``.  Failures are statuses, never scores
+(docs/design.md#decision-failures-are-records): ``prompt_overflow`` when
 the prompt cannot fit the model's context (detected *before* generation),
 ``reader_error`` for anything else (a server error, a missing saved answer), each
 with a message.  ``input_tokens`` is the reader's input size: the model's own

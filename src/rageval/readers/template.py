@@ -3,8 +3,8 @@
 A template has an ``instruction``, an optional ``system`` message, a ``user``
 message with the placeholders ``{instruction}``, ``{question}`` and ``{units}``,
 and the format of one unit (``{k}`` = its number, ``{title}``, ``{text}``).  Units
-with a title use ``unit``; units without one use ``unit_no_title`` (DESIGN §9:
-titles travel with units).  ``show_titles=False`` uses ``unit_no_title`` always.
+with a title use ``unit``; units without one use ``unit_no_title`` (titles travel
+with units: docs/design.md#decision-titles).  ``show_titles=False`` uses ``unit_no_title`` always.
 
 The default follows ALCE's ASQA prompt: its instruction text verbatim (ALCE,
 MIT licence, see ``rageval/data/samples/asqa/ALCE_LICENSE.txt``) and
@@ -123,7 +123,10 @@ class PromptTemplate:
         return "\n\n".join(m["content"] for m in self.messages(question, units))
 
     def evidence_text(self, unit: Unit) -> str:
-        """A unit as the reader sees it, without its ``[k]`` label (DESIGN §9, the packed context)."""
+        """A unit as the reader sees it, without its ``[k]`` label.
+
+        See docs/design.md#decision-the-packed-context.
+        """
         if self.show_titles and unit.title:
             return f"{unit.title}\n{unit.text}"
         return unit.text

@@ -1,4 +1,5 @@
-"""rageval.stats: paired statistics for compression studies (DESIGN §7).
+"""rageval.stats: paired statistics for compression studies (docs/statistics.md;
+docs/design.md#statistics).
 
 Pure, seeded (``np.random.default_rng(seed)``) and vectorized:
 

@@ -1,4 +1,5 @@
-"""The common cohort and the per-question metric table it induces (DESIGN §7, §9).
+"""The common cohort and the per-question metric table it induces
+(docs/design.md#common-cohort, #decision-statistics-families).
 
 Records are the dicts of ``records.jsonl`` (``Record.to_dict()``); ``Record``
 objects are accepted too.  Primary comparisons use the **common cohort**: the

@@ -1,6 +1,7 @@
 """Paired bootstrap CIs and sign-flip randomization tests for a whole contrast family.
 
-One engine does every contrast at once (DESIGN §7).  The input is a question x
+One engine does every contrast at once (docs/design.md#paired-bootstrap,
+#sign-flip-test).  The input is a question x
 contrast matrix ``D`` of paired differences (``NaN`` where the pair is undefined:
 either side's metric was undefined).  Questions are grouped into *blocks*: one
 block per question, or one per cluster (QASPER paper) for the cluster bootstrap.

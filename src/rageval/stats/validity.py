@@ -1,11 +1,12 @@
-"""Seed 003's validity analysis: does answer-in-context predict answer quality
-better than retrieval recall?
+"""The validity analysis of *What Survives Into Context* (docs/design.md#validity-analysis,
+#references): does answer-in-context predict answer quality better than retrieval recall?
 
 For the (question, setting) rows where answer F1, answer-in-context and recall
 are all defined: Pearson r of answer-in-context with F1 and of recall with F1;
 R^2 of F1 ~ recall and of F1 ~ recall + answer-in-context (OLS with intercept);
 the incremental R^2 (their difference); and mean F1 when the answer is / is not in
-the context.  Pooled over every row and per setting (DESIGN §9).  A quantity that
+the context.  Pooled over every row and per setting
+(docs/design.md#decision-statistics-families).  A quantity that
 cannot be computed (too few rows, a constant column) is ``None`` with a reason.
 """
 

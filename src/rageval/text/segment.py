@@ -4,8 +4,8 @@ The default splitter is **nupunkt** (MIT): a Punkt model whose trained parameter
 ship inside the package, so it needs no download (``nltk.sent_tokenize`` needs the
 ``punkt_tab`` data, which cannot be fetched offline).  On a tricky 9-sentence
 paragraph it found exactly 9 sentences, as did pysbd and syntok, and it was the
-fastest (~100k sentences/s vs 2k for pysbd and 10k for syntok); untrained nltk
-Punkt found 20 and blingfire 11 (OFFLINE.md).  It keeps abbreviations
+fastest (pysbd and syntok were 10–50 times slower); untrained nltk Punkt found 20
+and blingfire 11 (docs/design.md#decision-sentence-splitting).  It keeps abbreviations
 (``Dr.``, ``U.S.``, ``p.m.``), decimals and closing quotes inside sentences.
 
 ALCE-compatible scoring splits with nltk's own Punkt algorithm instead

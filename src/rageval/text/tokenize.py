@@ -6,8 +6,9 @@ tokens, reader input tokens when the reader has no tokenizer of its own).
 * ``"regex"`` (the default) needs no model: a token is a run of word characters
   (``\\w+``, Unicode-aware) or a single non-space punctuation character.  It is
   deterministic and fast, and its counts are comparable across runs of rageval,
-  but not with a reader's sub-word tokenizer (seed 003 counted with the reader's
-  tokenizer, so model-free numbers are comparable only in shape).
+  but not with a reader's sub-word tokenizer (published budgets were counted with
+  the reader's tokenizer, so model-free numbers are comparable only in shape;
+  docs/design.md#decision-token-counts).
 * ``"whitespace"``: whitespace-separated chunks.
 * anything else is a Hugging Face tokenizer id or local path, loaded with
   ``transformers.AutoTokenizer.from_pretrained``; counts exclude special tokens.
