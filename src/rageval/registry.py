@@ -125,6 +125,14 @@ class Registry:
         for a in aliases:
             self._aliases[a] = name
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` and its aliases (a name that is not registered is ignored)."""
+        self._targets.pop(name, None)
+        self._meta.pop(name, None)
+        self._loaded.pop(name, None)
+        for a in [a for a, n in self._aliases.items() if n == name]:
+            del self._aliases[a]
+
     def canonical(self, name: Any) -> str:
         """The registered name of ``name`` or of its alias (unknown names raise)."""
         if isinstance(name, str):

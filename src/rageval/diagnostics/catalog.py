@@ -41,6 +41,8 @@ __all__ = [
     "output_owner",
     "applicable",
     "engine_parts",
+    "register",
+    "unregister",
 ]
 
 Direction = Literal["higher", "lower", "none"]
@@ -239,13 +241,48 @@ def get(name: str) -> Callable:
 
 def _outputs() -> dict[str, tuple[str, Direction]]:
     table: dict[str, tuple[str, Direction]] = {}
-    for s in _SPECS:
+    for s in CATALOG.values():
         for o in s.outputs + s.module_keys:
+            if o.key in table and table[o.key][1] != o.direction:
+                raise ValueError(f"catalog: {s.name} declares {o.key!r} as {o.direction!r}, "
+                                 f"{table[o.key][0]} as {table[o.key][1]!r}")
             table.setdefault(o.key, (s.name, o.direction))
     return table
 
 
 _OUTPUTS = _outputs()
+
+
+def register(new: DiagnosticSpec) -> None:
+    """Add a diagnostic at run time (a plugin, or a test): the same as one more entry in ``_SPECS``.
+
+    Its targets are imported lazily like the built-in ones; an existing name is an error.
+    """
+    global _OUTPUTS
+    if new.name in CATALOG:
+        raise ValueError(f"diagnostic {new.name!r} is already in the catalog")
+    if new.scorer is None and not new.engine_parts:
+        raise ValueError(f"diagnostic {new.name!r} needs a scorer (or engine_parts) to be scored in a suite")
+    CATALOG[new.name] = new
+    try:
+        _OUTPUTS = _outputs()
+    except ValueError:
+        del CATALOG[new.name]
+        raise
+    FUNCTIONS.register(new.name, new.function)
+    if new.scorer is not None:
+        SCORERS.register(new.name, new.scorer)
+
+
+def unregister(name: str) -> None:
+    """Remove a diagnostic added with :func:`register` (built-in entries stay)."""
+    global _OUTPUTS
+    if name in {s.name for s in _SPECS}:
+        raise ValueError(f"{name!r} is a built-in diagnostic")
+    CATALOG.pop(name, None)
+    FUNCTIONS.unregister(name)
+    SCORERS.unregister(name)
+    _OUTPUTS = _outputs()
 
 
 def direction_of(key: str) -> Direction:
@@ -274,7 +311,7 @@ def applicable(diagnostics: Any, has: Callable[[str], bool]) -> list[str]:
         for d in diagnostics:
             spec(d)
         return list(diagnostics)
-    return [s.name for s in _SPECS if not s.needs or any(has(n) for n in s.needs)]
+    return [s.name for s in CATALOG.values() if not s.needs or any(has(n) for n in s.needs)]
 
 
 def engine_parts(diagnostics: Any) -> tuple[str, ...]:
