@@ -48,3 +48,20 @@ def test_cli_bad_file_is_a_clear_error(tmp_path):
     bad.write_text('{"claim": "x", "evidence": [], "label": "maybe"}\n')
     res = CliRunner().invoke(calibrate_cmd, ["--data", str(bad)])
     assert res.exit_code != 0 and "maybe" in res.output
+
+
+def test_abstentions_are_left_out_and_counted():
+    from rageval.judges.calibrate import calibrate
+
+    rows = [
+        {"claim": "Paris is in France.", "evidence": ["Paris is in France."], "label": "supported"},
+        {"claim": "Lyon is big.", "evidence": ["Paris is in France."], "label": "not_supported"},
+        {"claim": "Nice is warm.", "evidence": ["Paris is in France."], "label": "supported"},
+    ]
+
+    def judge(premises, hypotheses):  # 1.0 / 0.0 on the first two, abstains on the third
+        return [1.0 if h == p else (float("nan") if "Nice" in h else 0.0) for p, h in zip(premises, hypotheses)]
+
+    r = calibrate(rows, judge=judge, premise="full")
+    assert r["n_abstained"] == 1
+    assert r["binary"]["n"] == 2 and r["binary"]["accuracy"] == 1.0

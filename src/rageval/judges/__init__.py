@@ -1,4 +1,7 @@
-"""Judges: (premise, hypothesis) -> entailment probability, decision = probability >= threshold.
+"""Judges: (premise, hypothesis) -> entailment probability or NaN (an abstention: no clean decision).
+
+A decision is ``probability >= threshold``; an abstention decides nothing
+(``JudgeRunner.decide`` returns None for it) and is counted.
 
 :func:`get_judge` resolves a spec to a :class:`~rageval.judges.base.JudgeRunner`
 (the single wrapper that de-duplicates, caches, sorts and batches):
@@ -15,7 +18,7 @@ spec                        judge
 ``"seq2seq:<path or id>"``  :class:`~rageval.judges.hf.Seq2SeqJudge` (TRUE-style)
 ``"<path or hub id>"``      NLI or seq2seq, told apart from the model config
 a JudgeRunner               returned unchanged (a judge is wrapped once)
-a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float]``
+a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float]`` (NaN = abstain)
 ==========================  ====================================================
 
 >>> j = get_judge("lexical")
@@ -37,7 +40,15 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rageval.judges.base import CallableJudge, Judge, JudgeError, JudgeRunner, format_premise, pair_key
+from rageval.judges.base import (
+    CallableJudge,
+    Judge,
+    JudgeError,
+    JudgeRunner,
+    format_premise,
+    is_abstention,
+    pair_key,
+)
 from rageval.judges.lexical import LexicalJudge
 from rageval.judges.replay import ReplayJudge, save_replay
 from rageval.registry import Registry, did_you_mean
@@ -53,6 +64,7 @@ __all__ = [
     "build_judge",
     "format_premise",
     "pair_key",
+    "is_abstention",
     "save_replay",
     "BUILTIN",
     "JUDGES",

@@ -29,6 +29,7 @@ function; ``calibrate_cmd`` the click command.
 from __future__ import annotations
 
 import json
+import math
 from importlib import resources
 from typing import Any, Sequence
 
@@ -124,8 +125,11 @@ def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float 
     runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length)
     prem = [_premise(r, premise, k) for r in rows]
     hyp = [r["claim"] for r in rows]
-    probs = runner(prem, hyp)
-    labels = [r["label"] for r in rows]
+    all_probs = runner(prem, hyp)
+    # abstentions (NaN: no clean decision) are left out of every figure and counted
+    kept = [i for i, p in enumerate(all_probs) if not math.isnan(p)]
+    probs = [all_probs[i] for i in kept]
+    labels = [rows[i]["label"] for i in kept]
     sup_nsup = [(p, LABELS[lab]) for p, lab in zip(probs, labels) if LABELS[lab] is not None]
     partial = [p for p, lab in zip(probs, labels) if lab == "partially_supported"]
     strict = [(p, 1 if lab == "supported" else 0) for p, lab in zip(probs, labels)]
@@ -134,6 +138,7 @@ def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float 
         "threshold": threshold,
         "premise": premise if premise == "full" else f"bm25 top-{k}",
         "n_rows": len(rows),
+        "n_abstained": len(rows) - len(kept),
         "binary": _binary([p for p, _ in sup_nsup], [y for _, y in sup_nsup], threshold),
         "partially_supported": {
             "n": len(partial),
@@ -141,7 +146,7 @@ def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float 
             "mean_probability": (sum(partial) / len(partial)) if partial else None,
         },
         "partial_as_not_supported": _binary([p for p, _ in strict], [y for _, y in strict], threshold),
-        "judge_stats": {k_: v for k_, v in runner.stats().items() if k_ in ("executed", "requested", "truncated")},
+        "judge_stats": {k_: v for k_, v in runner.stats().items() if k_ in ("executed", "requested", "truncated", "abstained", "off_label")},
     }
     return out
 
@@ -164,6 +169,8 @@ def format_report(r: dict[str, Any]) -> str:
         f"partially_supported: n={p['n']}, judged supported {_fmt(p['predicted_supported'])}, "
         f"mean probability {_fmt(p['mean_probability'])}",
     ]
+    if r.get("n_abstained"):
+        lines.append(f"abstentions (no clean decision; left out of every figure above): {r['n_abstained']}")
     if r["judge_stats"].get("truncated"):
         lines.append(f"truncated pairs: {r['judge_stats']['truncated']}")
     return "\n".join(lines)

@@ -93,6 +93,39 @@ def _re_attributability(r, q: PreparedQuestion, q_rec: dict[int, Recovery]) -> N
     r["re_attributability_excl_abstain"] = n_ok / kept if kept else None
 
 
+def _question_row(q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif, details: bool) -> dict[str, Any]:
+    """The flat values (and details) of one question from the engine's per-part results."""
+    r: dict[str, Any] = {}
+    det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
+    q_rec = {k: v for (qi, k), v in rec.items() if qi == q.index}
+    abstentions = sum(v.abstentions for v in q_rec.values())
+    if "emitted" in parts:
+        _emitted(r, det, emitted[q.index])
+        abstentions += emitted[q.index]["abstentions"]
+    if "grounded" in parts:
+        _grounded(r, det, grounded[q.index])
+        abstentions += grounded[q.index]["abstentions"]
+    if "emitted" in parts and "grounded" in parts:
+        for m in ("precision", "recall"):
+            e_v, g_v = r[f"emitted_{m}"], r[f"grounded_{m}"]
+            r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
+    if "re_attributability" in parts:
+        _re_attributability(r, q, q_rec)
+    r["recovery_candidates_scored"] = sum(v.pairs_scored for v in q_rec.values())
+    r["recovery_tokens"] = sum(v.tokens_scored for v in q_rec.values())
+    det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
+    if "verification" in parts:
+        v = verif[q.index]
+        r.update({key: v[key] for key in _VERIFICATION_KEYS})
+        abstentions += v["abstentions"]
+        for s, st in zip(det["sentences"], v["claim_status"]):
+            s["verification"] = st
+    r["judge_abstentions"] = abstentions
+    if details:
+        r["details"] = det
+    return r
+
+
 def attribution_scores_batch(predictions, units, sources, *, judge: Any = "lexical",
                              options: AttributionOptions | None = None, parts: Sequence[str] = PARTS,
                              cache_dir: Any = None, details: bool = True, **option_values: Any) -> list[dict[str, Any]]:
@@ -130,38 +163,7 @@ def attribution_scores_batch(predictions, units, sources, *, judge: Any = "lexic
     emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
-    results = []
-    for q, ans in zip(questions, parsed):
-        r: dict[str, Any] = {}
-        det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
-        q_rec = {k: v for (qi, k), v in rec.items() if qi == q.index}
-        abstentions = sum(v.abstentions for v in q_rec.values())
-        if "emitted" in parts:
-            _emitted(r, det, emitted[q.index])
-            abstentions += emitted[q.index]["abstentions"]
-        if "grounded" in parts:
-            _grounded(r, det, grounded[q.index])
-            abstentions += grounded[q.index]["abstentions"]
-        if "emitted" in parts and "grounded" in parts:
-            for m in ("precision", "recall"):
-                e_v, g_v = r[f"emitted_{m}"], r[f"grounded_{m}"]
-                r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
-        if "re_attributability" in parts:
-            _re_attributability(r, q, q_rec)
-        r["recovery_candidates_scored"] = sum(v.pairs_scored for v in q_rec.values())
-        r["recovery_tokens"] = sum(v.tokens_scored for v in q_rec.values())
-        det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
-        if "verification" in parts:
-            v = verif[q.index]
-            r.update({key: v[key] for key in _VERIFICATION_KEYS})
-            abstentions += v["abstentions"]
-            for s, st in zip(det["sentences"], v["claim_status"]):
-                s["verification"] = st
-        r["judge_abstentions"] = abstentions
-        if details:
-            r["details"] = det
-        results.append(r)
-    return results
+    return [_question_row(q, ans, parts, rec, emitted, grounded, verif, details) for q, ans in zip(questions, parsed)]
 
 
 def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical", **options) -> dict[str, Any]:
