@@ -6,8 +6,6 @@ A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.answer_f1`.
 import datasets
 import evaluate
 
-from rageval.diagnostics.answer import answer_f1
-from rageval.evaluate_support import module_info
 from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
@@ -35,17 +33,12 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnswerF1(_am.RagevalMetric):
     NAME = "answer_f1"
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    REFERENCE_URLS = ("https://github.com/hotpotqa/hotpot/blob/master/hotpot_evaluate_v1.py",)
 
-    def _info(self):
-        return module_info(
-            "answer_f1",
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"predictions": datasets.Value("string"), "references": datasets.List(datasets.Value("string"))}
-            ),
-            reference_urls=["https://github.com/hotpotqa/hotpot/blob/master/hotpot_evaluate_v1.py"],
+    @staticmethod
+    def FEATURES():
+        return datasets.Features(
+            {"predictions": datasets.Value("string"), "references": datasets.List(datasets.Value("string"))}
         )
-
-    def _compute(self, predictions, references):
-        return answer_f1(predictions, references)

@@ -6,8 +6,6 @@ A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.answer_in_con
 import datasets
 import evaluate
 
-from rageval.diagnostics.answer import answer_in_context
-from rageval.evaluate_support import module_info
 from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
@@ -42,36 +40,32 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class AnswerInContext(_am.RagevalMetric):
     NAME = "answer_in_context"
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    REFERENCE_URLS = ()
 
-    def _info(self):
-        return module_info(
-            "answer_in_context",
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features(
-                    {
-                        "contexts": datasets.Value("string"),
-                        "references": datasets.List(datasets.List(datasets.Value("string"))),
-                    }
-                ),
-                datasets.Features(
-                    {
-                        "contexts": datasets.List(datasets.Value("string")),
-                        "references": datasets.List(datasets.List(datasets.Value("string"))),
-                    }
-                ),
-                datasets.Features(
-                    {"contexts": datasets.Value("string"), "references": datasets.List(datasets.Value("string"))}
-                ),
-                datasets.Features(
-                    {
-                        "contexts": datasets.List(datasets.Value("string")),
-                        "references": datasets.List(datasets.Value("string")),
-                    }
-                ),
-            ],
-        )
-
-    def _compute(self, contexts, references):
-        return answer_in_context(contexts, references)
+    @staticmethod
+    def FEATURES():
+        return [
+            datasets.Features(
+                {
+                    "contexts": datasets.Value("string"),
+                    "references": datasets.List(datasets.List(datasets.Value("string"))),
+                }
+            ),
+            datasets.Features(
+                {
+                    "contexts": datasets.List(datasets.Value("string")),
+                    "references": datasets.List(datasets.List(datasets.Value("string"))),
+                }
+            ),
+            datasets.Features(
+                {"contexts": datasets.Value("string"), "references": datasets.List(datasets.Value("string"))}
+            ),
+            datasets.Features(
+                {
+                    "contexts": datasets.List(datasets.Value("string")),
+                    "references": datasets.List(datasets.Value("string")),
+                }
+            ),
+        ]

@@ -6,7 +6,6 @@ The card (README.md beside this file) gives the definition and degenerate cases.
 import datasets
 import evaluate
 
-from rageval.evaluate_support import module_info
 from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
@@ -33,15 +32,14 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class GoldCoverage(_am.RagevalMetric):
     NAME = "gold_coverage"
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    REFERENCE_URLS = ()
 
-    def _info(self):
-        return module_info(
-            "gold_coverage",
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {"units": datasets.List(_am.unit_feature()), "references": datasets.List(datasets.Value("string"))}
-            ),
+    @staticmethod
+    def FEATURES():
+        return datasets.Features(
+            {"units": datasets.List(_am.unit_feature()), "references": datasets.List(datasets.Value("string"))}
         )
 
     def _prepare(self, kwargs, predictions):

@@ -6,8 +6,6 @@ A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.retrieval.retrieval_
 import datasets
 import evaluate
 
-from rageval.diagnostics.retrieval import retrieval_recall
-from rageval.evaluate_support import module_info
 from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
@@ -36,19 +34,15 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class RetrievalRecall(_am.RagevalMetric):
     NAME = "retrieval_recall"
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    REFERENCE_URLS = ()
 
-    def _info(self):
-        return module_info(
-            "retrieval_recall",
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "retrieved": datasets.List(datasets.Value("string")),
-                    "references": datasets.List(datasets.Value("string")),
-                }
-            ),
+    @staticmethod
+    def FEATURES():
+        return datasets.Features(
+            {
+                "retrieved": datasets.List(datasets.Value("string")),
+                "references": datasets.List(datasets.Value("string")),
+            }
         )
-
-    def _compute(self, retrieved, references, k=None):
-        return retrieval_recall(retrieved, references, k=k)

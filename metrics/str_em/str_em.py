@@ -6,8 +6,6 @@ A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.str_em`.
 import datasets
 import evaluate
 
-from rageval.diagnostics.answer import str_em
-from rageval.evaluate_support import module_info
 from rageval.evaluate_support import modules as _am
 
 _DESCRIPTION = """\
@@ -38,20 +36,15 @@ Examples:
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class StrEM(_am.RagevalMetric):
     NAME = "str_em"
+    DESCRIPTION = _DESCRIPTION
+    KWARGS = _KWARGS_DESCRIPTION
+    REFERENCE_URLS = ("https://github.com/princeton-nlp/ALCE",)
 
-    def _info(self):
-        return module_info(
-            "str_em",
-            _DESCRIPTION,
-            _KWARGS_DESCRIPTION,
-            features=datasets.Features(
-                {
-                    "predictions": datasets.Value("string"),
-                    "references": datasets.List(datasets.List(datasets.Value("string"))),
-                }
-            ),
-            reference_urls=["https://github.com/princeton-nlp/ALCE"],
+    @staticmethod
+    def FEATURES():
+        return datasets.Features(
+            {
+                "predictions": datasets.Value("string"),
+                "references": datasets.List(datasets.List(datasets.Value("string"))),
+            }
         )
-
-    def _compute(self, predictions, references, alce_compat=False):
-        return str_em(predictions, references, alce_compat=alce_compat)

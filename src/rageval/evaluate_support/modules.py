@@ -72,9 +72,23 @@ def known_names() -> frozenset[str]:
 
 
 class RagevalMetric(evaluate.Metric):
-    """Base of every rageval module: subclasses set NAME (a catalog entry) and implement ``_info``."""
+    """Base of every rageval module.
+
+    Subclasses set ``NAME`` (a catalog entry), ``DESCRIPTION``, ``KWARGS`` (the
+    inputs description), ``FEATURES`` (a function returning the ``datasets.Features``,
+    or a list of them) and optionally ``REFERENCE_URLS``; the ``MetricInfo``
+    (version, direction, summary) comes from the catalog.
+    """
 
     NAME: str = ""
+    DESCRIPTION: str = ""
+    KWARGS: str = ""
+    FEATURES: Any = None
+    REFERENCE_URLS: tuple[str, ...] = ()
+
+    def _info(self):
+        return module_info(self.NAME, self.DESCRIPTION, self.KWARGS, features=type(self).FEATURES(),
+                           reference_urls=list(self.REFERENCE_URLS))
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Keep this module's inputs and options, drop other rageval modules' names, reject unknown ones."""
@@ -139,8 +153,6 @@ def _fill(rows: Any, defaults: Mapping[str, Any]) -> Any:
 class AttributionMetric(RagevalMetric):
     """Base of the attribution modules: subclasses set NAME, DESCRIPTION, KWARGS and (optionally) EXTRA_FEATURES."""
 
-    DESCRIPTION: str = ""
-    KWARGS: str = ""
     EXTRA_FEATURES: Any = None
 
     def _extra_features(self) -> dict:

@@ -47,6 +47,12 @@ USED_BY: dict[str, tuple[str, ...]] = {
 _Prob = Union[float, StrictInt]
 
 
+def _not_bool(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError("must be a number in [0, 1], not a boolean")
+    return v
+
+
 class AttributionSettings(BaseModel):
     """The options a suite's ``attribution:`` section sets (see docs/suites.md)."""
 
@@ -67,9 +73,7 @@ class AttributionSettings(BaseModel):
     @field_validator("recovery_threshold", mode="before")
     @classmethod
     def _no_bool(cls, v: Any) -> Any:
-        if isinstance(v, bool):
-            raise ValueError("must be a number in [0, 1], not a boolean")
-        return v
+        return _not_bool(v)
 
 
 class AttributionOptions(AttributionSettings):
@@ -82,9 +86,7 @@ class AttributionOptions(AttributionSettings):
     @field_validator("threshold", mode="before")
     @classmethod
     def _no_bool_threshold(cls, v: Any) -> Any:
-        if isinstance(v, bool):
-            raise ValueError("must be a number in [0, 1], not a boolean")
-        return v
+        return _not_bool(v)
 
     @property
     def recovery_threshold_or_default(self) -> float:
