@@ -92,6 +92,24 @@ def test_metrics_command_lists_every_diagnostic_with_version():
         assert any(line.startswith(name + " ") and f"v{info.version}" in line for line in res.output.splitlines())
 
 
+def test_metrics_command_lists_family_direction_and_every_output_from_the_catalog():
+    res = CliRunner().invoke(main, ["metrics"])
+    assert res.exit_code == 0, res.output
+    arrow = {"higher": "↑", "lower": "↓", "none": "·"}
+    lines = res.output.splitlines()
+    heads = [i for i, line in enumerate(lines) if line and not line.startswith(" ")]
+    names = [lines[i].split()[0] for i in heads[:-1]]  # the last unindented line is the legend
+    assert names == list(CATALOG)  # every entry, in catalog order
+    for k, name in enumerate(names):
+        info = CATALOG[name]
+        head = lines[heads[k]].split()
+        assert head[:4] == [name, f"v{info.version}", info.family, arrow[info.direction]]
+        block = " ".join(lines[heads[k] + 1:heads[k + 1]])
+        for o in info.outputs + info.module_keys:
+            assert f"{o.key} {arrow[o.direction]}" in block, (name, o.key)
+    assert "emitted_minus_grounded_precision ·" in res.output  # an undirected key is shown without a direction
+
+
 def _library_modules():
     mods = []
     for pkg_name in ("rageval", "rageval.compressors"):

@@ -6,8 +6,12 @@ import json
 import numpy as np
 import pytest
 
+from rageval.diagnostics import CATALOG, DERIVED, direction_of
 from rageval.report import build_report, parse_contrasts
+from rageval.report.analysis import GAPS, PREFERRED_ORDER, REPORT_ORDER, analyze
 from rageval.report.contrasts import metric_direction
+from rageval.report.load import load_run
+from rageval.report.plots import frontier_groups, unplotted_metrics
 from rageval.types import Context, Record, Setting, Unit
 
 SETTINGS = [
@@ -136,8 +140,93 @@ def test_default_metrics_are_those_with_a_direction():
     rows = parse_contrasts("every setting vs identity", NAMES,
                            metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"])
     assert sorted({r.metric for r in rows}) == ["answer_f1", "unsupported_declared_span"]
-    assert metric_direction("unsupported_declared_span") == "lower"
-    assert metric_direction("answer_f1") == "higher"
+    assert metric_direction is direction_of  # the former name; directions come from the catalog only
+    assert direction_of("unsupported_declared_span") == "lower"
+    assert direction_of("answer_f1") == "higher"
+
+
+def test_directions_come_from_the_catalog_never_from_the_name():
+    # names that a pattern would call "higher is better" but that the catalog declares without a direction,
+    # or does not declare at all
+    for key in ("emitted_minus_grounded_precision", "emitted_minus_grounded_recall", "foo_precision",
+                "bar_recall", "baz_f1", "qux_rate", "gap_precision", "verification_cost_declared_span"):
+        assert direction_of(key) == "none", key
+    assert direction_of("grounded_precision_excl_abstain") == "higher"
+    assert direction_of("unsupported_recovered_source_excl_abstain") == "lower"
+    rows = parse_contrasts("every setting vs identity", NAMES,
+                           metric_names=["answer_f1", "foo_precision", "emitted_minus_grounded_precision",
+                                         "judge_abstentions", "grounded_precision_excl_abstain"])
+    assert sorted({r.metric for r in rows}) == ["answer_f1", "grounded_precision_excl_abstain"]
+
+
+def test_unknown_and_undirected_keys_in_records_are_neither_contrasted_nor_plotted(tmp_path):
+    recs = make_records(n=8)
+    for i, r in enumerate(recs):
+        if r["status"] == "ok":
+            r["metrics"].update(foo_precision=0.1 * (i % 5), emitted_minus_grounded_precision=0.05 * (i % 3))
+    run = make_run(tmp_path / "r", records=recs)
+    an = analyze(load_run(run), n_resamples=50)
+    # both are carried as columns (alphabetically after the headline metrics) ...
+    assert {"foo_precision", "emitted_minus_grounded_precision"} <= set(an["metric_names"])
+    assert an["metric_names"].index("foo_precision") > an["metric_names"].index("unsupported_declared_span")
+    # ... but have no direction: no default contrast, no figure, not listed as unplotted
+    assert not [c for c in an["contrasts"] if c["metric_a"] in ("foo_precision", "emitted_minus_grounded_precision")]
+    assert all(c["direction"] in ("higher", "lower") for c in an["contrasts"] if c["kind"] == "pair")
+    plotted = {m for _, ms in frontier_groups(an) for m in ms}
+    assert "answer_f1" in plotted and not plotted & {"foo_precision", "emitted_minus_grounded_precision"}
+    assert not set(unplotted_metrics(an)) & {"foo_precision", "emitted_minus_grounded_precision"}
+    written = build_report(run, n_resamples=50, plots=False)
+    rows = read_csv(written["contrasts_csv"])
+    assert {r["metric_a"] for r in rows}.isdisjoint({"foo_precision", "emitted_minus_grounded_precision"})
+    header = next(line for line in written["summary_md"].read_text().splitlines() if "achieved ratio" in line)
+    assert "answer_f1 ↑" in header and "unsupported_declared_span ↓" in header
+    assert "| foo_precision |" in header and "| reader_input_tokens |" in header  # no arrow without a direction
+
+
+def test_column_order_and_gaps_come_from_the_catalog():
+    # the published summary.csv order of the headline metrics; the rest follows alphabetically
+    assert PREFERRED_ORDER == (
+        "answer_f1", "answer_em", "str_em", "str_hit", "answer_in_context", "retrieval_recall", "all_gold",
+        "emitted_precision", "grounded_precision", "emitted_recall", "grounded_recall", "re_attributability",
+        "unsupported_summary_checked", "unsupported_declared_span", "unsupported_recovered_source", "evidence_f1",
+    )
+    assert set(REPORT_ORDER) <= set(CATALOG)
+    outputs = {o.key for s in CATALOG.values() for o in s.outputs}
+    assert set(PREFERRED_ORDER) <= outputs and all(direction_of(m) != "none" for m in PREFERRED_ORDER)
+    assert GAPS == {g: (a, b) for g, (a, b, _) in DERIVED.items()}
+
+
+def test_judge_abstentions_are_summed_per_setting(tmp_path):
+    recs = make_records(n=10)
+    for i, r in enumerate(recs):
+        if r["status"] == "ok":
+            n = (i % 3) if r["setting"]["name"] == "abstractive@0.25" else 0
+            r["metrics"].update(judge_abstentions=n, grounded_precision_excl_abstain=r["metrics"]["grounded_precision"])
+    run = make_run(tmp_path / "r", records=recs)
+    written = build_report(run, n_resamples=50, plots=False)
+    rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
+    cohort = {f"q{i:03d}" for i in range(10)} - {"q003"}
+    counts = [r["metrics"]["judge_abstentions"] for r in recs
+              if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort]
+    want = sum(counts)
+    abst = rows["abstractive@0.25"]
+    assert want > 0 and abst["judge_abstentions_sum"] == str(want)  # the sum, not only the mean
+    assert abst["n_questions_with_abstentions"] == str(sum(c > 0 for c in counts))
+    assert float(abst["judge_abstentions"]) == pytest.approx(want / len(counts), abs=1e-6)
+    assert rows["identity"]["judge_abstentions_sum"] == "0"
+    assert list(read_csv(written["summary_csv"])[0])[-2:] == ["judge_abstentions_sum", "n_questions_with_abstentions"]
+    assert "grounded_precision_excl_abstain" in rows["identity"] and "judge_abstentions" in rows["identity"]
+    md = written["summary_md"].read_text()
+    assert "## Judge abstentions" in md and f"| abstractive@0.25 | {want} |" in md
+    html = written["report_html"].read_text()
+    assert 'id="abstentions-table"' in html and f"<td>{want}</td>" in html
+
+
+def test_no_abstention_section_without_judge_abstentions(built):
+    _, written = built
+    assert "judge_abstentions_sum" not in written["summary_csv"].read_text()
+    assert "Judge abstentions" not in written["summary_md"].read_text()
+    assert "abstentions-table" not in written["report_html"].read_text()
 
 
 def test_no_contrasts_declared_gives_empty_family():

@@ -53,16 +53,34 @@ def main() -> None:
     """rageval: what did the compressor do to the answer and to the citations?"""
 
 
+def _wrap_keys(label: str, items: list[str], width: int = 110) -> list[str]:
+    """``    label: a ↑, b ↓, ...`` wrapped at ``width`` between items, never inside one."""
+    indent = " " * (len(label) + 6)
+    lines, line = [], f"    {label}:"
+    for i, item in enumerate(items):
+        item += "," if i < len(items) - 1 else ""
+        if len(line) + 1 + len(item) > width and line.strip() != f"{label}:":
+            lines.append(line)
+            line = indent[:-1]
+        line += " " + item
+    return lines + [line]
+
+
 @main.command("metrics")
 def metrics_cmd() -> None:
-    """List the diagnostics: name, version, direction, one line each."""
+    """List the diagnostics: name, version, family, direction, summary and output keys."""
     from rageval.diagnostics import CATALOG
 
+    arrows = {"higher": "↑", "lower": "↓", "none": "·"}
     width = max(len(n) for n in CATALOG)
-    for name in sorted(CATALOG):
-        info = CATALOG[name]
-        arrow = {"higher": "↑", "lower": "↓"}.get(info.direction, "·")
-        click.echo(f"{name:<{width}}  v{info.version:<7} {arrow}  {info.summary}")
+    fam = max(len(s.family) for s in CATALOG.values())
+    for name, info in CATALOG.items():  # catalog order: the order of `diagnostics: auto` and of the report
+        click.echo(f"{name:<{width}}  v{info.version:<7} {info.family:<{fam}}  {arrows[info.direction]}  {info.summary}")
+        for label, outs in (("outputs", info.outputs), ("module also", info.module_keys)):
+            if outs:
+                click.echo("\n".join(_wrap_keys(label, [f"{o.key} {arrows[o.direction]}" for o in outs])))
+    click.echo("\n↑ higher is better, ↓ lower is better, · no direction. outputs: the record metrics it writes; "
+               "module also: further values its evaluate module returns.")
 
 
 @main.command("install-metrics")

@@ -1,36 +1,55 @@
 """Everything the report shows, computed from a loaded run (no I/O, no plotting).
 
 :func:`analyze` returns plain dicts/lists (JSON-able) that the table, plot and HTML
-writers render.  Means are question-weighted over the **common cohort**; undefined
-values stay ``None`` with their counts beside them.
+writers render.  Means are question-weighted over the **common cohort**
+(docs/design.md#common-cohort); undefined values stay ``None`` with their counts
+beside them.  Which metrics have a direction, the column order and the derived
+gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from rageval.report.contrasts import ContrastRow, metric_direction, parse_contrasts
+from rageval.diagnostics import CATALOG, DERIVED, direction_of
+from rageval.report.contrasts import ContrastRow, parse_contrasts
 from rageval.report.load import Run, RunError
-from rageval.stats import common_cohort, holm, metric_table, metric_value, paired_tests, validity_analysis
+from rageval.stats import Cohort, common_cohort, holm, metric_table, metric_value, paired_tests, validity_analysis
 from rageval.types import STATUSES
 
-__all__ = ["analyze", "scalar_metric_names", "PREFERRED_ORDER", "GAPS"]
+__all__ = ["analyze", "scalar_metric_names", "REPORT_ORDER", "PREFERRED_ORDER", "GAPS", "ABSTENTIONS"]
 
-#: Column order of the tables: the headline metrics first, then the rest alphabetically.
-PREFERRED_ORDER = (
-    "answer_f1", "answer_em", "str_em", "str_hit", "answer_in_context", "retrieval_recall", "all_gold",
-    "emitted_precision", "grounded_precision", "emitted_recall", "grounded_recall", "re_attributability",
-    "unsupported_summary_checked", "unsupported_declared_span", "unsupported_recovered_source", "evidence_f1",
+#: The diagnostics whose main outputs lead the tables, in this order; every other metric follows alphabetically.
+#: A main output is one with a direction that is not an ``_excl_abstain`` view (docs/design.md#abstentions).
+#: This is the published column order of summary.csv (headline answer metrics first, then retrieval, then
+#: attribution), not the catalog's order: a diagnostic added to the catalog later (e.g. ``gold_coverage``)
+#: stays in the alphabetical rest, so existing columns never move.  The only list of diagnostics in the report.
+REPORT_ORDER = (
+    "answer_f1", "str_em", "answer_in_context", "retrieval_recall", "emitted_precision", "grounded_precision",
+    "emitted_recall", "grounded_recall", "re_attributability", "verification", "evidence_f1",
 )
 
-#: Derived per-question gaps: name -> (minuend, subtrahend).
-GAPS = {
-    "gap_precision": ("emitted_precision", "grounded_precision"),
-    "gap_recall": ("emitted_recall", "grounded_recall"),
-}
+_EXCL_ABSTAIN = "_excl_abstain"
+
+
+def _main_outputs(name: str) -> tuple[str, ...]:
+    return tuple(o.key for o in CATALOG[name].outputs
+                 if o.direction != "none" and not o.key.endswith(_EXCL_ABSTAIN))
+
+
+#: Column order of the tables: the main outputs of :data:`REPORT_ORDER`, from the catalog.
+PREFERRED_ORDER: tuple[str, ...] = tuple(k for name in REPORT_ORDER for k in _main_outputs(name))
+
+#: Derived per-question gaps (the catalog's ``DERIVED``): name -> (minuend, subtrahend).
+GAPS: dict[str, tuple[str, str]] = {g: (a, b) for g, (a, b, _direction) in DERIVED.items()}
+
+#: The record metric counting a question's judge abstentions (an output of the attribution diagnostics);
+#: the summary reports its sum per setting (docs/design.md#abstentions).
+ABSTENTIONS = "judge_abstentions"
 
 
 def _f(x: Any) -> float | None:
@@ -40,25 +59,76 @@ def _f(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _scalar(v: Any) -> bool:
+    try:
+        metric_value(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _in_table_order(names: Sequence[str]) -> list[str]:
+    """:data:`PREFERRED_ORDER` first, then the rest alphabetically."""
+    first = [m for m in PREFERRED_ORDER if m in names]
+    return first + sorted(m for m in names if m not in first)
+
+
 def scalar_metric_names(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """Metric names whose every value is a number, a bool or null, in table order."""
     names: dict[str, bool] = {}
     for r in records:
         for k, v in (r.get("metrics") or {}).items():
-            try:
-                metric_value(v)
-                names.setdefault(k, True)
-            except TypeError:
-                names[k] = False
-    keep = [k for k, ok in names.items() if ok]
-    first = [m for m in PREFERRED_ORDER if m in keep]
-    return first + sorted(m for m in keep if m not in first)
+            names[k] = names.get(k, True) and _scalar(v)
+    return _in_table_order([k for k, ok in names.items() if ok])
 
 
 def _mean(v: np.ndarray) -> tuple[float | None, int, int]:
     ok = np.isfinite(v)
     n = int(ok.sum())
     return (float(v[ok].mean()) if n else None), n, int(v.size - n)
+
+
+def _value(v: Any) -> float:
+    """A metric value as float, NaN when undefined or not a scalar."""
+    try:
+        return metric_value(v)
+    except TypeError:
+        return math.nan
+
+
+def _setting_order(run: Run) -> dict[str, int]:
+    return {s: i for i, s in enumerate(run.setting_names)}
+
+
+# ---------------------------------------------------------------- the cohort and its metric table
+
+@dataclass(frozen=True)
+class _Table:
+    """The common cohort and every metric aligned with its questions, per setting."""
+
+    cohort: Cohort
+    qids: list[str]
+    settings: list[str]
+    metric_names: list[str]
+    values: dict[tuple[str, str], np.ndarray]
+    ok_records: list[dict[str, Any]]
+
+
+def _cohort_table(run: Run) -> _Table:
+    settings = run.setting_names
+    cohort = common_cohort(run.records, settings)
+    qids = list(cohort.question_ids)
+    metric_names = scalar_metric_names(run.records)
+    ok_records = [r for r in run.records if r["status"] == "ok"]
+    values = metric_table(ok_records, qids, settings, metric_names)
+    return _Table(cohort, qids, settings, metric_names, values, ok_records)
+
+
+def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:
+    if seed is not None:
+        return seed
+    seed = suite.get("seed")
+    return int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
 
 
 def _clusters(run: Run, qids: Sequence[str], key: str) -> list[Any]:
@@ -83,176 +153,242 @@ def _clusters(run: Run, qids: Sequence[str], key: str) -> list[Any]:
     return [found[q] for q in qids]
 
 
+def _cohort_clusters(run: Run, qids: Sequence[str]) -> list[Any] | None:
+    key = run.suite.get("cluster_key")
+    return _clusters(run, qids, key) if key and qids else None
+
+
+def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None) -> dict[str, Any]:
+    return {"n": len(t.qids), "n_questions": len({r["question_id"] for r in run.records}),
+            "n_clusters": len(set(clusters)) if clusters is not None else None,
+            "counts": {s: dict(c) for s, c in t.cohort.counts.items()}}
+
+
+# ---------------------------------------------------------------- summary
+
+def _context_means(t: _Table) -> dict[str, tuple[float | None, float | None]]:
+    """Per setting: mean achieved ratio and mean achieved tokens over the cohort."""
+    pos = {q: i for i, q in enumerate(t.qids)}
+    ratio = {s: np.full(len(t.qids), np.nan) for s in t.settings}
+    tokens = {s: np.full(len(t.qids), np.nan) for s in t.settings}
+    for r in t.ok_records:
+        i = pos.get(r["question_id"])
+        if i is None:
+            continue
+        ctx = r.get("context") or {}
+        s = r["setting"]["name"]
+        try:
+            ratio[s][i] = metric_value(ctx.get("achieved_ratio"))
+            tokens[s][i] = metric_value(ctx.get("achieved_tokens"))
+        except TypeError:
+            pass
+    return {s: (_mean(ratio[s])[0], _mean(tokens[s])[0]) for s in t.settings}
+
+
+def _status_counts(run: Run) -> dict[str, dict[str, int]]:
+    counts = {s: {st: 0 for st in STATUSES} for s in run.setting_names}
+    for r in run.records:
+        counts[r["setting"]["name"]][r["status"]] += 1
+    return counts
+
+
+def _present_gaps(metric_names: Sequence[str]) -> dict[str, tuple[str, str]]:
+    return {g: pair for g, pair in GAPS.items() if pair[0] in metric_names and pair[1] in metric_names}
+
+
+def _stat(values: np.ndarray) -> dict[str, Any]:
+    mean, n, u = _mean(values)
+    return {"mean": mean, "n": n, "n_undefined": u}
+
+
+def _metric_means(t: _Table, s: str, gaps: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
+    out = {m: _stat(t.values[(s, m)]) for m in t.metric_names}
+    out.update({g: _stat(t.values[(s, m1)] - t.values[(s, m2)]) for g, (m1, m2) in gaps.items()})
+    return out
+
+
+def _abstentions(t: _Table, s: str) -> dict[str, Any] | None:
+    """Judge abstentions of setting ``s`` over the cohort: their sum and the questions with any."""
+    if ABSTENTIONS not in t.metric_names:
+        return None
+    v = t.values[(s, ABSTENTIONS)]
+    ok = np.isfinite(v)
+    return {"sum": int(v[ok].sum()) if ok.any() else None, "n_questions_with": int((v[ok] > 0).sum()),
+            "n": int(ok.sum())}
+
+
+def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+    ctx = _context_means(t)
+    status = _status_counts(run)
+    rows = []
+    for sdef in run.settings:
+        s = sdef["name"]
+        row: dict[str, Any] = {
+            "setting": s, "compressor": sdef.get("compressor"), "budget": sdef.get("budget"),
+            **dict(t.cohort.counts[s]),
+            "status": dict(status[s]),
+            "achieved_ratio": ctx[s][0], "achieved_tokens": ctx[s][1],
+            "metrics": _metric_means(t, s, gaps),
+        }
+        abst = _abstentions(t, s)
+        if abst is not None:
+            row["judge_abstentions"] = abst
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- contrasts
+
+def _matrix(t: _Table, cells: Sequence[tuple[str, str]]) -> np.ndarray:
+    """Questions x ``(setting, metric)`` cells of the cohort table."""
+    if not t.qids:
+        return np.zeros((0, len(cells)))
+    return np.column_stack([t.values[c] for c in cells])
+
+
+def _replicate_note(out: Mapping[str, Any], n_resamples: int) -> str | None:
+    if out["reason"]:
+        return out["reason"]
+    if out["n_empty_replicates"] and out["ci_low"] is not None:
+        return (f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
+                "and were left out of the interval")
+    return None
+
+
+def _side_mean(x: np.ndarray, ok: np.ndarray) -> float | None:
+    return _f(x[ok].mean()) if ok.any() else None
+
+
+def _contrast_entry(r: ContrastRow, out: Mapping[str, Any], a: np.ndarray, b: np.ndarray, ok: np.ndarray,
+                    p_holm: Any, clustered: bool, n_resamples: int) -> dict[str, Any]:
+    return {
+        "contrast": r.label, "kind": r.kind, "a": r.a, "b": r.b,
+        "metric_a": r.metric_a, "metric_b": r.metric_b, "metric": r.metric,
+        "direction": direction_of(r.metric_a) if r.kind == "pair" else "none",
+        "mean_a": _side_mean(a, ok), "mean_b": _side_mean(b, ok),
+        "effect": out["estimate"], "ci_low": out["ci_low"], "ci_high": out["ci_high"],
+        "p_value": out["p_value"], "p_holm": _f(p_holm),
+        "n": out["n"], "n_dropped": out["n_dropped"],
+        "n_clusters": out["n_blocks"] if clustered else None,
+        "note": _replicate_note(out, n_resamples),
+    }
+
+
+def _contrasts(t: _Table, rows: Sequence[ContrastRow], clusters: list[Any] | None, *, seed: int,
+               n_resamples: int) -> list[dict[str, Any]]:
+    """One family, one engine call, Holm over every declared row (docs/design.md#holm-adjustment)."""
+    if not rows:
+        return []
+    A = _matrix(t, [(r.a, r.metric_a) for r in rows])
+    B = _matrix(t, [(r.b, r.metric_b) for r in rows])
+    D = A - B
+    res = paired_tests(D, clusters=clusters, n_resamples=n_resamples, seed=seed)
+    p_holm = holm(res.p_value)
+    both = np.isfinite(D)
+    return [_contrast_entry(r, res.row(c), A[:, c], B[:, c], both[:, c], p_holm[c], clusters is not None,
+                            n_resamples) for c, r in enumerate(rows)]
+
+
+def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
+    if rows:
+        return None
+    if declared:
+        return ("The suite declares contrasts, but they expand to no rows: no record carries a metric with a "
+                "known direction (did every record fail?).")
+    return "The suite declares no contrasts (`contrasts:` in the suite YAML)."
+
+
+# ---------------------------------------------------------------- validity and the threshold sweep
+
+def _sweep_values(sw: Mapping[Any, Any]) -> list[tuple[str, float, Mapping[str, Any]]]:
+    """``(label, threshold, values)`` of one record's sweep; unparseable thresholds are skipped."""
+    out = []
+    for t, vals in sw.items():
+        try:
+            tf = float(t)
+        except (TypeError, ValueError):
+            continue
+        out.append((str(t), tf, vals if isinstance(vals, Mapping) else {}))
+    return out
+
+
+def _sweep_row(s: str, tf: float, slot: Mapping[str, list[float]]) -> dict[str, Any]:
+    rate, n_rate, u_rate = _mean(np.array(slot["rate"], dtype=float))
+    gp, n_gp, u_gp = _mean(np.array(slot["grounded_precision"], dtype=float))
+    return {
+        "setting": s, "threshold": tf, "rate": rate, "rate_n": n_rate, "rate_n_undefined": u_rate,
+        "grounded_precision": gp, "grounded_precision_n": n_gp, "grounded_precision_n_undefined": u_gp,
+    }
+
+
 def _sweep(run: Run, cohort_ids: set[str]) -> list[dict[str, Any]]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
     acc: dict[tuple[str, float], dict[str, list[float]]] = {}
-    labels: dict[tuple[str, float], str] = {}
     for r in run.records:
         if r["question_id"] not in cohort_ids or r["status"] != "ok":
             continue
         sw = (r.get("extra") or {}).get("reattribution_sweep")
         if not isinstance(sw, Mapping):
             continue
-        for t, vals in sw.items():
-            try:
-                tf = float(t)
-            except (TypeError, ValueError):
-                continue
-            key = (r["setting"]["name"], tf)
-            labels.setdefault(key, str(t))
-            slot = acc.setdefault(key, {"rate": [], "grounded_precision": []})
-            vals = vals if isinstance(vals, Mapping) else {}
+        for _label, tf, vals in _sweep_values(sw):
+            slot = acc.setdefault((r["setting"]["name"], tf), {"rate": [], "grounded_precision": []})
             for k in ("rate", "grounded_precision"):
-                try:
-                    slot[k].append(metric_value(vals.get(k)))
-                except TypeError:
-                    slot[k].append(math.nan)
-    order = {s: i for i, s in enumerate(run.setting_names)}
-    rows = []
-    for (s, tf), slot in sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1])):
-        rate, n_rate, u_rate = _mean(np.array(slot["rate"], dtype=float))
-        gp, n_gp, u_gp = _mean(np.array(slot["grounded_precision"], dtype=float))
-        rows.append({
-            "setting": s, "threshold": tf, "rate": rate, "rate_n": n_rate, "rate_n_undefined": u_rate,
-            "grounded_precision": gp, "grounded_precision_n": n_gp, "grounded_precision_n_undefined": u_gp,
-        })
-    return rows
+                slot[k].append(_value(vals.get(k)))
+    order = _setting_order(run)
+    ordered = sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1]))
+    return [_sweep_row(s, tf, slot) for (s, tf), slot in ordered]
+
+
+def _answer_metric(metric_names: Sequence[str]) -> str | None:
+    return next((m for m in ("answer_f1", "str_em") if m in metric_names), None)
+
+
+def _validity_lacking(answer: str | None, metric_names: Sequence[str]) -> list[str]:
+    lacking = [m for m in ("answer_in_context", "retrieval_recall") if m not in metric_names]
+    return (["answer_f1"] if answer is None else []) + lacking
 
 
 def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
-    answer = "answer_f1" if "answer_f1" in metric_names else ("str_em" if "str_em" in metric_names else None)
-    need = [m for m in (answer, "answer_in_context", "retrieval_recall") if m is not None]
-    lacking = [m for m in ("answer_in_context", "retrieval_recall") if m not in metric_names]
-    if answer is None:
-        lacking.insert(0, "answer_f1")
+    answer = _answer_metric(metric_names)
+    lacking = _validity_lacking(answer, metric_names)
     if lacking:
         return {"available": False, "answer_metric": answer,
                 "note": f"not computed: the records carry no {', '.join(lacking)}"}
-    f1, aic, rec, groups = [], [], [], []
-    for r in run.records:
-        if r["status"] != "ok":
-            continue
-        ms = r.get("metrics") or {}
-        vals = []
-        for m in need:
-            try:
-                vals.append(metric_value(ms.get(m)))
-            except TypeError:
-                vals.append(math.nan)
-        f1.append(vals[0])
-        aic.append(vals[1])
-        rec.append(vals[2])
-        groups.append(r["setting"]["name"])
-    out = validity_analysis(f1, aic, rec, groups)
-    order = {s: i for i, s in enumerate(run.setting_names)}
+    need = (answer, "answer_in_context", "retrieval_recall")
+    ok = [r for r in run.records if r["status"] == "ok"]
+    cols = [[_value((r.get("metrics") or {}).get(m)) for r in ok] for m in need]
+    out = validity_analysis(*cols, [r["setting"]["name"] for r in ok])
+    order = _setting_order(run)
     out["by_group"] = dict(sorted(out["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
     out.update({"available": True, "answer_metric": answer, "note": None})
     return out
 
 
+# ---------------------------------------------------------------- everything
+
 def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> dict[str, Any]:
+    """Every number of the report of ``run`` (see the module doc)."""
     suite = run.suite
-    if seed is None:
-        seed = suite.get("seed")
-        seed = int(seed) if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) else 0
-    settings = run.setting_names
-    cohort = common_cohort(run.records, settings)
-    qids = list(cohort.question_ids)
-    metric_names = scalar_metric_names(run.records)
-    cohort_recs = [r for r in run.records if r["status"] == "ok"]
-    table = metric_table(cohort_recs, qids, settings, metric_names)
-
-    # -- achieved ratio / tokens per setting over the cohort
-    pos = {q: i for i, q in enumerate(qids)}
-    ratio = {s: np.full(len(qids), np.nan) for s in settings}
-    tokens = {s: np.full(len(qids), np.nan) for s in settings}
-    for r in cohort_recs:
-        i = pos.get(r["question_id"])
-        ctx = r.get("context") or {}
-        if i is None:
-            continue
-        try:
-            ratio[r["setting"]["name"]][i] = metric_value(ctx.get("achieved_ratio"))
-            tokens[r["setting"]["name"]][i] = metric_value(ctx.get("achieved_tokens"))
-        except TypeError:
-            pass
-
-    status_counts = {s: {st: 0 for st in STATUSES} for s in settings}
-    for r in run.records:
-        status_counts[r["setting"]["name"]][r["status"]] += 1
-
-    gaps = {g: pair for g, pair in GAPS.items() if pair[0] in metric_names and pair[1] in metric_names}
-    summary = []
-    for sdef in run.settings:
-        s = sdef["name"]
-        row: dict[str, Any] = {
-            "setting": s, "compressor": sdef.get("compressor"), "budget": sdef.get("budget"),
-            **{k: v for k, v in cohort.counts[s].items()},
-            "status": dict(status_counts[s]),
-            "achieved_ratio": _mean(ratio[s])[0], "achieved_tokens": _mean(tokens[s])[0],
-            "metrics": {},
-        }
-        for m in metric_names:
-            mean, n, u = _mean(table[(s, m)])
-            row["metrics"][m] = {"mean": mean, "n": n, "n_undefined": u}
-        for g, (m1, m2) in gaps.items():
-            mean, n, u = _mean(table[(s, m1)] - table[(s, m2)])
-            row["metrics"][g] = {"mean": mean, "n": n, "n_undefined": u}
-        summary.append(row)
-
-    # -- contrasts: one family, one engine call, Holm over every declared row
-    rows: list[ContrastRow] = parse_contrasts(suite.get("contrasts"), settings, metric_names=metric_names)
-    cluster_key = suite.get("cluster_key")
-    clusters = _clusters(run, qids, cluster_key) if cluster_key and qids else None
-    contrasts: list[dict[str, Any]] = []
-    if rows:
-        A = np.column_stack([table[(r.a, r.metric_a)] for r in rows]) if qids else np.zeros((0, len(rows)))
-        Bm = np.column_stack([table[(r.b, r.metric_b)] for r in rows]) if qids else np.zeros((0, len(rows)))
-        D = A - Bm
-        res = paired_tests(D, clusters=clusters, n_resamples=n_resamples, seed=seed)
-        p_holm = holm(res.p_value)
-        both = np.isfinite(D)
-        for c, r in enumerate(rows):
-            out = res.row(c)
-            ok = both[:, c]
-            contrasts.append({
-                "contrast": r.label, "kind": r.kind, "a": r.a, "b": r.b,
-                "metric_a": r.metric_a, "metric_b": r.metric_b, "metric": r.metric,
-                "direction": metric_direction(r.metric_a) if r.kind == "pair" else "none",
-                "mean_a": _f(A[ok, c].mean()) if ok.any() else None,
-                "mean_b": _f(Bm[ok, c].mean()) if ok.any() else None,
-                "effect": out["estimate"], "ci_low": out["ci_low"], "ci_high": out["ci_high"],
-                "p_value": out["p_value"], "p_holm": _f(p_holm[c]),
-                "n": out["n"], "n_dropped": out["n_dropped"],
-                "n_clusters": out["n_blocks"] if clusters is not None else None,
-                "note": out["reason"] or (
-                    f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
-                    "and were left out of the interval" if out["n_empty_replicates"] and out["ci_low"] is not None
-                    else None),
-            })
-
+    seed = _resolve_seed(suite, seed)
+    t = _cohort_table(run)
+    gaps = _present_gaps(t.metric_names)
+    rows = parse_contrasts(suite.get("contrasts"), t.settings, metric_names=t.metric_names)
+    clusters = _cohort_clusters(run, t.qids)
     return {
         "suite": {k: suite.get(k) for k in ("name", "hash", "dataset", "seed", "cluster_key")},
         "seed": seed,
         "n_resamples": n_resamples,
         "confidence": 0.95,
         "settings": run.settings,
-        "cohort": {"n": len(qids), "n_questions": len({r["question_id"] for r in run.records}),
-                   "n_clusters": len(set(clusters)) if clusters is not None else None,
-                   "counts": {s: dict(c) for s, c in cohort.counts.items()}},
-        "metric_names": metric_names,
+        "cohort": _cohort_info(run, t, clusters),
+        "metric_names": t.metric_names,
         "gaps": {g: list(p) for g, p in gaps.items()},
-        "summary": summary,
-        "contrasts": contrasts,
+        "summary": _summary(run, t, gaps),
+        "contrasts": _contrasts(t, rows, clusters, seed=seed, n_resamples=n_resamples),
         "contrasts_declared": suite.get("contrasts"),
-        "contrasts_note": (
-            "The suite declares contrasts, but they expand to no rows: no record carries a metric with a "
-            "known direction (did every record fail?)."
-            if suite.get("contrasts") and not rows else
-            "The suite declares no contrasts (`contrasts:` in the suite YAML)." if not rows else None
-        ),
-        "validity": _validity(run, metric_names),
-        "sweep": _sweep(run, set(qids)),
+        "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
+        "validity": _validity(run, t.metric_names),
+        "sweep": _sweep(run, set(t.qids)),
         "judge_stats": run.manifest.get("judge_stats") or {},
         "manifest": run.manifest,
     }

@@ -16,9 +16,11 @@ Format (the ``contrasts:`` field of a suite YAML; a single item may stand alone)
 
 Each (pair or gap) x metric is one **row** of the family; Holm adjusts over every
 row the suite declares.  ``metrics`` is a name or a list; omitted, it is the
-default set: every metric the records carry whose direction is known (higher or
-lower is better), in that order.  Unknown settings and metrics, unknown keys,
-self-contrasts and rows declared twice are errors that name the item and the fix.
+default set: every metric the records carry whose direction the diagnostics
+catalog declares (higher or lower is better, :func:`rageval.diagnostics.direction_of`),
+in that order; a key the catalog does not declare has no direction, whatever its
+name.  Unknown settings and metrics, unknown keys, self-contrasts and rows
+declared twice are errors that name the item and the fix.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from rageval.diagnostics import direction_of
 from rageval.registry import did_you_mean
 
 __all__ = ["ContrastRow", "parse_contrasts", "metric_direction"]
@@ -61,28 +64,8 @@ class ContrastRow:
         return (self.a, self.b, self.metric_a, self.metric_b)
 
 
-_HIGHER = re.compile(r"(_precision|_recall|_f1|_em|_hit|^str_em|^answer_in_context|^re_attributability|^all_gold)$")
-_LOWER = re.compile(r"^unsupported_|_rate$|_error$")
-
-
-def metric_direction(name: str) -> str:
-    """``"higher"``, ``"lower"`` or ``"none"``: from the diagnostics catalog, else the name (STYLE 2).
-
-    >>> metric_direction("grounded_precision"), metric_direction("unsupported_declared_span"), metric_direction("reader_tokens")
-    ('higher', 'lower', 'none')
-    """
-    try:
-        from rageval.diagnostics import CATALOG
-
-        if name in CATALOG:
-            return CATALOG[name].direction
-    except ImportError:  # pragma: no cover
-        pass
-    if _LOWER.search(name):
-        return "lower"
-    if _HIGHER.search(name):
-        return "higher"
-    return "none"
+#: the former name of :func:`rageval.diagnostics.direction_of`
+metric_direction = direction_of
 
 
 def _hint(name: str, known: Sequence[str]) -> str:
@@ -137,7 +120,7 @@ def parse_contrasts(
 
     ``setting_names``: the suite's settings.  ``metric_names``: the metrics the records
     carry (checked when given).  ``default_metrics``: the set for items that name none
-    (default: every name in ``metric_names`` with a known direction).
+    (default: every name in ``metric_names`` whose catalog direction is higher or lower).
 
     >>> rows = parse_contrasts("every setting vs identity", ["identity", "ext@0.25", "abs@0.25"],
     ...                        default_metrics=["answer_f1"])
@@ -150,7 +133,7 @@ def parse_contrasts(
     """
     setting_names = list(setting_names)
     if default_metrics is None and metric_names is not None:
-        default_metrics = [m for m in metric_names if metric_direction(m) != "none"]
+        default_metrics = [m for m in metric_names if direction_of(m) != "none"]
     if spec is None:
         return []
     items = spec if isinstance(spec, (list, tuple)) else [spec]

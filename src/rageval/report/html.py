@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from typing import Any, Mapping, Sequence
 
 from rageval.report import tables as T
@@ -45,6 +46,11 @@ def _table(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]], *, u
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div class="scroll"><table id="{_e(tid)}"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
+
+
+def _code(text: str) -> str:
+    """Escape ``text`` and turn its `backquoted` spans into ``<code>``."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _e(text))
 
 
 def _img(png: bytes, alt: str) -> str:
@@ -100,11 +106,13 @@ def render_html(an: dict[str, Any], figures: Mapping[str, Mapping[str, Any]], sw
     )
     if c["n"] == 0:
         add('<p class="undef"><b>The common cohort is empty: every mean and contrast is undefined.</b></p>')
-    add('<nav class="note">' + " · ".join(
-        f'<a href="#{k}">{v}</a>' for k, v in [
-            ("failures", "failures"), ("summary", "means"), ("undefined", "undefined counts"),
-            ("contrasts", "contrasts"), ("frontiers", "frontier plots"), ("validity", "validity"),
-            ("sweep", "re-attribution sweep"), ("judges", "judge counters"), ("manifest", "manifest")]) + "</nav>")
+    abstentions = T.abstentions_table(an)
+    sections = [("failures", "failures"), ("summary", "means"),
+                *([("abstentions", "judge abstentions")] if abstentions[1] else []),
+                ("undefined", "undefined counts"), ("contrasts", "contrasts"), ("frontiers", "frontier plots"),
+                ("validity", "validity"), ("sweep", "re-attribution sweep"), ("judges", "judge counters"),
+                ("manifest", "manifest")]
+    add('<nav class="note">' + " · ".join(f'<a href="#{k}">{v}</a>' for k, v in sections) + "</nav>")
 
     add('<h2 id="failures">Records by status and the common cohort</h2>')
     add(_table("failures-table", *T.failure_table(an)))
@@ -113,7 +121,13 @@ def render_html(an: dict[str, Any], figures: Mapping[str, Mapping[str, Any]], sw
     if an["gaps"]:
         add('<p class="note">Emitted − grounded gap per question, then averaged: '
             + ", ".join(f"<code>{_e(g)}</code> = {_e(a)} − {_e(b)}" for g, (a, b) in an["gaps"].items()) + ".</p>")
+    add(f'<p class="note">{_e(T.DIRECTION_LEGEND)}</p>')
     add(_table("summary-table", *T.means_table(an)))
+
+    if abstentions[1]:
+        add('<h2 id="abstentions">Judge abstentions</h2>')
+        add(f'<p class="note">{_code(T.ABSTENTIONS_NOTE)}</p>')
+        add(_table("abstentions-table", *abstentions))
 
     add('<h2 id="undefined">Defined / undefined counts</h2>')
     add(_table("undefined-table", *T.undefined_table(an)))

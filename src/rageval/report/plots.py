@@ -14,6 +14,8 @@ import io
 from pathlib import Path
 from typing import Any
 
+from rageval.diagnostics import DERIVED, direction_of
+
 __all__ = ["frontier_groups", "render_frontiers", "render_sweep", "budget_label", "unplotted_metrics"]
 
 
@@ -27,20 +29,28 @@ def budget_label(budget: Any, compressor: str | None) -> str:
     return str(budget)
 
 
-def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
-    """``[(figure name, [metric per panel])]`` for the metrics the run has."""
-    from rageval.report.contrasts import metric_direction
+def _figure_name(gap: str) -> str:
+    """``gap_precision`` -> ``citation_precision``: the figure that shows a derived gap's two sides."""
+    return "citation_" + gap.removeprefix("gap_")
 
+
+def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """``[(figure name, [metric per panel])]`` for the metrics the run has.
+
+    The two sides of each derived gap (the catalog's ``DERIVED``: emitted and grounded
+    precision, emitted and grounded recall) share a figure; every other metric with a
+    catalog direction gets its own.  A key the catalog does not declare is not plotted.
+    """
     names = an["metric_names"]
     groups: list[tuple[str, list[str]]] = []
     shown: set[str] = set()
-    for base in ("precision", "recall"):
-        pair = [m for m in (f"emitted_{base}", f"grounded_{base}") if m in names]
+    for gap, (minuend, subtrahend, _direction) in DERIVED.items():
+        pair = [m for m in (minuend, subtrahend) if m in names]
         if pair:
-            groups.append((f"citation_{base}", pair))
+            groups.append((_figure_name(gap), pair))
             shown.update(pair)
     for m in names:
-        if m not in shown and metric_direction(m) != "none":
+        if m not in shown and direction_of(m) != "none":
             groups.append((m, [m]))
     # a figure with no defined point says nothing: the HTML lists those metrics instead
     return [(g, ms) for g, ms in groups if any(_points(an, m) for m in ms)]
@@ -48,9 +58,7 @@ def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 def unplotted_metrics(an: dict[str, Any]) -> list[str]:
     """Metrics with a direction but no defined (ratio, mean) point in any setting."""
-    from rageval.report.contrasts import metric_direction
-
-    return [m for m in an["metric_names"] if metric_direction(m) != "none" and not _points(an, m)]
+    return [m for m in an["metric_names"] if direction_of(m) != "none" and not _points(an, m)]
 
 
 def _points(an: dict[str, Any], metric: str) -> dict[str, list[tuple[float, float, str]]]:

@@ -10,15 +10,26 @@ import csv
 import io
 from typing import Any, Sequence
 
+from rageval.diagnostics import direction_of
 from rageval.types import STATUSES
 
 __all__ = [
     "summary_columns", "summary_rows", "contrast_columns", "validity_rows", "sweep_columns",
     "to_csv", "to_markdown", "summary_markdown", "contrasts_markdown", "validity_markdown", "fmt",
+    "abstentions_table", "ARROWS", "DIRECTION_LEGEND",
 ]
 
 NA = "NA"
 FAILURE_STATUSES = tuple(s for s in STATUSES if s != "ok")
+#: the arrow of a catalog direction (:func:`rageval.diagnostics.direction_of`) in table headers
+ARROWS = {"higher": "↑", "lower": "↓", "none": ""}
+DIRECTION_LEGEND = "↑ higher is better, ↓ lower is better (the diagnostics catalog's directions); no arrow: no direction."
+#: summary.csv columns of the judge abstentions per setting (after every metric column)
+ABSTENTION_COLUMNS = ("judge_abstentions_sum", "n_questions_with_abstentions")
+ABSTENTIONS_NOTE = (
+    "A judge abstains when it reaches no clean decision. Main scores count an abstention as not supported; "
+    "the `*_excl_abstain` columns leave abstained items out. Counts over the common cohort."
+)
 
 
 def fmt(x: Any, digits: int = 4, *, na: str = NA) -> str:
@@ -66,7 +77,13 @@ def summary_columns(an: dict[str, Any]) -> list[str]:
             "n_excluded", *[f"n_{s}" for s in FAILURE_STATUSES], "achieved_ratio", "achieved_tokens"]
     for m in [*an["metric_names"], *an["gaps"]]:
         cols += [m, f"{m}_n", f"{m}_n_undefined"]
+    if _has_abstentions(an):
+        cols += ABSTENTION_COLUMNS
     return cols
+
+
+def _has_abstentions(an: dict[str, Any]) -> bool:
+    return any("judge_abstentions" in r for r in an["summary"])
 
 
 def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
@@ -79,6 +96,9 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
             flat[f"n_{s}"] = row["status"].get(s, 0)
         for m, v in row["metrics"].items():
             flat[m], flat[f"{m}_n"], flat[f"{m}_n_undefined"] = v["mean"], v["n"], v["n_undefined"]
+        if "judge_abstentions" in row:
+            a = row["judge_abstentions"]
+            flat["judge_abstentions_sum"], flat["n_questions_with_abstentions"] = a["sum"], a["n_questions_with"]
         out.append(flat)
     return out
 
@@ -91,9 +111,14 @@ def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return cols, rows
 
 
+def _headed(metric: str) -> str:
+    arrow = ARROWS[direction_of(metric)]
+    return f"{metric} {arrow}" if arrow else metric
+
+
 def means_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
     mets = [*an["metric_names"], *an["gaps"]]
-    cols = ["setting", "achieved ratio", *mets]
+    cols = ["setting", "achieved ratio", *[_headed(m) for m in mets]]
     rows = []
     for r in an["summary"]:
         cells = [r["setting"], fmt(r["achieved_ratio"], 3, na="—")]
@@ -109,6 +134,18 @@ def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     cols = ["setting", *[f"{m} (n / undef.)" for m in mets]]
     rows = [[r["setting"], *[f"{r['metrics'][m]['n']} / {r['metrics'][m]['n_undefined']}" for m in mets]]
             for r in an["summary"]]
+    return cols, rows
+
+
+def abstentions_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
+    """Judge abstentions per setting over the cohort: the sum, the questions with any, the questions counted."""
+    cols = ["setting", "judge abstentions (sum)", "questions with an abstention", "questions counted"]
+    rows = []
+    for r in an["summary"]:
+        a = r.get("judge_abstentions")
+        if a is not None:
+            rows.append([r["setting"], undefined if a["sum"] is None else str(a["sum"]), str(a["n_questions_with"]),
+                         str(a["n"])])
     return cols, rows
 
 
@@ -135,7 +172,11 @@ def summary_markdown(an: dict[str, Any]) -> str:
             "`gap_*` = emitted − grounded, per question, then averaged ("
             + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an["gaps"].items()) + ").\n\n"
         )
+    parts.append(DIRECTION_LEGEND + "\n\n")
     parts.append(to_markdown(*means_table(an), align=["l"] + ["r"] * 200))
+    if _has_abstentions(an):
+        parts.append("\n## Judge abstentions\n\n" + ABSTENTIONS_NOTE + "\n\n")
+        parts.append(to_markdown(*abstentions_table(an), align=["l", "r"]))
     parts.append("\n## Defined / undefined counts\n")
     parts.append(to_markdown(*undefined_table(an), align=["l"] + ["r"] * 200))
     return "".join(parts)
