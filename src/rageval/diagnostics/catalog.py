@@ -43,6 +43,8 @@ __all__ = [
     "engine_parts",
     "register",
     "unregister",
+    "is_view",
+    "contrasted_by_default",
 ]
 
 Direction = Literal["higher", "lower", "none"]
@@ -56,6 +58,7 @@ class Output:
     key: str
     direction: Direction
     description: str = ""
+    view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def _o(key: str, direction: Direction = "higher", description: str = "") -> Outp
 
 
 def _excl(key: str, direction: Direction) -> Output:
-    return Output(f"{key}_excl_abstain", direction, f"{key} with judge abstentions left out")
+    return Output(f"{key}_excl_abstain", direction, f"{key} with judge abstentions left out", view=True)
 
 
 _ABSTENTIONS = Output("judge_abstentions", "none", "judge decisions that abstained (no clean yes/no)")
@@ -240,6 +243,8 @@ def get(name: str) -> Callable:
 
 
 def _outputs() -> dict[str, tuple[str, Direction]]:
+    _VIEWS.clear()
+    _VIEWS.update(o.key for s in CATALOG.values() for o in s.outputs + s.module_keys if o.view)
     table: dict[str, tuple[str, Direction]] = {}
     for s in CATALOG.values():
         for o in s.outputs + s.module_keys:
@@ -250,7 +255,19 @@ def _outputs() -> dict[str, tuple[str, Direction]]:
     return table
 
 
+_VIEWS: set[str] = set()
 _OUTPUTS = _outputs()
+
+
+def is_view(key: str) -> bool:
+    """True for a secondary view of another output (e.g. ``*_excl_abstain``): reported beside it, but not
+    in the default contrast family, so it neither doubles the Holm family nor the plots."""
+    return key in _VIEWS
+
+
+def contrasted_by_default(key: str) -> bool:
+    """A metric enters the default contrasts (and the frontier plots) when it has a direction and is no view."""
+    return direction_of(key) != "none" and not is_view(key)
 
 
 def register(new: DiagnosticSpec) -> None:

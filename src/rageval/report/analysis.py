@@ -33,12 +33,8 @@ REPORT_ORDER = (
     "emitted_recall", "grounded_recall", "re_attributability", "verification", "evidence_f1",
 )
 
-_EXCL_ABSTAIN = "_excl_abstain"
-
-
 def _main_outputs(name: str) -> tuple[str, ...]:
-    return tuple(o.key for o in CATALOG[name].outputs
-                 if o.direction != "none" and not o.key.endswith(_EXCL_ABSTAIN))
+    return tuple(o.key for o in CATALOG[name].outputs if o.direction != "none" and not o.view)
 
 
 #: Column order of the tables: the main outputs of :data:`REPORT_ORDER`, from the catalog.

@@ -18,8 +18,9 @@ Each (pair or gap) x metric is one **row** of the family; Holm adjusts over ever
 row the suite declares.  ``metrics`` is a name or a list; omitted, it is the
 default set: every metric the records carry whose direction the diagnostics
 catalog declares (higher or lower is better, :func:`rageval.diagnostics.direction_of`),
-in that order; a key the catalog does not declare has no direction, whatever its
-name.  Unknown settings and metrics, unknown keys, self-contrasts and rows
+in that order, except secondary views such as ``*_excl_abstain`` (shown in the
+summary beside their main metric; name them to contrast them); a key the catalog
+does not declare has no direction, whatever its name.  Unknown settings and metrics, unknown keys, self-contrasts and rows
 declared twice are errors that name the item and the fix.
 """
 
@@ -29,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from rageval.diagnostics import direction_of
+from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.registry import did_you_mean
 
 __all__ = ["ContrastRow", "parse_contrasts", "metric_direction"]
@@ -133,7 +134,7 @@ def parse_contrasts(
     """
     setting_names = list(setting_names)
     if default_metrics is None and metric_names is not None:
-        default_metrics = [m for m in metric_names if direction_of(m) != "none"]
+        default_metrics = [m for m in metric_names if contrasted_by_default(m)]
     if spec is None:
         return []
     items = spec if isinstance(spec, (list, tuple)) else [spec]

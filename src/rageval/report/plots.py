@@ -14,7 +14,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from rageval.diagnostics import DERIVED, direction_of
+from rageval.diagnostics import DERIVED, contrasted_by_default, direction_of
 
 __all__ = ["frontier_groups", "render_frontiers", "render_sweep", "budget_label", "unplotted_metrics"]
 
@@ -50,7 +50,7 @@ def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
             groups.append((_figure_name(gap), pair))
             shown.update(pair)
     for m in names:
-        if m not in shown and direction_of(m) != "none":
+        if m not in shown and contrasted_by_default(m):
             groups.append((m, [m]))
     # a figure with no defined point says nothing: the HTML lists those metrics instead
     return [(g, ms) for g, ms in groups if any(_points(an, m) for m in ms)]
@@ -58,7 +58,7 @@ def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 def unplotted_metrics(an: dict[str, Any]) -> list[str]:
     """Metrics with a direction but no defined (ratio, mean) point in any setting."""
-    return [m for m in an["metric_names"] if direction_of(m) != "none" and not _points(an, m)]
+    return [m for m in an["metric_names"] if contrasted_by_default(m) and not _points(an, m)]
 
 
 def _points(an: dict[str, Any], metric: str) -> dict[str, list[tuple[float, float, str]]]:
