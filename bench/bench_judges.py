@@ -52,8 +52,9 @@ def tune_malloc() -> bool:
     except OSError:
         return False
     M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
-    return bool(libc.mallopt(M_MMAP_MAX, 0) and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1)
-                and libc.mallopt(M_TOP_PAD, 1 << 30))
+    return bool(
+        libc.mallopt(M_MMAP_MAX, 0) and libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1) and libc.mallopt(M_TOP_PAD, 1 << 30)
+    )
 
 
 def load_demos():
@@ -84,18 +85,33 @@ def build_model(shape: str, texts):
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=4000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"]))
+    tok.train_from_iterator(
+        texts, trainers.WordPieceTrainer(vocab_size=4000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]"])
+    )
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-    hf_tok = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
-                                     sep_token="[SEP]")
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+    )
+    hf_tok = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
+    )
     torch.manual_seed(0)
     cfg = DebertaV2Config(
-        vocab_size=128100, max_position_embeddings=512, relative_attention=True, position_buckets=256,
-        pos_att_type=["p2c", "c2p"], norm_rel_ebd="layer_norm", share_att_key=True, max_relative_positions=-1,
-        num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
-        label2id={"entailment": 0, "neutral": 1, "contradiction": 2}, pad_token_id=0, **SHAPES[shape])
+        vocab_size=128100,
+        max_position_embeddings=512,
+        relative_attention=True,
+        position_buckets=256,
+        pos_att_type=["p2c", "c2p"],
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        max_relative_positions=-1,
+        num_labels=3,
+        id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
+        label2id={"entailment": 0, "neutral": 1, "contradiction": 2},
+        pad_token_id=0,
+        **SHAPES[shape],
+    )
     model = DebertaV2ForSequenceClassification(cfg).eval()
     return model, hf_tok
 
@@ -192,8 +208,15 @@ def demo_suite_ratio(cache_dir):
             for p, u, s in zip(preds, units, sources):
                 if any(x["source_ids"] is None for x in u):
                     for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-                        attribution_scores_batch([p], [u], [s], judge=runner, recovery_threshold=t,
-                                                 parts=("grounded", "re_attributability"), details=False)
+                        attribution_scores_batch(
+                            [p],
+                            [u],
+                            [s],
+                            judge=runner,
+                            recovery_threshold=t,
+                            parts=("grounded", "re_attributability"),
+                            details=False,
+                        )
             st = runner.stats()
             figures["first run + threshold sweep"] = (st["executed"], st["requested"])
         runner.close()
@@ -212,8 +235,10 @@ def minilm_agreement(n: int) -> None:
     t0 = time.perf_counter()
     bf = get_judge("minilm", dtype="bfloat16")(prem, hyp)
     agree = sum((a >= 0.5) == (b >= 0.5) for a, b in zip(fp, bf)) / len(fp)
-    print(f"bf16 on a trained checkpoint (MiniLM judge, {len(rows)} WiCE claims): decision agreement {agree:.3f}, "
-          f"max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(fp, bf)):.4f} ({time.perf_counter() - t0:.0f} s bf16)")
+    print(
+        f"bf16 on a trained checkpoint (MiniLM judge, {len(rows)} WiCE claims): decision agreement {agree:.3f}, "
+        f"max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(fp, bf)):.4f} ({time.perf_counter() - t0:.0f} s bf16)"
+    )
 
 
 def main(argv=None):
@@ -223,11 +248,21 @@ def main(argv=None):
     ap.add_argument("--batch-size", type=int, default=8)
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     ap.add_argument("--no-mallopt", action="store_true", help="keep glibc's default allocator settings")
-    ap.add_argument("--minilm-agreement", type=int, default=0, metavar="N",
-                    help="also compare bf16 vs fp32 decisions of the trained MiniLM judge on N WiCE claims (slow)")
+    ap.add_argument(
+        "--minilm-agreement",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare bf16 vs fp32 decisions of the trained MiniLM judge on N WiCE claims (slow)",
+    )
     ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions (best time kept)")
     ap.add_argument("--skip-bf16", action="store_true")
-    ap.add_argument("--bf16-pairs", type=int, default=8, help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)")
+    ap.add_argument(
+        "--bf16-pairs",
+        type=int,
+        default=8,
+        help="pairs for the bf16 comparison (bf16 is slow on CPUs without bf16 units)",
+    )
     args = ap.parse_args(argv)
 
     tuned = False if args.no_mallopt else tune_malloc()
@@ -239,17 +274,24 @@ def main(argv=None):
         torch.set_num_threads(args.threads)
     pairs = make_pairs(args.pairs)
     model, tok = build_model(args.shape, [t for pq in pairs for t in pq])
-    lengths = [len(x) for x in tok([p for p, _ in pairs], [h for _, h in pairs], truncation="only_first",
-                                    max_length=512)["input_ids"]]
-    print(f"model: random-init DeBERTa-v3-{args.shape} shape, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params; "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads; mallopt tuned: {tuned}")
-    print(f"pairs: {len(pairs)}, mean {sum(lengths) / len(lengths):.0f} tokens (min {min(lengths)}, max {max(lengths)})")
+    lengths = [
+        len(x)
+        for x in tok([p for p, _ in pairs], [h for _, h in pairs], truncation="only_first", max_length=512)["input_ids"]
+    ]
+    print(
+        f"model: random-init DeBERTa-v3-{args.shape} shape, {sum(p.numel() for p in model.parameters()) / 1e6:.0f}M params; "
+        f"torch {torch.__version__}, {torch.get_num_threads()} threads; mallopt tuned: {tuned}"
+    )
+    print(
+        f"pairs: {len(pairs)}, mean {sum(lengths) / len(lengths):.0f} tokens (min {min(lengths)}, max {max(lengths)})"
+    )
     load0 = os.getloadavg()[0]
     peak = matmul_peak()
     flops = sum(forward_flops(model.config, n) for n in lengths)
 
-    judge = NLIJudge.from_model(model, tok, name=f"bench-deberta-v3-{args.shape}", revision="random-init",
-                                batch_size=args.batch_size)
+    judge = NLIJudge.from_model(
+        model, tok, name=f"bench-deberta-v3-{args.shape}", revision="random-init", batch_size=args.batch_size
+    )
     runner_run(judge, pairs[:8], args.batch_size)  # warm-up
     # interleaved repetitions, best of each: a shared machine's load hits both sides alike
     loop_t = run_t = float("inf")
@@ -261,17 +303,31 @@ def main(argv=None):
     peak = max(peak, matmul_peak())
     diff = max(abs(a - b) for a, b in zip(loop_p, run_p))
     print()
-    print(f"matmul peak (fp32, 1024^3, best of two): {peak:.1f} GFLOP/s; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}")
-    print(f"per-pair loop:              {len(pairs) / loop_t:6.2f} pairs/s   {flops / loop_t / 1e9:6.1f} GFLOP/s "
-          f"({100 * flops / loop_t / 1e9 / peak:.0f}% of peak)")
-    print(f"runner, sorted batches of {args.batch_size}: {len(pairs) / run_t:6.2f} pairs/s   "
-          f"{flops / run_t / 1e9:6.1f} GFLOP/s ({100 * flops / run_t / 1e9 / peak:.0f}% of peak)")
-    print(f"speed-up runner / loop:     {loop_t / run_t:.2f}x   best of {args.reps} interleaved runs (max |dp| vs loop "
-          f"{diff:.1e}; executed {st['executed']} of {st['requested']} requested)")
+    print(
+        f"matmul peak (fp32, 1024^3, best of two): {peak:.1f} GFLOP/s; load average {load0:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"per-pair loop:              {len(pairs) / loop_t:6.2f} pairs/s   {flops / loop_t / 1e9:6.1f} GFLOP/s "
+        f"({100 * flops / loop_t / 1e9 / peak:.0f}% of peak)"
+    )
+    print(
+        f"runner, sorted batches of {args.batch_size}: {len(pairs) / run_t:6.2f} pairs/s   "
+        f"{flops / run_t / 1e9:6.1f} GFLOP/s ({100 * flops / run_t / 1e9 / peak:.0f}% of peak)"
+    )
+    print(
+        f"speed-up runner / loop:     {loop_t / run_t:.2f}x   best of {args.reps} interleaved runs (max |dp| vs loop "
+        f"{diff:.1e}; executed {st['executed']} of {st['requested']} requested)"
+    )
 
     if not args.skip_bf16:
-        bf = NLIJudge.from_model(copy.deepcopy(model), tok, name=f"bench-deberta-v3-{args.shape}",
-                                 revision="random-init", batch_size=args.batch_size, dtype="bfloat16")
+        bf = NLIJudge.from_model(
+            copy.deepcopy(model),
+            tok,
+            name=f"bench-deberta-v3-{args.shape}",
+            revision="random-init",
+            batch_size=args.batch_size,
+            dtype="bfloat16",
+        )
         sub = pairs[: args.bf16_pairs]
         runner_run(bf, sub[:4], args.batch_size)
         fp_t = bf_t = float("inf")
@@ -280,9 +336,11 @@ def main(argv=None):
             fp_t = min(fp_t, t)
             bf_p, t, _ = runner_run(bf, sub, args.batch_size)
             bf_t = min(bf_t, t)
-        print(f"bf16 sorted batches ({len(sub)} pairs): {len(sub) / bf_t:6.2f} pairs/s   speed-up vs fp32 runner "
-              f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}"
-              f"{'' if _has_bf16_units() else '  (this CPU has no bf16 units: bf16 is emulated)'}")
+        print(
+            f"bf16 sorted batches ({len(sub)} pairs): {len(sub) / bf_t:6.2f} pairs/s   speed-up vs fp32 runner "
+            f"{fp_t / bf_t:.2f}x; max |p_bf16 - p_fp32| = {max(abs(a - b) for a, b in zip(bf_p, fp_p)):.4f}"
+            f"{'' if _has_bf16_units() else '  (this CPU has no bf16 units: bf16 is emulated)'}"
+        )
 
     if args.minilm_agreement:
         minilm_agreement(args.minilm_agreement)

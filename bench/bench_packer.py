@@ -120,13 +120,19 @@ def main(argv=None):
     med = [statistics.median(r[k] for r in rows) for k in range(6)]
     best = min(r[0] + r[1] for r in rows) * 1000
     b, l, pl = med[0] * 1000, med[1] * 1000, med[2] * 1000
-    print(f"median over {args.questions} questions: build {b:.1f} ms | lazy select {l:.2f} ms "
-          f"({med[3]:.0f} gain evaluations) | plain select {pl:.1f} ms ({med[4]:.0f} evaluations) | "
-          f"{med[5]:.0f} sentences chosen")
-    print(f"lazy end to end (build + select): median {b + l:.1f} ms, best {best:.1f} ms per question "
-          f"(target <= 50 ms): {'OK' if b + l <= 50 else 'MISSED (median)'}")
-    print(f"speed-up: selection {pl / l:.1f}x, end to end {(b + pl) / (b + l):.1f}x (target >= 3x): "
-          f"{'OK' if (b + pl) / (b + l) >= 3 else 'MISSED'}")
+    print(
+        f"median over {args.questions} questions: build {b:.1f} ms | lazy select {l:.2f} ms "
+        f"({med[3]:.0f} gain evaluations) | plain select {pl:.1f} ms ({med[4]:.0f} evaluations) | "
+        f"{med[5]:.0f} sentences chosen"
+    )
+    print(
+        f"lazy end to end (build + select): median {b + l:.1f} ms, best {best:.1f} ms per question "
+        f"(target <= 50 ms): {'OK' if b + l <= 50 else 'MISSED (median)'}"
+    )
+    print(
+        f"speed-up: selection {pl / l:.1f}x, end to end {(b + pl) / (b + l):.1f}x (target >= 3x): "
+        f"{'OK' if (b + pl) / (b + l) >= 3 else 'MISSED'}"
+    )
     try:
         import os
 
@@ -135,8 +141,10 @@ def main(argv=None):
         pass
 
     print(f"\n== curve (1 question per cell; plain greedy capped at {args.plain_cap:.0f} s per cell) ==")
-    print(f"{'candidates':>10} {'budget':>6} {'build ms':>9} {'lazy ms':>8} {'plain ms':>10} "
-          f"{'select x':>9} {'end-to-end x':>12} {'lazy evals':>10} {'plain evals':>11}")
+    print(
+        f"{'candidates':>10} {'budget':>6} {'build ms':>9} {'lazy ms':>8} {'plain ms':>10} "
+        f"{'select x':>9} {'end-to-end x':>12} {'lazy evals':>10} {'plain evals':>11}"
+    )
     for n in (1000, 5000, 10000):
         texts, tits = candidates(n, sents, titles, rng)
         p, t_build = timed(lambda: problem(questions[n % len(questions)], texts, tits, tok))
@@ -155,12 +163,16 @@ def main(argv=None):
             else:
                 evals = str(plain.evaluations)
             ge = "~" if capped else ""
-            print(f"{n:>10} {budget:>6} {t_build * 1000:>9.0f} {t_lazy * 1000:>8.1f} "
-                  f"{ge + format(t_plain * 1000, '.0f'):>10} {ge + format(t_plain / t_lazy, '.0f') + 'x':>9} "
-                  f"{ge + format((t_build + t_plain) / (t_build + t_lazy), '.1f') + 'x':>12} "
-                  f"{lazy.evaluations:>10} {evals:>11}")
-    print("~ = plain greedy stopped at the cap; its time is extrapolated from its measured cost per gain "
-          "evaluation times the evaluations it would make for the (identical) selection.")
+            print(
+                f"{n:>10} {budget:>6} {t_build * 1000:>9.0f} {t_lazy * 1000:>8.1f} "
+                f"{ge + format(t_plain * 1000, '.0f'):>10} {ge + format(t_plain / t_lazy, '.0f') + 'x':>9} "
+                f"{ge + format((t_build + t_plain) / (t_build + t_lazy), '.1f') + 'x':>12} "
+                f"{lazy.evaluations:>10} {evals:>11}"
+            )
+    print(
+        "~ = plain greedy stopped at the cap; its time is extrapolated from its measured cost per gain "
+        "evaluation times the evaluations it would make for the (identical) selection."
+    )
     print(f"\ntotal bench time {time.perf_counter() - t_all:.0f} s")
 
 

@@ -57,15 +57,28 @@ def main() -> None:
     ref = []
     for c in range(k):
         d = D[:, c][np.isfinite(D[:, c])]
-        ref.append(sps.bootstrap((d,), np.mean, n_resamples=args.resamples, method="percentile",
-                                 vectorized=True, random_state=args.seed + c).confidence_interval)
+        ref.append(
+            sps.bootstrap(
+                (d,),
+                np.mean,
+                n_resamples=args.resamples,
+                method="percentile",
+                vectorized=True,
+                random_state=args.seed + c,
+            ).confidence_interval
+        )
     t_scipy = (time.perf_counter() - t) / k * args.contrasts
 
     t = time.perf_counter()
     d0 = D[:, 0][np.isfinite(D[:, 0])]
-    sps.permutation_test((d0 / 2, -d0 / 2), lambda x, y, axis=-1: np.mean(x - y, axis=axis),
-                         permutation_type="samples", vectorized=True, n_resamples=args.resamples,
-                         random_state=args.seed)
+    sps.permutation_test(
+        (d0 / 2, -d0 / 2),
+        lambda x, y, axis=-1: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=args.resamples,
+        random_state=args.seed,
+    )
     t_perm = (time.perf_counter() - t) * args.contrasts
 
     # agreement: interval endpoints within ~6 Monte-Carlo standard errors
@@ -75,14 +88,18 @@ def main() -> None:
         se = d.std(ddof=1) / np.sqrt(d.size)
         worst = max(worst, abs(res.ci_low[c] - ref[c].low) / se, abs(res.ci_high[c] - ref[c].high) / se)
 
-    line = (f"{args.contrasts} contrasts x {args.resamples:,} replicates x {args.questions} questions")
+    line = f"{args.contrasts} contrasts x {args.resamples:,} replicates x {args.questions} questions"
     print(f"family: {line}")
-    print(f"rageval.stats.paired_tests (bootstrap CIs + sign-flip p, all contrasts): {t_ours:.3f} s "
-          f"(best of {args.repeats}: {', '.join(f'{x:.3f}' for x in ours)})")
+    print(
+        f"rageval.stats.paired_tests (bootstrap CIs + sign-flip p, all contrasts): {t_ours:.3f} s "
+        f"(best of {args.repeats}: {', '.join(f'{x:.3f}' for x in ours)})"
+    )
     print(f"scipy.stats.bootstrap, same CIs only, extrapolated from {k} contrasts: {t_scipy:.2f} s")
     print(f"scipy.stats.permutation_test, same p-values only, extrapolated from 1 contrast: {t_perm:.2f} s")
-    print(f"speed-up vs scipy.stats.bootstrap: {t_scipy / t_ours:.1f}x "
-          f"(vs bootstrap + permutation_test: {(t_scipy + t_perm) / t_ours:.1f}x)")
+    print(
+        f"speed-up vs scipy.stats.bootstrap: {t_scipy / t_ours:.1f}x "
+        f"(vs bootstrap + permutation_test: {(t_scipy + t_perm) / t_ours:.1f}x)"
+    )
     print(f"CI agreement with SciPy: worst endpoint gap {worst:.3f} SE(mean) over {k} contrasts")
     if args.clusters:
         cl = np.random.default_rng(args.seed).integers(0, args.clusters, args.questions)
@@ -90,8 +107,10 @@ def main() -> None:
         paired_tests(D, clusters=cl, n_resamples=args.resamples, seed=args.seed)
         print(f"cluster bootstrap + cluster-level flips ({args.clusters} clusters): {time.perf_counter() - t:.3f} s")
     ok_time, ok_ratio = t_ours <= 2.0, t_scipy / t_ours >= 10.0
-    print(f"targets: <= 2 s {'PASS' if ok_time else 'FAIL'}; >= 10x scipy.stats.bootstrap "
-          f"{'PASS' if ok_ratio else 'FAIL'}")
+    print(
+        f"targets: <= 2 s {'PASS' if ok_time else 'FAIL'}; >= 10x scipy.stats.bootstrap "
+        f"{'PASS' if ok_ratio else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

@@ -141,8 +141,13 @@ def _f(x: float | None, nd: int = 2) -> str:
 
 
 def _table(title: str, head: str, budgets, rows) -> list[str]:
-    lines = ["", title, "", f"| {head} | " + " | ".join(f"{b} tok" for b in budgets) + " |",
-             "|---|" + "---:|" * len(budgets)]
+    lines = [
+        "",
+        title,
+        "",
+        f"| {head} | " + " | ".join(f"{b} tok" for b in budgets) + " |",
+        "|---|" + "---:|" * len(budgets),
+    ]
     return lines + [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
 
 
@@ -168,7 +173,7 @@ def render(res: dict[str, Any], command: str = COMMAND) -> str:
         f"Data: the {res['n']} HotpotQA train questions (distractor setting) shipped in "
         "`src/rageval/data/samples/hotpotqa/` (provenance in `samples/PROVENANCE.md`), loaded with "
         "`rageval.data.load_examples`; the 10 paragraphs of each question are the retrieved set, ranked by "
-        "`rageval.retrieval.retrieve(example, method=\"bm25\")`. "
+        '`rageval.retrieval.retrieve(example, method="bm25")`. '
         f"{res['n_undefined']} yes/no questions are undefined for answer-in-context, so answer-in-context "
         f"is a mean over {res['n_defined']} questions; gold coverage is over all {res['n']}. "
         "Budgets count tokens with rageval's model-free `regex` tokenizer (a token is a word or a punctuation "
@@ -180,17 +185,30 @@ def render(res: dict[str, Any], command: str = COMMAND) -> str:
         f"Answer-in-context of the whole retrieved set (the `identity` context, the ceiling): "
         f"{_f(res['retrieved_aic'])}.",
     ]
-    lines += _table("## Answer-in-context (units as the reader sees them: title and text)", "compressor", budgets,
-                    [(n, [_f(cells[(n, b)]["aic"]) for b in budgets]) for n in names])
-    lines += _table("## Answer-in-context on unit text only (titles not shown)", "compressor", budgets,
-                    [(n, [_f(cells[(n, b)]["aic_text"]) for b in budgets]) for n in names])
-    lines += _table("## Gold-document coverage (fraction of the 2 gold paragraphs declared) / all gold covered",
-                    "compressor", budgets,
-                    [(n, [f"{_f(cells[(n, b)]['cov'])} / {_f(cells[(n, b)]['all_gold'])}" for b in budgets])
-                     for n in names])
-    lines += _table("## Achieved tokens (mean / max)", "compressor", budgets,
-                    [(n, [f"{cells[(n, b)]['tokens']:.1f} / {cells[(n, b)]['max_tokens']}" for b in budgets])
-                     for n in names])
+    lines += _table(
+        "## Answer-in-context (units as the reader sees them: title and text)",
+        "compressor",
+        budgets,
+        [(n, [_f(cells[(n, b)]["aic"]) for b in budgets]) for n in names],
+    )
+    lines += _table(
+        "## Answer-in-context on unit text only (titles not shown)",
+        "compressor",
+        budgets,
+        [(n, [_f(cells[(n, b)]["aic_text"]) for b in budgets]) for n in names],
+    )
+    lines += _table(
+        "## Gold-document coverage (fraction of the 2 gold paragraphs declared) / all gold covered",
+        "compressor",
+        budgets,
+        [(n, [f"{_f(cells[(n, b)]['cov'])} / {_f(cells[(n, b)]['all_gold'])}" for b in budgets]) for n in names],
+    )
+    lines += _table(
+        "## Achieved tokens (mean / max)",
+        "compressor",
+        budgets,
+        [(n, [f"{cells[(n, b)]['tokens']:.1f} / {cells[(n, b)]['max_tokens']}" for b in budgets]) for n in names],
+    )
     if "submodular" in names:
         rows = []
         for n in names:
@@ -203,13 +221,20 @@ def render(res: dict[str, Any], command: str = COMMAND) -> str:
                 loss = sum(1 for x, y in zip(a, o) if x is not None and x < y)
                 row.append(f"+{win} / −{loss}")
             rows.append((n, row))
-        lines += _table("## Paired: questions where only one side has the answer in context (submodular vs …)",
-                        "baseline", budgets, rows)
+        lines += _table(
+            "## Paired: questions where only one side has the answer in context (submodular vs …)",
+            "baseline",
+            budgets,
+            rows,
+        )
         lines += ["", "(`+w / −l`: the packer newly places the answer in `w` questions and loses it in `l`.)"]
     if res.get("ablations"):
-        lines += _table(f"## Exploratory: packer variants, answer-in-context (the same {res['n']} questions — "
-                        "not held out)", "submodular variant", budgets,
-                        [(label, [_f(v) for v in row]) for label, row in res["ablations"].items()])
+        lines += _table(
+            f"## Exploratory: packer variants, answer-in-context (the same {res['n']} questions — not held out)",
+            "submodular variant",
+            budgets,
+            [(label, [_f(v) for v in row]) for label, row in res["ablations"].items()],
+        )
     lines += ["", "## What this shows", ""] + findings(res)
     return "\n".join(lines) + "\n"
 
@@ -227,13 +252,17 @@ def findings(res: dict[str, Any]) -> list[str]:
         sub = cells[("submodular", b)]
         best_other = max(others, key=lambda n: cells[(n, b)]["aic"])
         diffs = ", ".join(f"{n} {sub['aic'] - cells[(n, b)]['aic']:+.2f}" for n in others)
-        verdict = ("the packer has the highest answer-in-context"
-                   if sub["aic"] > cells[(best_other, b)]["aic"] else
-                   f"the packer does **not** win: {best_other} has {cells[(best_other, b)]['aic']:.2f} "
-                   f"vs the packer's {sub['aic']:.2f}")
+        verdict = (
+            "the packer has the highest answer-in-context"
+            if sub["aic"] > cells[(best_other, b)]["aic"]
+            else f"the packer does **not** win: {best_other} has {cells[(best_other, b)]['aic']:.2f} "
+            f"vs the packer's {sub['aic']:.2f}"
+        )
         cov_best = max(names, key=lambda n: cells[(n, b)]["cov"])
-        out.append(f"- **{b} tokens**: {verdict} (packer minus baseline: {diffs}). "
-                   f"Highest gold-document coverage: {cov_best} ({cells[(cov_best, b)]['cov']:.2f}).")
+        out.append(
+            f"- **{b} tokens**: {verdict} (packer minus baseline: {diffs}). "
+            f"Highest gold-document coverage: {cov_best} ({cells[(cov_best, b)]['cov']:.2f})."
+        )
     cov_gap = [cells[("submodular", b)]["cov"] - max(cells[(n, b)]["cov"] for n in others) for b in budgets]
     aic_gap = [cells[("submodular", b)]["aic"] - max(cells[(n, b)]["aic"] for n in others) for b in budgets]
     out.append(
@@ -273,8 +302,12 @@ def findings(res: dict[str, Any]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="write the markdown report here (default: stdout)")
-    ap.add_argument("--sample", type=Path, default=None,
-                    help="a HotpotQA file in a layout rageval.data.load_examples reads (default: the shipped sample)")
+    ap.add_argument(
+        "--sample",
+        type=Path,
+        default=None,
+        help="a HotpotQA file in a layout rageval.data.load_examples reads (default: the shipped sample)",
+    )
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
     ap.add_argument("--no-ablations", action="store_true", help="skip the exploratory packer variants")
     args = ap.parse_args(argv)

@@ -42,13 +42,15 @@ def recomp_prompt(question: str, documents: list[tuple[str | None, str]]) -> str
 class AbstractiveCompressor(BaseCompressor):
     name = "abstractive"
     needs_model = True
-    PARAMS = {"model": None, "max_new_tokens": 128, "max_input_tokens": 1024, "per_document": False,
-              "device": "cpu"}
+    PARAMS = {"model": None, "max_new_tokens": 128, "max_input_tokens": 1024, "per_document": False, "device": "cpu"}
 
     def _check_params(self) -> None:
         if not (isinstance(self.params["model"], str) and self.params["model"]):
-            raise self._param_error("model", "give model=<seq2seq checkpoint folder or hub id> (e.g. a RECOMP "
-                                             "abstractive compressor or a T5 summarizer)")
+            raise self._param_error(
+                "model",
+                "give model=<seq2seq checkpoint folder or hub id> (e.g. a RECOMP "
+                "abstractive compressor or a T5 summarizer)",
+            )
         self._check_number("max_new_tokens", 1, integer=True)
         self._check_number("max_input_tokens", 1, integer=True)
         if not isinstance(self.params["per_document"], bool):
@@ -85,8 +87,7 @@ class AbstractiveCompressor(BaseCompressor):
             for p in prompts:
                 enc = tok(p, return_tensors="pt", truncation=True, max_length=self.params["max_input_tokens"])
                 enc = {k: v.to(self.params["device"]) for k, v in enc.items()}
-                gen = model.generate(**enc, max_new_tokens=self.params["max_new_tokens"], do_sample=False,
-                                     num_beams=1)
+                gen = model.generate(**enc, max_new_tokens=self.params["max_new_tokens"], do_sample=False, num_beams=1)
                 out.append(tok.decode(gen[0], skip_special_tokens=True).strip())
         return out
 

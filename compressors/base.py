@@ -168,7 +168,9 @@ def validate_inputs(question: Any, snippets: Any) -> tuple[str, list[SourceSnipp
             try:
                 s = SourceSnippet.from_dict(s)
             except KeyError as e:
-                raise SnippetError(f"snippets[{i}] lacks the key {e.args[0]!r}: give at least 'id' and 'text'") from None
+                raise SnippetError(
+                    f"snippets[{i}] lacks the key {e.args[0]!r}: give at least 'id' and 'text'"
+                ) from None
         elif not isinstance(s, SourceSnippet):
             raise TypeError(
                 f"snippets[{i}] must be a SourceSnippet or a dict with id/text, got {type(s).__name__}: {s!r:.80}"
@@ -204,8 +206,9 @@ def make_context(
     budget_tokens: int | None,
 ) -> Context:
     """The Context of ``units``, its achieved tokens counted by the one definition (:mod:`rageval.tokens`)."""
-    return Context.measure(units, tokenizer=tokenizer, retrieved_tokens=retrieved_tokens,
-                           budget_tokens=budget_tokens, budget=budget)
+    return Context.measure(
+        units, tokenizer=tokenizer, retrieved_tokens=retrieved_tokens, budget_tokens=budget_tokens, budget=budget
+    )
 
 
 def join_sentences(texts: Sequence[str]) -> str:
@@ -219,7 +222,9 @@ def sentence_unit(s: SourceSnippet) -> Unit:
 
 def group_unit(members: Sequence[SourceSnippet]) -> Unit:
     """Sentences of one document joined with a space, declaring exactly those ids."""
-    return Unit(join_sentences([m.text for m in members]), source_ids=tuple(m.id for m in members), title=members[0].title)
+    return Unit(
+        join_sentences([m.text for m in members]), source_ids=tuple(m.id for m in members), title=members[0].title
+    )
 
 
 def pack_guard(
@@ -302,8 +307,15 @@ class BaseCompressor:
     def _param_error(self, key: str, fix: str) -> CompressorConfigError:
         return CompressorConfigError(f"{self.name}: parameter {key}={self.params[key]!r} is invalid: {fix}")
 
-    def _check_number(self, key: str, lo: float | None = None, hi: float | None = None, *, integer: bool = False,
-                      lo_open: bool = False) -> None:
+    def _check_number(
+        self,
+        key: str,
+        lo: float | None = None,
+        hi: float | None = None,
+        *,
+        integer: bool = False,
+        lo_open: bool = False,
+    ) -> None:
         v = self.params[key]
         ok_type = (isinstance(v, int) if integer else isinstance(v, (int, float))) and not isinstance(v, bool)
         if not ok_type or (isinstance(v, float) and math.isnan(v)):
@@ -375,8 +387,9 @@ class BaseCompressor:
             units: list[Unit] = []
         else:
             units = self._compress(question, snips, costs, budget_tokens, tok)
-        return make_context(units, tokenizer=tok, retrieved_tokens=retrieved, budget=budget,
-                            budget_tokens=budget_tokens)
+        return make_context(
+            units, tokenizer=tok, retrieved_tokens=retrieved, budget=budget, budget_tokens=budget_tokens
+        )
 
 
 # --------------------------------------------------------------------------- shared selection helpers

@@ -64,8 +64,11 @@ class ECRCompressor(BaseCompressor):
         rel_texts = [scoring_text(s, True) for s in snippets]
         rel = relevance_scores(self.params["scorer"], question, rel_texts)
         sim_texts = [scoring_text(s, self.params["use_titles"]) for s in snippets]
-        sim = build_similarity(self.params["similarity"], sim_texts,
-                               index=LexicalIndex(sim_texts) if self.params["similarity"] == "lexical" else None)
+        sim = build_similarity(
+            self.params["similarity"],
+            sim_texts,
+            index=LexicalIndex(sim_texts) if self.params["similarity"] == "lexical" else None,
+        )
         src = {i: k for k, i in enumerate(source_order(snippets, range(n)))}
         visit = sorted(keep, key=lambda i: (-rel[i], src[i]))
         clusters = cluster(visit, sim.row, float(self.params["threshold"]))

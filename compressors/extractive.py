@@ -39,7 +39,9 @@ class ExtractiveCompressor(BaseCompressor):
 
     def _check_params(self) -> None:
         if not isinstance(self.params["scorer"], str) or not self.params["scorer"]:
-            raise self._param_error("scorer", "give 'lexical', 'minilm', an embedding-model path or 'cross-encoder:<path>'")
+            raise self._param_error(
+                "scorer", "give 'lexical', 'minilm', an embedding-model path or 'cross-encoder:<path>'"
+            )
         self.needs_model = scorer_needs_model(self.params["scorer"])
 
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):

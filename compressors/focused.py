@@ -21,7 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from rageval.compressors.base import BaseCompressor, group_documents, pack_guard, scoring_text, source_order, units_by_runs
+from rageval.compressors.base import (
+    BaseCompressor,
+    group_documents,
+    pack_guard,
+    scoring_text,
+    source_order,
+    units_by_runs,
+)
 from rageval.compressors.lexical import LexicalIndex
 
 __all__ = ["FocusedCompressor"]
@@ -51,7 +58,7 @@ class FocusedCompressor(BaseCompressor):
         w = self.params["window"]
         for doc in group_documents(snippets):
             for k, i in enumerate(doc):
-                neighbours[i] = doc[max(0, k - w):k + w + 1]
+                neighbours[i] = doc[max(0, k - w) : k + w + 1]
         taken: set[int] = set()
         used = 0
         steps: list[list[int]] = []

@@ -68,8 +68,9 @@ def _params(k1: float | None, b: float | None) -> _bm25.BM25Params:
     return _bm25.BM25Params(k1=ref.k1 if k1 is None else k1, b=ref.b if b is None else b)
 
 
-def bm25_scores(tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, *, k1: float | None = None,
-                b: float | None = None) -> np.ndarray:
+def bm25_scores(
+    tf: np.ndarray, lengths: np.ndarray, idf: np.ndarray, *, k1: float | None = None, b: float | None = None
+) -> np.ndarray:
     """BM25 of each candidate (rows of ``tf``: counts of the query terms) given term lengths and IDFs.
 
     :func:`rageval.bm25.term_scores` with the ``lexical`` parameters (unless
@@ -133,8 +134,14 @@ class LexicalIndex:
     frequencies), not a scipy call.
     """
 
-    def __init__(self, texts: Sequence[str] | None = None, *, k1: float | None = None, b: float | None = None,
-                 term_lists: list[list[str]] | None = None):
+    def __init__(
+        self,
+        texts: Sequence[str] | None = None,
+        *,
+        k1: float | None = None,
+        b: float | None = None,
+        term_lists: list[list[str]] | None = None,
+    ):
         if term_lists is None:
             term_lists = [terms(t) for t in (texts or [])]
         self.n = n = len(term_lists)

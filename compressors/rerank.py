@@ -35,7 +35,9 @@ class RerankCompressor(BaseCompressor):
 
     def _check_params(self) -> None:
         if not isinstance(self.params["scorer"], str) or not self.params["scorer"]:
-            raise self._param_error("scorer", "give 'lexical', 'minilm', an embedding-model path or 'cross-encoder:<path>'")
+            raise self._param_error(
+                "scorer", "give 'lexical', 'minilm', an embedding-model path or 'cross-encoder:<path>'"
+            )
         self._check_choice("partial", ("leading", "stop", "skip"))
         self._check_choice("order", ("relevance", "source"))
         self.needs_model = scorer_needs_model(self.params["scorer"])

@@ -53,11 +53,12 @@ def _cross_scores(path: str, question: str, texts: Sequence[str], batch_size: in
     out = np.zeros(len(texts))
     with torch.inference_mode():
         for s in range(0, len(texts), batch_size):
-            chunk = list(texts[s:s + batch_size])
-            enc = tok([question] * len(chunk), chunk, padding=True, truncation=True, max_length=512,
-                      return_tensors="pt")
+            chunk = list(texts[s : s + batch_size])
+            enc = tok(
+                [question] * len(chunk), chunk, padding=True, truncation=True, max_length=512, return_tensors="pt"
+            )
             logits = model(**enc).logits
-            out[s:s + len(chunk)] = logits[:, -1].float().numpy()
+            out[s : s + len(chunk)] = logits[:, -1].float().numpy()
     lo, hi = out.min(), out.max()
     return (out - lo) / (hi - lo) if hi > lo else np.ones_like(out)
 
@@ -67,7 +68,7 @@ def load_scorer(spec: str) -> None:
     if spec == "lexical":
         return
     if spec.startswith(CROSS):
-        _load_cross(spec[len(CROSS):])
+        _load_cross(spec[len(CROSS) :])
         return
     from rageval.compressors.similarity import load_similarity
 
@@ -81,7 +82,7 @@ def relevance_scores(spec: str, question: str, texts: Sequence[str], index: Lexi
     if spec == "lexical":
         return (index if index is not None else LexicalIndex(texts)).relevance(question)
     if spec.startswith(CROSS):
-        return _cross_scores(spec[len(CROSS):], question, texts)
+        return _cross_scores(spec[len(CROSS) :], question, texts)
     from rageval.compressors.similarity import encode, resolve_model_path
 
     path = resolve_model_path(spec)

@@ -24,8 +24,15 @@ import numpy as np
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
 
-__all__ = ["SimilarityMatrix", "LexicalSimilarity", "EmbeddingSimilarity", "build_similarity", "is_model_similarity",
-           "minilm_path", "load_similarity"]
+__all__ = [
+    "SimilarityMatrix",
+    "LexicalSimilarity",
+    "EmbeddingSimilarity",
+    "build_similarity",
+    "is_model_similarity",
+    "minilm_path",
+    "load_similarity",
+]
 
 
 def is_model_similarity(spec: str) -> bool:
@@ -70,8 +77,8 @@ class EmbeddingSimilarity(SimilarityMatrix):
     def row_sums(self) -> np.ndarray:
         out = np.zeros(self.n)
         for start in range(0, self.n, 1024):
-            block = np.maximum(self.E[start:start + 1024] @ self.E.T, 0.0)
-            out[start:start + 1024] = block.sum(axis=1)
+            block = np.maximum(self.E[start : start + 1024] @ self.E.T, 0.0)
+            out[start : start + 1024] = block.sum(axis=1)
         return out
 
 
@@ -116,9 +123,10 @@ def encode(path: str, texts: Sequence[str], *, batch_size: int = 32, max_length:
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     with torch.inference_mode():
         for s in range(0, len(order), batch_size):
-            idx = order[s:s + batch_size]
-            enc = tok([texts[i] for i in idx], padding=True, truncation=True, max_length=max_length,
-                      return_tensors="pt")
+            idx = order[s : s + batch_size]
+            enc = tok(
+                [texts[i] for i in idx], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            )
             hidden = model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             emb = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)

@@ -129,8 +129,9 @@ class Objective:
         p = self.p
         w_rel, w_qry, w_cov, w_div = p.weights
         qcov = p.presence @ p.query_weights if p.presence.shape[1] else np.zeros(p.n)
-        return (w_rel * p.rel + w_qry * qcov + w_cov * p.row_sums / p.repr_norm
-                + w_div * np.sqrt(p.div_reward) / p.div_norm)
+        return (
+            w_rel * p.rel + w_qry * qcov + w_cov * p.row_sums / p.repr_norm + w_div * np.sqrt(p.div_reward) / p.div_norm
+        )
 
     def gain(self, i: int) -> float:
         p = self.p
@@ -296,8 +297,14 @@ def build_problem(
     doc_codes: dict[str, int] = {}
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
     return PackerProblem(
-        costs=np.asarray(costs, dtype=np.int64), rel=rel, query_terms=query_terms, query_weights=qw,
-        sim=sim, docs=docs, weights=tuple(float(w) for w in weights), cost_exponent=cost_exponent,
+        costs=np.asarray(costs, dtype=np.int64),
+        rel=rel,
+        query_terms=query_terms,
+        query_weights=qw,
+        sim=sim,
+        docs=docs,
+        weights=tuple(float(w) for w in weights),
+        cost_exponent=cost_exponent,
     )
 
 
@@ -350,4 +357,3 @@ class SubmodularCompressor(BaseCompressor):
         res = pack(p, budget_tokens, lazy=self.params["lazy"], fallback=self.params["fallback"])
         chosen = [cand[k] for k in res.selected]
         return [sentence_unit(snippets[i]) for i in source_order(snippets, chosen)]
-

@@ -128,8 +128,10 @@ class TokenPruneCompressor(BaseCompressor):
                 )
         if self.params["provenance"] == "sentence" and self.params["backend"] == "llmlingua2":
             raise self._param_error(
-                "provenance", "llmlingua returns text without a token-to-source map; use provenance='none' "
-                              "with backend='llmlingua2', or backend='idf'/'token_classifier'")
+                "provenance",
+                "llmlingua returns text without a token-to-source map; use provenance='none' "
+                "with backend='llmlingua2', or backend='idf'/'token_classifier'",
+            )
         self._models: dict = {}
 
     # ------------------------------------------------------------------ selection shared by idf / classifier
@@ -211,7 +213,7 @@ class TokenPruneCompressor(BaseCompressor):
                     continue
                 word_scores = np.zeros(len(words))
                 for s in range(0, len(words), 200):  # windows of 200 words stay under 512 sub-tokens
-                    chunk = words[s:s + 200]
+                    chunk = words[s : s + 200]
                     enc = tok(chunk, is_split_into_words=True, truncation=True, max_length=512, return_tensors="pt")
                     probs = torch.softmax(model(**enc).logits[0].float(), dim=-1)[:, keep_id].numpy()
                     sums, counts = np.zeros(len(chunk)), np.zeros(len(chunk))
@@ -219,7 +221,7 @@ class TokenPruneCompressor(BaseCompressor):
                         if wid is not None:
                             sums[wid] += probs[pos]
                             counts[wid] += 1
-                    word_scores[s:s + len(chunk)] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+                    word_scores[s : s + len(chunk)] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
                 scores.extend(word_scores.tolist())
         return scores
 
@@ -258,8 +260,9 @@ class TokenPruneCompressor(BaseCompressor):
                     "name contains 'xlm-roberta-large' or 'bert-base-multilingual-cased'>"
                 )
             try:
-                self._models["llm"] = PromptCompressor(model_name=path, use_llmlingua2=True,
-                                                       device_map=self.params["device"])
+                self._models["llm"] = PromptCompressor(
+                    model_name=path, use_llmlingua2=True, device_map=self.params["device"]
+                )
             except (OSError, ValueError) as e:
                 raise ModelUnavailable(
                     f"token_prune: cannot load LLMLingua-2 from {path!r} ({type(e).__name__}: {str(e)[:200]})"
@@ -292,7 +295,11 @@ class TokenPruneCompressor(BaseCompressor):
             out = comp.compress_prompt_llmlingua2(texts, rate=rate, use_context_level_filter=False)
             pieces = out.get("compressed_prompt_list") or [out["compressed_prompt"]]
             if len(pieces) != len(docs):
-                return [Unit(out["compressed_prompt"].strip(), source_ids=None)] if out["compressed_prompt"].strip() else []
+                return (
+                    [Unit(out["compressed_prompt"].strip(), source_ids=None)]
+                    if out["compressed_prompt"].strip()
+                    else []
+                )
             return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]
         docs_tokens = [self._doc_text_tokens(snippets, d)[1] for d in docs]
         words = [t[0] for toks in docs_tokens for t in toks]

@@ -6,6 +6,7 @@ from rageval.diagnostics.retrieval import retrieval_recall
 
 # ---- answer_in_context ---------------------------------------------------------------------
 
+
 def test_answer_in_context_hand_computed():
     r = answer_in_context(
         ["The capital is Paris.", ["Lyon is big", "in France"], "nothing here", "whatever"],
@@ -38,6 +39,7 @@ def test_answer_in_context_empty_context_scores_zero():
 
 # ---- str_em ----------------------------------------------------------------------------------
 
+
 def test_str_em_hand_computed():
     r = str_em(["Paris [1] and Lyon.", "Nothing."], [[["paris"], ["Lyon", "LY"], ["Nice"]], [["Rome"]]])
     assert r["per_question"][0] == {"str_em": pytest.approx(2 / 3), "str_hit": 0.0}
@@ -66,6 +68,7 @@ def test_str_em_question_without_qa_pairs_is_undefined():
 
 # ---- answer_f1 -------------------------------------------------------------------------------
 
+
 def test_token_f1_hand_computed():
     f1, p, r = token_f1("the big red house", "red house on hill")
     # pred tokens: big red house (3); gold: red house on hill (4); overlap 2
@@ -88,6 +91,7 @@ def test_answer_f1_max_over_aliases_and_undefined():
 
 # ---- retrieval_recall ------------------------------------------------------------------------
 
+
 def test_retrieval_recall_at_k():
     r = retrieval_recall([["a", "b", "c", "d"], ["x"], ["a"]], [["c", "d"], ["x"], []], k=3)
     assert [q["retrieval_recall"] for q in r["per_question"]] == [0.5, 1.0, None]
@@ -101,6 +105,7 @@ def test_retrieval_recall_bad_k():
 
 
 # ---- bad input names the field and the question ------------------------------------------------
+
 
 @pytest.mark.parametrize(
     "call, match",

@@ -63,6 +63,7 @@ def scores(pred, units, sources, **kw):
 
 # --- the gate -----------------------------------------------------------------------------------
 
+
 def test_overcited_sentence_loses_precision():
     r = scores("Claim F1 [1][2].", [U("has F1"), U("has F2")], [])
     assert r["emitted_recall"] == 1.0
@@ -119,8 +120,7 @@ def test_alce_zero_citation_is_last_unit():
 
 def test_alce_premise_format_has_title_lines():
     judge = Scripted()
-    scores("Claim F1 [1].", [U("F1 text", title="T1")], [], judge=judge, alce_compat=True,
-           parts=("emitted",))
+    scores("Claim F1 [1].", [U("F1 text", title="T1")], [], judge=judge, alce_compat=True, parts=("emitted",))
     assert judge.calls == [("Title: T1\nF1 text", "Claim F1.")]
 
 
@@ -148,6 +148,7 @@ def test_sentence_without_citation_has_recall_zero_and_no_judge_call():
 
 
 # --- grounded -----------------------------------------------------------------------------------
+
 
 def test_unrecovered_citation_cannot_support_recall():
     units = [U("summary says F1")]  # no provenance, nothing in the sources matches
@@ -210,6 +211,7 @@ def test_grounded_pool_deduplicates_source_ids():
 
 # --- re-attributability ---------------------------------------------------------------------------
 
+
 def test_re_attributability_counts_units_without_provenance_only():
     units = [[U("about F1 paris"), U("about F2 lyon"), U("x", ["d0.s0"])]]
     sources = [[S("d0.s0", "paris F1"), S("d1.s0", "lyon F3")]]
@@ -259,6 +261,7 @@ def test_custom_candidates_callable():
 
 # --- verification ---------------------------------------------------------------------------------
 
+
 def test_verification_three_modes_and_structural_rejections():
     judge = Scripted()
     runner = get_judge(judge)
@@ -300,6 +303,7 @@ def test_recovered_source_deduplicates_ids():
 
 # --- evidence_f1 and compression ----------------------------------------------------------------
 
+
 def test_evidence_f1_qasper_conventions():
     units = [[U("a", ["p1.s0", "p1.s1"]), U("b", ["p2.s0"]), U("c")]]
     sources = [[S("p1.s0", "a"), S("p1.s1", "a2"), S("p2.s0", "b")]]
@@ -325,8 +329,9 @@ def test_evidence_f1_paragraph_of_mapping():
 def test_compression_cost_rollup():
     units = [[U("Paris F1", ["d0.s0"]), U("Lyon F2")]]
     sources = [[S("d0.s0", "Paris F1"), S("d1.s0", "Lyon F2"), S("d2.s0", "Nice F3 is far away")]]
-    r = compression(["Claim F1 [1]. Claim F2 [2]."], units, sources, budget_tokens=[3],
-                    reader_input_tokens=[100], judge=Scripted())
+    r = compression(
+        ["Claim F1 [1]. Claim F2 [2]."], units, sources, budget_tokens=[3], reader_input_tokens=[100], judge=Scripted()
+    )
     q = r["per_question"][0]
     assert q["achieved_tokens"] == 4 and q["retrieved_tokens"] == 9
     assert r["compression"] == pytest.approx(4 / 9)
@@ -337,6 +342,7 @@ def test_compression_cost_rollup():
 
 
 # --- sharing and bad input ------------------------------------------------------------------------
+
 
 def test_one_runner_shares_calls_between_metrics():
     judge = Scripted()

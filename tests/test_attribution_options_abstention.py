@@ -71,8 +71,14 @@ def test_judge_that_never_abstains_gives_equal_excl_scores():
     units = [[{"text": U1, "source_ids": ["d0.s0"]}, {"text": "Berlin is big.", "source_ids": None}]]
     sources = [[{"id": "d0.s0", "text": U1}, {"id": "d1.s0", "text": "Berlin is a big city."}]]
     r = attribution_scores_batch(["Paris is the capital of France [1][2]."], units, sources)[0]
-    for key in ("emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall",
-                "re_attributability", "unsupported_recovered_source"):
+    for key in (
+        "emitted_precision",
+        "emitted_recall",
+        "grounded_precision",
+        "grounded_recall",
+        "re_attributability",
+        "unsupported_recovered_source",
+    ):
         assert r[f"{key}_excl_abstain"] == r[key]
     assert r["judge_abstentions"] == 0
 
@@ -90,9 +96,19 @@ def test_each_function_takes_only_the_options_it_uses():
         attribution_scores_batch(ANSWER, UNITS, [[]], tresholds=0.5)
 
 
-@pytest.mark.parametrize("bad", [{"threshold": True}, {"threshold": 1.5}, {"k": 0}, {"k": 2.5},
-                                 {"candidates": "sparse"}, {"no_citation_precision": "none"},
-                                 {"max_citations": 0}, {"recovery_threshold": float("nan")}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"threshold": True},
+        {"threshold": 1.5},
+        {"k": 0},
+        {"k": 2.5},
+        {"candidates": "sparse"},
+        {"no_citation_precision": "none"},
+        {"max_citations": 0},
+        {"recovery_threshold": float("nan")},
+    ],
+)
 def test_invalid_option_values_are_errors_naming_the_option(bad):
     name = next(iter(bad))
     with pytest.raises(ValueError, match=name):
@@ -112,8 +128,13 @@ def test_options_are_frozen_and_shared_with_the_suite_config():
     assert issubclass(AttributionOptions, AttributionSpec)
     # the same options object through options= or keywords gives the same scores
     a = grounded_precision(ANSWER, UNITS, [[{"id": "d0.s0", "text": U1}]], k=1)
-    b = attribution_scores_batch(ANSWER, UNITS, [[{"id": "d0.s0", "text": U1}]], options=o.model_copy(
-        update={"k": 1}), parts=("emitted", "grounded"))
+    b = attribution_scores_batch(
+        ANSWER,
+        UNITS,
+        [[{"id": "d0.s0", "text": U1}]],
+        options=o.model_copy(update={"k": 1}),
+        parts=("emitted", "grounded"),
+    )
     assert a["per_question"][0]["grounded_precision"] == b[0]["grounded_precision"]
 
 
@@ -125,8 +146,9 @@ def modules():
     old = os.getcwd()
     os.chdir(ROOT)
     try:
-        return evaluate, {n: evaluate.load(f"metrics/{n}") for n in ("emitted_precision", "grounded_precision",
-                                                                     "answer_f1")}
+        return evaluate, {
+            n: evaluate.load(f"metrics/{n}") for n in ("emitted_precision", "grounded_precision", "answer_f1")
+        }
     finally:
         os.chdir(old)
 
@@ -134,8 +156,9 @@ def modules():
 def test_module_ignores_other_modules_options_and_rejects_unknown_names(modules):
     _, m = modules
     base = m["emitted_precision"].compute(predictions=ANSWER, units=UNITS, sources=[[]])
-    with_k = m["emitted_precision"].compute(predictions=ANSWER, units=UNITS, sources=[[]], k=5,
-                                            multi_snippet=True, references=[["x"]])
+    with_k = m["emitted_precision"].compute(
+        predictions=ANSWER, units=UNITS, sources=[[]], k=5, multi_snippet=True, references=[["x"]]
+    )
     assert with_k["emitted_precision"] == base["emitted_precision"] == pytest.approx(2 / 3)
     with pytest.raises(TypeError, match="tresholds"):
         m["emitted_precision"].compute(predictions=ANSWER, units=UNITS, sources=[[]], tresholds=0.4)
@@ -144,8 +167,13 @@ def test_module_ignores_other_modules_options_and_rejects_unknown_names(modules)
 def test_evaluate_combine_gives_each_module_its_own_inputs(modules):
     evaluate, m = modules
     combined = evaluate.combine([m["emitted_precision"], m["answer_f1"]])
-    r = combined.compute(predictions=["Paris is the capital of France [1]."], references=[["Paris"]],
-                         units=[[{"text": U1, "source_ids": None}]], sources=[[]], threshold=0.5)
+    r = combined.compute(
+        predictions=["Paris is the capital of France [1]."],
+        references=[["Paris"]],
+        units=[[{"text": U1, "source_ids": None}]],
+        sources=[[]],
+        threshold=0.5,
+    )
     assert r["emitted_precision"] == 1.0
     # normalized answer: paris is capital of france (5 tokens, "the" dropped); P = 1/5, R = 1 -> F1 = 1/3
     assert r["answer_f1"] == pytest.approx(2 * (1 / 5) * 1 / (1 / 5 + 1))

@@ -24,6 +24,7 @@ class Scripted:
             out.append(1.0 if fh and fh <= set(FACT.findall(p)) else 0.0)
         return out
 
+
 facts = st.lists(st.integers(1, 5), min_size=1, max_size=3, unique=True)
 unit_facts = st.lists(facts, min_size=1, max_size=4)
 
@@ -37,8 +38,10 @@ def question(draw):
         f = draw(facts)
         cites = draw(st.lists(st.integers(0, n + 2), max_size=4))
         sents.append("Claim " + " ".join(f"F{x}" for x in f) + "".join(f" [{c}]" for c in cites) + ".")
-    units = [{"text": "has " + " ".join(f"F{x}" for x in u), "source_ids": [f"s{k}"], "title": f"T{k}"}
-             for k, u in enumerate(us)]
+    units = [
+        {"text": "has " + " ".join(f"F{x}" for x in u), "source_ids": [f"s{k}"], "title": f"T{k}"}
+        for k, u in enumerate(us)
+    ]
     sources = [{"id": f"s{k}", "text": u["text"], "title": u["title"]} for k, u in enumerate(units)]
     return " ".join(sents), units, sources
 
@@ -84,6 +87,7 @@ def test_an_invalid_citation_never_raises_precision_nor_changes_recall(q):
 @settings(max_examples=20, deadline=None)
 @given(st.lists(question(), min_size=1, max_size=4))
 def test_batch_equals_one_question_at_a_time(qs):
-    batch = attribution_scores_batch([q[0] for q in qs], [q[1] for q in qs], [q[2] for q in qs],
-                                     judge=Scripted(), details=False)
+    batch = attribution_scores_batch(
+        [q[0] for q in qs], [q[1] for q in qs], [q[2] for q in qs], judge=Scripted(), details=False
+    )
     assert batch == [attribution_scores(*q, judge=Scripted(), details=False) for q in qs]

@@ -19,8 +19,11 @@ def test_tokenizer_is_retrievals_and_drops_stopwords_short_tokens_and_case():
     assert bm25_tokenize is tokenize
     assert tokenize("The Eiffel Tower, in PARIS; a 1 x 42") == ["eiffel", "tower", "paris", "42"]
     assert tokenize("and the of") == [] and tokenize("") == []
-    assert [tokenize(d) for d in DOCS] == [["apple", "banana", "apple"], ["banana", "cherry"],
-                                           ["cherry", "date", "fig", "grape"]]
+    assert [tokenize(d) for d in DOCS] == [
+        ["apple", "banana", "apple"],
+        ["banana", "cherry"],
+        ["cherry", "date", "fig", "grape"],
+    ]
     assert {"the", "and", "is"} <= stopwords()
 
 

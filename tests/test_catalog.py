@@ -36,7 +36,8 @@ seed: 0
 def _suite(tmp_path: Path, name: str) -> Path:
     dataset = DATASET.get(name, "hotpotqa")
     retrieval = {"asqa": "{method: bm25, k: 3, corpus: dataset}", "qasper": "{method: given}"}.get(
-        dataset, "{method: bm25, k: 4}")
+        dataset, "{method: bm25, k: 4}"
+    )
     sample = ", sample: qasper_intact" if dataset == "qasper" else ""
     p = tmp_path / f"{name}.yaml"
     p.write_text(SUITE.format(name=name, dataset=dataset, retrieval=retrieval, sample=sample, out=tmp_path / name))
@@ -112,8 +113,13 @@ def score_answer_length(inputs, options):
 @pytest.fixture
 def answer_words():
     spec = cat.DiagnosticSpec(
-        "answer_words", "0.1.0", "Words in the answer.", "answer", f"{__name__}:score_answer_length",
-        (cat.Output("answer_words", "lower"),), scorer=f"{__name__}:score_answer_length",
+        "answer_words",
+        "0.1.0",
+        "Words in the answer.",
+        "answer",
+        f"{__name__}:score_answer_length",
+        (cat.Output("answer_words", "lower"),),
+        scorer=f"{__name__}:score_answer_length",
     )
     cat.register(spec)
     yield spec
@@ -139,8 +145,9 @@ def test_walkthrough_adding_a_diagnostic_is_one_entry_and_its_scorer(answer_word
 def test_register_rejects_a_duplicate_and_a_conflicting_direction():
     with pytest.raises(ValueError, match="already in the catalog"):
         cat.register(CATALOG["answer_f1"])
-    bad = cat.DiagnosticSpec("bad", "0.1.0", "x", "answer", "json:dumps", (cat.Output("answer_f1", "lower"),),
-                             scorer="json:dumps")
+    bad = cat.DiagnosticSpec(
+        "bad", "0.1.0", "x", "answer", "json:dumps", (cat.Output("answer_f1", "lower"),), scorer="json:dumps"
+    )
     with pytest.raises(ValueError, match="answer_f1"):
         cat.register(bad)
     assert "bad" not in CATALOG
@@ -156,8 +163,9 @@ def test_scoring_input_round_trips_a_saved_record(tmp_path):
     p = _suite(tmp_path, "grounded_precision")
     suite = load_suite(p)
     result = run_suite(suite, progress=False, build_report=False)
-    records = [Record.from_dict(json.loads(line))
-               for line in (result.out_dir / "records.jsonl").read_text().splitlines()]
+    records = [
+        Record.from_dict(json.loads(line)) for line in (result.out_dir / "records.jsonl").read_text().splitlines()
+    ]
     template = PromptTemplate.coerce(None)
     inputs = [ScoringInput.from_record(r, template.evidence_text) for r in records if r.status == "ok"]
     again = score(inputs, ["grounded_precision"], scoring_options(suite), "lexical")

@@ -11,6 +11,7 @@ def cites(text, n=3, **kw):
 
 # ---- default mode, case by case (docs/design.md#default-mode) -----------------------------------
 
+
 def test_adjacent_markers():
     assert cites("Paris is in France [1][2].") == [("Paris is in France.", (1, 2), ())]
 
@@ -87,6 +88,7 @@ def test_non_string_answer():
 
 
 # ---- alce mode --------------------------------------------------------------------------------
+
 
 def test_alce_reads_only_first_number_of_a_list_and_maps_zero_to_last():
     s = parse_answer("Paris [1, 2][0].", 3, mode="alce").sentences[0]

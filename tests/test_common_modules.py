@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 METRICS = ROOT / "metrics"
 
 UNITS = [
-    [{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"]}, {"text": "Lyon is big.", "source_ids": None}],
+    [
+        {"text": "Paris is the capital of France.", "source_ids": ["d0.s0"]},
+        {"text": "Lyon is big.", "source_ids": None},
+    ],
     [{"text": "The Nile is long.", "source_ids": ["d0.s0"]}],
     [{"text": "Mars is red.", "source_ids": None}],
     [{"text": "Water boils at 100 C.", "source_ids": ["d0.s0", "d0.s1"]}],
@@ -31,16 +34,30 @@ SOURCES = [
     [{"id": "d0.s0", "text": "Mars is the red planet."}],
     [{"id": "d0.s0", "text": "Water boils at 100 C."}, {"id": "d0.s1", "text": "At sea level."}],
 ]
-PREDICTIONS = ["Paris is the capital of France [1]. Lyon is big [2].", "The Nile is long [1].", "", "Water boils at 100 C [1]."]
+PREDICTIONS = [
+    "Paris is the capital of France [1]. Lyon is big [2].",
+    "The Nile is long [1].",
+    "",
+    "Water boils at 100 C [1].",
+]
 
 #: name -> (inputs keyed by argument name, options)
 CASES = {
     "answer_in_context": (
-        {"contexts": ["Paris is nice", "the Nile", "x", "boils at 100"], "references": [["Paris"], ["Amazon"], ["no"], ["100"]]},
+        {
+            "contexts": ["Paris is nice", "the Nile", "x", "boils at 100"],
+            "references": [["Paris"], ["Amazon"], ["no"], ["100"]],
+        },
         {},
     ),
-    "str_em": ({"predictions": ["Paris", "Rome", "x", "y"], "references": [[["Paris"], ["Lyon"]], [["Rome"]], [], [["z"]]]}, {}),
-    "answer_f1": ({"predictions": ["Paris", "the Rome", "x", "yes"], "references": [["Paris"], ["Rome city"], ["the"], ["no"]]}, {}),
+    "str_em": (
+        {"predictions": ["Paris", "Rome", "x", "y"], "references": [[["Paris"], ["Lyon"]], [["Rome"]], [], [["z"]]]},
+        {},
+    ),
+    "answer_f1": (
+        {"predictions": ["Paris", "the Rome", "x", "yes"], "references": [["Paris"], ["Rome city"], ["the"], ["no"]]},
+        {},
+    ),
     "retrieval_recall": (
         {"retrieved": [["a", "b"], ["c"], ["d"], ["e", "f"]], "references": [["a"], ["x"], [], ["f", "g"]]},
         {"k": 2},
@@ -50,7 +67,14 @@ CASES = {
 ATTRIBUTION_INPUTS = {"predictions": PREDICTIONS, "units": UNITS, "sources": SOURCES}
 # gold-document coverage (no evaluate module): covered, not covered, no provenance (undefined), no gold (undefined)
 CASES["gold_coverage"] = ({"units": UNITS, "references": [["d0"], ["d1"], ["d0"], []]}, {})
-for _name in ("emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall", "re_attributability", "verification"):
+for _name in (
+    "emitted_precision",
+    "emitted_recall",
+    "grounded_precision",
+    "grounded_recall",
+    "re_attributability",
+    "verification",
+):
     CASES[_name] = (ATTRIBUTION_INPUTS, {"judge": "lexical"})
 CASES["evidence_f1"] = (
     dict(

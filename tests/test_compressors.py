@@ -38,8 +38,14 @@ def hotpot(k=0):
 
 
 def snip(doc, pos, text, rank=None, title=None):
-    return SourceSnippet(f"d{doc}.s{pos}", text, f"d{doc}", title=title or f"Doc {doc}", position=pos,
-                         doc_rank=doc if rank is None else rank)
+    return SourceSnippet(
+        f"d{doc}.s{pos}",
+        text,
+        f"d{doc}",
+        title=title or f"Doc {doc}",
+        position=pos,
+        doc_rank=doc if rank is None else rank,
+    )
 
 
 # ----------------------------------------------------------------------------- registry
@@ -47,8 +53,18 @@ def snip(doc, pos, text, rank=None, title=None):
 
 def test_registry_lists_the_ten_strategies():
     assert names() == sorted(
-        ["identity", "naive", "rerank", "extractive", "abstractive", "token_prune", "ecr", "mmr", "focused",
-         "submodular"]
+        [
+            "identity",
+            "naive",
+            "rerank",
+            "extractive",
+            "abstractive",
+            "token_prune",
+            "ecr",
+            "mmr",
+            "focused",
+            "submodular",
+        ]
     )
 
 
@@ -145,8 +161,10 @@ def test_empty_snippet_list_gives_a_defined_empty_context(name):
 
 @pytest.mark.parametrize("name", PACKERS)
 def test_budget_smaller_than_every_snippet_gives_an_empty_context(name):
-    snips = [snip(0, 0, "Paris is the capital and largest city of France."),
-             snip(1, 0, "Berlin is the capital of Germany since reunification.")]
+    snips = [
+        snip(0, 0, "Paris is the capital and largest city of France."),
+        snip(1, 0, "Berlin is the capital of Germany since reunification."),
+    ]
     ctx = get(name).compress("capital of France?", snips, 3)
     if name == "token_prune":  # prunes below the sentence: fills the 3 tokens exactly
         assert ctx.achieved_tokens <= 3 and all(u.source_ids is None for u in ctx.units)
@@ -267,9 +285,13 @@ def test_subword_tokenizer_budget_is_still_respected(tmp_path):
 
 
 def test_naive_keeps_leading_sentences_of_the_first_document_that_does_not_fit_then_stops():
-    snips = [snip(0, 0, "a b c d e"), snip(0, 1, "f g h"),
-             snip(1, 0, "i j k"), snip(1, 1, "l m n o p q r s"),
-             snip(2, 0, "t")]
+    snips = [
+        snip(0, 0, "a b c d e"),
+        snip(0, 1, "f g h"),
+        snip(1, 0, "i j k"),
+        snip(1, 1, "l m n o p q r s"),
+        snip(2, 0, "t"),
+    ]
     ctx = get("naive").compress("q", snips, 12)
     assert [u.source_ids for u in ctx.units] == [("d0.s0", "d0.s1"), ("d1.s0",)]
     assert ctx.units[1].text == "i j k"
@@ -293,9 +315,18 @@ def test_rerank_moves_the_relevant_document_first():
 
 
 def test_focused_takes_a_plus_minus_one_window_around_the_best_sentence():
-    snips = [snip(0, p, t) for p, t in enumerate(
-        ["Intro words here.", "He moved to the city.", "The Louvre museum opened in 1793.", "It is large.",
-         "Unrelated tail sentence."])]
+    snips = [
+        snip(0, p, t)
+        for p, t in enumerate(
+            [
+                "Intro words here.",
+                "He moved to the city.",
+                "The Louvre museum opened in 1793.",
+                "It is large.",
+                "Unrelated tail sentence.",
+            ]
+        )
+    ]
     ctx = get("focused").compress("When did the Louvre museum open?", snips, 17)
     assert [u.source_ids for u in ctx.units] == [("d0.s1", "d0.s2", "d0.s3")]
     assert ctx.units[0].text == "He moved to the city. The Louvre museum opened in 1793. It is large."
@@ -304,15 +335,21 @@ def test_focused_takes_a_plus_minus_one_window_around_the_best_sentence():
 
 
 def test_focused_falls_back_to_the_sentence_alone_when_its_window_does_not_fit():
-    snips = [snip(0, 0, "one two three four five six seven eight nine"), snip(0, 1, "Louvre museum."),
-             snip(0, 2, "ten eleven twelve thirteen fourteen fifteen")]
+    snips = [
+        snip(0, 0, "one two three four five six seven eight nine"),
+        snip(0, 1, "Louvre museum."),
+        snip(0, 2, "ten eleven twelve thirteen fourteen fifteen"),
+    ]
     ctx = get("focused").compress("Louvre museum?", snips, 5)
     assert [u.source_ids for u in ctx.units] == [("d0.s1",)]
 
 
 def test_mmr_lambda_trades_relevance_for_novelty():
-    snips = [snip(0, 0, "The Louvre museum in Paris."), snip(1, 0, "The Louvre museum in Paris, France."),
-             snip(2, 0, "The museum has the Mona Lisa.")]
+    snips = [
+        snip(0, 0, "The Louvre museum in Paris."),
+        snip(1, 0, "The Louvre museum in Paris, France."),
+        snip(2, 0, "The museum has the Mona Lisa."),
+    ]
     q = "Louvre museum Paris France"
     rel_only = get("mmr", lambda_=1.0).compress(q, snips, 15)
     diverse = get("mmr", lambda_=0.3).compress(q, snips, 15)
@@ -321,9 +358,12 @@ def test_mmr_lambda_trades_relevance_for_novelty():
 
 
 def test_ecr_emits_the_most_relevant_member_and_declares_the_whole_cluster():
-    snips = [snip(0, 0, "The Louvre museum is in Paris."), snip(1, 0, "The Louvre museum is in Paris!"),
-             snip(2, 0, "Paris is the capital of France and the Louvre museum is in Paris."),
-             snip(3, 0, "Bananas grow in warm climates.")]
+    snips = [
+        snip(0, 0, "The Louvre museum is in Paris."),
+        snip(1, 0, "The Louvre museum is in Paris!"),
+        snip(2, 0, "Paris is the capital of France and the Louvre museum is in Paris."),
+        snip(3, 0, "Bananas grow in warm climates."),
+    ]
     ctx = get("ecr").compress("Where is the Louvre museum?", snips, None)
     dup = [u for u in ctx.units if len(u.source_ids) > 1]
     assert len(dup) == 1 and set(dup[0].source_ids) == {"d0.s0", "d1.s0"}
@@ -368,10 +408,12 @@ def test_no_model_free_compressor_crashes_on_the_whole_sample():
                 assert math.isfinite(ctx.achieved_ratio)
 
 
-
 def test_documents_sharing_a_rank_are_not_interleaved():
-    snips = [{"id": "a.s0", "text": "Paris is big."}, {"id": "a.s1", "text": "Paris has museums.", "position": 1},
-             {"id": "b.s0", "text": "Paris is in France."}]
+    snips = [
+        {"id": "a.s0", "text": "Paris is big."},
+        {"id": "a.s1", "text": "Paris has museums.", "position": 1},
+        {"id": "b.s0", "text": "Paris is in France."},
+    ]
     for name in ("extractive", "mmr", "submodular"):
         ctx = get(name).compress("Paris?", snips, None)
         assert [u.source_ids[0] for u in ctx.units] == ["a.s0", "a.s1", "b.s0"], name

@@ -40,23 +40,42 @@ def tiny_tokenizer():
     q, snips = hotpot()
     corpus = [q] + [s.text for s in snips] + ["Question: Document: Summary:"]
     sp = SentencePieceUnigramTokenizer()
-    sp.train_from_iterator(corpus * 3, vocab_size=200, special_tokens=["<pad>", "<s>", "</s>", "<unk>", "<mask>"],
-                           unk_token="<unk>", show_progress=False)
+    sp.train_from_iterator(
+        corpus * 3,
+        vocab_size=200,
+        special_tokens=["<pad>", "<s>", "</s>", "<unk>", "<mask>"],
+        unk_token="<unk>",
+        show_progress=False,
+    )
     bos, eos = sp.token_to_id("<s>"), sp.token_to_id("</s>")
     sp.post_processor = TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)]
     )
     return PreTrainedTokenizerFast(
-        tokenizer_object=sp, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
-        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+        tokenizer_object=sp,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        cls_token="<s>",
+        sep_token="</s>",
     )
 
 
 def _xlmr_config(tok, **kw):
     from transformers import XLMRobertaConfig
 
-    return XLMRobertaConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                            intermediate_size=32, max_position_embeddings=520, pad_token_id=tok.pad_token_id, **kw)
+    return XLMRobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=520,
+        pad_token_id=tok.pad_token_id,
+        **kw,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +95,18 @@ def seq2seq(tmp_path_factory, tiny_tokenizer):
     from transformers import T5Config, T5ForConditionalGeneration
 
     path = tmp_path_factory.mktemp("ckpt") / "tiny-t5"
-    cfg = T5Config(vocab_size=len(tiny_tokenizer), d_model=16, d_kv=8, d_ff=32, num_layers=1, num_decoder_layers=1,
-                   num_heads=2, pad_token_id=tiny_tokenizer.pad_token_id, eos_token_id=tiny_tokenizer.eos_token_id,
-                   decoder_start_token_id=tiny_tokenizer.pad_token_id)
+    cfg = T5Config(
+        vocab_size=len(tiny_tokenizer),
+        d_model=16,
+        d_kv=8,
+        d_ff=32,
+        num_layers=1,
+        num_decoder_layers=1,
+        num_heads=2,
+        pad_token_id=tiny_tokenizer.pad_token_id,
+        eos_token_id=tiny_tokenizer.eos_token_id,
+        decoder_start_token_id=tiny_tokenizer.pad_token_id,
+    )
     T5ForConditionalGeneration(cfg).save_pretrained(path)
     tiny_tokenizer.save_pretrained(path)
     return str(path)
@@ -106,14 +134,17 @@ def test_abstractive_missing_weights_is_model_unavailable_with_the_fix(tmp_path)
         get("abstractive", model=str(tmp_path / "no-such-model")).compress(*hotpot(), None)
 
 
-@pytest.mark.parametrize("name, params", [
-    ("abstractive", {"model": "{absent}"}),
-    ("token_prune", {"backend": "token_classifier", "model": "{absent}"}),
-    ("rerank", {"scorer": "cross-encoder:{absent}"}),
-    ("extractive", {"scorer": "{absent}"}),
-    ("mmr", {"similarity": "{absent}"}),
-    ("submodular", {"similarity": "{absent}"}),
-])
+@pytest.mark.parametrize(
+    "name, params",
+    [
+        ("abstractive", {"model": "{absent}"}),
+        ("token_prune", {"backend": "token_classifier", "model": "{absent}"}),
+        ("rerank", {"scorer": "cross-encoder:{absent}"}),
+        ("extractive", {"scorer": "{absent}"}),
+        ("mmr", {"similarity": "{absent}"}),
+        ("submodular", {"similarity": "{absent}"}),
+    ],
+)
 def test_load_reports_missing_weights_before_any_question_is_run(name, params, tmp_path):
     absent = str(tmp_path / "absent-model")
     comp = get(name, **{k: v.format(absent=absent) for k, v in params.items()})

@@ -70,7 +70,9 @@ def test_2wiki_original_layout_keeps_evidence_triples():
     assert ex.meta["evidences"][0] == ["Lothair II", "mother", "Ermengarde of Tours"]
     # 2Wiki sentences have no leading space: the document text joins them with one
     teut = ex.document("d0")
-    assert teut.text.startswith("Teutberga( died 11 November 875) was a queen of Lotharingia by marriage to Lothair II. She")
+    assert teut.text.startswith(
+        "Teutberga( died 11 November 875) was a queen of Lotharingia by marriage to Lothair II. She"
+    )
 
 
 def test_asqa_din0s_layout_has_qa_pairs_and_gold_passages_in_the_corpus():
@@ -313,10 +315,18 @@ def test_musique_flashrag_style_rows():
         "metadata": {
             "answerable": True,
             "paragraphs": [
-                {"idx": 0, "title": "Walkman", "paragraph_text": "The Walkman is made by Sony. It plays cassettes.",
-                 "is_supporting": True},
-                {"idx": 1, "title": "Sony", "paragraph_text": "Sony was founded by Masaru Ibuka and Akio Morita.",
-                 "is_supporting": True},
+                {
+                    "idx": 0,
+                    "title": "Walkman",
+                    "paragraph_text": "The Walkman is made by Sony. It plays cassettes.",
+                    "is_supporting": True,
+                },
+                {
+                    "idx": 1,
+                    "title": "Sony",
+                    "paragraph_text": "Sony was founded by Masaru Ibuka and Akio Morita.",
+                    "is_supporting": True,
+                },
                 {"idx": 2, "title": "Tea", "paragraph_text": "Tea is a drink.", "is_supporting": False},
             ],
         },

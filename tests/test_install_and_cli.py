@@ -56,7 +56,9 @@ def test_path_load_from_repo_root_in_fresh_process(tmp_path):
         "m = evaluate.load('metrics/answer_in_context')\n"
         "print(m.compute(contexts=['a b c'], references=[['b c']])['answer_in_context'])\n"
     )
-    res = subprocess.run([sys.executable, "-c", script], env=_env(tmp_path / "hf"), cwd=ROOT, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", script], env=_env(tmp_path / "hf"), cwd=ROOT, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "1.0"
 
@@ -104,7 +106,7 @@ def test_metrics_command_lists_family_direction_and_every_output_from_the_catalo
         info = CATALOG[name]
         head = lines[heads[k]].split()
         assert head[:4] == [name, f"v{info.version}", info.family, arrow[info.direction]]
-        block = " ".join(lines[heads[k] + 1:heads[k + 1]])
+        block = " ".join(lines[heads[k] + 1 : heads[k + 1]])
         for o in info.outputs + info.module_keys:
             assert f"{o.key} {arrow[o.direction]}" in block, (name, o.key)
     assert "emitted_minus_grounded_precision ·" in res.output  # an undirected key is shown without a direction
@@ -144,7 +146,9 @@ def test_evaluate_module_doctests_run_by_bare_name(tmp_path):
         "    assert t.examples, f'{path.stem} has no doctest examples'\n"
         "print('FAILED', failed)\n"
     )
-    res = subprocess.run([sys.executable, "-c", script, str(ROOT / "metrics")], env=env, cwd=tmp_path, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "metrics")], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip().splitlines()[-1] == "FAILED 0", res.stdout[-3000:]
 
@@ -154,8 +158,20 @@ def test_plain_install_ships_modules_compressors_suites_and_samples(tmp_path):
     import zipfile
 
     res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     (wheel,) = tmp_path.glob("rageval-*.whl")
@@ -169,4 +185,6 @@ def test_plain_install_ships_modules_compressors_suites_and_samples(tmp_path):
         assert f"rageval/suites/{suite}" in names
     assert "rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json" in names
     assert "rageval/data/samples/PROVENANCE.md" in names
-    assert not any(n.startswith(("compressors/", "metrics/", "suites/")) for n in names), "no generic top-level packages"
+    assert not any(n.startswith(("compressors/", "metrics/", "suites/")) for n in names), (
+        "no generic top-level packages"
+    )

@@ -64,7 +64,12 @@ def test_abstention_survives_a_disk_cache_round_trip(tmp_path):
     assert r2.decide(PREMS, HYPS, threshold=0.5) == [True, None, False]
     s = r2.stats()
     assert (s["cache_hits"], s["cache_misses"], s["executed"], s["abstained"], s["abstained_executed"]) == (
-        3, 0, 0, 1, 0)
+        3,
+        0,
+        0,
+        1,
+        0,
+    )
     assert f2.calls == 0
 
 
@@ -128,8 +133,7 @@ def test_a_wrong_number_of_values_or_no_sequence_is_an_error():
 
 def test_numeric_types_are_accepted():
     np = pytest.importorskip("numpy")
-    r = JudgeRunner(CallableJudge(lambda p, h: np.array([1, 0.25, np.nan], dtype=np.float32)[:len(p)],
-                                  judge_id="np"))
+    r = JudgeRunner(CallableJudge(lambda p, h: np.array([1, 0.25, np.nan], dtype=np.float32)[: len(p)], judge_id="np"))
     out = r(PREMS, HYPS)
     assert out[:2] == [1.0, 0.25] and math.isnan(out[2])
     assert all(type(x) is float for x in out)
@@ -153,6 +157,7 @@ def test_backend_counters_do_not_overwrite_the_runners():
 
 # --- replay ---------------------------------------------------------------------------------------
 
+
 def test_replay_null_and_abstain_are_abstentions(tmp_path):
     path = tmp_path / "rec.jsonl"
     rows = [
@@ -173,38 +178,47 @@ def test_replay_null_and_abstain_are_abstentions(tmp_path):
     assert save_replay(out, r) == 6
     text = out.read_text()
     assert "NaN" not in text and text.count('"probability": null') == 4
-    assert get_judge(f"replay:{out}").decide(prems, ["h"] * 6, threshold=0.5) == [True, None, None, None, None,
-                                                                                  False]
+    assert get_judge(f"replay:{out}").decide(prems, ["h"] * 6, threshold=0.5) == [True, None, None, None, None, False]
 
 
-@pytest.mark.parametrize("row, why", [
-    ({"probability": 1.5}, "probability 1.5 is not a number in"),
-    ({"probability": -0.1}, "probability -0.1 is not a number in"),
-    ({"probability": "0.7"}, "probability '0.7' is not a number in"),
-    ({"probability": True}, "probability True is not a number in"),
-    ({"decision": "maybe"}, "decision 'maybe' is not true or false"),
-])
+@pytest.mark.parametrize(
+    "row, why",
+    [
+        ({"probability": 1.5}, "probability 1.5 is not a number in"),
+        ({"probability": -0.1}, "probability -0.1 is not a number in"),
+        ({"probability": "0.7"}, "probability '0.7' is not a number in"),
+        ({"probability": True}, "probability True is not a number in"),
+        ({"decision": "maybe"}, "decision 'maybe' is not true or false"),
+    ],
+)
 def test_replay_bad_values_name_the_line(tmp_path, row, why):
     path = tmp_path / "bad.jsonl"
-    path.write_text(json.dumps({"premise": "a", "hypothesis": "b", "probability": 0.1}) + "\n"
-                    + json.dumps({"premise": "p", "hypothesis": "h", **row}) + "\n")
+    path.write_text(
+        json.dumps({"premise": "a", "hypothesis": "b", "probability": 0.1})
+        + "\n"
+        + json.dumps({"premise": "p", "hypothesis": "h", **row})
+        + "\n"
+    )
     with pytest.raises(ValueError, match=rf"bad.jsonl:2: {why}"):
         ReplayJudge(path)
 
 
 # --- the TRUE-style token -> probability mapping ----------------------------------------------------
 
+
 def test_label_probabilities_hand_computed():
     torch = pytest.importorskip("torch")
     from rageval.judges.hf import label_probabilities
 
     # vocabulary of 4: id 1 is "0", id 2 is "1"
-    logits = torch.tensor([
-        [0.0, 0.0, math.log(3.0), -1.0],  # "1" greedy: P("1") = 3 / (1 + 3) = 0.75
-        [0.0, math.log(3.0), 0.0, -1.0],  # "0" greedy: P("1") = 1 / (3 + 1) = 0.25
-        [5.0, 1.0, 2.0, 0.0],  # another token greedy: abstain, though "1" beats "0"
-        [2.0, 1.0, 2.0, 0.0],  # "1" ties the other token: decided, P("1") = e / (1 + e)
-    ])
+    logits = torch.tensor(
+        [
+            [0.0, 0.0, math.log(3.0), -1.0],  # "1" greedy: P("1") = 3 / (1 + 3) = 0.75
+            [0.0, math.log(3.0), 0.0, -1.0],  # "0" greedy: P("1") = 1 / (3 + 1) = 0.25
+            [5.0, 1.0, 2.0, 0.0],  # another token greedy: abstain, though "1" beats "0"
+            [2.0, 1.0, 2.0, 0.0],  # "1" ties the other token: decided, P("1") = e / (1 + e)
+        ]
+    )
     got = label_probabilities(logits, 1, 2)
     assert got[0] == pytest.approx(0.75) and got[1] == pytest.approx(0.25)
     assert math.isnan(got[2])
@@ -244,8 +258,9 @@ def test_seq2seq_reads_the_label_after_a_whitespace_piece():
             out = torch.zeros(len(rows), n_steps, 5)
             for j, r in enumerate(rows):
                 if n_steps == 1:
-                    out[j, 0] = torch.tensor([[0, 9, 0, 0, 0], [0, 9, 0, 0, 0], [0, 0, 9, 1, 0], [0, 0, 0, 0, 9]][r],
-                                             dtype=torch.float)
+                    out[j, 0] = torch.tensor(
+                        [[0, 9, 0, 0, 0], [0, 9, 0, 0, 0], [0, 0, 9, 1, 0], [0, 0, 0, 0, 9]][r], dtype=torch.float
+                    )
                 else:
                     assert decoder_input_ids[j].tolist() == [0, SPACE]
                     out[j, 1] = torch.tensor([[0, 0, 1, 3, 0], [0, 0, 0, 0, 9]][r], dtype=torch.float)

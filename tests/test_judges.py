@@ -146,6 +146,7 @@ def test_unknown_judge_name_suggests():
 
 # --- lexical --------------------------------------------------------------------------------------
 
+
 def test_lexical_rule_hand_computed():
     j = LexicalJudge()
     # content(h) = {eiffel, tower, pari, built, 1889}; premise has eiffel, tower, pari, 1889 -> 4/5
@@ -184,6 +185,7 @@ if given is not None:
 
 
 # --- replay ---------------------------------------------------------------------------------------
+
 
 def test_replay_judge_round_trip(tmp_path):
     r = get_judge("lexical")

@@ -32,12 +32,16 @@ def _tokenizer(kind):
     tok.train_from_iterator(CORPUS, trainers.WordLevelTrainer(special_tokens=specials))
     if kind == "nli":
         tok.post_processor = processors.TemplateProcessing(
-            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-            special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
-        return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
-                                       cls_token="[CLS]", sep_token="[SEP]")
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B [SEP]",
+            special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))],
+        )
+        return PreTrainedTokenizerFast(
+            tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
+        )
     tok.post_processor = processors.TemplateProcessing(
-        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))]
+    )
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="</s>", unk_token="<unk>")
 
 
@@ -48,10 +52,20 @@ def build_nli(path, id2label=None):
     tk = _tokenizer("nli")
     id2label = id2label or {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
     cfg = DebertaV2Config(
-        vocab_size=tk.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=128, relative_attention=True, position_buckets=16, pos_att_type=["p2c", "c2p"],
-        num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
-        pad_token_id=tk.pad_token_id)
+        vocab_size=tk.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        relative_attention=True,
+        position_buckets=16,
+        pos_att_type=["p2c", "c2p"],
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
+        pad_token_id=tk.pad_token_id,
+    )
     DebertaV2ForSequenceClassification(cfg).save_pretrained(path)
     tk.save_pretrained(path)
     return str(path)
@@ -69,8 +83,17 @@ def build_t5(path, answers="label"):
 
     torch.manual_seed(0)
     tk = _tokenizer("t5")
-    cfg = T5Config(vocab_size=tk.vocab_size, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                   pad_token_id=tk.pad_token_id, eos_token_id=tk.eos_token_id, decoder_start_token_id=tk.pad_token_id)
+    cfg = T5Config(
+        vocab_size=tk.vocab_size,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=2,
+        pad_token_id=tk.pad_token_id,
+        eos_token_id=tk.eos_token_id,
+        decoder_start_token_id=tk.pad_token_id,
+    )
     model = T5ForConditionalGeneration(cfg)
     plus, minus = ("1", "0") if answers == "label" else ("paris", "france")
     k = 0
@@ -210,8 +233,12 @@ def test_bf16_is_opt_in_and_close(nli_dir):
 def test_attribution_runs_with_a_model_judge(nli_dir):
     from rageval.diagnostics.attribution import attribution_scores
 
-    r = attribution_scores("Lyon is in France [1].", [{"text": PREMS[0], "source_ids": None}],
-                           [{"id": "d0.s0", "text": "Lyon is a big city in France."}], judge=get_judge(nli_dir))
+    r = attribution_scores(
+        "Lyon is in France [1].",
+        [{"text": PREMS[0], "source_ids": None}],
+        [{"id": "d0.s0", "text": "Lyon is a big city in France."}],
+        judge=get_judge(nli_dir),
+    )
     assert r["emitted_recall"] in (0.0, 1.0)
     assert r["verifier_tokens_summary_checked"] > 0
 
@@ -230,7 +257,9 @@ def test_minilm_judge_and_dense_candidates():
     assert same > 0.8 > other
     assert j.id.startswith("embedding:all-MiniLM-L6-v2@sha256:")
     units = [[{"text": "France's capital city is Paris.", "source_ids": None}]]
-    sources = [[{"id": "a", "text": "The Nile is a long river."}, {"id": "b", "text": "Paris is the capital of France."}]]
+    sources = [
+        [{"id": "a", "text": "The Nile is a long river."}, {"id": "b", "text": "Paris is the capital of France."}]
+    ]
     r = re_attributability([""], units, sources, judge=j, candidates="dense", k=1)
     assert r["re_attributability"] == 1.0
     assert r["per_question"][0]["details"]["recovery"]["1"]["candidates"] == ["b"]

@@ -63,7 +63,9 @@ def test_template_errors_name_the_field():
         PromptTemplate(user="{question} {units} {doc}")
     with pytest.raises(ValueError, match=r"unit must contain \{k\} and \{text\}"):
         PromptTemplate(unit="({title}) {text}")
-    with pytest.raises(ValueError, match=r"Unknown prompt template field\(s\) 'instructions' \(did you mean 'instruction'\?\)"):
+    with pytest.raises(
+        ValueError, match=r"Unknown prompt template field\(s\) 'instructions' \(did you mean 'instruction'\?\)"
+    ):
         PromptTemplate.from_dict({"instructions": "x"})
 
 
@@ -146,15 +148,22 @@ def _saved(tmp_path, rows):
 
 
 def test_saved_reader_looks_up_question_and_setting(tmp_path):
-    p = _saved(tmp_path, [
-        {"question_id": "q1", "setting": "a", "answer": "Paris [2].", "input_tokens": 99},
-        {"question_id": "q1", "setting": "b", "answer": "Lyon [1]."},
-        {"question_id": "q2", "output": "Any setting [1]."},
-        {"question_id": "q3", "setting": "a", "answer": None, "status": "prompt_overflow", "error": "too long"},
-    ])
+    p = _saved(
+        tmp_path,
+        [
+            {"question_id": "q1", "setting": "a", "answer": "Paris [2].", "input_tokens": 99},
+            {"question_id": "q1", "setting": "b", "answer": "Lyon [1]."},
+            {"question_id": "q2", "output": "Any setting [1]."},
+            {"question_id": "q3", "setting": "a", "answer": None, "status": "prompt_overflow", "error": "too long"},
+        ],
+    )
     r = get_reader("saved", path=str(p))
-    reqs = [ReaderRequest("q1", "?", UNITS, setting="a"), ReaderRequest("q1", "?", UNITS, setting="b"),
-            ReaderRequest("q2", "?", UNITS, setting="zzz"), ReaderRequest("q3", "?", UNITS, setting="a")]
+    reqs = [
+        ReaderRequest("q1", "?", UNITS, setting="a"),
+        ReaderRequest("q1", "?", UNITS, setting="b"),
+        ReaderRequest("q2", "?", UNITS, setting="zzz"),
+        ReaderRequest("q3", "?", UNITS, setting="a"),
+    ]
     out = r.generate(reqs)
     assert [o.text for o in out] == ["Paris [2].", "Lyon [1].", "Any setting [1].", ""]
     assert out[0].input_tokens == 99
@@ -165,8 +174,9 @@ def test_saved_reader_looks_up_question_and_setting(tmp_path):
 def test_saved_reader_missing_answer_is_a_reader_error_naming_question_and_setting(tmp_path):
     p = _saved(tmp_path, [{"question_id": "q1", "setting": "a", "answer": "x"}])
     r = get_reader("saved", path=p)
-    missing, wrong_setting = r.generate([ReaderRequest("q9", "?", UNITS, setting="a"),
-                                         ReaderRequest("q1", "?", UNITS, setting="b")])
+    missing, wrong_setting = r.generate(
+        [ReaderRequest("q9", "?", UNITS, setting="a"), ReaderRequest("q1", "?", UNITS, setting="b")]
+    )
     assert missing.status == "reader_error" and "no saved answer for question 'q9'" in missing.error
     assert str(p) in missing.error
     assert wrong_setting.status == "reader_error"
@@ -176,7 +186,9 @@ def test_saved_reader_missing_answer_is_a_reader_error_naming_question_and_setti
 def test_saved_reader_file_errors_name_the_line(tmp_path):
     with pytest.raises(ValueError, match=r"line 2: missing field 'question_id'"):
         get_reader("saved", path=_saved(tmp_path, [{"question_id": "q", "answer": "a"}, {"answer": "b"}]))
-    with pytest.raises(ValueError, match=r"line 2: a second answer for question 'q' and setting 's' \(first at line 1\)"):
+    with pytest.raises(
+        ValueError, match=r"line 2: a second answer for question 'q' and setting 's' \(first at line 1\)"
+    ):
         get_reader("saved", path=_saved(tmp_path, [{"question_id": "q", "setting": "s", "answer": "a"}] * 2))
     with pytest.raises(ValueError, match=r"line 1: field 'answer' is int"):
         get_reader("saved", path=_saved(tmp_path, [{"question_id": "q", "answer": 3}]))
@@ -188,11 +200,18 @@ def test_saved_reader_replays_the_extractive_reader(tmp_path):
     ex = load_examples("musique", sample_path("musique"), limit=3)
     reqs = []
     for e in ex:
-        units = tuple(Unit(d.text, tuple(s.id for s in d.snippets), d.title) for d in retrieve(e, method="bm25", k=3).documents)
+        units = tuple(
+            Unit(d.text, tuple(s.id for s in d.snippets), d.title) for d in retrieve(e, method="bm25", k=3).documents
+        )
         reqs.append(ReaderRequest(e.id, e.question, units, setting="bm25@3"))
     live = ExtractiveReader().generate(reqs)
-    p = _saved(tmp_path, [{"question_id": q.question_id, "setting": q.setting, **o.to_dict(), "answer": o.text}
-                          for q, o in zip(reqs, live)])
+    p = _saved(
+        tmp_path,
+        [
+            {"question_id": q.question_id, "setting": q.setting, **o.to_dict(), "answer": o.text}
+            for q, o in zip(reqs, live)
+        ],
+    )
     assert get_reader("saved", path=p).generate(reqs) == live
 
 

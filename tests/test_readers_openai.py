@@ -29,8 +29,10 @@ class _Server:
                     time.sleep(delay)
                 if payload is None:
                     user = body["messages"][-1]["content"]
-                    payload = {"choices": [{"message": {"role": "assistant", "content": f" echo: {len(user)} [1]. "}}],
-                               "usage": {"prompt_tokens": 321, "completion_tokens": 4}}
+                    payload = {
+                        "choices": [{"message": {"role": "assistant", "content": f" echo: {len(user)} [1]. "}}],
+                        "usage": {"prompt_tokens": 321, "completion_tokens": 4},
+                    }
                 data = json.dumps(payload).encode() if not isinstance(payload, bytes) else payload
                 try:
                     self.send_response(status)
@@ -101,8 +103,11 @@ def test_no_api_key_sends_no_authorization(server, monkeypatch):
 
 
 def test_retries_server_errors_with_exponential_backoff(server):
-    server.script = [(503, {"error": {"message": "overloaded"}}, {}, 0), (429, {"error": "slow down"}, {}, 0),
-                     (200, None, {}, 0)]
+    server.script = [
+        (503, {"error": {"message": "overloaded"}}, {}, 0),
+        (429, {"error": "slow down"}, {}, 0),
+        (200, None, {}, 0),
+    ]
     r, sleeps = _reader(server, max_retries=3, backoff=0.5)
     out = r.generate(_reqs())[0]
     assert out.status == "ok"

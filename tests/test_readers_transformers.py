@@ -28,15 +28,25 @@ def _build(folder, *, chat=True, positions=2048):
     tk = Tokenizer(models.BPE())
     tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tk.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>", "<pad>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<s>", "</s>", "<pad>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tk.train_from_iterator(TEXT, trainer)
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
     if chat:
         tok.chat_template = CHAT_TEMPLATE
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=positions,
-                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=positions,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(0)
     model = LlamaForCausalLM(cfg)
     model.save_pretrained(folder)
@@ -115,7 +125,9 @@ def test_tokenizer_without_chat_template_gets_the_plain_prompt(tmp_path):
 
 
 def test_missing_weights_raise_model_unavailable_with_the_fix(tmp_path):
-    with pytest.raises(ModelUnavailable, match=r"could not load reader model .*local checkpoint folder.*--reader extractive"):
+    with pytest.raises(
+        ModelUnavailable, match=r"could not load reader model .*local checkpoint folder.*--reader extractive"
+    ):
         get_reader("transformers", model=str(tmp_path / "no-such-model"))
 
 

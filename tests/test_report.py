@@ -37,27 +37,50 @@ def make_records(n=30, *, seed=0, clusters=False, failures=(("q003", "extractive
             emitted = float(np.clip(0.7 - drop / 3 + 0.1 * qr.normal(), 0, 1))
             grounded = emitted if comp != "abstractive" else float(np.clip(emitted - 0.5, 0, 1))
             status = fail.get((q, name), "ok")
-            metrics = {} if status != "ok" else {
-                "answer_f1": f1, "answer_in_context": aic if i % 10 else None, "retrieval_recall": recall,
-                "emitted_precision": emitted, "grounded_precision": grounded,
-                "re_attributability": float(qr.random() < 0.2) if comp == "abstractive" else None,
-                "evidence_f1": None, "unsupported_declared_span": 1.0 if comp == "abstractive" else 0.2,
-                "reader_input_tokens": 100 + i,
-            }
+            metrics = (
+                {}
+                if status != "ok"
+                else {
+                    "answer_f1": f1,
+                    "answer_in_context": aic if i % 10 else None,
+                    "retrieval_recall": recall,
+                    "emitted_precision": emitted,
+                    "grounded_precision": grounded,
+                    "re_attributability": float(qr.random() < 0.2) if comp == "abstractive" else None,
+                    "evidence_f1": None,
+                    "unsupported_declared_span": 1.0 if comp == "abstractive" else 0.2,
+                    "reader_input_tokens": 100 + i,
+                }
+            )
             extra = {}
             if clusters:
                 extra["cluster_id"] = f"paper{i // 3}"
             if comp == "abstractive" and status == "ok":
                 extra["reattribution_sweep"] = {
-                    str(t): {"rate": max(0.0, 0.6 - t * 0.5 + 0.05 * qr.normal()),
-                             "grounded_precision": max(0.0, 0.3 - t * 0.2)} for t in (0.3, 0.5, 0.8)}
+                    str(t): {
+                        "rate": max(0.0, 0.6 - t * 0.5 + 0.05 * qr.normal()),
+                        "grounded_precision": max(0.0, 0.3 - t * 0.2),
+                    }
+                    for t in (0.3, 0.5, 0.8)
+                }
             ctx = None
             if status == "ok":
-                ctx = Context(units=(Unit("text", None if comp == "abstractive" else ("d0.s0",)),),
-                              achieved_tokens=int(ratio * 200), retrieved_tokens=200,
-                              budget_tokens=None if budget is None else int(budget * 200), budget=budget)
-            rec = Record(question_id=q, setting=Setting(name, comp, budget, "extractive"), status=status,
-                         context=ctx, metrics=metrics, extra=extra, error=None if status == "ok" else "boom")
+                ctx = Context(
+                    units=(Unit("text", None if comp == "abstractive" else ("d0.s0",)),),
+                    achieved_tokens=int(ratio * 200),
+                    retrieved_tokens=200,
+                    budget_tokens=None if budget is None else int(budget * 200),
+                    budget=budget,
+                )
+            rec = Record(
+                question_id=q,
+                setting=Setting(name, comp, budget, "extractive"),
+                status=status,
+                context=ctx,
+                metrics=metrics,
+                extra=extra,
+                error=None if status == "ok" else "boom",
+            )
             records.append(rec.to_dict())
     return records
 
@@ -69,9 +92,15 @@ def make_run(path, *, records=None, contrasts="every setting vs identity", clust
         for r in records:
             fh.write(json.dumps(r, sort_keys=True) + "\n")
     manifest = {
-        "suite": {"name": "toy", "hash": "abc123", "dataset": "toy-qa", "seed": seed, "contrasts": contrasts,
-                  "settings": [{"name": n, "compressor": c, "budget": b} for n, c, b in SETTINGS],
-                  "cluster_key": cluster_key},
+        "suite": {
+            "name": "toy",
+            "hash": "abc123",
+            "dataset": "toy-qa",
+            "seed": seed,
+            "contrasts": contrasts,
+            "settings": [{"name": n, "compressor": c, "budget": b} for n, c, b in SETTINGS],
+            "cluster_key": cluster_key,
+        },
         "package": {"name": "rageval", "version": "0.1.0"},
         "models": {"reader": "extractive", "judge": "lexical"},
         "judge_stats": {"lexical": {"calls": 120, "cache_hits": 30, "cache_misses": 90, "truncated": 0}},
@@ -94,38 +123,49 @@ NAMES = [n for n, _, _ in SETTINGS]
 def test_every_setting_vs_identity_expands_in_suite_order():
     rows = parse_contrasts({"vs": "identity", "metrics": ["answer_f1"]}, NAMES)
     assert [(r.a, r.b, r.metric) for r in rows] == [(s, "identity", "answer_f1") for s in NAMES[1:]]
-    assert parse_contrasts("every setting vs identity", NAMES, default_metrics=["x"]) == \
-        parse_contrasts([{"vs": "identity", "metrics": "x"}], NAMES)
+    assert parse_contrasts("every setting vs identity", NAMES, default_metrics=["x"]) == parse_contrasts(
+        [{"vs": "identity", "metrics": "x"}], NAMES
+    )
 
 
 def test_pairs_gaps_and_string_pairs():
     rows = parse_contrasts(
-        ["extractive@0.25 vs extractive@0.5",
-         {"gap": ["emitted_precision", "grounded_precision"], "settings": "abstractive@0.25"}],
-        NAMES, default_metrics=["answer_f1"])
+        [
+            "extractive@0.25 vs extractive@0.5",
+            {"gap": ["emitted_precision", "grounded_precision"], "settings": "abstractive@0.25"},
+        ],
+        NAMES,
+        default_metrics=["answer_f1"],
+    )
     assert rows[0].label == "extractive@0.25 - extractive@0.5: answer_f1"
     assert rows[1].kind == "gap" and rows[1].a == rows[1].b == "abstractive@0.25"
 
 
 def test_unknown_setting_says_did_you_mean():
-    with pytest.raises(ValueError, match=r"Unknown setting 'extractive@0.52' in contrasts\[0\]\.a\. "
-                                         r"Did you mean 'extractive@0.5'\?"):
+    with pytest.raises(
+        ValueError,
+        match=r"Unknown setting 'extractive@0.52' in contrasts\[0\]\.a\. "
+        r"Did you mean 'extractive@0.5'\?",
+    ):
         parse_contrasts([{"a": "extractive@0.52", "b": "identity", "metrics": "answer_f1"}], NAMES)
     with pytest.raises(ValueError, match="Did you mean 'identity'"):
         parse_contrasts("every setting vs identty", NAMES, default_metrics=["m"])
 
 
-@pytest.mark.parametrize("spec, msg", [
-    ({"a": "identity", "metrics": ["m"]}, "no 'b'"),
-    ({"a": "identity", "b": "identity", "metrics": ["m"]}, "with itself"),
-    ({"vs": "identity", "metrix": ["m"]}, "Unknown key 'metrix'.*Did you mean 'metrics'"),
-    ({"vs": "identity", "a": "identity"}, "exactly one of"),
-    ("identity versus extractive@0.5", "not understood"),
-    (["every setting vs identity", "extractive@0.5 vs identity"], "again"),
-    ({"gap": ["m"]}, "two metric names"),
-    (42, "string or a mapping"),
-    ({"vs": "identity", "metrics": []}, "non-empty list"),
-])
+@pytest.mark.parametrize(
+    "spec, msg",
+    [
+        ({"a": "identity", "metrics": ["m"]}, "no 'b'"),
+        ({"a": "identity", "b": "identity", "metrics": ["m"]}, "with itself"),
+        ({"vs": "identity", "metrix": ["m"]}, "Unknown key 'metrix'.*Did you mean 'metrics'"),
+        ({"vs": "identity", "a": "identity"}, "exactly one of"),
+        ("identity versus extractive@0.5", "not understood"),
+        (["every setting vs identity", "extractive@0.5 vs identity"], "again"),
+        ({"gap": ["m"]}, "two metric names"),
+        (42, "string or a mapping"),
+        ({"vs": "identity", "metrics": []}, "non-empty list"),
+    ],
+)
 def test_bad_contrast_specs_raise_clear_errors(spec, msg):
     with pytest.raises(ValueError, match=msg):
         parse_contrasts(spec, NAMES, default_metrics=["m"])
@@ -137,8 +177,11 @@ def test_unknown_metric_is_checked_against_the_records():
 
 
 def test_default_metrics_are_those_with_a_direction():
-    rows = parse_contrasts("every setting vs identity", NAMES,
-                           metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"])
+    rows = parse_contrasts(
+        "every setting vs identity",
+        NAMES,
+        metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"],
+    )
     assert sorted({r.metric for r in rows}) == ["answer_f1", "unsupported_declared_span"]
     assert metric_direction is direction_of  # the former name; directions come from the catalog only
     assert direction_of("unsupported_declared_span") == "lower"
@@ -148,18 +191,37 @@ def test_default_metrics_are_those_with_a_direction():
 def test_directions_come_from_the_catalog_never_from_the_name():
     # names that a pattern would call "higher is better" but that the catalog declares without a direction,
     # or does not declare at all
-    for key in ("emitted_minus_grounded_precision", "emitted_minus_grounded_recall", "foo_precision",
-                "bar_recall", "baz_f1", "qux_rate", "gap_precision", "verification_cost_declared_span"):
+    for key in (
+        "emitted_minus_grounded_precision",
+        "emitted_minus_grounded_recall",
+        "foo_precision",
+        "bar_recall",
+        "baz_f1",
+        "qux_rate",
+        "gap_precision",
+        "verification_cost_declared_span",
+    ):
         assert direction_of(key) == "none", key
     assert direction_of("grounded_precision_excl_abstain") == "higher"
     assert direction_of("unsupported_recovered_source_excl_abstain") == "lower"
-    rows = parse_contrasts("every setting vs identity", NAMES,
-                           metric_names=["answer_f1", "foo_precision", "emitted_minus_grounded_precision",
-                                         "judge_abstentions", "grounded_precision_excl_abstain"])
+    rows = parse_contrasts(
+        "every setting vs identity",
+        NAMES,
+        metric_names=[
+            "answer_f1",
+            "foo_precision",
+            "emitted_minus_grounded_precision",
+            "judge_abstentions",
+            "grounded_precision_excl_abstain",
+        ],
+    )
     # an _excl_abstain view has a direction but is not in the default family (it would double the Holm family)
     assert sorted({r.metric for r in rows}) == ["answer_f1"]
-    named = parse_contrasts([{"vs": "identity", "metrics": ["grounded_precision_excl_abstain"]}], NAMES,
-                            metric_names=["grounded_precision_excl_abstain"])
+    named = parse_contrasts(
+        [{"vs": "identity", "metrics": ["grounded_precision_excl_abstain"]}],
+        NAMES,
+        metric_names=["grounded_precision_excl_abstain"],
+    )
     assert {r.metric for r in named} == {"grounded_precision_excl_abstain"}
 
 
@@ -190,9 +252,22 @@ def test_unknown_and_undirected_keys_in_records_are_neither_contrasted_nor_plott
 def test_column_order_and_gaps_come_from_the_catalog():
     # the published summary.csv order of the headline metrics; the rest follows alphabetically
     assert PREFERRED_ORDER == (
-        "answer_f1", "answer_em", "str_em", "str_hit", "answer_in_context", "retrieval_recall", "all_gold",
-        "emitted_precision", "grounded_precision", "emitted_recall", "grounded_recall", "re_attributability",
-        "unsupported_summary_checked", "unsupported_declared_span", "unsupported_recovered_source", "evidence_f1",
+        "answer_f1",
+        "answer_em",
+        "str_em",
+        "str_hit",
+        "answer_in_context",
+        "retrieval_recall",
+        "all_gold",
+        "emitted_precision",
+        "grounded_precision",
+        "emitted_recall",
+        "grounded_recall",
+        "re_attributability",
+        "unsupported_summary_checked",
+        "unsupported_declared_span",
+        "unsupported_recovered_source",
+        "evidence_f1",
     )
     assert set(REPORT_ORDER) <= set(CATALOG)
     outputs = {o.key for s in CATALOG.values() for o in s.outputs}
@@ -210,8 +285,11 @@ def test_judge_abstentions_are_summed_per_setting(tmp_path):
     written = build_report(run, n_resamples=50, plots=False)
     rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
     cohort = {f"q{i:03d}" for i in range(10)} - {"q003"}
-    counts = [r["metrics"]["judge_abstentions"] for r in recs
-              if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort]
+    counts = [
+        r["metrics"]["judge_abstentions"]
+        for r in recs
+        if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort
+    ]
     want = sum(counts)
     abst = rows["abstractive@0.25"]
     assert want > 0 and abst["judge_abstentions_sum"] == str(want)  # the sum, not only the mean
@@ -239,18 +317,29 @@ def test_no_contrasts_declared_gives_empty_family():
 
 # ------------------------------------------------------------------ build_report
 
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    run = make_run(tmp_path_factory.mktemp("run") / "r",
-                   contrasts=["every setting vs identity",
-                              {"gap": ["emitted_precision", "grounded_precision"]}])
+    run = make_run(
+        tmp_path_factory.mktemp("run") / "r",
+        contrasts=["every setting vs identity", {"gap": ["emitted_precision", "grounded_precision"]}],
+    )
     return run, build_report(run, n_resamples=500, plots=False)  # plots: below and in test_report_html
 
 
 def test_build_report_writes_every_table(built):
     run, written = built
-    for key in ("summary_csv", "summary_md", "contrasts_csv", "contrasts_md", "validity_csv", "validity_md",
-                "report_html", "report_json", "sweep_csv"):
+    for key in (
+        "summary_csv",
+        "summary_md",
+        "contrasts_csv",
+        "contrasts_md",
+        "validity_csv",
+        "validity_md",
+        "report_html",
+        "report_json",
+        "sweep_csv",
+    ):
         assert written[key].is_file() and written[key].stat().st_size > 0, key
     assert not any(k.startswith("frontier_") for k in written)
 
@@ -261,8 +350,12 @@ def test_frontier_plots_are_png_and_svg_side_by_side(tmp_path):
     written = build_report(make_run(tmp_path / "r", records=recs), n_resamples=50)
     figs = sorted(k for k in written if k.startswith("frontier_"))
     # emitted and grounded share one figure; no plot for a metric undefined everywhere or without a direction
-    assert figs == ["frontier_answer_f1_png", "frontier_answer_f1_svg",
-                    "frontier_citation_precision_png", "frontier_citation_precision_svg"]
+    assert figs == [
+        "frontier_answer_f1_png",
+        "frontier_answer_f1_svg",
+        "frontier_citation_precision_png",
+        "frontier_citation_precision_svg",
+    ]
     assert written["frontier_citation_precision_png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = written["frontier_citation_precision_svg"].read_text()
     assert "<svg" in svg[:1000] and "emitted_precision" in svg and "grounded_precision" in svg
@@ -284,8 +377,11 @@ def test_summary_counts_cohort_failures_and_undefined(built):
     # emitted - grounded gap, per question then averaged
     recs = [json.loads(x) for x in open(run / "records.jsonl")]
     cohort = {r["question_id"] for r in recs} - {"q003"}
-    gaps = [r["metrics"]["emitted_precision"] - r["metrics"]["grounded_precision"] for r in recs
-            if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort]
+    gaps = [
+        r["metrics"]["emitted_precision"] - r["metrics"]["grounded_precision"]
+        for r in recs
+        if r["setting"]["name"] == "abstractive@0.25" and r["question_id"] in cohort
+    ]
     assert float(rows["abstractive@0.25"]["gap_precision"]) == pytest.approx(np.mean(gaps), abs=1e-6)
     assert float(rows["identity"]["gap_precision"]) == 0.0
     md = written["summary_md"].read_text()

@@ -31,14 +31,23 @@ def browser(tmp_path, monkeypatch):
     except ImportError:  # pragma: no cover
         _require(False, "selenium is not installed")
     for path in (CHROMIUM, CHROMEDRIVER):
-        _require(os.path.isfile(path) and os.access(path, os.X_OK) or shutil.which(path) is not None,
-                 f"{path} not found")
+        _require(
+            os.path.isfile(path) and os.access(path, os.X_OK) or shutil.which(path) is not None, f"{path} not found"
+        )
     monkeypatch.setenv("SE_OFFLINE", "true")  # never let Selenium Manager look anything up
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-                 f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
@@ -53,8 +62,12 @@ def browser(tmp_path, monkeypatch):
 def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, browser):
     from selenium.webdriver.common.by import By
 
-    run = make_run(tmp_path / "run", clusters=True, cluster_key="cluster_id",
-                   contrasts=["every setting vs identity", {"gap": ["emitted_precision", "grounded_precision"]}])
+    run = make_run(
+        tmp_path / "run",
+        clusters=True,
+        cluster_key="cluster_id",
+        contrasts=["every setting vs identity", {"gap": ["emitted_precision", "grounded_precision"]}],
+    )
     written = build_report(run, n_resamples=300)
     html = written["report_html"].read_text()
     assert "http://" not in html and "https://" not in html  # self-contained
@@ -78,7 +91,8 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
     assert '"abc123"' in browser.find_element(By.ID, "manifest-json").text
 
     images = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)])")
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)])"
+    )
     n_png = sum(k.endswith("_png") for k in written)
     assert n_png >= 6 and len(images) == n_png  # every frontier plot + the sweep, inlined
     assert "evidence_f1</code>" in html  # listed as not plotted: undefined in every setting
@@ -87,7 +101,8 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
         assert src == "data:image/png;base64,"
     layout = browser.execute_script(
         "const t = document.querySelector('#contrasts-table'); const r = t.getBoundingClientRect();"
-        "return [r.width, r.height];")
+        "return [r.width, r.height];"
+    )
     assert layout[0] > 200 and layout[1] > 200
 
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]

@@ -148,8 +148,11 @@ def test_rageval_report_subcommand_is_wired(tmp_path):
 
 
 def test_run_where_every_record_failed_still_reports_failures(tmp_path):
-    fails = [(f"q{i:03d}", s, "reader_error") for i in range(3)
-             for s in ("identity", "extractive@0.5", "extractive@0.25", "abstractive@0.25")]
+    fails = [
+        (f"q{i:03d}", s, "reader_error")
+        for i in range(3)
+        for s in ("identity", "extractive@0.5", "extractive@0.25", "abstractive@0.25")
+    ]
     written = _build(make_run(tmp_path / "r", n=3, failures=fails))
     summ = read_csv(written["summary_csv"])
     assert all(r["n_reader_error"] == "3" and r["n_cohort"] == "0" for r in summ)

@@ -42,7 +42,7 @@ settings:
   - {{compressor: failing, params: {{mode: {mode}}}}}
 reader: {{backend: extractive}}
 judge: {{spec: lexical}}
-output_dir: {tmp_path / 'out'}
+output_dir: {tmp_path / "out"}
 """)
     return load_suite(p)
 
@@ -52,7 +52,8 @@ def test_declared_compressor_error_is_a_counted_status(failing, tmp_path):
     assert result.status_counts == {"ok": 2, "compressor_error": 2}
     recs = [json.loads(x) for x in (result.out_dir / "records.jsonl").read_text().splitlines()]
     assert [r["error"] for r in recs if r["status"] == "compressor_error"] == [
-        "CompressorError: the backend rejected the input"] * 2
+        "CompressorError: the backend rejected the input"
+    ] * 2
 
 
 @pytest.mark.parametrize("mode,exc", [("attribute", AttributeError), ("missing", NotImplementedError)])

@@ -45,7 +45,11 @@ def test_cluster_bootstrap_matches_scipy_on_cluster_totals_and_stays_question_we
     ref = sps.bootstrap(
         (sums, counts),
         lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis),
-        paired=True, vectorized=True, n_resamples=B, method="percentile", random_state=4,
+        paired=True,
+        vectorized=True,
+        n_resamples=B,
+        method="percentile",
+        random_state=4,
     )
     se = ref.standard_error
     assert ours.ci_low[0] == pytest.approx(ref.confidence_interval.low, abs=0.15 * se)
@@ -59,8 +63,11 @@ def _scipy_signflip(d, n_resamples, seed):
     return sps.permutation_test(
         (d / 2, -d / 2),
         lambda x, y, axis=-1: np.mean(x - y, axis=axis),
-        permutation_type="samples", vectorized=True, n_resamples=n_resamples,
-        alternative="two-sided", random_state=seed,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=n_resamples,
+        alternative="two-sided",
+        random_state=seed,
     ).pvalue
 
 
@@ -181,23 +188,35 @@ def test_holm_matches_hand_computed_values():
 
 
 def _rec(q, s, status="ok", **metrics):
-    return {"question_id": q, "setting": {"name": s, "compressor": s, "budget": None}, "status": status,
-            "metrics": metrics}
+    return {
+        "question_id": q,
+        "setting": {"name": s, "compressor": s, "budget": None},
+        "status": status,
+        "metrics": metrics,
+    }
 
 
 def test_common_cohort_counts_what_each_setting_lost():
     recs = [
-        _rec("q1", "identity"), _rec("q1", "ext"),
-        _rec("q2", "identity"), _rec("q2", "ext", "reader_error"),
+        _rec("q1", "identity"),
+        _rec("q1", "ext"),
+        _rec("q2", "identity"),
+        _rec("q2", "ext", "reader_error"),
         _rec("q3", "identity"),  # missing in ext
-        _rec("q4", "identity", "budget_check"), _rec("q4", "ext"),
+        _rec("q4", "identity", "budget_check"),
+        _rec("q4", "ext"),
     ]
     c = common_cohort(recs, ["identity", "ext"])
     assert c.question_ids == ("q1",)
-    assert c.counts["identity"] == {"n_records": 4, "n_ok": 3, "n_failed": 1, "n_missing": 0, "n_cohort": 1,
-                                    "n_excluded": 2}
-    assert c.counts["ext"] == {"n_records": 3, "n_ok": 2, "n_failed": 1, "n_missing": 1, "n_cohort": 1,
-                               "n_excluded": 1}
+    assert c.counts["identity"] == {
+        "n_records": 4,
+        "n_ok": 3,
+        "n_failed": 1,
+        "n_missing": 0,
+        "n_cohort": 1,
+        "n_excluded": 2,
+    }
+    assert c.counts["ext"] == {"n_records": 3, "n_ok": 2, "n_failed": 1, "n_missing": 1, "n_cohort": 1, "n_excluded": 1}
 
 
 def test_duplicate_records_and_foreign_settings_are_errors():

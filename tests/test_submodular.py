@@ -33,8 +33,13 @@ def problems(draw, max_n=12, lexical=None):
     qw = rng.random(n_q)
     qw = qw / qw.sum() if n_q else qw
     return PackerProblem(
-        costs=np.asarray(costs), rel=rng.random(n), query_terms=q_terms, query_weights=qw,
-        sim=EmbeddingSimilarity(emb), docs=np.asarray(docs), weights=weights,
+        costs=np.asarray(costs),
+        rel=rng.random(n),
+        query_terms=q_terms,
+        query_weights=qw,
+        sim=EmbeddingSimilarity(emb),
+        docs=np.asarray(docs),
+        weights=weights,
     )
 
 
@@ -97,9 +102,13 @@ def test_lin_bilmes_fallback_wins_on_a_constructed_case():
     # one long sentence holds all the value; a cheap sentence has a better gain per token,
     # so greedy takes it first and the long one no longer fits
     p = PackerProblem(
-        costs=np.array([10, 1]), rel=np.array([1.0, 0.2]),
-        query_terms=[np.array([], dtype=np.int64)] * 2, query_weights=np.zeros(0),
-        sim=EmbeddingSimilarity(np.eye(2)), docs=np.array([0, 1]), weights=(1.0, 0.0, 0.0, 0.0),
+        costs=np.array([10, 1]),
+        rel=np.array([1.0, 0.2]),
+        query_terms=[np.array([], dtype=np.int64)] * 2,
+        query_weights=np.zeros(0),
+        sim=EmbeddingSimilarity(np.eye(2)),
+        docs=np.array([0, 1]),
+        weights=(1.0, 0.0, 0.0, 0.0),
     )
     greedy = lazy_greedy(p, 10)
     assert greedy.selected == [1] and greedy.value == pytest.approx(0.2)
@@ -110,8 +119,13 @@ def test_lin_bilmes_fallback_wins_on_a_constructed_case():
 
 def test_fallback_wins_through_the_compressor_too():
     snips = [
-        SourceSnippet("d0.s0", "Marie Curie won the Nobel Prize in Physics and in Chemistry in Paris",
-                      "d0", title="Curie", position=0),
+        SourceSnippet(
+            "d0.s0",
+            "Marie Curie won the Nobel Prize in Physics and in Chemistry in Paris",
+            "d0",
+            title="Curie",
+            position=0,
+        ),
         SourceSnippet("d1.s0", "Curie", "d1", title="Curie", position=0),
     ]
     q = "Which Nobel Prize did Marie Curie win in Paris, Physics or Chemistry?"
@@ -151,8 +165,11 @@ def test_compressor_lazy_and_plain_give_identical_contexts():
 
     from rageval.text import passage_to_snippets
 
-    data = json.loads((Path(__file__).resolve().parents[1]
-                       / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json").read_text())
+    data = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"
+        ).read_text()
+    )
     for ex in data[:8]:
         snips = []
         for r, (title, sents) in enumerate(ex["context"]):
@@ -164,10 +181,11 @@ def test_compressor_lazy_and_plain_give_identical_contexts():
 
 
 @settings(max_examples=40, deadline=None)
-@given(texts=st.lists(st.lists(st.sampled_from(VOCAB + ["the", "of"]), max_size=8).map(" ".join), min_size=1,
-                      max_size=8),
-       titles=st.lists(st.sampled_from(["Paris", "Louvre museum", "", "King of France"]), min_size=8, max_size=8),
-       question=st.lists(st.sampled_from(VOCAB + ["the", "which"]), max_size=6).map(" ".join))
+@given(
+    texts=st.lists(st.lists(st.sampled_from(VOCAB + ["the", "of"]), max_size=8).map(" ".join), min_size=1, max_size=8),
+    titles=st.lists(st.sampled_from(["Paris", "Louvre museum", "", "King of France"]), min_size=8, max_size=8),
+    question=st.lists(st.sampled_from(VOCAB + ["the", "which"]), max_size=6).map(" ".join),
+)
 def test_title_aware_relevance_equals_an_index_over_title_plus_text(texts, titles, question):
     from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats, scale_to_unit
 

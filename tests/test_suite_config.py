@@ -40,7 +40,10 @@ def test_settings_expand_compressor_times_budgets(tmp_path):
     [
         (BASE + "readerr: {}\n", "readerr: unknown key. Did you mean 'reader'?"),
         (BASE.replace("limit: 3", "limt: 3"), "dataset.limt: unknown key. Did you mean 'limit'?"),
-        (BASE.replace("identity", "identiy"), "settings[0].compressor: unknown compressor 'identiy'. Did you mean 'identity'?"),
+        (
+            BASE.replace("identity", "identiy"),
+            "settings[0].compressor: unknown compressor 'identiy'. Did you mean 'identity'?",
+        ),
         (BASE.replace("[50, 0.5]", "[-5]"), "settings[1].budgets"),
         (BASE.replace("[50, 0.5]", "[1.5]"), "a float is a fraction"),
         (BASE + "diagnostics: [answer_f2]\n", "Did you mean 'answer_f1'?"),
@@ -49,7 +52,10 @@ def test_settings_expand_compressor_times_budgets(tmp_path):
         ("name: [x\n", "line 2"),
         ("- a\n- b\n", "must be a YAML mapping"),
         (BASE + "judge: {threshold: 2}\n", "judge.threshold"),
-        (BASE + "reader: {backend: extractiv}\n", "reader.backend: unknown reader 'extractiv'. Did you mean 'extractive'?"),
+        (
+            BASE + "reader: {backend: extractiv}\n",
+            "reader.backend: unknown reader 'extractiv'. Did you mean 'extractive'?",
+        ),
     ],
 )
 def test_bad_suites_name_field_and_fix(tmp_path, text, message):

@@ -93,7 +93,11 @@ def test_token_prune_shows_emitted_grounded_gap(reference_run):
     recs = [json.loads(l) for l in (result.out_dir / "records.jsonl").read_text().splitlines()]
     pruned = [r for r in recs if r["setting"]["compressor"] == "token_prune"]
     assert all(u["source_ids"] is None for r in pruned for u in r["context"]["units"])
-    assert all(r["metrics"]["unsupported_declared_span"] == 1.0 for r in pruned if r["metrics"]["unsupported_declared_span"] is not None)
+    assert all(
+        r["metrics"]["unsupported_declared_span"] == 1.0
+        for r in pruned
+        if r["metrics"]["unsupported_declared_span"] is not None
+    )
     ident = [r for r in recs if r["setting"]["compressor"] == "identity"]
     assert all(r["metrics"]["re_attributability"] is None for r in ident)  # nothing to re-attribute: undefined
     assert all("reattribution_sweep" in r["extra"] for r in pruned)
@@ -113,7 +117,10 @@ def _run_cli(suite_path, out, **kw):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
         [sys.executable, "-m", "rageval.cli", "suite", str(suite_path), "--out", str(out), "--no-progress"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        **kw,
     )
 
 
@@ -135,7 +142,9 @@ def test_sigkill_at_random_points_then_resume_is_byte_identical(reference_run, t
             proc.wait(timeout=120)
         done = subprocess.run(
             [sys.executable, "-m", "rageval.cli", "suite", str(suite_path), "--out", str(out), "--no-progress"],
-            capture_output=True, text=True, timeout=300,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 0, done.stderr[-3000:]
         got = snapshot(out)
@@ -187,7 +196,9 @@ def test_missing_weights_abort_with_hint_or_become_unavailable(tmp_path):
     res = CliRunner().invoke(main, ["suite", str(p), "--out", str(tmp_path / "a"), "--no-progress"])
     assert res.exit_code != 0
     assert "--judge lexical --reader extractive" in res.output and "--allow-unavailable" in res.output
-    res = CliRunner().invoke(main, ["suite", str(p), "--out", str(tmp_path / "b"), "--no-progress", "--allow-unavailable"])
+    res = CliRunner().invoke(
+        main, ["suite", str(p), "--out", str(tmp_path / "b"), "--no-progress", "--allow-unavailable"]
+    )
     assert res.exit_code == 0, res.output
     recs = [json.loads(l) for l in (tmp_path / "b" / "records.jsonl").read_text().splitlines()]
     unavailable = [r for r in recs if r["status"] == "unavailable"]
@@ -237,8 +248,20 @@ SHIPPED = ["asqa", "qasper", "hotpotqa", "musique"]
 @pytest.mark.parametrize("name", SHIPPED)
 def test_paper_suites_run_offline_with_overrides(name, tmp_path):
     root = Path(__file__).resolve().parents[1]
-    args = ["suite", str(root / "suites" / f"{name}.yaml"), "--out", str(tmp_path / name), "--limit", "1",
-            "--judge", "lexical", "--reader", "extractive", "--allow-unavailable", "--no-progress"]
+    args = [
+        "suite",
+        str(root / "suites" / f"{name}.yaml"),
+        "--out",
+        str(tmp_path / name),
+        "--limit",
+        "1",
+        "--judge",
+        "lexical",
+        "--reader",
+        "extractive",
+        "--allow-unavailable",
+        "--no-progress",
+    ]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     recs = [json.loads(l) for l in (tmp_path / name / "records.jsonl").read_text().splitlines()]
@@ -251,7 +274,10 @@ def test_paper_suites_run_offline_with_overrides(name, tmp_path):
 
 def test_paper_suite_without_overrides_says_how_to_run_offline(tmp_path):
     root = Path(__file__).resolve().parents[1]
-    res = CliRunner().invoke(main, ["suite", str(root / "suites" / "asqa.yaml"), "--out", str(tmp_path / "a"), "--limit", "1", "--no-progress"])
+    res = CliRunner().invoke(
+        main,
+        ["suite", str(root / "suites" / "asqa.yaml"), "--out", str(tmp_path / "a"), "--limit", "1", "--no-progress"],
+    )
     assert res.exit_code != 0
     assert "--judge lexical --reader extractive" in res.output
 

@@ -21,7 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_titles_count_in_neither_numerator_nor_denominator():
     units = [Unit("Paris is big.", ("d0.s0",), title="Paris, France"), {"text": "Lyon.", "title": "Lyon"}]
-    snips = [SourceSnippet("d0.s0", "Paris is big.", "d0", title="Paris, France"), SourceSnippet("d1.s0", "Lyon.", "d1")]
+    snips = [
+        SourceSnippet("d0.s0", "Paris is big.", "d0", title="Paris, France"),
+        SourceSnippet("d1.s0", "Lyon.", "d1"),
+    ]
     assert evidence_token_counts(units, "regex") == [4, 2]
     assert evidence_tokens(units, "regex") == evidence_tokens(snips, None) == 6
     assert evidence_tokens([], "regex") == 0
@@ -81,8 +84,11 @@ def test_compressed_contexts_agree_with_the_diagnostic(name, budget):
     for ex in load_examples("hotpotqa", sample_path("hotpotqa"), limit=3):
         r = retrieve(ex, method="bm25", k=10)
         ctx = comp.compress(ex.question, r.snippets, budget)
-        res = compression(["x [1]."], [[u.to_dict() for u in ctx.units]],
-                          [[{"id": s.id, "text": s.text, "title": s.title} for s in r.snippets]])
+        res = compression(
+            ["x [1]."],
+            [[u.to_dict() for u in ctx.units]],
+            [[{"id": s.id, "text": s.text, "title": s.title} for s in r.snippets]],
+        )
         q = res["per_question"][0]
         assert (q["achieved_tokens"], q["retrieved_tokens"]) == (ctx.achieved_tokens, ctx.retrieved_tokens)
         assert q["compression"] == ctx.achieved_ratio < 1.0

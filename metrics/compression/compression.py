@@ -16,7 +16,10 @@ re-attribution candidates scored (and their tokens), which cost accounts usually
 Titles count in neither achieved nor retrieved tokens (one definition: rageval.tokens).
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     budget_tokens, retrieved_tokens, achieved_tokens, reader_input_tokens: optional per-question counts.
     tokenizer: the suite tokenizer for counts it has to make (default "regex").
 Returns:
@@ -27,6 +30,7 @@ Examples:
     >>> m.compute(predictions=["Lyon is big [2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["compression"]
     0.8461538461538461
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -19,7 +19,10 @@ nothing scores 0, or None with no_citation_precision="undefined"); an empty answ
 The aggregate is the question-weighted mean; emitted_recall comes along.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     no_citation_precision: "zero" (default, ALCE) or "undefined" for an answer that cites nothing.
 Returns:
     emitted_precision: mean over defined questions in [0, 1] (higher is better) or None; also emitted_recall.
@@ -30,6 +33,7 @@ Examples:
     >>> r["emitted_precision"], r["emitted_recall"]
     (0.5, 1.0)
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

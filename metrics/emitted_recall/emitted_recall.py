@@ -15,7 +15,10 @@ max_citations) entail the sentence with its citation markers removed, else 0 (a 
 citations scores 0); per question the mean over sentences; an empty answer is undefined.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
 Returns:
     emitted_recall: mean over defined questions in [0, 1] (higher is better) or None; also emitted_precision.
     n, n_undefined; per_question: [{"emitted_recall", "emitted_precision", "n_citations", "details"}].
@@ -24,6 +27,7 @@ Examples:
     >>> m.compute(predictions=["Paris is the capital of France [1]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["emitted_recall"]
     1.0
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

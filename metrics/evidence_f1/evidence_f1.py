@@ -14,7 +14,10 @@ set-F1 against each annotator's gold evidence paragraphs, max over annotators; b
 Undefined for a question whose context declares no provenance at all (or has no annotator).
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     references: per question, one list of gold evidence paragraph ids per annotator.
     paragraph_of: per question a dict source id -> paragraph id (default: the id up to its last ".s").
 Returns:
@@ -26,6 +29,7 @@ Examples:
     ...           references=[[["d1"]]], paragraph_of=[{"d0.s0": "d0", "d1.s0": "d1"}])["evidence_f1"]
     1.0
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -33,4 +37,6 @@ class EvidenceF1(_am.AttributionMetric):
     NAME = "evidence_f1"
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION
-    EXTRA_FEATURES = staticmethod(lambda: {"references": datasets.List(datasets.List(datasets.Value("string"))), "paragraph_of": datasets.Json()})
+    EXTRA_FEATURES = staticmethod(
+        lambda: {"references": datasets.List(datasets.List(datasets.Value("string"))), "paragraph_of": datasets.Json()}
+    )

@@ -17,7 +17,10 @@ per-question output records each citation's evidence status (declared / recovere
 the emitted - grounded gap.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     recovery_threshold: judge threshold for re-attribution candidates (default: threshold).
     k: BM25 candidates per unit (default 10).  multi_snippet: also try joined snippet pairs (default False).
     candidates: "bm25" (default) or a callable (query, source_texts, k) -> indices.
@@ -31,6 +34,7 @@ Examples:
     >>> r["grounded_precision"], r["per_question"][0]["citations_recovered"]
     (1.0, 1)
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

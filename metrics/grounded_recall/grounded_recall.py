@@ -15,7 +15,10 @@ support the sentence).  Per sentence 0/1, per question the mean over sentences; 
 undefined.  The emitted - grounded gap is in the output.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
     grounded_recall: mean in [0, 1] (higher is better) or None; also grounded_precision, emitted_*, the gaps.
@@ -25,6 +28,7 @@ Examples:
     >>> m.compute(predictions=["Lyon is big [2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["grounded_recall"]
     1.0
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

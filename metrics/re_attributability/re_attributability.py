@@ -16,7 +16,10 @@ for a question whose units all declare provenance.  predictions are accepted for
 interface and not used.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     recovery_threshold (default: threshold), k, multi_snippet, candidates: see grounded_precision.
 Returns:
     re_attributability: mean in [0, 1] (higher is better) or None.
@@ -26,6 +29,7 @@ Examples:
     >>> m.compute(predictions=[""], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["re_attributability"]
     1.0
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -18,7 +18,10 @@ aggregate under "verification" is the recovered-source rate; lower is better.  V
 tokens per mode and recovery candidates scored are returned.
 """
 
-_KWARGS_DESCRIPTION = "\nArgs:\n" + _am.COMMON_ARGS + """\
+_KWARGS_DESCRIPTION = (
+    "\nArgs:\n"
+    + _am.COMMON_ARGS
+    + """\
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
     verification (= unsupported_recovered_source), unsupported_summary_checked, unsupported_declared_span:
@@ -30,6 +33,7 @@ Examples:
     >>> r["unsupported_summary_checked"], r["unsupported_declared_span"], r["unsupported_recovered_source"]
     (0.0, 1.0, 0.0)
 """
+)
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)

@@ -100,8 +100,9 @@ def idf(n_docs: int, df: "np.ndarray | float") -> np.ndarray:
     return np.log1p((n_docs - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
 
 
-def term_scores(tf: np.ndarray, lengths: np.ndarray, idfs: np.ndarray, params: BM25Params = PARAMS["lexical"]
-                ) -> np.ndarray:
+def term_scores(
+    tf: np.ndarray, lengths: np.ndarray, idfs: np.ndarray, params: BM25Params = PARAMS["lexical"]
+) -> np.ndarray:
     """The BM25 score of each text from term counts the caller already holds (float64).
 
     ``tf`` (n, q): counts of the query's terms in each text; ``lengths`` (n,):

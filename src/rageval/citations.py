@@ -116,7 +116,7 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
         m = _LEADING_MARKERS.match(sent)
         if m and merged:
             merged[-1] = merged[-1] + " " + m.group(0).strip()
-            sent = sent[m.end():].strip()
+            sent = sent[m.end() :].strip()
             if not sent:
                 continue
         merged.append(sent)
@@ -134,9 +134,7 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
         if not hypothesis and not kept and not invalid:
             continue
         sentences.append(
-            CitedSentence(
-                text=hypothesis, raw=raw, citations=tuple(kept), invalid=tuple(invalid), capped=tuple(capped)
-            )
+            CitedSentence(text=hypothesis, raw=raw, citations=tuple(kept), invalid=tuple(invalid), capped=tuple(capped))
         )
     return Answer(text=text, sentences=tuple(sentences), mode="default")
 

@@ -75,12 +75,16 @@ def metrics_cmd() -> None:
     width = max(len(n) for n in CATALOG)
     fam = max(len(s.family) for s in CATALOG.values())
     for name, info in CATALOG.items():  # catalog order: the order of `diagnostics: auto` and of the report
-        click.echo(f"{name:<{width}}  v{info.version:<7} {info.family:<{fam}}  {arrows[info.direction]}  {info.summary}")
+        click.echo(
+            f"{name:<{width}}  v{info.version:<7} {info.family:<{fam}}  {arrows[info.direction]}  {info.summary}"
+        )
         for label, outs in (("outputs", info.outputs), ("module also", info.module_keys)):
             if outs:
                 click.echo("\n".join(_wrap_keys(label, [f"{o.key} {arrows[o.direction]}" for o in outs])))
-    click.echo("\n↑ higher is better, ↓ lower is better, · no direction. outputs: the record metrics it writes; "
-               "module also: further values its evaluate module returns.")
+    click.echo(
+        "\n↑ higher is better, ↓ lower is better, · no direction. outputs: the record metrics it writes; "
+        "module also: further values its evaluate module returns."
+    )
 
 
 @main.command("install-metrics")

@@ -65,9 +65,16 @@ class UnknownNameError(ValueError):
         self.kind, self.name, self.known = kind, name, tuple(known)
 
 
-def unknown_name(kind: str, name: Any, known: Iterable[Any], *, where: str | None = None, cutoff: float = 0.6,
-                 spellings: Iterable[Any] | None = None,
-                 error: type[UnknownNameError] = UnknownNameError) -> UnknownNameError:
+def unknown_name(
+    kind: str,
+    name: Any,
+    known: Iterable[Any],
+    *,
+    where: str | None = None,
+    cutoff: float = 0.6,
+    spellings: Iterable[Any] | None = None,
+    error: type[UnknownNameError] = UnknownNameError,
+) -> UnknownNameError:
     """The error for an unknown ``name`` of ``kind`` (returned, for the caller to raise).
 
     The message is ``Unknown {kind} {name!r}[ in {where}].`` followed by the
@@ -140,8 +147,9 @@ class Registry:
                 return name
             if name in self._aliases:
                 return self._aliases[name]
-        raise unknown_name(self.kind, name, self.names(), cutoff=self.cutoff, spellings=self.spellings(),
-                           error=self.error)
+        raise unknown_name(
+            self.kind, name, self.names(), cutoff=self.cutoff, spellings=self.spellings(), error=self.error
+        )
 
     def get(self, name: Any) -> Any:
         """The object registered as ``name`` (imported now if it was given as ``"module:attr"``)."""

@@ -116,7 +116,9 @@ def _check_k(k: Any) -> None:
         raise ValueError(f"retrieval k must be a positive integer or None (all), got {k!r}")
 
 
-def _ranked(ex: Example, method: str, k: int | None, docs: Sequence[Document], scores: Sequence[float | None]) -> Retrieved:
+def _ranked(
+    ex: Example, method: str, k: int | None, docs: Sequence[Document], scores: Sequence[float | None]
+) -> Retrieved:
     snippets = tuple(
         dataclasses.replace(s, doc_rank=rank) if s.doc_rank != rank else s
         for rank, d in enumerate(docs)
@@ -125,8 +127,7 @@ def _ranked(ex: Example, method: str, k: int | None, docs: Sequence[Document], s
     return Retrieved(ex.id, method, k, tuple(docs), tuple(scores), snippets)
 
 
-def _given(example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None
-           ) -> Retrieved:
+def _given(example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None) -> Retrieved:
     """The example's own candidate documents in the dataset's order, first ``k``."""
     if corpus is not None or index is not None:
         raise ValueError("retrieval method 'given' uses the example's own documents; drop corpus=/index= or use 'bm25'")
@@ -139,8 +140,9 @@ def _given(example: Example, k: int | None, corpus: Sequence[Document] | None, i
     return _ranked(example, "given", k, docs, [None] * len(docs))
 
 
-def _bm25_method(example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None
-                 ) -> Retrieved:
+def _bm25_method(
+    example: Example, k: int | None, corpus: Sequence[Document] | None, index: BM25Index | None
+) -> Retrieved:
     """BM25 with the question over the example's own documents, a ``corpus``, or a prebuilt ``index``."""
     if index is None:
         pool = corpus if corpus is not None else example.documents

@@ -123,8 +123,7 @@ class Unit:
             ids = _tuple_of_str(self.source_ids, "Unit.source_ids")
             if not ids:
                 raise ValueError(
-                    "Unit.source_ids=[] is ambiguous: use None for 'declares no provenance' "
-                    "or list the source ids"
+                    "Unit.source_ids=[] is ambiguous: use None for 'declares no provenance' or list the source ids"
                 )
             object.__setattr__(self, "source_ids", ids)
 
@@ -183,8 +182,13 @@ class Context:
         budget: float | int | None = None,
     ) -> "Context":
         """A Context whose ``achieved_tokens`` is counted from ``units`` (:func:`rageval.tokens.evidence_tokens`)."""
-        ctx = cls(units=tuple(units), achieved_tokens=0, retrieved_tokens=retrieved_tokens,
-                  budget_tokens=budget_tokens, budget=budget)  # checks the units first
+        ctx = cls(
+            units=tuple(units),
+            achieved_tokens=0,
+            retrieved_tokens=retrieved_tokens,
+            budget_tokens=budget_tokens,
+            budget=budget,
+        )  # checks the units first
         object.__setattr__(ctx, "achieved_tokens", _tokens.evidence_tokens(ctx.units, tokenizer))
         return ctx
 

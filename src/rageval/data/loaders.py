@@ -98,14 +98,28 @@ class DataUnavailable(RuntimeError):
 #: ``samples/``), ``sample_aliases`` (other names :func:`sample_path` accepts for it), ``split``
 #: (the default hub split).  Adding a dataset is one entry here plus its builder.
 LOADERS = Registry("dataset", cutoff=0.5)
-LOADERS.register("asqa", "rageval.data.loaders:_asqa", aliases=("alce", "alce_asqa"),
-                 sample="asqa/asqa_dev_first100.jsonl", split="dev")
-LOADERS.register("qasper", "rageval.data.loaders:_qasper_paper",
-                 sample="qasper/qasper_dev_v0.1_hf_dummy_EDITED.json")
-LOADERS.register("hotpotqa", "rageval.data.loaders:_multihop", aliases=("hotpot_qa", "hotpot"),
-                 sample="hotpotqa/hotpotqa_train100_distractor.json", sample_aliases=("hotpot_qa",))
-LOADERS.register("2wikimultihopqa", "rageval.data.loaders:_multihop", aliases=("2wiki", "2wikimqa"),
-                 sample="2wikimultihopqa/2wiki_dev2.json", sample_aliases=("2wiki",))
+LOADERS.register(
+    "asqa",
+    "rageval.data.loaders:_asqa",
+    aliases=("alce", "alce_asqa"),
+    sample="asqa/asqa_dev_first100.jsonl",
+    split="dev",
+)
+LOADERS.register("qasper", "rageval.data.loaders:_qasper_paper", sample="qasper/qasper_dev_v0.1_hf_dummy_EDITED.json")
+LOADERS.register(
+    "hotpotqa",
+    "rageval.data.loaders:_multihop",
+    aliases=("hotpot_qa", "hotpot"),
+    sample="hotpotqa/hotpotqa_train100_distractor.json",
+    sample_aliases=("hotpot_qa",),
+)
+LOADERS.register(
+    "2wikimultihopqa",
+    "rageval.data.loaders:_multihop",
+    aliases=("2wiki", "2wikimqa"),
+    sample="2wikimultihopqa/2wiki_dev2.json",
+    sample_aliases=("2wiki",),
+)
 LOADERS.register("musique", "rageval.data.loaders:_musique", sample="musique/musique_train100.json")
 
 #: The dataset names (aliases such as ``2wiki`` are accepted too).
@@ -131,7 +145,9 @@ def sample_path(name: str) -> Path:
     """
     key = _SAMPLE_ALIASES.get(name, name)
     if key not in SAMPLES:
-        raise KeyError(f"No shipped sample {name!r}; available: {sorted(SAMPLES)}.{did_you_mean(name, SAMPLES, cutoff=0.5)}")
+        raise KeyError(
+            f"No shipped sample {name!r}; available: {sorted(SAMPLES)}.{did_you_mean(name, SAMPLES, cutoff=0.5)}"
+        )
     res = resources.files("rageval.data").joinpath("samples", *SAMPLES[key].split("/"))
     return Path(str(res))
 
@@ -152,8 +168,11 @@ def _read_records(path: Path) -> list[Any]:
         except json.JSONDecodeError as e:
             if not text.lstrip().startswith("{"):
                 raise DataLoadError(
-                    src, None, None, f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); expected a "
-                    "JSON list, a JSON object, or JSON Lines"
+                    src,
+                    None,
+                    None,
+                    f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); expected a "
+                    "JSON list, a JSON object, or JSON Lines",
                 ) from None
             data = None  # maybe JSON Lines without the .jsonl suffix
         if data is not None:
@@ -166,8 +185,10 @@ def _read_records(path: Path) -> list[Any]:
             records.append(json.loads(line))
         except json.JSONDecodeError as e:
             raise DataLoadError(
-                src, None, None, f"line {lineno} is not valid JSON ({e.msg} at column {e.colno}); expected one "
-                "JSON object per line"
+                src,
+                None,
+                None,
+                f"line {lineno} is not valid JSON ({e.msg} at column {e.colno}); expected one JSON object per line",
             ) from None
     return records
 
@@ -183,8 +204,11 @@ def _unwrap(data: Any, src: str) -> list[Any]:
             # QASPER: {paper_id: paper}
             return [v if "id" in v else {"id": k, **v} for k, v in data.items()]
     raise DataLoadError(
-        src, None, None, f"top-level JSON is {type(data).__name__}; expected a list of records, "
-        "{'data'|'demos': [...]}, or {id: record}"
+        src,
+        None,
+        None,
+        f"top-level JSON is {type(data).__name__}; expected a list of records, "
+        "{'data'|'demos': [...]}, or {id: record}",
     )
 
 
@@ -205,8 +229,17 @@ class _Rec:
     def err(self, field: str | None, expected: str, got: Any = ...) -> DataLoadError:
         return DataLoadError(self.source, self.index, field, expected, got)
 
-    def get(self, obj: Mapping, key: str, expected: str, path: str, *, types: tuple = (str,), optional: bool = False,
-            default: Any = None) -> Any:
+    def get(
+        self,
+        obj: Mapping,
+        key: str,
+        expected: str,
+        path: str,
+        *,
+        types: tuple = (str,),
+        optional: bool = False,
+        default: Any = None,
+    ) -> Any:
         if not isinstance(obj, Mapping):
             raise self.err(path.rsplit(".", 1)[0] if "." in path else path, "a JSON object", obj)
         if key not in obj or (obj[key] is None and optional):
@@ -266,8 +299,9 @@ def _context_pairs(r: _Rec, ctx: Any, path: str) -> list[tuple[str, list[str]]]:
     if isinstance(ctx, Mapping):
         titles = r.get(ctx, "title", "a list of titles", f"{path}.title", types=(list,))
         key = "sentences" if "sentences" in ctx else "content"
-        sents = r.get(ctx, key, "a list of sentence lists (key 'sentences' or 'content')", f"{path}.sentences",
-                      types=(list,))
+        sents = r.get(
+            ctx, key, "a list of sentence lists (key 'sentences' or 'content')", f"{path}.sentences", types=(list,)
+        )
         if len(titles) != len(sents):
             raise r.err(path, f"as many titles as sentence lists, got {len(titles)} titles and {len(sents)} lists")
         pairs = list(zip(titles, sents))
@@ -317,14 +351,15 @@ def _multihop(r: _Rec, dataset: str) -> Example:
     if "golden_answers" in rec:  # FlashRAG
         layout = "flashrag"
         qid = r.get(rec, "id", "a string or integer id", "id", types=(str, int))
-        answers = r.str_list(r.get(rec, "golden_answers", "a list of gold answers", "golden_answers", types=(list,)),
-                             "golden_answers")
-        meta_src = r.get(rec, "metadata", "an object with 'context' and 'supporting_facts'", "metadata",
-                         types=(Mapping,))
+        answers = r.str_list(
+            r.get(rec, "golden_answers", "a list of gold answers", "golden_answers", types=(list,)), "golden_answers"
+        )
+        meta_src = r.get(
+            rec, "metadata", "an object with 'context' and 'supporting_facts'", "metadata", types=(Mapping,)
+        )
         ctx = r.get(meta_src, "context", "the candidate paragraphs", "metadata.context", types=())
         ctx_path, sf_path = "metadata.context", "metadata.supporting_facts"
-        sf = r.get(meta_src, "supporting_facts", "the supporting facts", sf_path, types=(), optional=True,
-                   default=[])
+        sf = r.get(meta_src, "supporting_facts", "the supporting facts", sf_path, types=(), optional=True, default=[])
         extra = {k: meta_src[k] for k in ("type", "level", "evidences") if k in meta_src}
     else:
         layout = "original"
@@ -382,22 +417,31 @@ def _musique(r: _Rec, dataset: str) -> Example:
     rec = r.rec
     if "golden_answers" in rec:  # FlashRAG-style rows
         meta_src = r.get(rec, "metadata", "an object with 'paragraphs'", "metadata", types=(Mapping,))
-        answers = r.str_list(r.get(rec, "golden_answers", "a list of gold answers", "golden_answers", types=(list,)),
-                             "golden_answers")
+        answers = r.str_list(
+            r.get(rec, "golden_answers", "a list of gold answers", "golden_answers", types=(list,)), "golden_answers"
+        )
         paras_path = "metadata.paragraphs"
         answerable = meta_src.get("answerable", True)
     else:
         meta_src = rec
         ans = r.get(rec, "answer", "the gold answer string", "answer")
-        aliases = r.get(rec, "answer_aliases", "a list of answer aliases", "answer_aliases", types=(list,),
-                        optional=True, default=[])
+        aliases = r.get(
+            rec,
+            "answer_aliases",
+            "a list of answer aliases",
+            "answer_aliases",
+            types=(list,),
+            optional=True,
+            default=[],
+        )
         answers = [ans, *r.str_list(aliases, "answer_aliases")]
         paras_path = "paragraphs"
         answerable = rec.get("answerable", True)
     qid = r.get(rec, "id", "a string id", "id", types=(str, int))
     question = r.get(rec, "question", "the question string", "question")
-    paras = r.get(meta_src, "paragraphs", "a list of {idx, title, paragraph_text, is_supporting}", paras_path,
-                  types=(list,))
+    paras = r.get(
+        meta_src, "paragraphs", "a list of {idx, title, paragraph_text, is_supporting}", paras_path, types=(list,)
+    )
     docs, gold = [], []
     for i, p in enumerate(paras):
         where = f"{paras_path}[{i}]"
@@ -440,19 +484,38 @@ def _asqa_passages(r: _Rec) -> list[tuple[str, str | None]]:
     """The annotators' passages of one din0s/asqa record: (text, title) in record order."""
     rec = r.rec
     out: list[tuple[str, str | None]] = []
-    for i, qa in enumerate(r.get(rec, "qa_pairs", "a list of {question, short_answers, context, wikipage}",
-                                 "qa_pairs", types=(list,))):
-        ctx = r.get(qa, "context", "the qa_pair's passage (a string)", f"qa_pairs[{i}].context", optional=True,
-                    default="")
+    for i, qa in enumerate(
+        r.get(rec, "qa_pairs", "a list of {question, short_answers, context, wikipage}", "qa_pairs", types=(list,))
+    ):
+        ctx = r.get(
+            qa, "context", "the qa_pair's passage (a string)", f"qa_pairs[{i}].context", optional=True, default=""
+        )
         if ctx and ctx.strip() and ctx.strip() != _NO_CONTEXT:
             out.append((ctx.strip(), qa.get("wikipage")))
-    for j, ann in enumerate(r.get(rec, "annotations", "a list of {long_answer, knowledge}", "annotations",
-                                  types=(list,), optional=True, default=[])):
-        know = r.get(ann, "knowledge", "a list of {content, wikipage}", f"annotations[{j}].knowledge",
-                     types=(list,), optional=True, default=[])
+    for j, ann in enumerate(
+        r.get(
+            rec,
+            "annotations",
+            "a list of {long_answer, knowledge}",
+            "annotations",
+            types=(list,),
+            optional=True,
+            default=[],
+        )
+    ):
+        know = r.get(
+            ann,
+            "knowledge",
+            "a list of {content, wikipage}",
+            f"annotations[{j}].knowledge",
+            types=(list,),
+            optional=True,
+            default=[],
+        )
         for k, kn in enumerate(know):
-            content = r.get(kn, "content", "the passage text", f"annotations[{j}].knowledge[{k}].content",
-                            optional=True, default="")
+            content = r.get(
+                kn, "content", "the passage text", f"annotations[{j}].knowledge[{k}].content", optional=True, default=""
+            )
             if content and content.strip():
                 out.append((content.strip(), kn.get("wikipage")))
     return out
@@ -493,8 +556,9 @@ def _asqa_alce(r: _Rec, dataset: str) -> Example:
         key = d.get("id")
         docs.append(_make_doc(f"d{i}", text, title, source_key=str(key) if key is not None else None))
     pairs = []
-    for i, qa in enumerate(r.get(rec, "qa_pairs", "a list of {short_answers}", "qa_pairs", types=(list,),
-                                 optional=True, default=[])):
+    for i, qa in enumerate(
+        r.get(rec, "qa_pairs", "a list of {short_answers}", "qa_pairs", types=(list,), optional=True, default=[])
+    ):
         sa = r.get(qa, "short_answers", "a list of short answers", f"qa_pairs[{i}].short_answers", types=(list,))
         pairs.append(tuple(r.str_list(sa, f"qa_pairs[{i}].short_answers")))
     meta: dict[str, Any] = {"layout": "alce"}
@@ -518,8 +582,9 @@ def _asqa(r: _Rec, dataset: str) -> Example:
     if "docs" in r.rec:
         return _asqa_alce(r, dataset)
     raise r.err(
-        "ambiguous_question", "an ASQA record: the din0s/asqa layout (ambiguous_question, qa_pairs, annotations) "
-        "or ALCE's eval layout (question, qa_pairs, docs)"
+        "ambiguous_question",
+        "an ASQA record: the din0s/asqa layout (ambiguous_question, qa_pairs, annotations) "
+        "or ALCE's eval layout (question, qa_pairs, docs)",
     )
 
 
@@ -634,6 +699,7 @@ def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
 # ---------------------------------------------------------------------------
 # entry points
 # ---------------------------------------------------------------------------
+
 
 def _canonical(name: str) -> str:
     if not isinstance(name, str):

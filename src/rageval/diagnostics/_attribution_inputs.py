@@ -60,14 +60,18 @@ def _unit(u: Any, q: int, k: int) -> PreparedUnit:
     if isinstance(u, str):
         raise TypeError(f"{where} must be a dict {{'text': str, 'source_ids': list[str] | None}}, got a string")
     if not isinstance(u, Mapping):
-        raise TypeError(f"{where} must be a dict {{'text': str, 'source_ids': list[str] | None}}, got {type(u).__name__}")
+        raise TypeError(
+            f"{where} must be a dict {{'text': str, 'source_ids': list[str] | None}}, got {type(u).__name__}"
+        )
     if "text" not in u:
         raise ValueError(f"{where} has no 'text'")
     text = check_str(u["text"], f"{where}.text")
     ids = u.get("source_ids")
     if ids is not None:
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
-            raise TypeError(f"{where}.source_ids must be a list of source ids or None, got {type(ids).__name__}: {ids!r:.80}")
+            raise TypeError(
+                f"{where}.source_ids must be a list of source ids or None, got {type(ids).__name__}: {ids!r:.80}"
+            )
         ids = tuple(ids)
         if not ids:
             raise ValueError(

@@ -65,9 +65,7 @@ def _alias_groups(ref: Any, q: int) -> list[list[str]]:
         return [list(ref)]
     if all(not isinstance(x, str) for x in ref):
         return [check_str_list(x, f"references[{q}]", j) for j, x in enumerate(ref)]
-    raise TypeError(
-        f"references[{q}] mixes strings and lists: give list[str] (aliases) or list[list[str]] (qa_pairs)"
-    )
+    raise TypeError(f"references[{q}] mixes strings and lists: give list[str] (aliases) or list[list[str]] (qa_pairs)")
 
 
 def answer_in_context(contexts: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
@@ -182,8 +180,11 @@ def score_answer_in_context(inputs, options) -> dict[str, Any]:
 
 
 def score_str_em(inputs, options) -> dict[str, Any]:
-    return str_em([x.answer for x in inputs], [[list(p) for p in x.gold.qa_pairs] for x in inputs],
-                  alce_compat=options.alce_compat)
+    return str_em(
+        [x.answer for x in inputs],
+        [[list(p) for p in x.gold.qa_pairs] for x in inputs],
+        alce_compat=options.alce_compat,
+    )
 
 
 def score_answer_f1(inputs, options) -> dict[str, Any]:

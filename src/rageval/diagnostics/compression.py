@@ -72,11 +72,26 @@ def _opt_list(value, name, n):
     return list(value)
 
 
-def compression(predictions, units, sources, *, budget_tokens=None, retrieved_tokens=None, achieved_tokens=None,
-                reader_input_tokens=None, tokenizer: Any = "regex", judge: Any = "lexical", threshold: float = 0.5,
-                max_citations: int | None = 3, alce_compat: bool = False, recovery_threshold: float | None = None,
-                k: int = 10, multi_snippet: bool = False, candidates: Any = "bm25",
-                cache_dir: Any = None) -> dict[str, Any]:
+def compression(
+    predictions,
+    units,
+    sources,
+    *,
+    budget_tokens=None,
+    retrieved_tokens=None,
+    achieved_tokens=None,
+    reader_input_tokens=None,
+    tokenizer: Any = "regex",
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    recovery_threshold: float | None = None,
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+    cache_dir: Any = None,
+) -> dict[str, Any]:
     """Nominal vs achieved compression and the verification cost roll-up (see module doc)."""
     from rageval.text.tokenize import get_tokenizer
 
@@ -88,9 +103,20 @@ def compression(predictions, units, sources, *, budget_tokens=None, retrieved_to
     reader = _opt_list(reader_input_tokens, "reader_input_tokens", n)
     tok = get_tokenizer(tokenizer)
     rows = attribution_scores_batch(
-        predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
-        alce_compat=alce_compat, recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
-        candidates=candidates, parts=("verification",), cache_dir=cache_dir, details=False,
+        predictions,
+        units,
+        sources,
+        judge=judge,
+        threshold=threshold,
+        max_citations=max_citations,
+        alce_compat=alce_compat,
+        recovery_threshold=recovery_threshold,
+        k=k,
+        multi_snippet=multi_snippet,
+        candidates=candidates,
+        parts=("verification",),
+        cache_dir=cache_dir,
+        details=False,
     )
     per_q = []
     for q, r, b, ret, ach, rd in zip(questions, rows, budget, retrieved, achieved, reader):
@@ -113,7 +139,17 @@ def compression(predictions, units, sources, *, budget_tokens=None, retrieved_to
         d.update({f"verifier_tokens_{m}": r[f"verifier_tokens_{m}"] for m in _MODES})
         d.update(verification_costs(rd, r))
         per_q.append(d)
-    return summarize(per_q, "compression", extra=("achieved_tokens", "retrieved_tokens", "budget_tokens",
-                                                    "reader_input_tokens", "recovery_candidates_scored",
-                                                    "recovery_tokens")
-                     + tuple(f"verifier_tokens_{m}" for m in _MODES) + tuple(f"cost_{m}" for m in _MODES))
+    return summarize(
+        per_q,
+        "compression",
+        extra=(
+            "achieved_tokens",
+            "retrieved_tokens",
+            "budget_tokens",
+            "reader_input_tokens",
+            "recovery_candidates_scored",
+            "recovery_tokens",
+        )
+        + tuple(f"verifier_tokens_{m}" for m in _MODES)
+        + tuple(f"cost_{m}" for m in _MODES),
+    )

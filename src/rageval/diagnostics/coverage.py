@@ -44,8 +44,10 @@ def _doc_of_id(source_id: str) -> str:
 def declared_ids(units: Any, q: int) -> tuple[list[str], bool, int]:
     """(declared ids, whether any unit declares provenance, number of units) of one question's context."""
     if isinstance(units, (str, bytes, Mapping)) or not isinstance(units, Sequence):
-        raise TypeError(f"units[{q}] must be a list of units ({{text, source_ids}} dicts or Unit objects), "
-                        f"got {type(units).__name__}")
+        raise TypeError(
+            f"units[{q}] must be a list of units ({{text, source_ids}} dicts or Unit objects), "
+            f"got {type(units).__name__}"
+        )
     ids: list[str] = []
     any_declared = False
     for k, u in enumerate(units):
@@ -97,5 +99,8 @@ def gold_coverage(
 
 def score_gold_coverage(inputs, options) -> dict[str, Any]:
     """The catalog's scorer: declared units against gold documents, source ids mapped to their documents."""
-    return gold_coverage([x.unit_dicts() for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs],
-                         doc_of=[x.doc_of() for x in inputs])
+    return gold_coverage(
+        [x.unit_dicts() for x in inputs],
+        [list(x.gold.gold_doc_ids) for x in inputs],
+        doc_of=[x.doc_of() for x in inputs],
+    )

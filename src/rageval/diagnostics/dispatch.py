@@ -31,8 +31,13 @@ def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options
     from rageval.diagnostics.attribution import attribution_scores_batch
 
     return attribution_scores_batch(
-        [x.answer for x in inputs], [x.unit_dicts() for x in inputs], [x.source_dicts() for x in inputs],
-        judge=judge, options=options.attribution, parts=parts, details=True,
+        [x.answer for x in inputs],
+        [x.unit_dicts() for x in inputs],
+        [x.source_dicts() for x in inputs],
+        judge=judge,
+        options=options.attribution,
+        parts=parts,
+        details=True,
     )
 
 
@@ -59,19 +64,26 @@ def _sweep(inputs: Sequence[ScoringInput], options: ScoringOptions, judge: Any, 
     for t in SWEEP_THRESHOLDS:
         opts = options.attribution.model_copy(update={"recovery_threshold": t})
         rows = attribution_scores_batch(
-            [inputs[i].answer for i in idx], [inputs[i].unit_dicts() for i in idx],
-            [inputs[i].source_dicts() for i in idx], judge=judge, options=opts,
-            parts=("grounded", "re_attributability"), details=False,
+            [inputs[i].answer for i in idx],
+            [inputs[i].unit_dicts() for i in idx],
+            [inputs[i].source_dicts() for i in idx],
+            judge=judge,
+            options=opts,
+            parts=("grounded", "re_attributability"),
+            details=False,
         )
         for i, r in zip(idx, rows):
-            sweeps[i][f"{t:.1f}"] = {"rate": r.get("re_attributability"),
-                                     "grounded_precision": r.get("grounded_precision")}
+            sweeps[i][f"{t:.1f}"] = {
+                "rate": r.get("re_attributability"),
+                "grounded_precision": r.get("grounded_precision"),
+            }
     for i in idx:
         extras[i]["reattribution_sweep"] = sweeps[i]
 
 
-def score(inputs: Sequence[ScoringInput], diagnostics: Sequence[str], options: ScoringOptions,
-          judge: Any) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def score(
+    inputs: Sequence[ScoringInput], diagnostics: Sequence[str], options: ScoringOptions, judge: Any
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """``(metrics, extra)`` for each input (see the module doc)."""
     metrics: list[dict[str, Any]] = [{} for _ in inputs]
     extras: list[dict[str, Any]] = [{} for _ in inputs]
@@ -95,7 +107,8 @@ def score(inputs: Sequence[ScoringInput], diagnostics: Sequence[str], options: S
             for name in diagnostics:
                 if CATALOG[name].engine_parts:
                     m.update(_engine_values(name, row, x))
-            e["attribution_counts"] = {k: v for k, v in row.items()
-                                       if k not in engine_keys and (isinstance(v, (int, float)) or v is None)}
+            e["attribution_counts"] = {
+                k: v for k, v in row.items() if k not in engine_keys and (isinstance(v, (int, float)) or v is None)
+            }
             e["attribution"] = details
     return list(zip(metrics, extras))

@@ -62,8 +62,16 @@ def _default_paragraph(raw_source: Mapping | None, sid: str) -> str:
     return head if sep and tail.isdigit() else sid
 
 
-def evidence_f1(predictions, units, sources, *, references, paragraph_of: Any = None,
-                max_citations: int | None = None, alce_compat: bool = False) -> dict[str, Any]:
+def evidence_f1(
+    predictions,
+    units,
+    sources,
+    *,
+    references,
+    paragraph_of: Any = None,
+    max_citations: int | None = None,
+    alce_compat: bool = False,
+) -> dict[str, Any]:
     """QASPER evidence-F1 of the cited units' declared paragraphs (see module doc)."""
     questions = prepare_inputs(predictions, units, sources)
     references = check_list(references, "references")
@@ -79,8 +87,9 @@ def evidence_f1(predictions, units, sources, *, references, paragraph_of: Any = 
         if not q.declares_any() or not annotators:
             per_q.append({"evidence_f1": None, "predicted_paragraphs": None})
             continue
-        ans = parse_answer(q.prediction, len(q.units), mode="alce" if alce_compat else "default",
-                           max_citations=max_citations)
+        ans = parse_answer(
+            q.prediction, len(q.units), mode="alce" if alce_compat else "default", max_citations=max_citations
+        )
         mapping = paragraph_of if isinstance(paragraph_of, Mapping) or paragraph_of is None else paragraph_of[q.index]
         raw_sources = {s.get("id"): s for s in sources[q.index]} if mapping is None else {}
         paras: list[str] = []
@@ -89,7 +98,9 @@ def evidence_f1(predictions, units, sources, *, references, paragraph_of: Any = 
                 for sid in q.units[c - 1].source_ids or ():
                     if mapping is not None:
                         if sid not in mapping:
-                            raise ValueError(f"paragraph_of has no paragraph for source id {sid!r} (question {q.index})")
+                            raise ValueError(
+                                f"paragraph_of has no paragraph for source id {sid!r} (question {q.index})"
+                            )
                         paras.append(mapping[sid])
                     else:
                         paras.append(_default_paragraph(raw_sources.get(sid), sid))

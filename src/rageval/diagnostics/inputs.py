@@ -99,9 +99,18 @@ class ScoringInput:
     retrieved_tokens: int | None = None
 
     @classmethod
-    def build(cls, *, question_id: str, answer: str, context: Any, sources: Sequence[SourceSnippet], gold: Gold,
-              evidence_text: Callable[[Unit], str], retrieved_ids: Sequence[str] = (),
-              reader_input_tokens: int | None = None) -> "ScoringInput":
+    def build(
+        cls,
+        *,
+        question_id: str,
+        answer: str,
+        context: Any,
+        sources: Sequence[SourceSnippet],
+        gold: Gold,
+        evidence_text: Callable[[Unit], str],
+        retrieved_ids: Sequence[str] = (),
+        reader_input_tokens: int | None = None,
+    ) -> "ScoringInput":
         """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
         return cls(
             question_id=question_id,

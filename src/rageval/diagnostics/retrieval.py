@@ -50,5 +50,6 @@ def retrieval_recall(
 
 def score_retrieval_recall(inputs, options) -> dict[str, Any]:
     """The catalog's scorer: the record's retrieved ids against its gold documents, top ``retrieval_k``."""
-    return retrieval_recall([list(x.retrieved_ids) for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs],
-                            k=options.retrieval_k)
+    return retrieval_recall(
+        [list(x.retrieved_ids) for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs], k=options.retrieval_k
+    )

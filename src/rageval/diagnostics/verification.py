@@ -70,15 +70,38 @@ _COUNTS = (
 )
 
 
-def verification(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                 max_citations: int | None = 3, alce_compat: bool = False, recovery_threshold: float | None = None,
-                 k: int = 10, multi_snippet: bool = False, candidates: Any = "bm25", cache_dir: Any = None,
-                 details: bool = True) -> dict[str, Any]:
+def verification(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    recovery_threshold: float | None = None,
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """Unsupported-claim rates in the three modes (see module doc)."""
     rows = attribution_scores_batch(
-        predictions, units, sources, judge=judge, threshold=threshold, max_citations=max_citations,
-        alce_compat=alce_compat, recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
-        candidates=candidates, parts=("verification",), cache_dir=cache_dir, details=details,
+        predictions,
+        units,
+        sources,
+        judge=judge,
+        threshold=threshold,
+        max_citations=max_citations,
+        alce_compat=alce_compat,
+        recovery_threshold=recovery_threshold,
+        k=k,
+        multi_snippet=multi_snippet,
+        candidates=candidates,
+        parts=("verification",),
+        cache_dir=cache_dir,
+        details=details,
     )
     per_q = []
     for r in rows:
@@ -88,9 +111,15 @@ def verification(predictions, units, sources, *, judge: Any = "lexical", thresho
             d["details"] = r["details"]
         per_q.append(d)
     out = summarize(per_q, "verification", extra=_KEYS)
-    for key in ("verifier_tokens_summary_checked", "verifier_tokens_declared_span", "verifier_tokens_recovered_source",
-                "structural_rejections_declared_span", "unrecovered_claims", "recovery_candidates_scored",
-                "recovery_tokens"):
+    for key in (
+        "verifier_tokens_summary_checked",
+        "verifier_tokens_declared_span",
+        "verifier_tokens_recovered_source",
+        "structural_rejections_declared_span",
+        "unrecovered_claims",
+        "recovery_candidates_scored",
+        "recovery_tokens",
+    ):
         out[f"total_{key}"] = sum(r[key] for r in rows)
     out["n_zero_claim"] = sum(1 for r in rows if r["claims"] == 0)
     return out

@@ -87,8 +87,13 @@ class RagevalMetric(evaluate.Metric):
     REFERENCE_URLS: tuple[str, ...] = ()
 
     def _info(self):
-        return module_info(self.NAME, self.DESCRIPTION, self.KWARGS, features=type(self).FEATURES(),
-                           reference_urls=list(self.REFERENCE_URLS))
+        return module_info(
+            self.NAME,
+            self.DESCRIPTION,
+            self.KWARGS,
+            features=type(self).FEATURES(),
+            reference_urls=list(self.REFERENCE_URLS),
+        )
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Keep this module's inputs and options, drop other rageval modules' names, reject unknown ones."""
@@ -97,8 +102,10 @@ class RagevalMetric(evaluate.Metric):
         known, own = known_names(), module_names_for(self.NAME)
         unknown = sorted(k for k in kwargs if k not in known)
         if unknown:
-            raise TypeError(f"{self.NAME}: unknown argument {unknown[0]!r} (no rageval module takes it)."
-                            f"{did_you_mean(unknown[0], sorted(known))}")
+            raise TypeError(
+                f"{self.NAME}: unknown argument {unknown[0]!r} (no rageval module takes it)."
+                f"{did_you_mean(unknown[0], sorted(known))}"
+            )
         kwargs = {k: v for k, v in kwargs.items() if k in own}
         if "predictions" not in own:
             predictions = None
@@ -159,15 +166,19 @@ class AttributionMetric(RagevalMetric):
         return type(self).EXTRA_FEATURES() if type(self).EXTRA_FEATURES else {}
 
     def _info(self):
-        return module_info(self.NAME, self.DESCRIPTION, self.KWARGS,
-                           features=attribution_features(**self._extra_features()))
+        return module_info(
+            self.NAME, self.DESCRIPTION, self.KWARGS, features=attribution_features(**self._extra_features())
+        )
 
     def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
         if "units" in kwargs:
             kwargs["units"] = _fill(kwargs["units"], {"source_ids": None, "title": None})
         if "sources" in kwargs:
             kwargs["sources"] = _fill(kwargs["sources"], {"title": None})
-        if "paragraph_of" in self._extra_features() and kwargs.get("paragraph_of") is None \
-                and isinstance(predictions, (list, tuple)):
+        if (
+            "paragraph_of" in self._extra_features()
+            and kwargs.get("paragraph_of") is None
+            and isinstance(predictions, (list, tuple))
+        ):
             kwargs["paragraph_of"] = [None] * len(predictions)
         return kwargs

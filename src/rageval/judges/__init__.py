@@ -85,10 +85,16 @@ JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
 JUDGES.register("minilm", lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype), arg=False)
 JUDGES.register("replay", lambda arg, o: ReplayJudge(arg), arg=True)
 JUDGES.register("embedding", lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype), arg=True)
-JUDGES.register("nli", lambda arg, o: _model_judge(f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8,
-                                                   o.dtype, o.device), arg=True)
-JUDGES.register("seq2seq", lambda arg, o: _model_judge(f"seq2seq:{arg}", o.revision, o.max_length,
-                                                       o.batch_size or 8, o.dtype, o.device), arg=True)
+JUDGES.register(
+    "nli",
+    lambda arg, o: _model_judge(f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device),
+    arg=True,
+)
+JUDGES.register(
+    "seq2seq",
+    lambda arg, o: _model_judge(f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device),
+    arg=True,
+)
 
 #: The named judges as written in a spec.
 BUILTIN = tuple(f"{n}:<path>" if JUDGES.meta(n)["arg"] else n for n in JUDGES.names())
@@ -104,8 +110,16 @@ def _named(s: str) -> tuple[str, str | None] | None:
     return None
 
 
-def build_judge(spec: Any = None, *, batch_size: int | None = None, dtype: Any = None, max_length: int | None = 512,
-                device: str | None = None, revision: str | None = None, judge_id: str | None = None) -> Any:
+def build_judge(
+    spec: Any = None,
+    *,
+    batch_size: int | None = None,
+    dtype: Any = None,
+    max_length: int | None = 512,
+    device: str | None = None,
+    revision: str | None = None,
+    judge_id: str | None = None,
+) -> Any:
     """The unwrapped backend for ``spec`` (see the table in the module doc)."""
     if spec is None:
         return LexicalJudge()
@@ -157,12 +171,22 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
     from rageval.judges.hf import NLIJudge, Seq2SeqJudge
 
     return (NLIJudge if kind == "nli" else Seq2SeqJudge)(
-        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device)
+        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+    )
 
 
-def get_judge(spec: Any = None, *, cache_dir: str | os.PathLike | None = None, batch_size: int | None = None,
-              dtype: Any = None, max_length: int | None = 512, device: str | None = None,
-              revision: str | None = None, judge_id: str | None = None, tokenizer: Any = None) -> JudgeRunner:
+def get_judge(
+    spec: Any = None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    batch_size: int | None = None,
+    dtype: Any = None,
+    max_length: int | None = 512,
+    device: str | None = None,
+    revision: str | None = None,
+    judge_id: str | None = None,
+    tokenizer: Any = None,
+) -> JudgeRunner:
     """Resolve ``spec`` and wrap it once in a :class:`JudgeRunner` (a runner is returned unchanged).
 
     ``cache_dir``: folder of the sqlite cache (None: in-memory only).
@@ -173,6 +197,13 @@ def get_judge(spec: Any = None, *, cache_dir: str | os.PathLike | None = None, b
     """
     if isinstance(spec, JudgeRunner):
         return spec
-    backend = build_judge(spec, batch_size=batch_size, dtype=dtype, max_length=max_length, device=device,
-                          revision=revision, judge_id=judge_id)
+    backend = build_judge(
+        spec,
+        batch_size=batch_size,
+        dtype=dtype,
+        max_length=max_length,
+        device=device,
+        revision=revision,
+        judge_id=judge_id,
+    )
     return JudgeRunner(backend, cache_dir=cache_dir, batch_size=batch_size, tokenizer=tokenizer)

@@ -127,8 +127,13 @@ class CallableJudge:
     callable's own ``id`` attribute).
     """
 
-    def __init__(self, fn: Callable[[list[str], list[str]], Sequence[float]], *, judge_id: str | None = None,
-                 batch_size: int = 256):
+    def __init__(
+        self,
+        fn: Callable[[list[str], list[str]], Sequence[float]],
+        *,
+        judge_id: str | None = None,
+        batch_size: int = 256,
+    ):
         if not callable(fn):
             raise TypeError(f"judge must be callable as judge(premises, hypotheses), got {type(fn).__name__}")
         self._fn = fn
@@ -181,7 +186,7 @@ class _DiskCache:
         out: dict[str, float] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
+                chunk = keys[i : i + 500]
                 marks = ",".join("?" * len(chunk))
                 for (k,) in self._db.execute(f"SELECT key FROM abstentions WHERE key IN ({marks})", chunk):
                     out[k] = math.nan
@@ -233,8 +238,14 @@ class JudgeRunner:
     ``cache_dir=None`` keeps the in-memory memo only.
     """
 
-    def __init__(self, judge: Any, *, cache_dir: str | os.PathLike | None = None, batch_size: int | None = None,
-                 tokenizer: Any = None):
+    def __init__(
+        self,
+        judge: Any,
+        *,
+        cache_dir: str | os.PathLike | None = None,
+        batch_size: int | None = None,
+        tokenizer: Any = None,
+    ):
         if isinstance(judge, JudgeRunner):
             raise TypeError("judge is already wrapped; use it as it is (get_judge returns it unchanged)")
         if not isinstance(judge, Judge):
@@ -258,8 +269,17 @@ class JudgeRunner:
             self._disk = _DiskCache(self.cache_path)
         backend_stats = getattr(judge, "stats", None)
         self._backend_base = dict(backend_stats()) if callable(backend_stats) else {}
-        self._counts = {"requested": 0, "unique": 0, "executed": 0, "memory_hits": 0,
-                        "cache_hits": 0, "cache_misses": 0, "batches": 0, "abstained": 0, "abstained_executed": 0}
+        self._counts = {
+            "requested": 0,
+            "unique": 0,
+            "executed": 0,
+            "memory_hits": 0,
+            "cache_hits": 0,
+            "cache_misses": 0,
+            "batches": 0,
+            "abstained": 0,
+            "abstained_executed": 0,
+        }
 
     # -- scoring -----------------------------------------------------------------
     def __call__(self, premises: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
@@ -314,7 +334,7 @@ class JudgeRunner:
             ctx = torch.inference_mode()
         with ctx:
             for i in range(0, len(order), self.batch_size):
-                batch = order[i:i + self.batch_size]
+                batch = order[i : i + self.batch_size]
                 probs = self.judge.predict([p for p, _ in batch], [h for _, h in batch])
                 probs = self._check(probs, batch, first)
                 self._counts["executed"] += len(batch)
@@ -332,29 +352,36 @@ class JudgeRunner:
         """
         rule = "a judge returns one probability in [0, 1], or NaN to abstain, per pair"
         if probs is None or isinstance(probs, (str, bytes, dict, set, frozenset)):
-            raise JudgeError(f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} "
-                             f"for {len(batch)} pairs; {rule}")
+            raise JudgeError(
+                f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} for {len(batch)} pairs; {rule}"
+            )
         try:
             values = list(probs)
         except TypeError as err:
-            raise JudgeError(f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} "
-                             f"for {len(batch)} pairs; {rule}") from err
+            raise JudgeError(
+                f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} for {len(batch)} pairs; {rule}"
+            ) from err
         if len(values) != len(batch):
             idx = sorted(first[pq] for pq in batch)
             shown = ", ".join(map(str, idx[:10])) + (", …" if len(idx) > 10 else "")
-            raise JudgeError(f"judge {self.id!r} returned {len(values)} values for {len(batch)} pairs "
-                             f"(request indexes {shown}); {rule}")
+            raise JudgeError(
+                f"judge {self.id!r} returned {len(values)} values for {len(batch)} pairs "
+                f"(request indexes {shown}); {rule}"
+            )
         out = []
         for pq, v in zip(batch, values):
             p = _as_probability(v)
             if p is None:
-                raise JudgeError(f"judge {self.id!r} returned {v!r:.80} ({type(v).__name__}) for pair {first[pq]} "
-                                 f"(hypothesis {pq[1]!r:.60}); {rule} (None is an error, NaN is an abstention)")
+                raise JudgeError(
+                    f"judge {self.id!r} returned {v!r:.80} ({type(v).__name__}) for pair {first[pq]} "
+                    f"(hypothesis {pq[1]!r:.60}); {rule} (None is an error, NaN is an abstention)"
+                )
             out.append(p)
         return out
 
-    def decide(self, premises: Sequence[str], hypotheses: Sequence[str], *,
-               threshold: float = 0.5) -> list[bool | None]:
+    def decide(
+        self, premises: Sequence[str], hypotheses: Sequence[str], *, threshold: float = 0.5
+    ) -> list[bool | None]:
         """``probability >= threshold`` for each pair; ``None`` where the judge abstained (NaN).
 
         ``threshold`` must lie in [0, 1].  Callers decide what an abstention

@@ -115,8 +115,17 @@ def _premise(row: dict, mode: str, k: int) -> str:
     return "\n".join(ev[i] for i in sorted(top))
 
 
-def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float = 0.5, premise: str = "bm25",
-              k: int = 5, cache_dir: Any = None, dtype: Any = None, max_length: int | None = 512) -> dict[str, Any]:
+def calibrate(
+    rows: Sequence[dict],
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    premise: str = "bm25",
+    k: int = 5,
+    cache_dir: Any = None,
+    dtype: Any = None,
+    max_length: int | None = 512,
+) -> dict[str, Any]:
     """Score ``judge`` on WiCE-format rows; see the module doc for the figures."""
     from rageval.judges import get_judge
 
@@ -146,7 +155,11 @@ def calibrate(rows: Sequence[dict], *, judge: Any = "lexical", threshold: float 
             "mean_probability": (sum(partial) / len(partial)) if partial else None,
         },
         "partial_as_not_supported": _binary([p for p, _ in strict], [y for _, y in strict], threshold),
-        "judge_stats": {k_: v for k_, v in runner.stats().items() if k_ in ("executed", "requested", "truncated", "abstained", "off_label")},
+        "judge_stats": {
+            k_: v
+            for k_, v in runner.stats().items()
+            if k_ in ("executed", "requested", "truncated", "abstained", "off_label")
+        },
     }
     return out
 
@@ -177,29 +190,65 @@ def format_report(r: dict[str, Any]) -> str:
 
 
 @click.command("calibrate")
-@click.option("--judge", "judge", default="lexical", show_default=True,
-              help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes).")
-@click.option("--data", "data", default=None, type=click.Path(exists=True, dir_okay=False),
-              help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).")
+@click.option(
+    "--judge",
+    "judge",
+    default="lexical",
+    show_default=True,
+    help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes).",
+)
+@click.option(
+    "--data",
+    "data",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).",
+)
 @click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0, 1))
-@click.option("--premise", default="bm25", show_default=True, type=click.Choice(["bm25", "full"]),
-              help="bm25: top-k evidence sentences for the claim; full: the whole page.")
-@click.option("--k", "k", default=5, show_default=True, type=click.IntRange(1), help="Evidence sentences for --premise bm25.")
+@click.option(
+    "--premise",
+    default="bm25",
+    show_default=True,
+    type=click.Choice(["bm25", "full"]),
+    help="bm25: top-k evidence sentences for the claim; full: the whole page.",
+)
+@click.option(
+    "--k", "k", default=5, show_default=True, type=click.IntRange(1), help="Evidence sentences for --premise bm25."
+)
 @click.option("--limit", default=None, type=click.IntRange(1), help="Score only the first N rows.")
-@click.option("--dtype", default=None, type=click.Choice(["float32", "bfloat16", "float16"]),
-              help="Weights dtype of a model judge (bfloat16: opt-in, faster on CPUs/GPUs with bf16 units).")
-@click.option("--max-length", default=512, show_default=True, type=click.IntRange(8),
-              help="Truncation of a model judge's input, in tokens (truncated pairs are counted).")
+@click.option(
+    "--dtype",
+    default=None,
+    type=click.Choice(["float32", "bfloat16", "float16"]),
+    help="Weights dtype of a model judge (bfloat16: opt-in, faster on CPUs/GPUs with bf16 units).",
+)
+@click.option(
+    "--max-length",
+    default=512,
+    show_default=True,
+    type=click.IntRange(8),
+    help="Truncation of a model judge's input, in tokens (truncated pairs are counted).",
+)
 @click.option("--cache-dir", default=None, type=click.Path(file_okay=False), help="Judge cache folder.")
-@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON.")
+@click.option(
+    "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON."
+)
 def calibrate_cmd(judge, data, threshold, premise, k, limit, dtype, max_length, cache_dir, json_out):
     """Score a judge against human support labels (WiCE): accuracy, balanced accuracy, AUROC."""
     try:
         rows = load_wice(data)
         if limit:
             rows = rows[:limit]
-        r = calibrate(rows, judge=judge, threshold=threshold, premise=premise, k=k, cache_dir=cache_dir, dtype=dtype,
-                      max_length=max_length)
+        r = calibrate(
+            rows,
+            judge=judge,
+            threshold=threshold,
+            premise=premise,
+            k=k,
+            cache_dir=cache_dir,
+            dtype=dtype,
+            max_length=max_length,
+        )
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(format_report(r))

@@ -37,8 +37,15 @@ def minilm_path() -> str:
 class EmbeddingJudge:
     uses_torch = True
 
-    def __init__(self, path: str | None = None, *, batch_size: int = 16, max_length: int = 256,
-                 device: str | None = None, dtype: Any = None):
+    def __init__(
+        self,
+        path: str | None = None,
+        *,
+        batch_size: int = 16,
+        max_length: int = 256,
+        device: str | None = None,
+        dtype: Any = None,
+    ):
         from pathlib import Path
 
         from transformers import AutoModel, AutoTokenizer
@@ -68,7 +75,7 @@ class EmbeddingJudge:
 
         todo = [t for t in dict.fromkeys(texts) if t not in self._emb]
         for i in range(0, len(todo), 32):
-            chunk = todo[i:i + 32]
+            chunk = todo[i : i + 32]
             full = self.tokenizer(chunk, truncation=False)["input_ids"]
             self._truncated += sum(len(x) > self.max_length for x in full)
             enc = self.tokenizer(chunk, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")

@@ -62,8 +62,11 @@ def weights_fingerprint(model_dir: str | os.PathLike) -> str | None:
     root = Path(model_dir)
     if not root.is_dir():
         return None
-    files = sorted(p for p in root.iterdir()
-                   if p.is_file() and not p.name.startswith(".") and p.suffix.lower() not in (".md", ".txt", ".lock"))
+    files = sorted(
+        p
+        for p in root.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() not in (".md", ".txt", ".lock")
+    )
     if not files:
         return None
     h = hashlib.sha256()
@@ -159,8 +162,16 @@ class _HFBase:
     kind = "hf"
     id_suffix = ""  # names a change of the scoring rule, so caches of the old rule are never reused
 
-    def __init__(self, name_or_path: str, *, revision: str | None, max_length: int | None, batch_size: int,
-                 dtype: Any, device: str | None):
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        revision: str | None,
+        max_length: int | None,
+        batch_size: int,
+        dtype: Any,
+        device: str | None,
+    ):
         if max_length is not None and (not isinstance(max_length, int) or max_length < 8):
             raise ValueError(f"max_length must be an integer >= 8 or None, got {max_length!r}")
         self.name_or_path = str(name_or_path)
@@ -209,10 +220,19 @@ class NLIJudge(_HFBase):
 
     kind = "nli"
 
-    def __init__(self, name_or_path: str, *, revision: str | None = None, max_length: int | None = 512,
-                 batch_size: int = 8, dtype: Any = None, device: str | None = None):
-        super().__init__(name_or_path, revision=revision, max_length=max_length, batch_size=batch_size,
-                         dtype=dtype, device=device)
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        revision: str | None = None,
+        max_length: int | None = 512,
+        batch_size: int = 8,
+        dtype: Any = None,
+        device: str | None = None,
+    ):
+        super().__init__(
+            name_or_path, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+        )
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
@@ -232,14 +252,24 @@ class NLIJudge(_HFBase):
         self._finish(model, tok, revision)
 
     @classmethod
-    def from_model(cls, model, tokenizer, *, name: str = "in-memory", revision: str = "unsaved",
-                   max_length: int | None = 512, batch_size: int = 8, dtype: Any = None,
-                   device: str | None = None) -> "NLIJudge":
+    def from_model(
+        cls,
+        model,
+        tokenizer,
+        *,
+        name: str = "in-memory",
+        revision: str = "unsaved",
+        max_length: int | None = 512,
+        batch_size: int = 8,
+        dtype: Any = None,
+        device: str | None = None,
+    ) -> "NLIJudge":
         """Wrap an already loaded classifier (benchmarks, notebooks).  ``revision`` names its weights in the id:
         give a real one before caching on disk."""
         self = cls.__new__(cls)
-        _HFBase.__init__(self, name, revision=revision, max_length=max_length, batch_size=batch_size,
-                         dtype=dtype, device=device)
+        _HFBase.__init__(
+            self, name, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+        )
         self._setup(model, tokenizer, revision)
         self.cacheable = revision != "unsaved"  # never disk-cache weights nobody named
         return self
@@ -261,8 +291,9 @@ class NLIJudge(_HFBase):
             self._truncated += sum(over)
             hyp_len = [len(x) for x in self.tokenizer(hypotheses, truncation=False)["input_ids"]]
             strategy = "only_first" if max(hyp_len) < self.max_length // 2 else "longest_first"
-            enc = self.tokenizer(premises, hypotheses, truncation=strategy, max_length=self.max_length,
-                                 padding=True, return_tensors="pt")
+            enc = self.tokenizer(
+                premises, hypotheses, truncation=strategy, max_length=self.max_length, padding=True, return_tensors="pt"
+            )
         else:
             enc = self.tokenizer(premises, hypotheses, padding=True, return_tensors="pt")
         enc = {k: v.to(self.device) for k, v in enc.items()}
@@ -281,10 +312,19 @@ class Seq2SeqJudge(_HFBase):
     kind = "seq2seq"
     id_suffix = "|rule=v2"  # v2: abstain (NaN) when the first answer token is neither "0" nor "1"
 
-    def __init__(self, name_or_path: str, *, revision: str | None = None, max_length: int | None = 512,
-                 batch_size: int = 8, dtype: Any = None, device: str | None = None):
-        super().__init__(name_or_path, revision=revision, max_length=max_length, batch_size=batch_size,
-                         dtype=dtype, device=device)
+    def __init__(
+        self,
+        name_or_path: str,
+        *,
+        revision: str | None = None,
+        max_length: int | None = 512,
+        batch_size: int = 8,
+        dtype: Any = None,
+        device: str | None = None,
+    ):
+        super().__init__(
+            name_or_path, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+        )
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
@@ -337,8 +377,9 @@ class Seq2SeqJudge(_HFBase):
             rows = (logits.argmax(dim=-1) == self.label_prefix).nonzero().flatten()
             if len(rows):
                 sub = {k: v[rows] for k, v in enc.items()}
-                dec2 = torch.tensor([[self.decoder_start, self.label_prefix]] * len(rows), dtype=torch.long,
-                                    device=self.device)
+                dec2 = torch.tensor(
+                    [[self.decoder_start, self.label_prefix]] * len(rows), dtype=torch.long, device=self.device
+                )
                 logits = logits.clone()
                 logits[rows] = self.model(**sub, decoder_input_ids=dec2).logits[:, 1, :].float()
         bad = torch.isnan(logits).any(dim=-1).nonzero().flatten().tolist()

@@ -59,7 +59,9 @@ class ReplayJudge:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         if not self.path.is_file():
-            raise FileNotFoundError(f"replay judge file not found: {self.path} (expected JSON lines of premise/hypothesis/probability)")
+            raise FileNotFoundError(
+                f"replay judge file not found: {self.path} (expected JSON lines of premise/hypothesis/probability)"
+            )
         data = self.path.read_bytes()
         self.id = "replay:" + hashlib.sha256(data).hexdigest()[:16]
         self._table: dict[tuple[str, str], float] = {}
@@ -70,7 +72,9 @@ class ReplayJudge:
                 row = json.loads(line)
                 key = (row["premise"], row["hypothesis"])
             except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise ValueError(f"{self.path}:{lineno}: expected an object with 'premise' and 'hypothesis' ({err})") from err
+                raise ValueError(
+                    f"{self.path}:{lineno}: expected an object with 'premise' and 'hypothesis' ({err})"
+                ) from err
             if "probability" in row:
                 p = _probability(row["probability"])
             elif "decision" in row:
@@ -114,6 +118,8 @@ def save_replay(path: str | os.PathLike, runner) -> int:
     with open(path, "w", encoding="utf-8") as f:
         for (p, h), prob in rows:
             value = None if math.isnan(prob) else prob
-            f.write(json.dumps({"premise": p, "hypothesis": h, "probability": value}, ensure_ascii=False,
-                               allow_nan=False) + "\n")
+            f.write(
+                json.dumps({"premise": p, "hypothesis": h, "probability": value}, ensure_ascii=False, allow_nan=False)
+                + "\n"
+            )
     return len(rows)

@@ -93,7 +93,8 @@ def get_reader(spec: "str | Reader", **params: Any) -> Reader:
             hint = did_you_mean(key, accepted)
             raise ValueError(f"Unknown option {key!r} for reader {spec!r}.{hint} Accepted: {', '.join(accepted)}")
     required = [
-        p.name for p in sig.parameters.values()
+        p.name
+        for p in sig.parameters.values()
         if p.name != "self" and p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
     ]
     missing = [r for r in required if r not in params]

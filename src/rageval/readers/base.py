@@ -80,8 +80,12 @@ class ReaderOutput:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ReaderOutput":
-        return cls(text=d.get("text", ""), status=d.get("status", "ok"), input_tokens=d.get("input_tokens"),
-                   error=d.get("error"))
+        return cls(
+            text=d.get("text", ""),
+            status=d.get("status", "ok"),
+            input_tokens=d.get("input_tokens"),
+            error=d.get("error"),
+        )
 
 
 class Reader:
@@ -129,5 +133,3 @@ def check_requests(requests: Sequence[ReaderRequest]) -> list[ReaderRequest]:
         if not isinstance(r, ReaderRequest):
             raise TypeError(f"requests[{i}] must be a ReaderRequest, got {type(r).__name__}")
     return out
-
-

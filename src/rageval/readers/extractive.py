@@ -53,7 +53,7 @@ def _cite(sentence: str, k: int) -> str:
     s = sentence.strip()
     m = _END.search(s)
     if m and m.group(1) == ".":
-        return f"{s[:m.start()]} [{k}]{m.group(1)}{m.group(2)}"
+        return f"{s[: m.start()]} [{k}]{m.group(1)}{m.group(2)}"
     if m:
         return f"{s} [{k}]"
     return f"{s} [{k}]."

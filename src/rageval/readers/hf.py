@@ -54,9 +54,12 @@ class TransformersReader(Reader):
         for name, v in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"transformers reader: {name} must be a positive integer, got {v!r}")
-        if max_input_tokens is not None and (isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int)
-                                             or max_input_tokens < 1):
-            raise ValueError(f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}")
+        if max_input_tokens is not None and (
+            isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens < 1
+        ):
+            raise ValueError(
+                f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}"
+            )
         self.model_name, self.revision = model, revision
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
 
@@ -129,11 +132,15 @@ class TransformersReader(Reader):
             try:
                 ids = self._encode(self.prompt(req))
             except Exception as e:  # a template the tokenizer rejects
-                results[i] = ReaderOutput("", "reader_error", None, f"could not build the prompt: {type(e).__name__}: {e}")
+                results[i] = ReaderOutput(
+                    "", "reader_error", None, f"could not build the prompt: {type(e).__name__}: {e}"
+                )
                 continue
             if self.max_input_tokens is not None and len(ids) > self.max_input_tokens:
                 results[i] = ReaderOutput(
-                    "", "prompt_overflow", len(ids),
+                    "",
+                    "prompt_overflow",
+                    len(ids),
                     f"prompt has {len(ids)} tokens; the limit is {self.max_input_tokens} "
                     f"(context minus max_new_tokens={self.max_new_tokens}); lower the budget or raise max_input_tokens",
                 )
@@ -149,8 +156,8 @@ class TransformersReader(Reader):
             mask = torch.zeros((len(batch), width), dtype=torch.long)
             for row, (_, ids) in enumerate(batch):
                 if ids:
-                    input_ids[row, width - len(ids):] = torch.tensor(ids, dtype=torch.long)
-                    mask[row, width - len(ids):] = 1
+                    input_ids[row, width - len(ids) :] = torch.tensor(ids, dtype=torch.long)
+                    mask[row, width - len(ids) :] = 1
             try:
                 with torch.inference_mode():
                     out = self.model.generate(
@@ -163,7 +170,9 @@ class TransformersReader(Reader):
                     )
             except Exception as e:
                 for i, ids in batch:
-                    results[i] = ReaderOutput("", "reader_error", len(ids), f"generation failed: {type(e).__name__}: {e}")
+                    results[i] = ReaderOutput(
+                        "", "reader_error", len(ids), f"generation failed: {type(e).__name__}: {e}"
+                    )
                 continue
             new = out[:, width:].cpu()
             for row, (i, ids) in enumerate(batch):

@@ -77,8 +77,10 @@ class OpenAIReader(Reader):
         if not isinstance(model, str) or not model.strip():
             raise ValueError("openai reader: 'model' must name the served model (e.g. the name vLLM was started with)")
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"openai reader: base_url must start with http:// or https://, got {base_url!r} "
-                             "(e.g. http://127.0.0.1:8000/v1)")
+            raise ValueError(
+                f"openai reader: base_url must start with http:// or https://, got {base_url!r} "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
         for name, v in (("max_tokens", max_tokens), ("concurrency", concurrency)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"openai reader: {name} must be a positive integer, got {v!r}")
@@ -115,7 +117,9 @@ class OpenAIReader(Reader):
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         data = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=data, headers=self._headers(), method="POST")
+        req = urllib.request.Request(
+            f"{self.base_url}/chat/completions", data=data, headers=self._headers(), method="POST"
+        )
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 raw = resp.read()
@@ -139,8 +143,13 @@ class OpenAIReader(Reader):
 
     def _one(self, req: ReaderRequest) -> ReaderOutput:
         messages = self.template.messages(req.question, req.units)
-        body = {"model": self.model_name, "messages": messages, "max_tokens": self.max_tokens,
-                "temperature": self.temperature, **self.extra_body}
+        body = {
+            "model": self.model_name,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            **self.extra_body,
+        }
         last = ""
         for attempt in range(self.max_retries + 1):
             try:
@@ -156,11 +165,15 @@ class OpenAIReader(Reader):
             except _HTTPFailure as e:
                 tokens = self.count_prompt_tokens(req)
                 if e.code == 400 and any(h in e.detail.lower() for h in _OVERFLOW_HINTS):
-                    return ReaderOutput("", "prompt_overflow", tokens, f"server rejected the prompt as too long: {e.detail}")
+                    return ReaderOutput(
+                        "", "prompt_overflow", tokens, f"server rejected the prompt as too long: {e.detail}"
+                    )
                 return ReaderOutput("", "reader_error", tokens, f"HTTP {e.code} from {self.base_url}: {e.detail}")
             return self._parse(req, resp)
         return ReaderOutput(
-            "", "reader_error", self.count_prompt_tokens(req),
+            "",
+            "reader_error",
+            self.count_prompt_tokens(req),
             f"gave up after {self.max_retries + 1} attempts to {self.base_url}: {last}",
         )
 
@@ -172,8 +185,12 @@ class OpenAIReader(Reader):
             if not isinstance(content, str):
                 raise TypeError
         except (KeyError, IndexError, TypeError):
-            return ReaderOutput("", "reader_error", self.count_prompt_tokens(req),
-                                f"unexpected response (no choices[0].message.content): {str(resp)[:200]}")
+            return ReaderOutput(
+                "",
+                "reader_error",
+                self.count_prompt_tokens(req),
+                f"unexpected response (no choices[0].message.content): {str(resp)[:200]}",
+            )
         usage = resp.get("usage") if isinstance(resp, dict) else None
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         if not isinstance(tokens, int) or isinstance(tokens, bool):
@@ -207,5 +224,3 @@ def _error_message(e: "urllib.error.HTTPError") -> str:
         return str(err)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return raw[:300].decode("utf-8", "replace") or str(e.reason)
-
-

@@ -43,8 +43,10 @@ class SavedReader(Reader):
         super().__init__(template=template, tokenizer=tokenizer)
         self.path = Path(path)
         if not self.path.exists():
-            raise FileNotFoundError(f"saved reader: answers file not found: {self.path} (a JSONL file of "
-                                    "{question_id, setting, answer} rows)")
+            raise FileNotFoundError(
+                f"saved reader: answers file not found: {self.path} (a JSONL file of "
+                "{question_id, setting, answer} rows)"
+            )
         self._rows: dict[tuple[str, str | None], dict[str, Any]] = {}
         self._by_question: dict[str, list[str | None]] = {}
         self._load()
@@ -68,8 +70,10 @@ class SavedReader(Reader):
                 raise ValueError(f"{where}: missing field 'question_id' (expected the question's id string)")
             key_name = next((k for k in _ANSWER_KEYS if k in row), None)
             if key_name is None:
-                raise ValueError(f"{where}: missing field 'answer' (expected the answer text; 'output' or "
-                                 "'prediction' are accepted too)")
+                raise ValueError(
+                    f"{where}: missing field 'answer' (expected the answer text; 'output' or "
+                    "'prediction' are accepted too)"
+                )
             text = row[key_name]
             status = row.get("status", "ok")
             if text is None and status != "ok":
@@ -92,9 +96,16 @@ class SavedReader(Reader):
                 )
             tokens = row.get("input_tokens")
             if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
-                raise ValueError(f"{where}: field 'input_tokens' is {tokens!r}; expected a non-negative integer or absent")
-            self._rows[key] = {"text": text, "status": status, "error": row.get("error"), "input_tokens": tokens,
-                               "_line": lineno}
+                raise ValueError(
+                    f"{where}: field 'input_tokens' is {tokens!r}; expected a non-negative integer or absent"
+                )
+            self._rows[key] = {
+                "text": text,
+                "status": status,
+                "error": row.get("error"),
+                "input_tokens": tokens,
+                "_line": lineno,
+            }
             self._by_question.setdefault(qid, []).append(setting)
 
     def __len__(self) -> int:
@@ -115,10 +126,14 @@ class SavedReader(Reader):
         if setting is None and len(have) == 1:
             return self._rows[(qid, have[0])]
         if setting is None:
-            return (f"question {qid!r} has answers for several settings in {self.path} ({sorted(map(str, have))}); "
-                    "the request must name its setting")
-        return (f"no saved answer for question {qid!r} and setting {setting!r} in {self.path}; "
-                f"saved settings for it: {sorted(map(str, have))}")
+            return (
+                f"question {qid!r} has answers for several settings in {self.path} ({sorted(map(str, have))}); "
+                "the request must name its setting"
+            )
+        return (
+            f"no saved answer for question {qid!r} and setting {setting!r} in {self.path}; "
+            f"saved settings for it: {sorted(map(str, have))}"
+        )
 
     def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
         out = []

@@ -55,7 +55,9 @@ def _placeholders(fmt: str, where: str) -> set[str]:
     try:
         names = {f for _, f, _, _ in string.Formatter().parse(fmt) if f is not None}
     except ValueError as e:
-        raise ValueError(f"PromptTemplate.{where} is not a valid format string ({e}); write literal braces as {{{{ }}}}") from None
+        raise ValueError(
+            f"PromptTemplate.{where} is not a valid format string ({e}); write literal braces as {{{{ }}}}"
+        ) from None
     for n in names:
         if n not in _ALLOWED[where]:
             raise ValueError(

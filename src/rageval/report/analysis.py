@@ -29,9 +29,19 @@ __all__ = ["analyze", "scalar_metric_names", "REPORT_ORDER", "PREFERRED_ORDER", 
 #: attribution), not the catalog's order: a diagnostic added to the catalog later (e.g. ``gold_coverage``)
 #: stays in the alphabetical rest, so existing columns never move.  The only list of diagnostics in the report.
 REPORT_ORDER = (
-    "answer_f1", "str_em", "answer_in_context", "retrieval_recall", "emitted_precision", "grounded_precision",
-    "emitted_recall", "grounded_recall", "re_attributability", "verification", "evidence_f1",
+    "answer_f1",
+    "str_em",
+    "answer_in_context",
+    "retrieval_recall",
+    "emitted_precision",
+    "grounded_precision",
+    "emitted_recall",
+    "grounded_recall",
+    "re_attributability",
+    "verification",
+    "evidence_f1",
 )
+
 
 def _main_outputs(name: str) -> tuple[str, ...]:
     return tuple(o.key for o in CATALOG[name].outputs if o.direction != "none" and not o.view)
@@ -98,6 +108,7 @@ def _setting_order(run: Run) -> dict[str, int]:
 
 # ---------------------------------------------------------------- the cohort and its metric table
 
+
 @dataclass(frozen=True)
 class _Table:
     """The common cohort and every metric aligned with its questions, per setting."""
@@ -155,12 +166,16 @@ def _cohort_clusters(run: Run, qids: Sequence[str]) -> list[Any] | None:
 
 
 def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None) -> dict[str, Any]:
-    return {"n": len(t.qids), "n_questions": len({r["question_id"] for r in run.records}),
-            "n_clusters": len(set(clusters)) if clusters is not None else None,
-            "counts": {s: dict(c) for s, c in t.cohort.counts.items()}}
+    return {
+        "n": len(t.qids),
+        "n_questions": len({r["question_id"] for r in run.records}),
+        "n_clusters": len(set(clusters)) if clusters is not None else None,
+        "counts": {s: dict(c) for s, c in t.cohort.counts.items()},
+    }
 
 
 # ---------------------------------------------------------------- summary
+
 
 def _context_means(t: _Table) -> dict[str, tuple[float | None, float | None]]:
     """Per setting: mean achieved ratio and mean achieved tokens over the cohort."""
@@ -209,8 +224,11 @@ def _abstentions(t: _Table, s: str) -> dict[str, Any] | None:
         return None
     v = t.values[(s, ABSTENTIONS)]
     ok = np.isfinite(v)
-    return {"sum": int(v[ok].sum()) if ok.any() else None, "n_questions_with": int((v[ok] > 0).sum()),
-            "n": int(ok.sum())}
+    return {
+        "sum": int(v[ok].sum()) if ok.any() else None,
+        "n_questions_with": int((v[ok] > 0).sum()),
+        "n": int(ok.sum()),
+    }
 
 
 def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
@@ -220,10 +238,13 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[d
     for sdef in run.settings:
         s = sdef["name"]
         row: dict[str, Any] = {
-            "setting": s, "compressor": sdef.get("compressor"), "budget": sdef.get("budget"),
+            "setting": s,
+            "compressor": sdef.get("compressor"),
+            "budget": sdef.get("budget"),
             **dict(t.cohort.counts[s]),
             "status": dict(status[s]),
-            "achieved_ratio": ctx[s][0], "achieved_tokens": ctx[s][1],
+            "achieved_ratio": ctx[s][0],
+            "achieved_tokens": ctx[s][1],
             "metrics": _metric_means(t, s, gaps),
         }
         abst = _abstentions(t, s)
@@ -234,6 +255,7 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[d
 
 
 # ---------------------------------------------------------------- contrasts
+
 
 def _matrix(t: _Table, cells: Sequence[tuple[str, str]]) -> np.ndarray:
     """Questions x ``(setting, metric)`` cells of the cohort table."""
@@ -246,8 +268,10 @@ def _replicate_note(out: Mapping[str, Any], n_resamples: int) -> str | None:
     if out["reason"]:
         return out["reason"]
     if out["n_empty_replicates"] and out["ci_low"] is not None:
-        return (f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
-                "and were left out of the interval")
+        return (
+            f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
+            "and were left out of the interval"
+        )
     return None
 
 
@@ -255,23 +279,42 @@ def _side_mean(x: np.ndarray, ok: np.ndarray) -> float | None:
     return _f(x[ok].mean()) if ok.any() else None
 
 
-def _contrast_entry(r: ContrastRow, out: Mapping[str, Any], a: np.ndarray, b: np.ndarray, ok: np.ndarray,
-                    p_holm: Any, clustered: bool, n_resamples: int) -> dict[str, Any]:
+def _contrast_entry(
+    r: ContrastRow,
+    out: Mapping[str, Any],
+    a: np.ndarray,
+    b: np.ndarray,
+    ok: np.ndarray,
+    p_holm: Any,
+    clustered: bool,
+    n_resamples: int,
+) -> dict[str, Any]:
     return {
-        "contrast": r.label, "kind": r.kind, "a": r.a, "b": r.b,
-        "metric_a": r.metric_a, "metric_b": r.metric_b, "metric": r.metric,
+        "contrast": r.label,
+        "kind": r.kind,
+        "a": r.a,
+        "b": r.b,
+        "metric_a": r.metric_a,
+        "metric_b": r.metric_b,
+        "metric": r.metric,
         "direction": direction_of(r.metric_a) if r.kind == "pair" else "none",
-        "mean_a": _side_mean(a, ok), "mean_b": _side_mean(b, ok),
-        "effect": out["estimate"], "ci_low": out["ci_low"], "ci_high": out["ci_high"],
-        "p_value": out["p_value"], "p_holm": _f(p_holm),
-        "n": out["n"], "n_dropped": out["n_dropped"],
+        "mean_a": _side_mean(a, ok),
+        "mean_b": _side_mean(b, ok),
+        "effect": out["estimate"],
+        "ci_low": out["ci_low"],
+        "ci_high": out["ci_high"],
+        "p_value": out["p_value"],
+        "p_holm": _f(p_holm),
+        "n": out["n"],
+        "n_dropped": out["n_dropped"],
         "n_clusters": out["n_blocks"] if clustered else None,
         "note": _replicate_note(out, n_resamples),
     }
 
 
-def _contrasts(t: _Table, rows: Sequence[ContrastRow], clusters: list[Any] | None, *, seed: int,
-               n_resamples: int) -> list[dict[str, Any]]:
+def _contrasts(
+    t: _Table, rows: Sequence[ContrastRow], clusters: list[Any] | None, *, seed: int, n_resamples: int
+) -> list[dict[str, Any]]:
     """One family, one engine call, Holm over every declared row (docs/design.md#holm-adjustment)."""
     if not rows:
         return []
@@ -281,20 +324,25 @@ def _contrasts(t: _Table, rows: Sequence[ContrastRow], clusters: list[Any] | Non
     res = paired_tests(D, clusters=clusters, n_resamples=n_resamples, seed=seed)
     p_holm = holm(res.p_value)
     both = np.isfinite(D)
-    return [_contrast_entry(r, res.row(c), A[:, c], B[:, c], both[:, c], p_holm[c], clusters is not None,
-                            n_resamples) for c, r in enumerate(rows)]
+    return [
+        _contrast_entry(r, res.row(c), A[:, c], B[:, c], both[:, c], p_holm[c], clusters is not None, n_resamples)
+        for c, r in enumerate(rows)
+    ]
 
 
 def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
     if rows:
         return None
     if declared:
-        return ("The suite declares contrasts, but they expand to no rows: no record carries a metric with a "
-                "known direction (did every record fail?).")
+        return (
+            "The suite declares contrasts, but they expand to no rows: no record carries a metric with a "
+            "known direction (did every record fail?)."
+        )
     return "The suite declares no contrasts (`contrasts:` in the suite YAML)."
 
 
 # ---------------------------------------------------------------- validity and the threshold sweep
+
 
 def _sweep_values(sw: Mapping[Any, Any]) -> list[tuple[str, float, Mapping[str, Any]]]:
     """``(label, threshold, values)`` of one record's sweep; unparseable thresholds are skipped."""
@@ -312,8 +360,14 @@ def _sweep_row(s: str, tf: float, slot: Mapping[str, list[float]]) -> dict[str, 
     rate, n_rate, u_rate = _mean(np.array(slot["rate"], dtype=float))
     gp, n_gp, u_gp = _mean(np.array(slot["grounded_precision"], dtype=float))
     return {
-        "setting": s, "threshold": tf, "rate": rate, "rate_n": n_rate, "rate_n_undefined": u_rate,
-        "grounded_precision": gp, "grounded_precision_n": n_gp, "grounded_precision_n_undefined": u_gp,
+        "setting": s,
+        "threshold": tf,
+        "rate": rate,
+        "rate_n": n_rate,
+        "rate_n_undefined": u_rate,
+        "grounded_precision": gp,
+        "grounded_precision_n": n_gp,
+        "grounded_precision_n_undefined": u_gp,
     }
 
 
@@ -348,8 +402,11 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
     answer = _answer_metric(metric_names)
     lacking = _validity_lacking(answer, metric_names)
     if lacking:
-        return {"available": False, "answer_metric": answer,
-                "note": f"not computed: the records carry no {', '.join(lacking)}"}
+        return {
+            "available": False,
+            "answer_metric": answer,
+            "note": f"not computed: the records carry no {', '.join(lacking)}",
+        }
     need = (answer, "answer_in_context", "retrieval_recall")
     ok = [r for r in run.records if r["status"] == "ok"]
     cols = [[_value((r.get("metrics") or {}).get(m)) for r in ok] for m in need]
@@ -361,6 +418,7 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- everything
+
 
 def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> dict[str, Any]:
     """Every number of the report of ``run`` (see the module doc)."""

@@ -84,7 +84,9 @@ def build_report(
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
     report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted")}
-    written["report_json"] = _write(out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n")
+    written["report_json"] = _write(
+        out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n"
+    )
     from rageval.report.html import render_html
 
     an["run_counters"] = _run_counters(run.path)

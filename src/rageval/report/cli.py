@@ -12,10 +12,21 @@ __all__ = ["report_cmd"]
 @click.command("report")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=None, help="Resampling seed (default: the suite's seed from the manifest).")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Bootstrap and randomization replicates.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write here instead of RUN_DIR.")
+@click.option(
+    "--resamples",
+    "n_resamples",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Bootstrap and randomization replicates.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write here instead of RUN_DIR.",
+)
 @click.option("--no-plots", is_flag=True, help="Skip the frontier plots (tables and HTML only).")
 def report_cmd(run_dir: Path, seed: int | None, n_resamples: int, out_dir: Path | None, no_plots: bool) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls)."""

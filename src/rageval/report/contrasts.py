@@ -162,7 +162,11 @@ def parse_contrasts(
                     "'<a> vs <b>', or a mapping {a: ..., b: ..., metrics: [...]}"
                 )
             lhs, rhs = m.group(1), m.group(2)
-            item = {"vs": rhs} if lhs.lower() in ("every setting", "all settings", "all", "every") else {"a": lhs, "b": rhs}
+            item = (
+                {"vs": rhs}
+                if lhs.lower() in ("every setting", "all settings", "all", "every")
+                else {"a": lhs, "b": rhs}
+            )
             item_where = where
         elif isinstance(item, dict):
             item_where = where
@@ -209,7 +213,9 @@ def parse_contrasts(
                 raise ValueError(f"{item_where}: a 'gap' item takes 'gap: [metric1, metric2]' and optional 'settings'")
             g = item["gap"]
             if not isinstance(g, (list, tuple)) or len(g) != 2:
-                raise ValueError(f"{item_where}.gap must be two metric names, e.g. [emitted_precision, grounded_precision]")
+                raise ValueError(
+                    f"{item_where}.gap must be two metric names, e.g. [emitted_precision, grounded_precision]"
+                )
             m1, m2 = _metrics(list(g), f"{item_where}.gap", metric_names, None)
             if m1 == m2:
                 raise ValueError(f"{item_where}.gap names {m1!r} twice: a gap needs two different metrics")

@@ -85,9 +85,7 @@ def load_run(run_dir: str | Path) -> Run:
     if declared:
         if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
             raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
-        settings = [
-            {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared
-        ]
+        settings = [{"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared]
     else:  # no declared settings: take them from the records, in order of appearance
         settings, seen = [], set()
         for r in records:

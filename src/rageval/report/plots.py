@@ -100,11 +100,19 @@ def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[
                     xs, ys, labels = zip(*pts[comp])
                     ax.plot(xs, ys, marker="o", ms=4, lw=1.2, color=color[comp], label=comp)
                     for x, y, lab in pts[comp]:
-                        ax.annotate(lab, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=7,
-                                    color=color[comp])
+                        ax.annotate(
+                            lab, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=7, color=color[comp]
+                        )
                 if not pts:
-                    ax.text(0.5, 0.5, "undefined in every setting", ha="center", va="center",
-                            transform=ax.transAxes, color="0.4")
+                    ax.text(
+                        0.5,
+                        0.5,
+                        "undefined in every setting",
+                        ha="center",
+                        va="center",
+                        transform=ax.transAxes,
+                        color="0.4",
+                    )
                 if logx:
                     ax.set_xscale("log")
                 ax.margins(x=0.1, y=0.1)
@@ -142,7 +150,10 @@ def render_sweep(an: dict[str, Any], out_dir: str | Path) -> dict[str, Any] | No
         fig = Figure(figsize=(9.2, 3.6), dpi=100)
         FigureCanvasAgg(fig)
         axes = fig.subplots(1, 2, sharex=True, squeeze=False)[0]
-        for ax, key, title in ((axes[0], "rate", "re-attributable rate"), (axes[1], "grounded_precision", "grounded precision")):
+        for ax, key, title in (
+            (axes[0], "rate", "re-attributable rate"),
+            (axes[1], "grounded_precision", "grounded precision"),
+        ):
             for i, s in enumerate(settings):
                 pts = [(r["threshold"], r[key]) for r in rows if r["setting"] == s and r[key] is not None]
                 if pts:

@@ -14,16 +14,29 @@ from rageval.diagnostics import direction_of
 from rageval.types import STATUSES
 
 __all__ = [
-    "summary_columns", "summary_rows", "contrast_columns", "validity_rows", "sweep_columns",
-    "to_csv", "to_markdown", "summary_markdown", "contrasts_markdown", "validity_markdown", "fmt",
-    "abstentions_table", "ARROWS", "DIRECTION_LEGEND",
+    "summary_columns",
+    "summary_rows",
+    "contrast_columns",
+    "validity_rows",
+    "sweep_columns",
+    "to_csv",
+    "to_markdown",
+    "summary_markdown",
+    "contrasts_markdown",
+    "validity_markdown",
+    "fmt",
+    "abstentions_table",
+    "ARROWS",
+    "DIRECTION_LEGEND",
 ]
 
 NA = "NA"
 FAILURE_STATUSES = tuple(s for s in STATUSES if s != "ok")
 #: the arrow of a catalog direction (:func:`rageval.diagnostics.direction_of`) in table headers
 ARROWS = {"higher": "↑", "lower": "↓", "none": ""}
-DIRECTION_LEGEND = "↑ higher is better, ↓ lower is better (the diagnostics catalog's directions); no arrow: no direction."
+DIRECTION_LEGEND = (
+    "↑ higher is better, ↓ lower is better (the diagnostics catalog's directions); no arrow: no direction."
+)
 #: summary.csv columns of the judge abstentions per setting (after every metric column)
 ABSTENTION_COLUMNS = ("judge_abstentions_sum", "n_questions_with_abstentions")
 ABSTENTIONS_NOTE = (
@@ -72,9 +85,22 @@ def to_markdown(columns: Sequence[str], rows: Sequence[Sequence[str]], *, align:
 
 # ---------------------------------------------------------------- summary
 
+
 def summary_columns(an: dict[str, Any]) -> list[str]:
-    cols = ["setting", "compressor", "budget", "n_records", "n_ok", "n_failed", "n_missing", "n_cohort",
-            "n_excluded", *[f"n_{s}" for s in FAILURE_STATUSES], "achieved_ratio", "achieved_tokens"]
+    cols = [
+        "setting",
+        "compressor",
+        "budget",
+        "n_records",
+        "n_ok",
+        "n_failed",
+        "n_missing",
+        "n_cohort",
+        "n_excluded",
+        *[f"n_{s}" for s in FAILURE_STATUSES],
+        "achieved_ratio",
+        "achieved_tokens",
+    ]
     for m in [*an["metric_names"], *an["gaps"]]:
         cols += [m, f"{m}_n", f"{m}_n_undefined"]
     if _has_abstentions(an):
@@ -89,8 +115,22 @@ def _has_abstentions(an: dict[str, Any]) -> bool:
 def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for row in an["summary"]:
-        flat = {k: row[k] for k in ("setting", "compressor", "budget", "n_records", "n_ok", "n_failed", "n_missing",
-                                    "n_cohort", "n_excluded", "achieved_ratio", "achieved_tokens")}
+        flat = {
+            k: row[k]
+            for k in (
+                "setting",
+                "compressor",
+                "budget",
+                "n_records",
+                "n_ok",
+                "n_failed",
+                "n_missing",
+                "n_cohort",
+                "n_excluded",
+                "achieved_ratio",
+                "achieved_tokens",
+            )
+        }
         flat["budget"] = "NA" if row["budget"] is None else str(row["budget"])  # as the suite wrote it
         for s in FAILURE_STATUSES:
             flat[f"n_{s}"] = row["status"].get(s, 0)
@@ -106,8 +146,18 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
 def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     present = [s for s in FAILURE_STATUSES if any(r["status"].get(s) for r in an["summary"])]
     cols = ["setting", "records", "ok", *present, "missing", "in cohort", "excluded (ok here, not ok elsewhere)"]
-    rows = [[r["setting"], str(r["n_records"]), str(r["n_ok"]), *[str(r["status"].get(s, 0)) for s in present],
-             str(r["n_missing"]), str(r["n_cohort"]), str(r["n_excluded"])] for r in an["summary"]]
+    rows = [
+        [
+            r["setting"],
+            str(r["n_records"]),
+            str(r["n_ok"]),
+            *[str(r["status"].get(s, 0)) for s in present],
+            str(r["n_missing"]),
+            str(r["n_cohort"]),
+            str(r["n_excluded"]),
+        ]
+        for r in an["summary"]
+    ]
     return cols, rows
 
 
@@ -132,8 +182,10 @@ def means_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[li
 def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     mets = [*an["metric_names"], *an["gaps"]]
     cols = ["setting", *[f"{m} (n / undef.)" for m in mets]]
-    rows = [[r["setting"], *[f"{r['metrics'][m]['n']} / {r['metrics'][m]['n_undefined']}" for m in mets]]
-            for r in an["summary"]]
+    rows = [
+        [r["setting"], *[f"{r['metrics'][m]['n']} / {r['metrics'][m]['n_undefined']}" for m in mets]]
+        for r in an["summary"]
+    ]
     return cols, rows
 
 
@@ -144,8 +196,14 @@ def abstentions_table(an: dict[str, Any], *, undefined: str = "undefined") -> tu
     for r in an["summary"]:
         a = r.get("judge_abstentions")
         if a is not None:
-            rows.append([r["setting"], undefined if a["sum"] is None else str(a["sum"]), str(a["n_questions_with"]),
-                         str(a["n"])])
+            rows.append(
+                [
+                    r["setting"],
+                    undefined if a["sum"] is None else str(a["sum"]),
+                    str(a["n_questions_with"]),
+                    str(a["n"]),
+                ]
+            )
     return cols, rows
 
 
@@ -170,7 +228,8 @@ def summary_markdown(an: dict[str, Any]) -> str:
     if an["gaps"]:
         parts.append(
             "`gap_*` = emitted − grounded, per question, then averaged ("
-            + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an["gaps"].items()) + ").\n\n"
+            + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an["gaps"].items())
+            + ").\n\n"
         )
     parts.append(DIRECTION_LEGEND + "\n\n")
     parts.append(to_markdown(*means_table(an), align=["l"] + ["r"] * 200))
@@ -184,9 +243,26 @@ def summary_markdown(an: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- contrasts
 
+
 def contrast_columns(an: dict[str, Any]) -> list[str]:
-    cols = ["contrast", "kind", "a", "b", "metric_a", "metric_b", "direction", "mean_a", "mean_b", "effect",
-            "ci_low", "ci_high", "p_value", "p_holm", "n", "n_dropped"]
+    cols = [
+        "contrast",
+        "kind",
+        "a",
+        "b",
+        "metric_a",
+        "metric_b",
+        "direction",
+        "mean_a",
+        "mean_b",
+        "effect",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_holm",
+        "n",
+        "n_dropped",
+    ]
     if an["cohort"].get("n_clusters") is not None:
         cols.append("n_clusters")
     return cols + ["note"]
@@ -202,8 +278,14 @@ def contrasts_table(an: dict[str, Any], *, undefined: str = "undefined") -> tupl
     for c in an["contrasts"]:
         ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
         eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
-        row = [c["contrast"], eff, ci, fmt_p(c["p_value"], na=undefined), fmt_p(c["p_holm"], na=undefined),
-               f"{c['n']} ({c['n_dropped']})"]
+        row = [
+            c["contrast"],
+            eff,
+            ci,
+            fmt_p(c["p_value"], na=undefined),
+            fmt_p(c["p_holm"], na=undefined),
+            f"{c['n']} ({c['n_dropped']})",
+        ]
         if clustered:
             row.append(str(c["n_clusters"]))
         row.append(c["note"] or "")
@@ -234,8 +316,21 @@ def contrasts_markdown(an: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- validity
 
-VALIDITY_COLUMNS = ["group", "n", "n_dropped", "r_aic_f1", "r_recall_f1", "r2_recall", "r2_recall_aic", "delta_r2",
-                    "mean_f1_in_context", "n_in_context", "mean_f1_not_in_context", "n_not_in_context", "note"]
+VALIDITY_COLUMNS = [
+    "group",
+    "n",
+    "n_dropped",
+    "r_aic_f1",
+    "r_recall_f1",
+    "r2_recall",
+    "r2_recall_aic",
+    "delta_r2",
+    "mean_f1_in_context",
+    "n_in_context",
+    "mean_f1_not_in_context",
+    "n_not_in_context",
+    "note",
+]
 
 
 def validity_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
@@ -258,20 +353,47 @@ def validity_markdown(an: dict[str, Any]) -> str:
         f"{v['answer_metric']} ~ recall and ~ recall + answer-in-context (OLS); ΔR² = the increment. Pooled over "
         "every ok (question, setting) record, then per setting.\n\n"
     )
-    cols = ["group", "n", "r(AIC, F1)", "r(recall, F1)", "R² recall", "R² recall+AIC", "ΔR²",
-            "F1 | in context", "F1 | not in context", "note"]
-    rows = [[r["group"], str(r["n"]), fmt(r["r_aic_f1"], 3, na="undefined"), fmt(r["r_recall_f1"], 3, na="undefined"),
-             fmt(r["r2_recall"], 3, na="undefined"), fmt(r["r2_recall_aic"], 3, na="undefined"),
-             fmt(r["delta_r2"], 3, na="undefined"),
-             f"{fmt(r['mean_f1_in_context'], 3, na='undefined')} (n={r['n_in_context']})",
-             f"{fmt(r['mean_f1_not_in_context'], 3, na='undefined')} (n={r['n_not_in_context']})",
-             r.get("note") or ""] for r in validity_rows(an)]
+    cols = [
+        "group",
+        "n",
+        "r(AIC, F1)",
+        "r(recall, F1)",
+        "R² recall",
+        "R² recall+AIC",
+        "ΔR²",
+        "F1 | in context",
+        "F1 | not in context",
+        "note",
+    ]
+    rows = [
+        [
+            r["group"],
+            str(r["n"]),
+            fmt(r["r_aic_f1"], 3, na="undefined"),
+            fmt(r["r_recall_f1"], 3, na="undefined"),
+            fmt(r["r2_recall"], 3, na="undefined"),
+            fmt(r["r2_recall_aic"], 3, na="undefined"),
+            fmt(r["delta_r2"], 3, na="undefined"),
+            f"{fmt(r['mean_f1_in_context'], 3, na='undefined')} (n={r['n_in_context']})",
+            f"{fmt(r['mean_f1_not_in_context'], 3, na='undefined')} (n={r['n_not_in_context']})",
+            r.get("note") or "",
+        ]
+        for r in validity_rows(an)
+    ]
     parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * 8 + ["l"]))
     return "".join(parts)
 
 
-SWEEP_COLUMNS = ["setting", "threshold", "rate", "rate_n", "rate_n_undefined", "grounded_precision",
-                 "grounded_precision_n", "grounded_precision_n_undefined"]
+SWEEP_COLUMNS = [
+    "setting",
+    "threshold",
+    "rate",
+    "rate_n",
+    "rate_n_undefined",
+    "grounded_precision",
+    "grounded_precision_n",
+    "grounded_precision_n_undefined",
+]
 
 
 def sweep_columns() -> list[str]:

@@ -134,7 +134,7 @@ def _sign_bits(rng: np.random.Generator, b: int, k: int) -> np.ndarray:
 
 def _all_signs(k: int) -> np.ndarray:
     bits = (np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1
-    return (2.0 * bits - 1.0)
+    return 2.0 * bits - 1.0
 
 
 def paired_tests(

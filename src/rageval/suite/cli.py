@@ -40,11 +40,21 @@ def validate_cmd(suite_file: str) -> None:
 
 @click.command("suite")
 @click.argument("suite_file", type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, help="Output directory (default: the suite's output_dir).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Output directory (default: the suite's output_dir).",
+)
 @click.option("--judge", default=None, help="Override the judge (e.g. 'lexical', a local model path).")
 @click.option("--reader", default=None, help="Override the reader backend (e.g. 'extractive').")
 @click.option("--limit", type=int, default=None, help="Override dataset.limit (first N questions).")
-@click.option("--allow-unavailable", is_flag=True, help="Mark settings whose model weights are missing as 'unavailable' instead of aborting.")
+@click.option(
+    "--allow-unavailable",
+    is_flag=True,
+    help="Mark settings whose model weights are missing as 'unavailable' instead of aborting.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_progress) -> None:
     """Run a suite YAML: every question x setting, cached and resumable."""

@@ -62,9 +62,17 @@ def common_extra(item: Item, reader_input_tokens: int | None = None) -> dict[str
     }
 
 
-def failed(item: Item, setting: Setting, status: str, error: str | None, *, context: Context | None = None,
-           answer_text: str | None = None, trace: str | None = None,
-           reader_input_tokens: int | None = None) -> Record:
+def failed(
+    item: Item,
+    setting: Setting,
+    status: str,
+    error: str | None,
+    *,
+    context: Context | None = None,
+    answer_text: str | None = None,
+    trace: str | None = None,
+    reader_input_tokens: int | None = None,
+) -> Record:
     extra = common_extra(item, reader_input_tokens)
     if trace:
         extra["trace"] = trace
@@ -89,8 +97,9 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
     try:
-        ctx = stage.compressor.compress(item.example.question, list(item.sources), setting.budget,
-                                        tokenizer=stage.tokenizer)
+        ctx = stage.compressor.compress(
+            item.example.question, list(item.sources), setting.budget, tokenizer=stage.tokenizer
+        )
     except BudgetError as err:
         return None, failed(item, setting, "budget_check", str(err))
     except ModelUnavailable as err:
@@ -112,8 +121,10 @@ def _read(batch: Sequence[Item], contexts: list, records: list, stage: Stage) ->
     todo = [i for i in range(len(batch)) if records[i] is None]
     if not todo:
         return {}
-    requests = [ReaderRequest(batch[i].example.id, batch[i].example.question, contexts[i].units, stage.setting.name)
-                for i in todo]
+    requests = [
+        ReaderRequest(batch[i].example.id, batch[i].example.question, contexts[i].units, stage.setting.name)
+        for i in todo
+    ]
     try:
         return dict(zip(todo, stage.reader.generate(requests)))
     except (ReaderError, OSError) as err:  # a backend that fails as a whole: every record gets the status
@@ -136,24 +147,42 @@ def _score(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], recor
             records[i] = failed(batch[i], stage.setting, status, getattr(o, "error", None), context=contexts[i])
             continue
         scored.append(i)
-        inputs.append(ScoringInput.build(
-            question_id=batch[i].example.id, answer=o.text, context=contexts[i], sources=batch[i].sources,
-            gold=Gold.of(batch[i].example), evidence_text=stage.reader.template.evidence_text,
-            retrieved_ids=batch[i].retrieved.doc_ids, reader_input_tokens=tokens,
-        ))
+        inputs.append(
+            ScoringInput.build(
+                question_id=batch[i].example.id,
+                answer=o.text,
+                context=contexts[i],
+                sources=batch[i].sources,
+                gold=Gold.of(batch[i].example),
+                evidence_text=stage.reader.template.evidence_text,
+                retrieved_ids=batch[i].retrieved.doc_ids,
+                reader_input_tokens=tokens,
+            )
+        )
     if not scored:
         return
     try:
         results = score(inputs, stage.diagnostics, stage.options, stage.judge)
     except JudgeError as err:  # judge failures are recorded, not fatal; bugs still raise
         for i, x in zip(scored, inputs):
-            records[i] = failed(batch[i], stage.setting, "judge_error", f"{type(err).__name__}: {err}",
-                                context=contexts[i], answer_text=x.answer, trace=traceback.format_exc(limit=3),
-                                reader_input_tokens=x.reader_input_tokens)
+            records[i] = failed(
+                batch[i],
+                stage.setting,
+                "judge_error",
+                f"{type(err).__name__}: {err}",
+                context=contexts[i],
+                answer_text=x.answer,
+                trace=traceback.format_exc(limit=3),
+                reader_input_tokens=x.reader_input_tokens,
+            )
         return
     for i, x, (metrics, extra) in zip(scored, inputs, results):
-        answer = parse_answer(x.answer, len(x.units), mode=stage.options.attribution.citation_mode,
-                              max_citations=stage.options.max_citations)
+        answer = parse_answer(
+            x.answer,
+            len(x.units),
+            mode=stage.options.attribution.citation_mode,
+            max_citations=stage.options.max_citations,
+        )
         records[i] = Record(
             question_id=x.question_id,
             setting=stage.setting,

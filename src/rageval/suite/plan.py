@@ -100,8 +100,7 @@ def load_inputs(suite: Suite):
 
     ds = suite.dataset
     path = resolve_dataset_path(suite)
-    examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split,
-                             limit=ds.limit)
+    examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit)
     corpus = None
     if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
         corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
@@ -130,8 +129,14 @@ def scoring_options(suite: Suite):
     return ScoringOptions(attribution=attribution, retrieval_k=suite.retrieval.k)
 
 
-def setting_key(suite: Suite, setting: Any, params: dict[str, Any], compressor: Any, models: dict[str, Any],
-                diagnostics: Sequence[str]) -> dict[str, Any]:
+def setting_key(
+    suite: Suite,
+    setting: Any,
+    params: dict[str, Any],
+    compressor: Any,
+    models: dict[str, Any],
+    diagnostics: Sequence[str],
+) -> dict[str, Any]:
     """Everything of the suite and the setting that can change a record of it."""
     from rageval.diagnostics import CATALOG
 
@@ -154,11 +159,13 @@ def setting_key(suite: Suite, setting: Any, params: dict[str, Any], compressor: 
 
 def record_hash(key: dict[str, Any], example: Any, retrieved: Any) -> str:
     """The input hash of one (setting, question) record."""
-    return sha({
-        **key,
-        "question": example.id,
-        "q": example.question,
-        "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
-        "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
-        "retrieved": list(retrieved.doc_ids),
-    })[:32]
+    return sha(
+        {
+            **key,
+            "question": example.id,
+            "q": example.question,
+            "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
+            "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
+            "retrieved": list(retrieved.doc_ids),
+        }
+    )[:32]

@@ -47,8 +47,17 @@ from rageval.suite.plan import (
 )
 from rageval.types import Record, Setting
 
-__all__ = ["run_suite", "RunResult", "RunDirError", "write_json_atomic", "write_text_atomic",
-           "resolve_dataset_path", "load_inputs", "load_judge", "write_report"]
+__all__ = [
+    "run_suite",
+    "RunResult",
+    "RunDirError",
+    "write_json_atomic",
+    "write_text_atomic",
+    "resolve_dataset_path",
+    "load_inputs",
+    "load_judge",
+    "write_report",
+]
 
 
 @dataclass
@@ -133,8 +142,9 @@ def _manifest(suite: Suite, shash: str, settings, examples, retrieved, diagnosti
             "dataset": suite.dataset.name,
             "seed": suite.seed,
             "contrasts": suite.contrasts,
-            "settings": [{"name": s.name, "compressor": s.compressor, "budget": s.budget, "params": s.params}
-                         for s in settings],
+            "settings": [
+                {"name": s.name, "compressor": s.compressor, "budget": s.budget, "params": s.params} for s in settings
+            ],
             "cluster_key": "cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
             "diagnostics": diagnostics,
             "config": suite.model_dump(mode="json", exclude={"source", "output_dir"}),
@@ -142,8 +152,11 @@ def _manifest(suite: Suite, shash: str, settings, examples, retrieved, diagnosti
         "package": _package_versions(),
         "models": models,
         "inputs": {
-            "dataset": str(suite.dataset.path or suite.dataset.hub_id
-                           or f"shipped sample: {suite.dataset.sample or suite.dataset.name}"),
+            "dataset": str(
+                suite.dataset.path
+                or suite.dataset.hub_id
+                or f"shipped sample: {suite.dataset.sample or suite.dataset.name}"
+            ),
             "questions": len(examples),
             "questions_hash": sha([[e.id, e.question] for e in examples])[:32],
             "sources_hash": sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
@@ -212,8 +225,9 @@ def run_suite(
                 bar.update(1)
                 continue
             pending.append(item)
-        stage = Stage(setting, compressor, comp_error, reader, tokenizer, judge, diagnostics, options,
-                      allow_unavailable)
+        stage = Stage(
+            setting, compressor, comp_error, reader, tokenizer, judge, diagnostics, options, allow_unavailable
+        )
         for batch in _chunks(pending, suite.reader.batch_size):
             for item, rec in zip(batch, run_batch(batch, stage)):
                 cache.write(ps.name, item.example.id, item.input_hash, rec)
@@ -226,10 +240,17 @@ def run_suite(
 
     # Final files, from the cache alone (identical whether or not the run was resumed).
     n = cache.assemble([s.name for s in settings], [e.id for e in examples])
-    write_json_atomic(out / "manifest.json",
-                      _manifest(suite, shash, settings, examples, retrieved, diagnostics, models, reader), indent=2)
-    stats = {"records_reused": reused, "records_computed": computed, "status_counts": status_counts,
-             "judge": judge.stats() if hasattr(judge, "stats") else {}}
+    write_json_atomic(
+        out / "manifest.json",
+        _manifest(suite, shash, settings, examples, retrieved, diagnostics, models, reader),
+        indent=2,
+    )
+    stats = {
+        "records_reused": reused,
+        "records_computed": computed,
+        "status_counts": status_counts,
+        "judge": judge.stats() if hasattr(judge, "stats") else {},
+    }
     write_json_atomic(out / "run_stats.json", stats, indent=2)
     result = RunResult(out, n, status_counts, reused, computed)
     if build_report:

@@ -110,8 +110,6 @@ def passage_to_snippets(
         if not sent:
             continue
         out.append(
-            SourceSnippet(
-                id=f"{doc_id}.s{i}", text=sent, doc_id=doc_id, title=title, position=i, doc_rank=doc_rank
-            )
+            SourceSnippet(id=f"{doc_id}.s{i}", text=sent, doc_id=doc_id, title=title, position=i, doc_rank=doc_rank)
         )
     return out

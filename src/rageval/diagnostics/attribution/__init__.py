@@ -67,41 +67,81 @@ __all__ = [
     "recover_units",
 ]
 
-_GROUNDED_KEYS = ("grounded_precision", "grounded_recall", "emitted_precision", "emitted_recall",
-                  "emitted_minus_grounded_precision", "emitted_minus_grounded_recall",
-                  "grounded_precision_excl_abstain", "grounded_recall_excl_abstain",
-                  "emitted_precision_excl_abstain", "emitted_recall_excl_abstain")
-_GROUNDED_EXTRA = ("n_citations", "citations_declared", "citations_recovered", "citations_missing",
-                   "recovery_candidates_scored", "judge_abstentions")
+_GROUNDED_KEYS = (
+    "grounded_precision",
+    "grounded_recall",
+    "emitted_precision",
+    "emitted_recall",
+    "emitted_minus_grounded_precision",
+    "emitted_minus_grounded_recall",
+    "grounded_precision_excl_abstain",
+    "grounded_recall_excl_abstain",
+    "emitted_precision_excl_abstain",
+    "emitted_recall_excl_abstain",
+)
+_GROUNDED_EXTRA = (
+    "n_citations",
+    "citations_declared",
+    "citations_recovered",
+    "citations_missing",
+    "recovery_candidates_scored",
+    "judge_abstentions",
+)
 
 #: name -> (engine parts, aggregated keys (the name first), per-question extras)
 _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "emitted_precision": (("emitted",), ("emitted_precision", "emitted_recall", "emitted_precision_excl_abstain",
-                                         "emitted_recall_excl_abstain"), ("n_citations", "judge_abstentions")),
-    "emitted_recall": (("emitted",), ("emitted_recall", "emitted_precision", "emitted_recall_excl_abstain",
-                                      "emitted_precision_excl_abstain"), ("n_citations", "judge_abstentions")),
+    "emitted_precision": (
+        ("emitted",),
+        ("emitted_precision", "emitted_recall", "emitted_precision_excl_abstain", "emitted_recall_excl_abstain"),
+        ("n_citations", "judge_abstentions"),
+    ),
+    "emitted_recall": (
+        ("emitted",),
+        ("emitted_recall", "emitted_precision", "emitted_recall_excl_abstain", "emitted_precision_excl_abstain"),
+        ("n_citations", "judge_abstentions"),
+    ),
     "grounded_precision": (("emitted", "grounded"), _GROUNDED_KEYS, _GROUNDED_EXTRA),
-    "grounded_recall": (("emitted", "grounded"),
-                        ("grounded_recall",) + tuple(x for x in _GROUNDED_KEYS if x != "grounded_recall"),
-                        _GROUNDED_EXTRA),
-    "re_attributability": (("re_attributability",), ("re_attributability", "re_attributability_excl_abstain"),
-                           ("units_without_provenance", "re_attributable_units", "recovery_candidates_scored",
-                            "recovery_tokens", "judge_abstentions")),
+    "grounded_recall": (
+        ("emitted", "grounded"),
+        ("grounded_recall",) + tuple(x for x in _GROUNDED_KEYS if x != "grounded_recall"),
+        _GROUNDED_EXTRA,
+    ),
+    "re_attributability": (
+        ("re_attributability",),
+        ("re_attributability", "re_attributability_excl_abstain"),
+        (
+            "units_without_provenance",
+            "re_attributable_units",
+            "recovery_candidates_scored",
+            "recovery_tokens",
+            "judge_abstentions",
+        ),
+    ),
 }
 
 
 def _score(name: str, predictions, units, sources, judge, cache_dir, details, options: dict[str, Any]) -> dict:
     parts, keys, extra = _TABLE[name]
-    rows = attribution_scores_batch(predictions, units, sources, judge=judge, parts=parts, cache_dir=cache_dir,
-                                    details=details, **options)
+    rows = attribution_scores_batch(
+        predictions, units, sources, judge=judge, parts=parts, cache_dir=cache_dir, details=details, **options
+    )
     per_q = [{kk: r.get(kk) for kk in keys + extra + (("details",) if details else ())} for r in rows]
     return summarize(per_q, name, extra=keys[1:])
 
 
-def emitted_precision(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                      max_citations: int | None = 3, alce_compat: bool = False,
-                      no_citation_precision: str = "zero", cache_dir: Any = None,
-                      details: bool = True) -> dict[str, Any]:
+def emitted_precision(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    no_citation_precision: str = "zero",
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """ALCE citation precision with premise = the unit text the reader saw (see module doc).
 
     >>> units = [[{"text": "Paris is the capital of France.", "source_ids": None},
@@ -110,24 +150,65 @@ def emitted_precision(predictions, units, sources, *, judge: Any = "lexical", th
     >>> r["emitted_precision"], r["emitted_recall"]
     (0.5, 1.0)
     """
-    return _score("emitted_precision", predictions, units, sources, judge, cache_dir, details,
-                  dict(threshold=threshold, max_citations=max_citations, alce_compat=alce_compat,
-                       no_citation_precision=no_citation_precision))
+    return _score(
+        "emitted_precision",
+        predictions,
+        units,
+        sources,
+        judge,
+        cache_dir,
+        details,
+        dict(
+            threshold=threshold,
+            max_citations=max_citations,
+            alce_compat=alce_compat,
+            no_citation_precision=no_citation_precision,
+        ),
+    )
 
 
-def emitted_recall(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                   max_citations: int | None = 3, alce_compat: bool = False, cache_dir: Any = None,
-                   details: bool = True) -> dict[str, Any]:
+def emitted_recall(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """ALCE citation recall with premise = the unit text the reader saw (see module doc)."""
-    return _score("emitted_recall", predictions, units, sources, judge, cache_dir, details,
-                  dict(threshold=threshold, max_citations=max_citations, alce_compat=alce_compat))
+    return _score(
+        "emitted_recall",
+        predictions,
+        units,
+        sources,
+        judge,
+        cache_dir,
+        details,
+        dict(threshold=threshold, max_citations=max_citations, alce_compat=alce_compat),
+    )
 
 
-def grounded_precision(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                       max_citations: int | None = 3, alce_compat: bool = False,
-                       no_citation_precision: str = "zero", recovery_threshold: float | None = None, k: int = 10,
-                       multi_snippet: bool = False, candidates: Any = "bm25", cache_dir: Any = None,
-                       details: bool = True) -> dict[str, Any]:
+def grounded_precision(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    no_citation_precision: str = "zero",
+    recovery_threshold: float | None = None,
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """Citation precision with premise = the cited unit's declared, else recovered, source snippets.
 
     Per question also ``emitted_*``, the emitted − grounded gaps and the
@@ -138,26 +219,78 @@ def grounded_precision(predictions, units, sources, *, judge: Any = "lexical", t
     >>> r["grounded_precision"], r["emitted_precision"], r["per_question"][0]["citations_missing"]
     (0.0, 1.0, 1)
     """
-    return _score("grounded_precision", predictions, units, sources, judge, cache_dir, details,
-                  dict(threshold=threshold, max_citations=max_citations, alce_compat=alce_compat,
-                       no_citation_precision=no_citation_precision, recovery_threshold=recovery_threshold, k=k,
-                       multi_snippet=multi_snippet, candidates=candidates))
+    return _score(
+        "grounded_precision",
+        predictions,
+        units,
+        sources,
+        judge,
+        cache_dir,
+        details,
+        dict(
+            threshold=threshold,
+            max_citations=max_citations,
+            alce_compat=alce_compat,
+            no_citation_precision=no_citation_precision,
+            recovery_threshold=recovery_threshold,
+            k=k,
+            multi_snippet=multi_snippet,
+            candidates=candidates,
+        ),
+    )
 
 
-def grounded_recall(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                    max_citations: int | None = 3, alce_compat: bool = False,
-                    recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
-                    candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
+def grounded_recall(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    max_citations: int | None = 3,
+    alce_compat: bool = False,
+    recovery_threshold: float | None = None,
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """Citation recall with premise = the cited units' declared, else recovered, source snippets."""
-    return _score("grounded_recall", predictions, units, sources, judge, cache_dir, details,
-                  dict(threshold=threshold, max_citations=max_citations, alce_compat=alce_compat,
-                       recovery_threshold=recovery_threshold, k=k, multi_snippet=multi_snippet,
-                       candidates=candidates))
+    return _score(
+        "grounded_recall",
+        predictions,
+        units,
+        sources,
+        judge,
+        cache_dir,
+        details,
+        dict(
+            threshold=threshold,
+            max_citations=max_citations,
+            alce_compat=alce_compat,
+            recovery_threshold=recovery_threshold,
+            k=k,
+            multi_snippet=multi_snippet,
+            candidates=candidates,
+        ),
+    )
 
 
-def re_attributability(predictions, units, sources, *, judge: Any = "lexical", threshold: float = 0.5,
-                       recovery_threshold: float | None = None, k: int = 10, multi_snippet: bool = False,
-                       candidates: Any = "bm25", cache_dir: Any = None, details: bool = True) -> dict[str, Any]:
+def re_attributability(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    threshold: float = 0.5,
+    recovery_threshold: float | None = None,
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+    cache_dir: Any = None,
+    details: bool = True,
+) -> dict[str, Any]:
     """Share of units without declared provenance for which a source snippet passes the judge.
 
     Undefined for a question whose units all declare provenance.  ``predictions``
@@ -169,6 +302,19 @@ def re_attributability(predictions, units, sources, *, judge: Any = "lexical", t
     >>> re_attributability([""], units, sources)["re_attributability"]
     1.0
     """
-    return _score("re_attributability", predictions, units, sources, judge, cache_dir, details,
-                  dict(threshold=threshold, recovery_threshold=recovery_threshold, k=k,
-                       multi_snippet=multi_snippet, candidates=candidates))
+    return _score(
+        "re_attributability",
+        predictions,
+        units,
+        sources,
+        judge,
+        cache_dir,
+        details,
+        dict(
+            threshold=threshold,
+            recovery_threshold=recovery_threshold,
+            k=k,
+            multi_snippet=multi_snippet,
+            candidates=candidates,
+        ),
+    )

@@ -21,15 +21,24 @@ from rageval.diagnostics.attribution.premises import cited_units
 from rageval.diagnostics.attribution.recovery import Recovery, recover_units
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 
-__all__ = ["PARTS", "DEFAULT_SWEEP", "attribution_scores_batch", "attribution_scores", "re_attributability_sweep",
-           "resolve_options"]
+__all__ = [
+    "PARTS",
+    "DEFAULT_SWEEP",
+    "attribution_scores_batch",
+    "attribution_scores",
+    "re_attributability_sweep",
+    "resolve_options",
+]
 
 PARTS = ("emitted", "grounded", "re_attributability", "verification")
 DEFAULT_SWEEP = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 
-_VERIFICATION_KEYS = tuple(f"unsupported_{m}" for m in MODES) + tuple(
-    f"unsupported_{m}_excl_abstain" for m in MODES) + tuple(f"verifier_tokens_{m}" for m in MODES) + (
-    "claims", "structural_rejections_declared_span", "unrecovered_claims", "claims_without_citations")
+_VERIFICATION_KEYS = (
+    tuple(f"unsupported_{m}" for m in MODES)
+    + tuple(f"unsupported_{m}_excl_abstain" for m in MODES)
+    + tuple(f"verifier_tokens_{m}" for m in MODES)
+    + ("claims", "structural_rejections_declared_span", "unrecovered_claims", "claims_without_citations")
+)
 
 
 def resolve_options(options: AttributionOptions | None, overrides: dict[str, Any]) -> AttributionOptions:
@@ -38,8 +47,10 @@ def resolve_options(options: AttributionOptions | None, overrides: dict[str, Any
     if unknown:
         from rageval.registry import did_you_mean
 
-        raise TypeError(f"unknown attribution option {unknown[0]!r}."
-                        f"{did_you_mean(unknown[0], list(AttributionOptions.model_fields))}")
+        raise TypeError(
+            f"unknown attribution option {unknown[0]!r}."
+            f"{did_you_mean(unknown[0], list(AttributionOptions.model_fields))}"
+        )
     if options is None:
         return AttributionOptions.build(**overrides)
     return AttributionOptions.build(**{**options.model_dump(), **overrides}) if overrides else options
@@ -126,9 +137,18 @@ def _question_row(q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif
     return r
 
 
-def attribution_scores_batch(predictions, units, sources, *, judge: Any = "lexical",
-                             options: AttributionOptions | None = None, parts: Sequence[str] = PARTS,
-                             cache_dir: Any = None, details: bool = True, **option_values: Any) -> list[dict[str, Any]]:
+def attribution_scores_batch(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    options: AttributionOptions | None = None,
+    parts: Sequence[str] = PARTS,
+    cache_dir: Any = None,
+    details: bool = True,
+    **option_values: Any,
+) -> list[dict[str, Any]]:
     """Every attribution value of every question, sharing one judge runner (one batched call per phase).
 
     Options come as an :class:`AttributionOptions` (``options=``) and/or as keywords
@@ -154,12 +174,27 @@ def attribution_scores_batch(predictions, units, sources, *, judge: Any = "lexic
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
     questions = prepare_inputs(predictions, units, sources)
-    parsed = [parse_answer(q.prediction, len(q.units), mode=opts.citation_mode, max_citations=opts.max_citations)
-              for q in questions]
+    parsed = [
+        parse_answer(q.prediction, len(q.units), mode=opts.citation_mode, max_citations=opts.max_citations)
+        for q in questions
+    ]
     wanted = _wanted_units(questions, parsed, parts)
-    rec = recover_units(questions, wanted, runner, threshold=opts.recovery_threshold_or_default, k=opts.k,
-                        multi_snippet=opts.multi_snippet, candidates=opts.candidates) if any(wanted.values()) else {}
-    gate = dict(threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision)
+    rec = (
+        recover_units(
+            questions,
+            wanted,
+            runner,
+            threshold=opts.recovery_threshold_or_default,
+            k=opts.k,
+            multi_snippet=opts.multi_snippet,
+            candidates=opts.candidates,
+        )
+        if any(wanted.values())
+        else {}
+    )
+    gate = dict(
+        threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision
+    )
     emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
@@ -175,8 +210,9 @@ def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical
     return attribution_scores_batch([prediction], [units], [sources], judge=judge, **options)[0]
 
 
-def re_attributability_sweep(predictions, units, sources, *, judge: Any = "lexical",
-                             thresholds: Sequence[float] = DEFAULT_SWEEP, **options) -> list[dict[str, Any]]:
+def re_attributability_sweep(
+    predictions, units, sources, *, judge: Any = "lexical", thresholds: Sequence[float] = DEFAULT_SWEEP, **options
+) -> list[dict[str, Any]]:
     """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
 
     The judge's probabilities are computed once (runner memo) and re-thresholded.
@@ -189,15 +225,25 @@ def re_attributability_sweep(predictions, units, sources, *, judge: Any = "lexic
         raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
     out = []
     for t in thresholds:
-        rows = attribution_scores_batch(predictions, units, sources, judge=runner, recovery_threshold=t,
-                                        parts=("grounded", "re_attributability"), details=False, **options)
+        rows = attribution_scores_batch(
+            predictions,
+            units,
+            sources,
+            judge=runner,
+            recovery_threshold=t,
+            parts=("grounded", "re_attributability"),
+            details=False,
+            **options,
+        )
         ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
-        out.append({
-            "threshold": t,
-            "re_attributability": ra["re_attributability"],
-            "n": ra["n"],
-            "n_undefined": ra["n_undefined"],
-            "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
-            "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
-        })
+        out.append(
+            {
+                "threshold": t,
+                "re_attributability": ra["re_attributability"],
+                "n": ra["n"],
+                "n_undefined": ra["n_undefined"],
+                "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
+                "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
+            }
+        )
     return out

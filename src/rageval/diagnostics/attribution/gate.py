@@ -69,8 +69,11 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
         j.abstained = [j.joint_abstained] * m
     multi = [j for j in jobs if j.joint and len(j.groups) > 1]
     # phase 2: each citation alone
-    alone = _decide(runner, [((j, c), fmt(j.groups[c]), j.hyp) for j in multi for c in range(len(j.groups))
-                             if j.groups[c]], threshold)
+    alone = _decide(
+        runner,
+        [((j, c), fmt(j.groups[c]), j.hyp) for j in multi for c in range(len(j.groups)) if j.groups[c]],
+        threshold,
+    )
     alone_ok: dict[tuple[int, int], bool] = {}
     for (j, c), d in alone:
         alone_ok[(id(j), c)] = bool(d)
@@ -117,20 +120,33 @@ def _question_scores(ans, jobs: list[Job], alce_compat: bool, no_citation_precis
             precise_x += sum(p for p, k in zip(j.precise, keep) if k)
             denom_x += sum(keep) + invalid
     if n == 0:
-        return {"precision": None, "recall": None, "precision_x": None, "recall_x": None, "citations": denom,
-                "precise": precise}
+        return {
+            "precision": None,
+            "recall": None,
+            "precision_x": None,
+            "recall_x": None,
+            "citations": denom,
+            "precise": precise,
+        }
     no_cite = 0.0 if no_citation_precision == "zero" else None
     prec = _ratio(precise, denom) if denom else no_cite
     if denom == 0:
         prec_x = no_cite if n_x else None
     else:
         prec_x = _ratio(precise_x, denom_x)
-    return {"precision": prec, "recall": support / n, "precision_x": prec_x, "recall_x": _ratio(support_x, n_x),
-            "citations": denom, "precise": precise}
+    return {
+        "precision": prec,
+        "recall": support / n,
+        "precision_x": prec_x,
+        "recall_x": _ratio(support_x, n_x),
+        "citations": denom,
+        "precise": precise,
+    }
 
 
-def score_citations(questions, parsed, runner, rec, variant: str, *, threshold: float, alce_compat: bool,
-                    no_citation_precision: str) -> dict[int, dict[str, Any]]:
+def score_citations(
+    questions, parsed, runner, rec, variant: str, *, threshold: float, alce_compat: bool, no_citation_precision: str
+) -> dict[int, dict[str, Any]]:
     """Per question: precision, recall (and ``_x`` = abstentions left out), per-sentence details."""
     per_q: dict[int, list[Job]] = {}
     statuses: dict[int, list[list[str]]] = {}
@@ -156,8 +172,14 @@ def score_citations(questions, parsed, runner, rec, variant: str, *, threshold: 
         jobs = per_q[q.index]
         r = _question_scores(ans, jobs, alce_compat, no_citation_precision)
         r["abstentions"] = sum(j.abstentions for j in jobs)
-        r["sentences"] = [{"supported": bool(j.joint), "precise": list(j.precise), "evidence": st,
-                           **({"abstained": True} if j.joint_abstained or any(j.abstained) else {})}
-                          for j, st in zip(jobs, statuses[q.index])]
+        r["sentences"] = [
+            {
+                "supported": bool(j.joint),
+                "precise": list(j.precise),
+                "evidence": st,
+                **({"abstained": True} if j.joint_abstained or any(j.abstained) else {}),
+            }
+            for j, st in zip(jobs, statuses[q.index])
+        ]
         out[q.index] = r
     return out

@@ -44,8 +44,13 @@ def _evidence_ids(q, s, rec) -> tuple[list[str], list[str]]:
 
 
 def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
-    r: dict[str, Any] = {"claims": len(ans.sentences), "structural_rejections_declared_span": 0,
-                         "unrecovered_claims": 0, "claims_without_citations": 0, "claim_status": []}
+    r: dict[str, Any] = {
+        "claims": len(ans.sentences),
+        "structural_rejections_declared_span": 0,
+        "unrecovered_claims": 0,
+        "claims_without_citations": 0,
+        "claim_status": [],
+    }
     for si, s in enumerate(ans.sentences):
         if not s.citations:
             r["claims_without_citations"] += 1
@@ -54,8 +59,9 @@ def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
             r["claim_status"].append({m: "no_citation" for m in MODES})
             continue
         status: dict[str, str] = {}
-        asks["summary_checked"].append((q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations], False)),
-                                        s.text))
+        asks["summary_checked"].append(
+            (q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations], False)), s.text)
+        )
         declared, recovered = _evidence_ids(q, s, rec)
         if declared:
             asks["declared_span"].append((q.index, si, fmt(source_items(q, declared)), s.text))
