@@ -183,6 +183,10 @@ def test_plain_install_ships_modules_compressors_suites_and_samples(tmp_path):
         assert f"rageval/compressors/{comp}" in names
     for suite in (p.name for p in (ROOT / "suites").glob("*.yaml")):
         assert f"rageval/suites/{suite}" in names
+    for src in (ROOT / "src" / "rageval").rglob("*.py"):  # every module of the source tree, subpackages too
+        rel = src.relative_to(ROOT / "src").as_posix()
+        if "egg-info" not in rel:
+            assert rel in names, f"{rel} is not in the wheel: add its package to [tool.setuptools] packages"
     assert "rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json" in names
     assert "rageval/data/samples/PROVENANCE.md" in names
     assert not any(n.startswith(("compressors/", "metrics/", "suites/")) for n in names), (
