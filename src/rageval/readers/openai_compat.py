@@ -3,21 +3,33 @@
 ``OpenAIReader(model, base_url="http://127.0.0.1:8000/v1")`` posts each request's
 messages to ``{base_url}/chat/completions`` with ``temperature`` 0 (greedy) and
 ``max_tokens``.  The API key is read from the environment variable named by
-``api_key_env`` (default ``OPENAI_API_KEY``); without it no ``Authorization``
-header is sent (local servers need none).  The key never appears in :meth:`info`.
+``api_key_env`` (default ``OPENAI_API_KEY``) when the first batch is sent; without
+it no ``Authorization`` header is sent (local servers need none).  The key never
+appears in :meth:`info` and never leaves ``base_url``'s origin.
 
-Failures and retries (standard library only, no extra dependency):
+HTTP goes through :class:`rageval.http.HttpClient` (one client per reader, created
+on first use, ``concurrency`` connections), which gives:
 
-* timeouts, refused connections and HTTP 408/409/429/5xx are retried up to
-  ``max_retries`` times with exponential backoff (``backoff * 2**attempt`` seconds,
-  capped at ``max_backoff``; a numeric ``Retry-After`` header is honoured up to the
-  same cap); after the last attempt the request is a ``reader_error`` naming the
-  last failure;
+* a **total deadline** of ``timeout`` seconds per attempt (not per read: a server
+  that drips bytes cannot hold a request past it);
+* **retries** of transient failures — timeouts, refused or reset connections,
+  protocol errors (broken status line, body shorter than its Content-Length), a
+  body that is not UTF-8 or not JSON, HTTP 408/409/429/5xx — up to ``max_retries``
+  times with exponential backoff (``backoff * 2**attempt`` seconds, capped at
+  ``max_backoff``; ``Retry-After`` honoured up to the same cap); after the last
+  attempt the request is a ``reader_error`` naming the last failure;
+* **no cross-origin redirects**: a redirect to another origin (or any redirect but
+  a same-origin 307/308) is a ``reader_error`` at once, and the key is never sent
+  there.
+
+Then:
+
 * HTTP 400 whose message says the prompt is too long (``context length``,
   ``maximum context``, ``too long``, ``context_length_exceeded``) is
   ``prompt_overflow``; any other 4xx is a ``reader_error`` at once (no retry);
 * a response without ``choices[0].message.content`` is a ``reader_error``.
 
+No failure of one request escapes as an exception: every request gets an output.
 ``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports one, else
 the suite tokenizer's count of the rendered prompt.  Requests are sent
 ``concurrency`` at a time (threads), results in request order.
@@ -25,12 +37,10 @@ the suite tokenizer's count of the rendered prompt.  Requests are sent
 
 from __future__ import annotations
 
-import json
+import math
 import os
-import socket
+import threading
 import time
-import urllib.error
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
@@ -39,14 +49,7 @@ from rageval.readers.template import PromptTemplate
 
 __all__ = ["OpenAIReader"]
 
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 _OVERFLOW_HINTS = ("context length", "context_length", "maximum context", "too long", "context window")
-
-
-class _Retryable(Exception):
-    def __init__(self, msg: str, retry_after: float | None = None):
-        super().__init__(msg)
-        self.retry_after = retry_after
 
 
 class OpenAIReader(Reader):
@@ -71,6 +74,7 @@ class OpenAIReader(Reader):
         concurrency: int = 1,
         extra_body: Mapping[str, Any] | None = None,
         tokenizer: Any = "regex",
+        trust_env: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__(template=template, tokenizer=tokenizer)
@@ -86,8 +90,16 @@ class OpenAIReader(Reader):
                 raise ValueError(f"openai reader: {name} must be a positive integer, got {v!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"openai reader: max_retries must be a non-negative integer, got {max_retries!r}")
-        if not (isinstance(timeout, (int, float)) and timeout > 0):
-            raise ValueError(f"openai reader: timeout must be a positive number of seconds, got {timeout!r}")
+        for name, v in (
+            ("timeout", timeout),
+            ("backoff", backoff),
+            ("max_backoff", max_backoff),
+            ("temperature", temperature),
+        ):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"openai reader: {name} must be a finite number >= 0, got {v!r}")
+        if timeout == 0:
+            raise ValueError("openai reader: timeout must be a positive number of seconds, got 0")
         self.model_name = model
         self.base_url = base_url.rstrip("/")
         self.api_key_env = api_key_env
@@ -96,7 +108,10 @@ class OpenAIReader(Reader):
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
         self.concurrency = concurrency
         self.extra_body = dict(extra_body or {})
+        self.trust_env = bool(trust_env)
         self._sleep = sleep
+        self._client: Any = None
+        self._client_lock = threading.Lock()
 
     def params(self) -> dict[str, Any]:
         return {
@@ -107,41 +122,38 @@ class OpenAIReader(Reader):
             "extra_body": self.extra_body,
         }
 
-    # -- one HTTP call -------------------------------------------------------------------
-    def _headers(self) -> dict[str, str]:
-        h = {"Content-Type": "application/json", "Accept": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            h["Authorization"] = f"Bearer {key}"
-        return h
+    # -- the HTTP client -------------------------------------------------------------------
+    def client(self):
+        """The reader's :class:`rageval.http.HttpClient`, created on first use (the key is read then)."""
+        with self._client_lock:
+            if self._client is None:
+                from rageval.http import HttpClient
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(
-            f"{self.base_url}/chat/completions", data=data, headers=self._headers(), method="POST"
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                raw = resp.read()
-        except urllib.error.HTTPError as e:
-            detail = _error_message(e)
-            if e.code in _RETRY_STATUS:
-                ra = e.headers.get("Retry-After") if e.headers else None
-                try:
-                    retry_after = float(ra) if ra is not None else None
-                except ValueError:
-                    retry_after = None
-                raise _Retryable(f"HTTP {e.code}: {detail}", retry_after) from None
-            raise _HTTPFailure(e.code, detail) from None
-        except (urllib.error.URLError, socket.timeout, TimeoutError, ConnectionError) as e:
-            reason = getattr(e, "reason", e)
-            raise _Retryable(f"{type(reason).__name__}: {reason}") from None
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            raise _HTTPFailure(200, f"response is not JSON: {raw[:200]!r}") from None
+                key = os.environ.get(self.api_key_env) if self.api_key_env else None
+                self._client = HttpClient(
+                    self.base_url,
+                    api_key=key or None,
+                    timeout=self.timeout,
+                    max_retries=self.max_retries,
+                    backoff=self.backoff,
+                    max_backoff=self.max_backoff,
+                    max_connections=self.concurrency,
+                    trust_env=self.trust_env,
+                    sleep=self._sleep,
+                )
+            return self._client
 
+    def close(self) -> None:
+        """Close the HTTP connections (a later :meth:`generate` opens new ones)."""
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    # -- one request -------------------------------------------------------------------------
     def _one(self, req: ReaderRequest) -> ReaderOutput:
+        from rageval.http import HttpError
+
         messages = self.template.messages(req.question, req.units)
         body = {
             "model": self.model_name,
@@ -150,32 +162,22 @@ class OpenAIReader(Reader):
             "temperature": self.temperature,
             **self.extra_body,
         }
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            try:
-                resp = self._post(body)
-            except _Retryable as e:
-                last = str(e)
-                if attempt < self.max_retries:
-                    wait = min(self.max_backoff, self.backoff * (2**attempt))
-                    if e.retry_after is not None:
-                        wait = min(self.max_backoff, max(wait, e.retry_after))
-                    self._sleep(wait)
-                continue
-            except _HTTPFailure as e:
-                tokens = self.count_prompt_tokens(req)
-                if e.code == 400 and any(h in e.detail.lower() for h in _OVERFLOW_HINTS):
-                    return ReaderOutput(
-                        "", "prompt_overflow", tokens, f"server rejected the prompt as too long: {e.detail}"
-                    )
-                return ReaderOutput("", "reader_error", tokens, f"HTTP {e.code} from {self.base_url}: {e.detail}")
-            return self._parse(req, resp)
-        return ReaderOutput(
-            "",
-            "reader_error",
-            self.count_prompt_tokens(req),
-            f"gave up after {self.max_retries + 1} attempts to {self.base_url}: {last}",
-        )
+        try:
+            resp = self.client().post_json("chat/completions", body)
+        except HttpError as e:
+            tokens = self.count_prompt_tokens(req)
+            if e.kind == "status" and e.status == 400 and any(h in e.detail.lower() for h in _OVERFLOW_HINTS):
+                return ReaderOutput(
+                    "", "prompt_overflow", tokens, f"server rejected the prompt as too long: {e.detail}"
+                )
+            if e.attempts > 1:
+                msg = f"gave up after {e.attempts} attempts to {self.base_url}: {e.detail}"
+            elif e.kind == "status":
+                msg = f"{e.detail.replace(f'HTTP {e.status}', f'HTTP {e.status} from {self.base_url}', 1)}"
+            else:
+                msg = f"{e.kind} error from {self.base_url}: {e.detail}"
+            return ReaderOutput("", "reader_error", tokens, msg)
+        return self._parse(req, resp)
 
     def _parse(self, req: ReaderRequest, resp: Any) -> ReaderOutput:
         try:
@@ -193,7 +195,7 @@ class OpenAIReader(Reader):
             )
         usage = resp.get("usage") if isinstance(resp, dict) else None
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool):
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
             tokens = self.count_prompt_tokens(req)
         return ReaderOutput(content.strip(), "ok", tokens)
 
@@ -203,24 +205,3 @@ class OpenAIReader(Reader):
             return [self._one(r) for r in reqs]
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(self._one, reqs))
-
-
-class _HTTPFailure(Exception):
-    def __init__(self, code: int, detail: str):
-        super().__init__(f"HTTP {code}: {detail}")
-        self.code, self.detail = code, detail
-
-
-def _error_message(e: "urllib.error.HTTPError") -> str:
-    try:
-        raw = e.read()
-    except Exception:
-        return str(e.reason)
-    try:
-        body = json.loads(raw)
-        err = body.get("error", body) if isinstance(body, dict) else body
-        if isinstance(err, dict):
-            return str(err.get("message") or err.get("code") or err)
-        return str(err)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return raw[:300].decode("utf-8", "replace") or str(e.reason)

@@ -1,0 +1,406 @@
+"""One HTTP client for every network call rageval makes (built on ``httpx``).
+
+The OpenAI-compatible reader uses it; an LLM judge or a reader over several
+endpoints builds on it the same way.  The API is small::
+
+    client = HttpClient("http://127.0.0.1:8000/v1", api_key=None, timeout=60.0, max_retries=3)
+    data = client.post_json("chat/completions", {"model": "m", "messages": [...]})  # decoded JSON
+    client.close()                                                                 # or: with HttpClient(...) as c
+
+It is thread-safe: a reader may call :meth:`HttpClient.post_json` from
+``max_connections`` threads at once (the connection pool holds at most that many).
+See docs/readers.md (the ``openai`` reader) for how its failures become records.
+
+Guarantees
+----------
+* **A total deadline per attempt.**  ``timeout`` bounds one attempt as a whole —
+  connecting, sending, the status line, the headers and the body — not each read:
+  a server that drips one byte every 0.8 s cannot hold an attempt with
+  ``timeout=1`` past about one second (the attempt is cancelled at its deadline and
+  its connection closed).  A whole :meth:`~HttpClient.post_json` call therefore
+  ends within ``(max_retries + 1) * timeout`` plus the waits between attempts, each
+  at most ``max_backoff`` seconds.
+* **Transient failures are retried** up to ``max_retries`` times, waiting
+  ``backoff * 2**attempt`` seconds (at most ``max_backoff``): refused or reset
+  connections, timeouts, protocol errors (a broken status line, a body shorter than
+  its ``Content-Length``), a 2xx body that is not UTF-8 or not JSON, and HTTP
+  408/409/429/500/502/503/504.  A ``Retry-After`` header (seconds or an HTTP date)
+  is honoured up to ``max_backoff``.  After the last attempt :class:`HttpError`
+  names the last failure and the number of attempts.
+* **Not retried** (an :class:`HttpError` at once): any other 4xx (``status`` and the
+  server's message are kept, so a caller can tell "prompt too long" from "bad
+  key"), a redirect, and a body over ``max_response_bytes``.
+* **Credentials stay on the configured origin.**  Requests go only to
+  ``base_url``'s origin (scheme, host, port); ``path`` cannot name another one.
+  Redirects are not followed by the library: a 307/308 to the *same* origin is
+  followed (at most 5 hops, method and body kept), any redirect to another origin
+  (or a 301/302/303, which would turn the POST into a GET) is an
+  :class:`HttpError` of kind ``"redirect"`` — the ``Authorization`` header and the
+  key are never sent anywhere else.  Proxy and ``.netrc`` settings from the
+  environment are ignored unless ``trust_env=True``.
+
+Every failure is an :class:`HttpError` (never an ``httpx``, ``socket``,
+``UnicodeDecodeError`` or ``json`` exception): ``kind`` is one of
+:data:`ERROR_KINDS`, ``status`` the HTTP status when there was one, ``detail``
+the last failure in words, ``attempts`` how many attempts were made and
+``retryable`` whether the failure was of a transient kind.
+
+How the deadline is kept: each client runs its own event loop on one daemon
+thread (``httpx.AsyncClient``); an attempt is an ``asyncio`` task cancelled at its
+deadline, which closes the connection.  Calls block the calling thread only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import math
+import threading
+import time
+import weakref
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
+
+__all__ = ["HttpClient", "HttpError", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
+
+RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
+ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large")
+_TRANSIENT_KINDS = frozenset({"timeout", "connect", "protocol", "decode", "json"})
+_MAX_REDIRECTS = 5
+
+
+class HttpError(RuntimeError):
+    """A request that did not produce a JSON answer: what failed, where, and after how many attempts."""
+
+    def __init__(
+        self,
+        kind: str,
+        detail: str,
+        *,
+        url: str = "",
+        status: int | None = None,
+        attempts: int = 1,
+        retry_after: float | None = None,
+    ):
+        self.kind, self.detail, self.url, self.status = kind, detail, url, status
+        self.attempts, self.retry_after = attempts, retry_after
+        self.retryable = kind in _TRANSIENT_KINDS or (kind == "status" and status in RETRY_STATUS)
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        super().__init__(f"POST {url}: {detail}{tries}" if url else f"{detail}{tries}")
+
+
+def origin_of(url: str) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of ``url``, the port filled in from the scheme.
+
+    >>> origin_of("http://127.0.0.1:8000/v1"), origin_of("https://Example.org/x")
+    (('http', '127.0.0.1', 8000), ('https', 'example.org', 443))
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _show_origin(o: tuple[str, str, int]) -> str:
+    return f"{o[0]}://{o[1]}:{o[2]}"
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (a number of seconds or an HTTP date); None if unusable.
+
+    >>> parse_retry_after("7"), parse_retry_after("-1"), parse_retry_after("soon"), parse_retry_after(None)
+    (7.0, None, None, None)
+    >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
+    6.0
+    """
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        secs = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        secs = when.timestamp() - (time.time() if now is None else now)
+        secs = max(secs, 0.0)
+    if not math.isfinite(secs) or secs < 0:
+        return None
+    return secs
+
+
+def _server_message(raw: bytes) -> str:
+    """The error message of an error body: ``error.message`` of a JSON body, else its first 300 characters."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text[:300].strip()
+    err = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(err, dict):
+        return str(err.get("message") or err.get("code") or err)[:300]
+    return str(err)[:300]
+
+
+def _check_positive(name: str, value: Any, *, integer: bool = False, allow_zero: bool = False) -> None:
+    ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+    if (
+        isinstance(value, bool)
+        or not ok_type
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
+        what = "integer" if integer else "number"
+        sign = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"http client: {name} must be a {sign} {what}, got {value!r}")
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, client: Any) -> None:
+    if loop.is_closed():
+        return
+    if thread.is_alive():
+        try:
+            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5)
+        except Exception:  # closing is best effort: the loop is stopped below either way
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+    if not thread.is_alive():
+        loop.close()
+
+
+class HttpClient:
+    """JSON over HTTP to one origin, with a total deadline per attempt, bounded retries and no cross-origin hops.
+
+    ``base_url``: ``http://`` or ``https://`` URL every path is relative to.
+    ``api_key``: sent as ``Authorization: Bearer <key>`` to ``base_url``'s origin only (None: no header).
+    ``timeout``: seconds for one attempt as a whole.  ``max_retries``, ``backoff``, ``max_backoff``: see the
+    module docstring.  ``max_connections``: the connection pool's size (callers' concurrency).
+    ``max_response_bytes``: larger bodies are refused (kind ``"too_large"``).  ``headers``: sent with every
+    request.  ``sleep``: how to wait between attempts (tests pass a recorder).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        max_connections: int = 4,
+        max_response_bytes: int = 32 * 2**20,
+        headers: Mapping[str, str] | None = None,
+        trust_env: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"http client: base_url must start with http:// or https://, got {base_url!r} "
+                "(e.g. http://127.0.0.1:8000/v1)"
+            )
+        parts = urlsplit(base_url)
+        if not parts.hostname:
+            raise ValueError(f"http client: base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        if parts.username or parts.password:
+            raise ValueError(
+                f"http client: base_url for host {parts.hostname!r} carries credentials; "
+                "pass the key as api_key (it is sent as a Bearer token) instead"
+            )
+        _check_positive("timeout", timeout)
+        _check_positive("max_retries", max_retries, integer=True, allow_zero=True)
+        _check_positive("backoff", backoff, allow_zero=True)
+        _check_positive("max_backoff", max_backoff, allow_zero=True)
+        _check_positive("max_connections", max_connections, integer=True)
+        _check_positive("max_response_bytes", max_response_bytes, integer=True)
+        if api_key is not None and (not isinstance(api_key, str) or not api_key or "\n" in api_key):
+            raise ValueError("http client: api_key must be a non-empty single-line string or None")
+        import httpx  # imported here: only network users pay for it
+
+        self.base_url = base_url.rstrip("/")
+        self.origin = origin_of(self.base_url)
+        self.timeout, self.max_retries = float(timeout), max_retries
+        self.backoff, self.max_backoff = float(backoff), float(max_backoff)
+        self.max_response_bytes = max_response_bytes
+        self._api_key = api_key
+        self._headers = {"Accept": "application/json", **dict(headers or {})}
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._counts = {"requests": 0, "attempts": 0, "retries": 0, "ok": 0, "failed": 0}
+        self._httpx = httpx
+        # The per-operation timeouts are a second fence; the deadline of an attempt is enforced by cancelling it.
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            follow_redirects=False,
+            trust_env=trust_env,
+        )
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="rageval-http", daemon=True)
+        self._thread.start()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._thread, self._client)
+
+    # -- public ------------------------------------------------------------------------
+    def post_json(self, path: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Any:
+        """POST ``payload`` as JSON to ``base_url/path``; the decoded JSON answer, or :class:`HttpError`."""
+        if self._closed:
+            raise RuntimeError("http client is closed")
+        url = self._url(path)
+        try:
+            body = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"http client: payload for {url} is not JSON-serialisable: {err}") from None
+        hdrs = {**self._headers, **dict(headers or {}), "Content-Type": "application/json"}
+        if self._api_key:
+            hdrs["Authorization"] = f"Bearer {self._api_key}"
+        self._count("requests")
+        attempt = 0
+        while True:
+            self._count("attempts")
+            try:
+                data = asyncio.run_coroutine_threadsafe(self._attempt(url, body, hdrs), self._loop).result()
+            except HttpError as err:
+                if not err.retryable or attempt >= self.max_retries:
+                    self._count("failed")
+                    raise HttpError(
+                        err.kind,
+                        err.detail,
+                        url=url,
+                        status=err.status,
+                        attempts=attempt + 1,
+                        retry_after=err.retry_after,
+                    ) from None
+                wait = min(self.max_backoff, self.backoff * (2**attempt))
+                if err.retry_after is not None:
+                    wait = min(self.max_backoff, max(wait, err.retry_after))
+                self._count("retries")
+                self._sleep(wait)
+                attempt += 1
+                continue
+            self._count("ok")
+            return data
+
+    def stats(self) -> dict[str, int]:
+        """Counters since creation: ``requests``, ``attempts``, ``retries``, ``ok``, ``failed``."""
+        with self._lock:
+            return dict(self._counts)
+
+    def close(self) -> None:
+        """Close the connections and stop the client's thread (idempotent)."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> "HttpClient":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"HttpClient({self.base_url!r}, timeout={self.timeout}, max_retries={self.max_retries})"
+
+    # -- internals ---------------------------------------------------------------------
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self._counts[name] += 1
+
+    def _url(self, path: str) -> str:
+        if not isinstance(path, str):
+            raise TypeError(f"http client: path must be a string, got {type(path).__name__}")
+        if "://" in path or path.startswith("//") or any(c in path for c in "\r\n"):
+            raise ValueError(f"http client: path {path!r} must be relative to base_url {self.base_url!r}")
+        url = f"{self.base_url}/{path.lstrip('/')}" if path else self.base_url
+        if origin_of(url) != self.origin:  # pragma: no cover - guarded above; kept as the last fence
+            raise ValueError(f"http client: {url!r} is not on {_show_origin(self.origin)}")
+        return url
+
+    async def _attempt(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
+        try:
+            return await asyncio.wait_for(self._exchange(url, body, headers), self.timeout)
+        except asyncio.TimeoutError:
+            raise HttpError(
+                "timeout", f"timed out: no complete response within {self.timeout:g} s (total deadline)"
+            ) from None
+
+    async def _exchange(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
+        httpx = self._httpx
+        try:
+            for _hop in range(_MAX_REDIRECTS + 1):
+                async with self._client.stream("POST", url, content=body, headers=headers) as resp:
+                    status = resp.status_code
+                    if 300 <= status < 400:
+                        url = self._redirect_target(resp, url)
+                        continue
+                    raw = await self._read_body(resp)
+                    retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                break
+            else:
+                raise HttpError("redirect", f"more than {_MAX_REDIRECTS} redirects")
+        except HttpError:
+            raise
+        except httpx.TimeoutException as err:
+            raise HttpError("timeout", f"timed out ({type(err).__name__})") from None
+        except httpx.ConnectError as err:
+            raise HttpError("connect", f"cannot connect: {err or type(err).__name__}") from None
+        except httpx.DecodingError as err:
+            raise HttpError("decode", f"cannot decode the response body: {err}") from None
+        except (httpx.TransportError, OSError) as err:  # broken status line, short body, reset, ...
+            raise HttpError("protocol", f"{type(err).__name__}: {err or 'connection broken'}") from None
+        if status >= 400 or status < 200:
+            raise HttpError(
+                "status",
+                f"HTTP {status}: {_server_message(raw) or 'no message'}",
+                status=status,
+                retry_after=retry_after if status in RETRY_STATUS else None,
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise HttpError("decode", f"HTTP {status} body is not UTF-8 ({err.reason} at byte {err.start})") from None
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise HttpError("json", f"HTTP {status} body is not JSON: {text[:120]!r}") from None
+
+    def _redirect_target(self, resp: Any, url: str) -> str:
+        status = resp.status_code
+        location = resp.headers.get("Location")
+        if not location:
+            raise HttpError("redirect", f"HTTP {status} redirect without a Location header", status=status)
+        target = str(resp.url.join(location))
+        there = origin_of(target)
+        if there != self.origin:
+            raise HttpError(
+                "redirect",
+                f"HTTP {status} redirect to another origin ({_show_origin(there)}) refused: requests and "
+                f"credentials stay on {_show_origin(self.origin)}; set base_url to the server that answers",
+                status=status,
+            )
+        if status not in (307, 308):
+            raise HttpError(
+                "redirect",
+                f"HTTP {status} redirect to {target} not followed (it would turn the POST into a GET); "
+                "set base_url to the address that answers",
+                status=status,
+            )
+        return target
+
+    async def _read_body(self, resp: Any) -> bytes:
+        chunks, size = [], 0
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise HttpError(
+                    "too_large",
+                    f"HTTP {resp.status_code} body is over {self.max_response_bytes} bytes (max_response_bytes)",
+                    status=resp.status_code,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
