@@ -125,8 +125,9 @@ def test_qasper_schema_sample_one_example_per_question_clustered_by_paper():
     ex = exs[0]
     assert ex.answers == ("BIBREF19, BIBREF20", "multilingual NMT (MNMT) BIBREF19")
     assert len(ex.evidence) == 2  # one entry per annotator
-    assert ex.documents[0].title == "Introduction"
-    assert ex.paragraph_of[ex.documents[3].snippets[0].id] == "d3"
+    assert ex.documents[0].id == "abstract" and ex.documents[0].title == "Abstract"  # a document of its own
+    assert ex.documents[1].title == "Introduction"
+    assert ex.paragraph_of[ex.document("d3").snippets[0].id] == "d3"
 
 
 def test_qasper_intact_fixture_maps_evidence_per_annotator():
@@ -141,8 +142,8 @@ def test_qasper_intact_fixture_maps_evidence_per_annotator():
     assert exs["qh2"].answers == ("No",) and exs["qh2"].answer_type == "yes_no"
     assert exs["qh3"].answer_type == "free_form"
     assert exs["qh4"].answers == ("Unanswerable",) and exs["qh4"].evidence == ((),)
-    # the empty paragraph is skipped, ids stay consecutive
-    assert [d.id for d in q1.documents] == [f"d{i}" for i in range(7)]
+    # the abstract first, under its own id; the empty paragraph is skipped, ids stay consecutive
+    assert [d.id for d in q1.documents] == ["abstract"] + [f"d{i}" for i in range(7)]
     assert all(p in {d.id for d in q1.documents} for e in exs.values() for ev in e.evidence for p in ev)
 
 
@@ -152,6 +153,7 @@ def test_qasper_hub_columnar_layout_matches_original():
     hub = {
         "id": pid,
         "title": paper["title"],
+        "abstract": paper["abstract"],
         "full_text": {
             "section_name": [s["section_name"] for s in paper["full_text"]],
             "paragraphs": [s["paragraphs"] for s in paper["full_text"]],

@@ -18,7 +18,11 @@ prediction or gold scores 0 unless both normalize to the same word.
 _KWARGS_DESCRIPTION = """
 Args:
     predictions: list[str], one answer per question.
-    references: list[list[str]], the gold aliases of each question.
+    references: list[list[str]], the gold aliases of each question (QASPER: one reference
+        string per annotator, as QASPER's official scorer builds it).
+    convention (str, default "hotpotqa"): "hotpotqa" (a yes/no/noanswer side scores 0
+        unless both are the same word) or "qasper" (QASPER's official scorer: every
+        reference, "Yes"/"No"/"Unanswerable" included, compared as a string).
 Returns:
     answer_f1, answer_em: means over questions in [0, 1] (higher is better).
     n, n_undefined (questions whose aliases all normalize to nothing); per_question.

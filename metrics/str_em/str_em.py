@@ -22,6 +22,11 @@ Args:
     alce_compat (bool, default False): ALCE's eval.py exactly: first line of the
         answer only, ALCE's citation removal, and a short answer that normalizes to
         nothing counts as present (by default such short answers are skipped).
+    convention (str, default "asqa"): "asqa" (ALCE's str-EM, above) or "qasper":
+        references are, per question, per annotator, the short answers that must all
+        appear (extractive spans, the yes/no word (a whole word), or the free-form
+        answer; [] for an annotator who marked it unanswerable, left out); str_em is
+        the max over annotators of that hit.
 Returns:
     str_em, str_hit: means over questions with at least one scorable qa_pair (higher is better).
     n, n_undefined; per_question: [{"str_em", "str_hit"}, ...].

@@ -14,10 +14,13 @@ dataset            layouts
                    documents.  ALCE's eval layout (``question, qa_pairs, docs [{title, text}]``,
                    also the ``{"demos": [...]}`` prompt file): ``docs`` are the candidates,
                    in rank order.
-``qasper``         the original JSON (``{paper_id: {title, full_text [{section_name,
+``qasper``         the original JSON (``{paper_id: {title, abstract, full_text [{section_name,
                    paragraphs}], qas}}``) and the hub's columnar layout.  One example per
-                   question; the paper's paragraphs are its documents (title = section
-                   name); gold evidence strings are mapped to paragraph ids per annotator.
+                   question; the abstract is a document of its own (id ``abstract``, title
+                   ``Abstract``, first), then the paper's paragraphs (``d0, d1, …``, title =
+                   section name); gold evidence strings are mapped to paragraph ids per
+                   annotator; per annotator, the official scorer's reference string
+                   (``answers``) and the short answers of its str-EM (``annotator_answers``).
 ``hotpotqa``       original (``_id, answer, supporting_facts [[title, i]], context [[title,
                    [sentences]]]``), the hub's (``context {title, sentences}``) and FlashRAG's
                    (``golden_answers, metadata {context, supporting_facts}``).
@@ -621,20 +624,27 @@ def _qasper_rows(r: _Rec) -> tuple[list[tuple[str | None, list[str]]], list[Mapp
     return sections, qas
 
 
-def _qasper_reference(r: _Rec, a: Mapping, where: str) -> tuple[str, str]:
-    """The official evaluator's reference string and answer type for one annotation."""
+def _qasper_reference(r: _Rec, a: Mapping, where: str) -> tuple[str, str, tuple[str, ...]]:
+    """One annotation: the official evaluator's reference string, its answer type, and the short
+    answers of rageval's QASPER str-EM (all must appear; ``()`` when unanswerable)."""
     if a.get("unanswerable"):
-        return "Unanswerable", "unanswerable"
+        return "Unanswerable", "unanswerable", ()
     spans = a.get("extractive_spans") or []
     if spans:
-        return ", ".join(r.str_list(spans, f"{where}.extractive_spans")), "span"
+        spans = r.str_list(spans, f"{where}.extractive_spans")
+        return ", ".join(spans), "span", tuple(spans)
     if a.get("free_form_answer"):
-        return a["free_form_answer"], "free_form"
+        return a["free_form_answer"], "free_form", (a["free_form_answer"],)
     if a.get("yes_no") is True:
-        return "Yes", "yes_no"
+        return "Yes", "yes_no", ("Yes",)
     if a.get("yes_no") is False:
-        return "No", "yes_no"
+        return "No", "yes_no", ("No",)
     raise r.err(where, "an answer with unanswerable, extractive_spans, free_form_answer or yes_no set", dict(a))
+
+
+def _qasper_abstract(r: _Rec) -> str:
+    abstract = r.get(r.rec, "abstract", "the abstract (a string)", "abstract", types=(str,), optional=True, default="")
+    return abstract or ""
 
 
 def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
@@ -643,6 +653,10 @@ def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
     sections, qas = _qasper_rows(r)
     docs: list[Document] = []
     by_text: dict[str, str] = {}
+    abstract = _qasper_abstract(r)
+    if abstract.strip():  # the paper scores abstract + full text: the abstract is a document of its own
+        a = _make_doc("abstract", abstract, "Abstract")
+        by_text[abstract.strip()] = a.id
     for name, paras in sections:
         for p in paras:
             if not p.strip():
@@ -650,17 +664,20 @@ def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
             d = _make_doc(f"d{len(docs)}", p, name or None)
             docs.append(d)
             by_text.setdefault(p.strip(), d.id)
+    if abstract.strip():
+        docs.insert(0, a)
     out = []
     for i, qa in enumerate(qas):
         where = f"qas[{i}]"
         question = r.get(qa, "question", "the question string", f"{where}.question")
         qid = str(r.get(qa, "question_id", "the question id", f"{where}.question_id", types=(str, int)))
-        refs, types, evidence, unmatched, floats = [], [], [], 0, 0
+        refs, types, shorts, evidence, unmatched, floats = [], [], [], [], 0, 0
         for j, ans in enumerate(r.get(qa, "answers", "a list of {answer: {...}}", f"{where}.answers", types=(list,))):
             a = r.get(ans, "answer", "an answer object", f"{where}.answers[{j}].answer", types=(Mapping,))
-            ref, typ = _qasper_reference(r, a, f"{where}.answers[{j}].answer")
+            ref, typ, short = _qasper_reference(r, a, f"{where}.answers[{j}].answer")
             refs.append(ref)
             types.append(typ)
+            shorts.append(short)
             ev = r.str_list(a.get("evidence") or [], f"{where}.answers[{j}].answer.evidence")
             ids = []
             for e in ev:
@@ -684,6 +701,7 @@ def _qasper_paper(r: _Rec, dataset: str) -> list[Example]:
                 cluster_id=paper_id,
                 answer_type=types[0] if types else None,
                 dataset=dataset,
+                annotator_answers=tuple(shorts),
                 meta={
                     "layout": "qasper",
                     "paper_title": rec.get("title"),

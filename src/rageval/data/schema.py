@@ -19,6 +19,10 @@ Field meanings (empty = "the dataset gives none"):
   (or of the corpus for ASQA), for ``retrieval_recall``.
 * ``supporting_facts``: gold sentence ids (HotpotQA/2Wiki), e.g. ``("d3.s0",)``.
 * ``evidence``: per annotator, the gold evidence paragraph ids (QASPER).
+* ``annotator_answers``: QASPER only: per annotator, the short answers its str-EM
+  looks for, all of which must appear (the extractive spans, else the yes/no word,
+  else the free-form answer); ``()`` for an annotator who marked the question
+  unanswerable (docs/design.md#string-exact-match).
 * ``cluster_id``: the unit the cluster bootstrap resamples (QASPER: paper id).
 * ``answer_type``: ``"span"``, ``"yes_no"``, ``"unanswerable"``, ``"free_form"``,
   ``"long_form"`` (ASQA) or ``None``.
@@ -120,6 +124,7 @@ class Example:
     answer_type: str | None = None
     dataset: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
+    annotator_answers: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -140,6 +145,11 @@ class Example:
             self,
             "evidence",
             tuple(_strs(e, f"Example[{self.id}].evidence[{i}]") for i, e in enumerate(self.evidence)),
+        )
+        object.__setattr__(
+            self,
+            "annotator_answers",
+            tuple(_strs(a, f"Example[{self.id}].annotator_answers[{i}]") for i, a in enumerate(self.annotator_answers)),
         )
         docs = tuple(self.documents)
         seen: set[str] = set()
@@ -185,7 +195,7 @@ class Example:
 
     # -- serialisation ---------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "question": self.question,
             "answers": list(self.answers),
@@ -199,6 +209,9 @@ class Example:
             "dataset": self.dataset,
             "meta": dict(self.meta),
         }
+        if self.annotator_answers:  # QASPER only; absent elsewhere, so other datasets' input hashes do not move
+            out["annotator_answers"] = [list(a) for a in self.annotator_answers]
+        return out
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Example":
@@ -215,4 +228,5 @@ class Example:
             answer_type=d.get("answer_type"),
             dataset=d.get("dataset"),
             meta=d.get("meta", {}),
+            annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
         )

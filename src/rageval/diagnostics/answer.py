@@ -1,6 +1,8 @@
-"""Answer-level diagnostics: answer-in-context, ALCE str-EM, HotpotQA answer F1/EM.
+"""Answer-level diagnostics: answer-in-context, str-EM (ALCE's for ASQA, rageval's for QASPER), answer F1/EM
+(HotpotQA's, or QASPER's official scorer).
 
-Pure functions: no I/O, no globals, no model.
+Pure functions: no I/O, no globals, no model.  Definitions: docs/design.md#answer-in-context,
+#string-exact-match, #answer-f1.
 
 >>> answer_in_context(["Paris is the capital of France."], [["paris"]])["answer_in_context"]
 1.0
@@ -25,9 +27,27 @@ from rageval.diagnostics._common import (
 )
 from rageval.text.normalize import normalize_answer, remove_citations
 
-__all__ = ["answer_in_context", "str_em", "answer_f1", "is_yes_no", "token_f1", "contains_tokens"]
+__all__ = [
+    "answer_in_context",
+    "str_em",
+    "answer_f1",
+    "is_yes_no",
+    "token_f1",
+    "squad_token_f1",
+    "contains_tokens",
+    "UNANSWERABLE",
+    "STR_EM_CONVENTIONS",
+    "ANSWER_F1_CONVENTIONS",
+]
 
 _YES_NO = frozenset({"yes", "no"})
+#: QASPER's reference string for an annotator who marked the question unanswerable (the official scorer's)
+UNANSWERABLE = "Unanswerable"
+_UNANSWERABLE_NORM = "unanswerable"
+#: ``str_em(convention=...)``: ALCE's ASQA str-EM, or rageval's QASPER str-EM (docs/design.md#string-exact-match)
+STR_EM_CONVENTIONS = ("asqa", "qasper")
+#: ``answer_f1(convention=...)``: the HotpotQA script, or QASPER's official scorer (docs/design.md#answer-f1)
+ANSWER_F1_CONVENTIONS = ("hotpotqa", "qasper")
 
 
 def is_yes_no(answer: str) -> bool:
@@ -68,69 +88,186 @@ def _alias_groups(ref: Any, q: int) -> list[list[str]]:
     raise TypeError(f"references[{q}] mixes strings and lists: give list[str] (aliases) or list[list[str]] (qa_pairs)")
 
 
+def _searchable(aliases: Sequence[str]) -> tuple[list[str], set[str]]:
+    """The normalized aliases answer-in-context searches for, and the kinds of alias it dropped.
+
+    Dropped: yes/no (``"yes_no"``: cannot be located in evidence), QASPER's ``Unanswerable`` marker
+    (``"unanswerable"``: not an answer string) and aliases that normalize to nothing (``"empty"``).
+    """
+    kept, dropped = [], set()
+    for a in aliases:
+        g = normalize_answer(a)
+        if not g:
+            dropped.add("empty")
+        elif g in _YES_NO:
+            dropped.add("yes_no")
+        elif g == _UNANSWERABLE_NORM:
+            dropped.add("unanswerable")
+        else:
+            kept.append(g)
+    return kept, dropped
+
+
+def _undefined_reason(dropped: set[str]) -> str:
+    if "unanswerable" in dropped:
+        return "unanswerable"
+    if "yes_no" in dropped:
+        return "yes_no"
+    return "no_alias"
+
+
 def answer_in_context(contexts: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
     """1 if some normalized gold alias is a contiguous token subsequence of one unit of the context.
 
     ``contexts[q]`` is the packed context as the reader receives it, either one
     string or a list of unit strings (a match must lie inside one unit).
     ``references[q]`` is a list of gold aliases, or for ASQA a list of qa_pairs'
-    short-answer lists (the value is then the mean over qa_pairs).  Undefined:
-    a yes/no gold answer, no gold aliases, or aliases that normalize to nothing.
+    short-answer lists (the value is then the mean over qa_pairs).  Aliases that are
+    yes/no, QASPER's ``Unanswerable`` marker or that normalize to nothing are not
+    searched for; the other aliases of the same group still are.  A group with no
+    alias left is left out; a question with no group left is undefined, and the
+    result counts why under ``undefined_reasons`` (``unanswerable`` when an
+    Unanswerable marker was dropped, else ``yes_no`` when a yes/no alias was, else
+    ``no_alias``).
+
+    >>> answer_in_context(["Paris is big."], [["yes", "Paris"]])["answer_in_context"]
+    1.0
+    >>> answer_in_context(["Paris is big."], [["Unanswerable"]])["undefined_reasons"]
+    {'yes_no': 0, 'unanswerable': 1, 'no_alias': 0}
     """
     contexts = check_list(contexts, "contexts")
     references = check_list(references, "references")
     check_same_length(contexts=contexts, references=references)
     per_question = []
+    reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
         units_norm = [normalize_answer(u) for u in _as_units(ctx, q)]
-        pair_values = []
+        pair_values, dropped = [], set()
         for aliases in _alias_groups(ref, q):
-            if any(is_yes_no(a) for a in aliases):
-                continue
-            golds = [g for g in (normalize_answer(a) for a in aliases) if g]
+            golds, gone = _searchable(aliases)
+            dropped |= gone
             if not golds:
                 continue
             hit = any(contains_tokens(u, g) for g in golds for u in units_norm)
             pair_values.append(1.0 if hit else 0.0)
         value = sum(pair_values) / len(pair_values) if pair_values else None
+        if value is None:
+            reasons[_undefined_reason(dropped)] += 1
         per_question.append({"answer_in_context": value})
-    return summarize(per_question, "answer_in_context")
+    out = summarize(per_question, "answer_in_context")
+    out["undefined_reasons"] = reasons
+    return out
 
 
-def str_em(predictions: Sequence[str], references: Sequence[Any], *, alce_compat: bool = False) -> dict[str, Any]:
-    """ALCE's str-EM: mean over qa_pairs of "a short answer is a substring of the answer"; ``str_hit`` = all pairs.
+def _check_convention(value: Any, allowed: Sequence[str], fn: str) -> str:
+    if value not in allowed:
+        raise ValueError(f"{fn}: convention must be one of {', '.join(repr(c) for c in allowed)}, got {value!r}")
+    return value
+
+
+def _str_em_answer(pred: str, alce_compat: bool) -> str:
+    if alce_compat:
+        return normalize_answer(alce_remove_citations(pred.strip().split("\n")[0]))
+    return normalize_answer(remove_citations(pred))
+
+
+def _asqa_str_em(pred_norm: str, groups: list[list[str]], alce_compat: bool) -> float | None:
+    pair_values = []
+    for shorts in groups:
+        golds = [normalize_answer(s) for s in shorts]
+        if not alce_compat:
+            golds = [g for g in golds if g]
+            if not golds:
+                continue
+        pair_values.append(1.0 if any(g in pred_norm for g in golds) else 0.0)
+    return sum(pair_values) / len(pair_values) if pair_values else None
+
+
+def _qasper_hit(pred_norm: str, gold_norm: str) -> bool:
+    """A short answer is a substring of the answer (ALCE's test); yes/no must be a whole word."""
+    if gold_norm in _YES_NO:
+        return contains_tokens(pred_norm, gold_norm)
+    return gold_norm in pred_norm
+
+
+def _qasper_str_em(pred_norm: str, annotators: list[list[str]]) -> float | None:
+    hits = []
+    for shorts in annotators:
+        golds = [g for g in (normalize_answer(s) for s in shorts) if g]
+        if not golds or golds == [_UNANSWERABLE_NORM]:
+            continue  # the annotator marked the question unanswerable (or gave nothing to look for)
+        hits.append(1.0 if all(_qasper_hit(pred_norm, g) for g in golds) else 0.0)
+    return max(hits) if hits else None
+
+
+def str_em(
+    predictions: Sequence[str], references: Sequence[Any], *, alce_compat: bool = False, convention: str = "asqa"
+) -> dict[str, Any]:
+    """String exact match: ALCE's str-EM for ASQA (default) or rageval's str-EM for QASPER; and ``str_hit``.
 
     Both sides are normalized (SQuAD/ALCE) and the answer's citations removed.
-    ``alce_compat=True`` also keeps only the answer's first line and counts an
-    empty normalized short answer as present, exactly as ALCE's ``eval.py`` does;
-    by default such short answers are skipped (a pair with none left is left out).
-    A question with no scorable qa_pair is undefined.  An empty answer scores 0.
+
+    ``convention="asqa"`` (ALCE's ``compute_str_em``): ``references[q]`` lists the
+    qa_pairs' short answers; ``str_em`` is the mean over qa_pairs of "some short answer
+    is a substring of the answer", ``str_hit`` is 1 when every pair matched.
+    ``alce_compat=True`` also keeps only the answer's first line and counts an empty
+    normalized short answer as present, exactly as ALCE's ``eval.py`` does; by default
+    such short answers are skipped (a pair with none left is left out).
+
+    ``convention="qasper"``: ``references[q]`` lists one entry per annotator, the short
+    answers that **all** must appear (the extractive spans, else the yes/no word, else
+    the free-form answer); an empty entry, or ``["Unanswerable"]``, is an annotator who
+    marked the question unanswerable and is left out.  A short answer must be a
+    substring of the answer, a ``yes``/``no`` a whole word of it.  ``str_em`` = max
+    over annotators of that hit (0 or 1) = ``str_hit``.  ``alce_compat`` changes only
+    how the answer is read (first line, ALCE's citation removal).
+
+    A question with no scorable qa_pair (annotator) is undefined.  An empty answer scores 0.
+
+    >>> str_em(["Yes, 412 questions [1]."], [[["412", "questions"], []]], convention="qasper")["str_em"]
+    1.0
     """
     predictions = check_list(predictions, "predictions")
     references = check_list(references, "references")
     check_same_length(predictions=predictions, references=references)
+    _check_convention(convention, STR_EM_CONVENTIONS, "str_em")
     per_question = []
     for q, (pred, ref) in enumerate(zip(predictions, references)):
-        pred = check_str(pred, "predictions", q)
-        if alce_compat:
-            pred_norm = normalize_answer(alce_remove_citations(pred.strip().split("\n")[0]))
+        pred_norm = _str_em_answer(check_str(pred, "predictions", q), alce_compat)
+        if convention == "qasper":
+            em = _qasper_str_em(pred_norm, _annotator_groups(ref, q))
+            hit = em
         else:
-            pred_norm = normalize_answer(remove_citations(pred))
-        groups = _alias_groups(ref, q)
-        pair_values = []
-        for shorts in groups:
-            golds = [normalize_answer(s) for s in shorts]
-            if not alce_compat:
-                golds = [g for g in golds if g]
-                if not golds:
-                    continue
-            pair_values.append(1.0 if any(g in pred_norm for g in golds) else 0.0)
-        if pair_values:
-            em = sum(pair_values) / len(pair_values)
-            per_question.append({"str_em": em, "str_hit": 1.0 if em == 1.0 else 0.0})
-        else:
-            per_question.append({"str_em": None, "str_hit": None})
+            em = _asqa_str_em(pred_norm, _alias_groups(ref, q), alce_compat)
+            hit = None if em is None else (1.0 if em == 1.0 else 0.0)
+        per_question.append({"str_em": em, "str_hit": hit})
     return summarize(per_question, "str_em", extra=("str_hit",))
+
+
+def _annotator_groups(ref: Any, q: int) -> list[list[str]]:
+    """QASPER str-EM references of one question: one list of short answers per annotator."""
+    if isinstance(ref, (str, bytes)) or not isinstance(ref, Sequence) or any(isinstance(x, str) for x in ref):
+        raise TypeError(
+            f"references[{q}] must list one entry per annotator, each a list of short answers "
+            f"(list[list[str]]; [] for an annotator who marked the question unanswerable); got {ref!r:.80}"
+        )
+    return [check_str_list(x, f"references[{q}]", j) for j, x in enumerate(ref)]
+
+
+def squad_token_f1(prediction: str, gold: str) -> float:
+    """SQuAD v1.1's token F1 on normalized tokens, as QASPER's official scorer (``token_f1_score``) computes it.
+
+    No yes/no special case: ``"Yes, it does"`` against ``"Yes"`` is 0.5.
+
+    >>> squad_token_f1("Yes, it does", "Yes")
+    0.5
+    """
+    pt, gt = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    same = sum((Counter(pt) & Counter(gt)).values())
+    if same == 0:
+        return 0.0
+    prec, rec = same / len(pt), same / len(gt)
+    return 2 * prec * rec / (prec + rec)
 
 
 def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
@@ -147,16 +284,21 @@ def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
     return 2 * prec * rec / (prec + rec), prec, rec
 
 
-def answer_f1(predictions: Sequence[str], references: Sequence[Any]) -> dict[str, Any]:
-    """HotpotQA/SQuAD token F1 and exact match, max over gold aliases (citations removed first).
+def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, convention: str = "hotpotqa") -> dict[str, Any]:
+    """Token F1 and exact match, max over gold aliases (citations removed first).
 
-    Yes/no follows the official HotpotQA script: a yes/no/noanswer prediction or
-    gold scores 0 unless both normalize to the same word.  Aliases that normalize
-    to nothing are skipped; a question with none left is undefined.
+    ``convention="hotpotqa"`` (default) follows the official HotpotQA script: a
+    yes/no/noanswer prediction or gold scores 0 unless both normalize to the same word.
+    ``convention="qasper"`` follows QASPER's official scorer: ``references[q]`` holds one
+    reference string per annotator (extractive spans joined with ``", "``, the free-form
+    answer, ``"Yes"``/``"No"``, ``"Unanswerable"``), each compared as a string with
+    SQuAD's token F1 (no yes/no special case), max over annotators.  Aliases that
+    normalize to nothing are skipped; a question with none left is undefined.
     """
     predictions = check_list(predictions, "predictions")
     references = check_list(references, "references")
     check_same_length(predictions=predictions, references=references)
+    _check_convention(convention, ANSWER_F1_CONVENTIONS, "answer_f1")
     per_question = []
     for q, (pred, ref) in enumerate(zip(predictions, references)):
         pred = remove_citations(check_str(pred, "predictions", q))
@@ -164,7 +306,10 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any]) -> dict[str
         if not aliases:
             per_question.append({"answer_f1": None, "answer_em": None})
             continue
-        f1 = max(token_f1(pred, a)[0] for a in aliases)
+        if convention == "qasper":
+            f1 = max(squad_token_f1(pred, a) for a in aliases)
+        else:
+            f1 = max(token_f1(pred, a)[0] for a in aliases)
         em = max(1.0 if normalize_answer(pred) == normalize_answer(a) else 0.0 for a in aliases)
         per_question.append({"answer_f1": f1, "answer_em": em})
     return summarize(per_question, "answer_f1", extra=("answer_em",))
@@ -179,13 +324,45 @@ def score_answer_in_context(inputs, options) -> dict[str, Any]:
     return answer_in_context([list(x.shown) for x in inputs], [x.gold.aliases for x in inputs])
 
 
+def _split_score(inputs, is_qasper, score, primary: str, extra: tuple[str, ...]) -> dict[str, Any]:
+    """Score the QASPER questions and the others each with their convention, per_question in input order."""
+    per_question: list[Any] = [None] * len(inputs)
+    for flag in (False, True):
+        idx = [i for i, x in enumerate(inputs) if is_qasper(x) == flag]
+        if idx:
+            for i, pq in zip(idx, score([inputs[i] for i in idx], flag)["per_question"]):
+                per_question[i] = pq
+    return summarize(per_question, primary, extra=extra)
+
+
+def _is_qasper(x) -> bool:
+    """A QASPER question: its gold carries per-annotator short answers (``Gold.annotator_answers``)."""
+    return bool(x.gold.annotator_answers)
+
+
 def score_str_em(inputs, options) -> dict[str, Any]:
-    return str_em(
-        [x.answer for x in inputs],
-        [[list(p) for p in x.gold.qa_pairs] for x in inputs],
-        alce_compat=options.alce_compat,
-    )
+    """ASQA questions with ALCE's str-EM over their qa_pairs; QASPER questions with rageval's, per annotator."""
+
+    def score(batch, qasper: bool) -> dict[str, Any]:
+        refs = [[list(p) for p in (x.gold.annotator_answers if qasper else x.gold.qa_pairs)] for x in batch]
+        return str_em(
+            [x.answer for x in batch],
+            refs,
+            alce_compat=options.alce_compat,
+            convention="qasper" if qasper else "asqa",
+        )
+
+    return _split_score(inputs, _is_qasper, score, "str_em", ("str_hit",))
 
 
 def score_answer_f1(inputs, options) -> dict[str, Any]:
-    return answer_f1([x.answer for x in inputs], [list(x.gold.answers) for x in inputs])
+    """QASPER questions with QASPER's official scorer, the others with HotpotQA's."""
+
+    def score(batch, qasper: bool) -> dict[str, Any]:
+        return answer_f1(
+            [x.answer for x in batch],
+            [list(x.gold.answers) for x in batch],
+            convention="qasper" if qasper else "hotpotqa",
+        )
+
+    return _split_score(inputs, _is_qasper, score, "answer_f1", ("answer_em",))

@@ -23,12 +23,14 @@ __all__ = ["Gold", "ScoringInput", "ScoringOptions"]
 
 @dataclass(frozen=True)
 class Gold:
-    """The gold of one question: short answers, ASQA qa-pairs, gold documents, evidence per annotator."""
+    """The gold of one question: short answers, ASQA qa-pairs, gold documents, evidence per annotator,
+    QASPER's short answers per annotator."""
 
     answers: tuple[str, ...] = ()
     qa_pairs: tuple[tuple[str, ...], ...] = ()
     gold_doc_ids: tuple[str, ...] = ()
     evidence: tuple[tuple[str, ...], ...] = ()
+    annotator_answers: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def of(cls, example: Any) -> "Gold":
@@ -38,6 +40,7 @@ class Gold:
             qa_pairs=tuple(tuple(p) for p in example.qa_pairs),
             gold_doc_ids=tuple(example.gold_doc_ids),
             evidence=tuple(tuple(e) for e in example.evidence),
+            annotator_answers=tuple(tuple(a) for a in getattr(example, "annotator_answers", ())),
         )
 
     @classmethod
@@ -47,15 +50,19 @@ class Gold:
             qa_pairs=tuple(tuple(p) for p in d.get("qa_pairs", ())),
             gold_doc_ids=tuple(d.get("gold_doc_ids", ())),
             evidence=tuple(tuple(e) for e in d.get("evidence", ())),
+            annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "answers": list(self.answers),
             "qa_pairs": [list(p) for p in self.qa_pairs],
             "gold_doc_ids": list(self.gold_doc_ids),
             "evidence": [list(e) for e in self.evidence],
         }
+        if self.annotator_answers:  # QASPER only
+            out["annotator_answers"] = [list(a) for a in self.annotator_answers]
+        return out
 
     def has(self, name: str) -> bool:
         return bool(getattr(self, name))
