@@ -16,9 +16,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED, direction_of
-from rageval.report.contrasts import ContrastRow, parse_contrasts
+from rageval.report.contrasts import ContrastPlan, ContrastRow, expand_plan
 from rageval.report.load import Run, RunError
-from rageval.stats import Cohort, common_cohort, holm, metric_table, metric_value, paired_tests, validity_analysis
+from rageval.stats import Cohort, common_cohort, metric_table, metric_value, paired_tests, validity_analysis
+from rageval.stats.holm import holm_grouped
 from rageval.types import STATUSES
 
 __all__ = ["analyze", "scalar_metric_names", "REPORT_ORDER", "PREFERRED_ORDER", "GAPS", "ABSTENTIONS"]
@@ -291,6 +292,7 @@ def _contrast_entry(
 ) -> dict[str, Any]:
     return {
         "contrast": r.label,
+        "family": r.family,
         "kind": r.kind,
         "a": r.a,
         "b": r.b,
@@ -313,21 +315,41 @@ def _contrast_entry(
 
 
 def _contrasts(
-    t: _Table, rows: Sequence[ContrastRow], clusters: list[Any] | None, *, seed: int, n_resamples: int
+    t: _Table,
+    rows: Sequence[ContrastRow],
+    clusters: list[Any] | None,
+    *,
+    seed: int,
+    n_resamples: int,
+    holm_scope: str = "suite",
 ) -> list[dict[str, Any]]:
-    """One family, one engine call, Holm over every declared row (docs/design.md#holm-adjustment)."""
+    """Every row in one engine call; Holm over every row (``holm_scope="suite"``) or within each family
+    (``"family"``) (docs/design.md#holm-adjustment)."""
     if not rows:
         return []
     A = _matrix(t, [(r.a, r.metric_a) for r in rows])
     B = _matrix(t, [(r.b, r.metric_b) for r in rows])
     D = A - B
     res = paired_tests(D, clusters=clusters, n_resamples=n_resamples, seed=seed)
-    p_holm = holm(res.p_value)
+    p_holm = holm_grouped(res.p_value, [r.family for r in rows] if holm_scope == "family" else None)
     both = np.isfinite(D)
     return [
         _contrast_entry(r, res.row(c), A[:, c], B[:, c], both[:, c], p_holm[c], clusters is not None, n_resamples)
         for c, r in enumerate(rows)
     ]
+
+
+def _plan(run: Run, t: _Table) -> ContrastPlan:
+    """The suite's contrast plan over the cohort table's settings and the metrics the records carry."""
+    refs = [s for s in run.settings if s["name"] in t.settings]
+    return expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
+
+
+def _holm_info(run: Run, plan: ContrastPlan) -> dict[str, Any]:
+    """The Holm scope and the size of the family each row is adjusted in (one run; see report.union)."""
+    counts = plan.counts()
+    sizes = counts if plan.holm == "family" else {"all": sum(counts.values())}
+    return {"scope": plan.holm, "runs": [run.suite.get("name")], "family_sizes": sizes, "families": counts}
 
 
 def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
@@ -426,7 +448,8 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
     seed = _resolve_seed(suite, seed)
     t = _cohort_table(run)
     gaps = _present_gaps(t.metric_names)
-    rows = parse_contrasts(suite.get("contrasts"), t.settings, metric_names=t.metric_names)
+    plan = _plan(run, t)
+    rows = plan.rows
     clusters = _cohort_clusters(run, t.qids)
     return {
         "suite": {k: suite.get(k) for k in ("name", "hash", "dataset", "seed", "cluster_key")},
@@ -438,7 +461,8 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
         "metric_names": t.metric_names,
         "gaps": {g: list(p) for g, p in gaps.items()},
         "summary": _summary(run, t, gaps),
-        "contrasts": _contrasts(t, rows, clusters, seed=seed, n_resamples=n_resamples),
+        "contrasts": _contrasts(t, rows, clusters, seed=seed, n_resamples=n_resamples, holm_scope=plan.holm),
+        "holm": _holm_info(run, plan),
         "contrasts_declared": suite.get("contrasts"),
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),

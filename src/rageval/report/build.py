@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from rageval.report import tables as T
 from rageval.report.analysis import analyze
-from rageval.report.load import load_run
+from rageval.report.load import Run, RunError, load_run
 
-__all__ = ["build_report"]
+__all__ = ["build_report", "build_reports", "write_report_files"]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -37,6 +37,7 @@ def build_report(
     n_resamples: int = 10_000,
     out_dir: str | Path | None = None,
     plots: bool = True,
+    holm: str | None = None,
 ) -> dict[str, Path]:
     """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
 
@@ -46,7 +47,8 @@ def build_report(
     sweep), ``frontier_*.png``/``.svg``, ``report.json`` (every number, machine
     readable) and ``report.html`` (self-contained).  ``seed`` defaults to the suite's
     seed (manifest ``suite.seed``); the same records and seed give byte-identical
-    files.  Returns ``{name: path}`` of what was written.
+    files.  ``holm`` (``"suite"`` or ``"family"``) overrides the Holm scope the suite
+    declares.  Returns ``{name: path}`` of what was written.
 
     Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
     be reported honestly (records of different suites mixed, unknown settings in
@@ -54,7 +56,45 @@ def build_report(
     """
     run = load_run(run_dir)
     an = analyze(run, seed=seed, n_resamples=n_resamples)
+    if holm is not None:
+        from rageval.report.union import adjust_union
+
+        adjust_union([an], scope=holm)
     out = Path(out_dir) if out_dir is not None else run.path
+    return write_report_files(run, an, out, plots=plots)
+
+
+def build_reports(
+    run_dirs: Sequence[str | Path],
+    *,
+    seed: int | None = None,
+    n_resamples: int = 10_000,
+    plots: bool = True,
+    holm: str | None = None,
+) -> dict[Path, dict[str, Path]]:
+    """The report of each run in its own directory, with Holm over the union of the runs' contrasts.
+
+    ``holm``: ``"suite"`` (one family over every row of every run), ``"family"`` (one per
+    family name across the runs) or None (the scope the runs declare; they must agree).
+    The union and its family sizes are stated in every run's tables.  Returns
+    ``{run dir: {name: path}}``.
+    """
+    from rageval.report.union import adjust_union
+
+    runs = [load_run(d) for d in run_dirs]
+    seen: dict[Path, str] = {}
+    for r, d in zip(runs, run_dirs):
+        key = r.path.resolve()
+        if key in seen:
+            raise RunError(f"run directory {str(d)!r} is given twice: each run enters the union once")
+        seen[key] = str(d)
+    analyses = [analyze(r, seed=seed, n_resamples=n_resamples) for r in runs]
+    adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
+    return {r.path: write_report_files(r, an, r.path, plots=plots) for r, an in zip(runs, analyses)}
+
+
+def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool = True) -> dict[str, Path]:
+    """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
 

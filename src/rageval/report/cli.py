@@ -1,16 +1,30 @@
-"""``rageval report DIR``: rebuild statistics, tables, plots and the HTML report from records."""
+"""``rageval report RUN_DIR [RUN_DIR ...]``: rebuild statistics, tables, plots and the HTML report from records."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
 
-__all__ = ["report_cmd"]
+__all__ = ["report_cmd", "echo_holm"]
+
+
+def echo_holm(report_json: Path, prefix: str = "") -> None:
+    """Print the contrast count per family and the Holm scope recorded in ``report.json``."""
+    from rageval.report.union import describe_holm
+
+    try:
+        holm = json.loads(report_json.read_text(encoding="utf-8")).get("holm")
+    except (OSError, json.JSONDecodeError):
+        return
+    if holm:
+        for line in describe_holm(holm):
+            click.echo(prefix + line)
 
 
 @click.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=None, help="Resampling seed (default: the suite's seed from the manifest).")
 @click.option(
     "--resamples",
@@ -25,16 +39,46 @@ __all__ = ["report_cmd"]
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Write here instead of RUN_DIR.",
+    help="Write here instead of RUN_DIR (one run only).",
 )
 @click.option("--no-plots", is_flag=True, help="Skip the frontier plots (tables and HTML only).")
-def report_cmd(run_dir: Path, seed: int | None, n_resamples: int, out_dir: Path | None, no_plots: bool) -> None:
-    """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls)."""
-    from rageval.report.build import build_report
+@click.option(
+    "--holm",
+    type=click.Choice(["suite", "family"]),
+    default=None,
+    help="With several runs: Holm over every row of every run (suite) or per family name across the runs "
+    "(family). Default: the scope the runs' suites declare.",
+)
+def report_cmd(
+    run_dirs: tuple[Path, ...], seed: int | None, n_resamples: int, out_dir: Path | None, no_plots: bool, holm
+) -> None:
+    """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 
+    With several RUN_DIRs, each run's report is rebuilt in its own directory and the
+    Holm adjustment runs over the union of their contrasts.
+    """
+    from rageval.report.build import build_report, build_reports
+
+    if len(run_dirs) > 1 and out_dir is not None:
+        raise click.ClickException(
+            "--out takes one run: with several RUN_DIRs each report is written into its own run directory"
+        )
     try:
-        written = build_report(run_dir, seed=seed, n_resamples=n_resamples, out_dir=out_dir, plots=not no_plots)
+        if len(run_dirs) == 1:
+            written = {
+                run_dirs[0]: build_report(
+                    run_dirs[0], seed=seed, n_resamples=n_resamples, out_dir=out_dir, plots=not no_plots, holm=holm
+                )
+            }
+        else:
+            written = build_reports(run_dirs, seed=seed, n_resamples=n_resamples, plots=not no_plots, holm=holm)
     except ValueError as err:
         raise click.ClickException(str(err)) from err
-    for name in sorted(written):
-        click.echo(f"{name}: {written[name]}")
+    for run_dir, files in written.items():
+        if len(written) > 1:
+            click.echo(f"{run_dir}:")
+        prefix = "  " if len(written) > 1 else ""
+        for name in sorted(files):
+            click.echo(f"{prefix}{name}: {files[name]}")
+        if "report_json" in files:
+            echo_holm(files["report_json"], prefix)

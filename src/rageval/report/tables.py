@@ -221,8 +221,23 @@ def _header(an: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def family_counts_line(an: dict[str, Any]) -> str:
+    """``Contrasts: N in K families (name: n, ...); <Holm note>.``"""
+    fams = (an.get("holm") or {}).get("families") or {}
+    if not fams:
+        return "Contrasts: none declared."
+    listed = ", ".join(f"{k}: {v}" for k, v in fams.items())
+    total = sum(fams.values())
+    return f"Contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'} ({listed}); {holm_note(an)}."
+
+
 def summary_markdown(an: dict[str, Any]) -> str:
-    parts = ["# Summary\n", _header(an), "\n## Records by status and the common cohort\n"]
+    parts = [
+        "# Summary\n",
+        _header(an),
+        family_counts_line(an) + "\n",
+        "\n## Records by status and the common cohort\n",
+    ]
     parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))
     parts.append("\n## Means on the common cohort\n")
     if an["gaps"]:
@@ -247,6 +262,7 @@ def summary_markdown(an: dict[str, Any]) -> str:
 def contrast_columns(an: dict[str, Any]) -> list[str]:
     cols = [
         "contrast",
+        "family",
         "kind",
         "a",
         "b",
@@ -268,14 +284,50 @@ def contrast_columns(an: dict[str, Any]) -> list[str]:
     return cols + ["note"]
 
 
-def contrasts_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
+#: adjusted p-value at or above which a contrast row is "no detectable difference" (collapsed in the tables)
+ALPHA = 0.05
+
+
+def holm_note(an: dict[str, Any]) -> str:
+    """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
+    h = an.get("holm") or {}
+    runs = h.get("runs") or []
+    of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
+    sizes = h.get("family_sizes") or {}
+    if h.get("scope") == "family":
+        each = ", ".join(f"{k}: {v}" for k, v in sizes.items())
+        return f"Holm adjustment within each family ({each} contrasts{of_runs})"
+    n = sizes.get("all", len(an["contrasts"]))
+    return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
+
+
+def contrast_families(an: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per family (plan order): ``(name, rows with Holm p < ALPHA, the other rows)``, each sorted by adjusted p
+    (undefined last)."""
+    order = list((an.get("holm") or {}).get("families") or {})
+    for c in an["contrasts"]:
+        if c.get("family", "contrasts") not in order:
+            order.append(c.get("family", "contrasts"))
+    out = []
+    for fam in order:
+        rows = [c for c in an["contrasts"] if c.get("family", "contrasts") == fam]
+        rows.sort(key=lambda c: (c["p_holm"] is None, c["p_holm"] if c["p_holm"] is not None else 0.0))
+        sig = [c for c in rows if c["p_holm"] is not None and c["p_holm"] < ALPHA]
+        rest = [c for c in rows if not (c["p_holm"] is not None and c["p_holm"] < ALPHA)]
+        out.append((fam, sig, rest))
+    return out
+
+
+def contrasts_table(
+    an: dict[str, Any], *, undefined: str = "undefined", rows: Sequence[dict[str, Any]] | None = None
+) -> tuple[list[str], list[list[str]]]:
     clustered = an["cohort"].get("n_clusters") is not None
     cols = ["contrast", "effect", f"{int(an['confidence'] * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
     if clustered:
         cols.append("clusters")
     cols.append("note")
-    rows = []
-    for c in an["contrasts"]:
+    out = []
+    for c in an["contrasts"] if rows is None else rows:
         ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
         eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
         row = [
@@ -289,28 +341,45 @@ def contrasts_table(an: dict[str, Any], *, undefined: str = "undefined") -> tupl
         if clustered:
             row.append(str(c["n_clusters"]))
         row.append(c["note"] or "")
-        rows.append(row)
-    return cols, rows
+        out.append(row)
+    return cols, out
+
+
+def contrasts_intro(an: dict[str, Any]) -> str:
+    clustered = an["cohort"].get("n_clusters") is not None
+    return (
+        f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
+        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
+        f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
+        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
+        f"seed {an['seed']}; {holm_note(an)} "
+        "(an undefined contrast keeps its place in the family, ranked as p = 1). "
+        f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
+        "as no detectable difference. "
+        "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
+        "outputs, recovery procedure and evaluator."
+    )
 
 
 def contrasts_markdown(an: dict[str, Any]) -> str:
     parts = ["# Paired contrasts\n", _header(an)]
-    clustered = an["cohort"].get("n_clusters") is not None
-    parts.append(
-        f"\nEffect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
-        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
-        f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
-        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
-        f"seed {an['seed']}; Holm adjustment over all {len(an['contrasts'])} declared contrasts "
-        "(an undefined contrast keeps its place in the family, ranked as p = 1). "
-        "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
-        "outputs, recovery procedure and evaluator.\n\n"
-    )
+    parts.append("\n" + contrasts_intro(an) + "\n\n")
     if not an["contrasts"]:
         parts.append(an["contrasts_note"] + "\n")
-    else:
-        cols, rows = contrasts_table(an)
-        parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
+        return "".join(parts)
+    for fam, sig, rest in contrast_families(an):
+        parts.append(f"## {fam} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")
+        if sig:
+            cols, rows = contrasts_table(an, rows=sig)
+            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]) + "\n")
+        if rest:
+            cols, rows = contrasts_table(an, rows=rest)
+            parts.append(
+                f"<details><summary>{len(rest)} with no detectable difference (Holm p ≥ {ALPHA:g}) or undefined"
+                "</summary>\n\n"
+            )
+            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
+            parts.append("\n</details>\n\n")
     return "".join(parts)
 
 

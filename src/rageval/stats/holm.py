@@ -6,7 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["holm"]
+__all__ = ["holm", "holm_grouped"]
 
 
 def holm(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
@@ -37,4 +37,23 @@ def holm(p_values: Sequence[float | None] | np.ndarray) -> np.ndarray:
     out = np.empty(m)
     out[order] = adj_sorted
     out[~finite] = np.nan
+    return out
+
+
+def holm_grouped(p_values: Sequence[float | None] | np.ndarray, groups: Sequence[object] | None = None) -> np.ndarray:
+    """Holm-adjusted p-values with a separate family per group label (``None``: one family), in input order.
+
+    >>> holm_grouped([0.01, 0.04, 0.03, 0.005], ["a", "a", "b", "b"]).round(4).tolist()
+    [0.02, 0.04, 0.03, 0.01]
+    """
+    p = np.array([np.nan if v is None else v for v in np.asarray(p_values, dtype=object).ravel()], dtype=np.float64)
+    if groups is None:
+        return holm(p)
+    groups = list(groups)
+    if len(groups) != p.size:
+        raise ValueError(f"groups has {len(groups)} labels for {p.size} p-values")
+    out = np.full(p.size, np.nan)
+    for g in dict.fromkeys(groups):
+        idx = np.array([i for i, x in enumerate(groups) if x == g], dtype=np.intp)
+        out[idx] = holm(p[idx])
     return out

@@ -36,6 +36,33 @@ def validate_cmd(suite_file: str) -> None:
     click.echo(f"{suite_file}: ok — suite {suite.name!r}, dataset {suite.dataset.name}, {len(names)} settings:")
     for n in names:
         click.echo(f"  {n}")
+    for line in _plan_lines(suite):
+        click.echo(line)
+
+
+def _plan_lines(suite) -> list[str]:
+    """The contrast plan per family as the suite declares it (metrics named, or the default set)."""
+    from rageval.report.contrasts import expand_plan
+
+    placeholder = "(default metrics)"
+    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    plan = expand_plan(suite.contrasts, settings, default_metrics=(placeholder,))
+    if not plan.rows:
+        return ["contrasts: none declared"]
+    lines = [f"contrasts (Holm scope: {plan.holm}):"]
+    for fam in plan.families:
+        rows = [r for r in plan.rows if r.family == fam]
+        named = sum(r.metric_a != placeholder for r in rows)
+        default = len(rows) - named
+        parts = ([f"{named} rows"] if named else []) + (
+            [f"{default} pairs x the default metrics (every metric with a direction the records carry)"]
+            if default
+            else []
+        )
+        lines.append(f"  {fam}: {' + '.join(parts)}")
+    return lines
+
+
 
 
 @click.command("suite")
@@ -90,6 +117,11 @@ def _summary(result) -> None:
         click.echo(f"report: {report}")
     else:
         click.echo(f"summary: {result.out_dir / 'summary.md'}")
+    report_json = result.report.get("report_json") if result.report else None
+    if report_json:
+        from rageval.report.cli import echo_holm
+
+        echo_holm(report_json)
 
 
 @click.command("rescore")

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.registry import did_you_mean
+from rageval.suite.study import AuditSpec, FrontierSpec
 
 __all__ = ["Suite", "SuiteError", "load_suite", "SettingSpec", "suite_hash"]
 
@@ -130,6 +131,9 @@ class Suite(_Strict):
     attribution: AttributionSpec = Field(default_factory=AttributionSpec)
     diagnostics: Union[Literal["auto"], list[str]] = "auto"
     contrasts: Any = None
+    #: the second-evaluator audit and the Pareto axes (rageval.suite.study; neither changes a record)
+    audit: AuditSpec | None = None
+    frontier: FrontierSpec | None = None
     output_dir: str = "runs/suite"
     seed: int = 0
     #: recorded, never read: where the suite came from
@@ -297,6 +301,9 @@ def _check_names(path: Path, suite: Suite) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         problems.append(f"  settings: duplicate setting names {dupes}; give one of them a distinct `name:`")
+    from rageval.suite.study import study_problems
+
+    problems += study_problems(suite)
     if problems:
         raise SuiteError(f"{path}: invalid suite:\n" + "\n".join(problems))
 
@@ -316,5 +323,5 @@ def _check_compressor_params(name: str, params: dict[str, Any]) -> str | None:
 
 def suite_hash(suite: Suite) -> str:
     """Hash of everything that can change a score (the source path is left out)."""
-    payload = suite.model_dump(mode="json", exclude={"source", "output_dir", "description"})
+    payload = suite.model_dump(mode="json", exclude={"source", "output_dir", "description", "audit", "frontier"})
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

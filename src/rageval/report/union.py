@@ -1,0 +1,73 @@
+"""Holm over the union of several runs' contrasts (``rageval report RUN_DIR RUN_DIR ...``).
+
+The attribution–compression paper adjusted its planned contrasts of both
+datasets as one family.  :func:`adjust_union` takes the analyses of several
+runs (each already adjusted within its own run) and re-adjusts every row's
+``p_holm`` over the union: one family over every row of every run
+(``scope="suite"``), or one family per family name across the runs
+(``scope="family"``).  Raw p-values, effects and intervals do not change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Sequence
+
+from rageval.report.contrasts import HOLM_SCOPES
+from rageval.report.load import RunError
+from rageval.stats.holm import holm_grouped
+
+__all__ = ["adjust_union", "describe_holm"]
+
+
+def _scope(analyses: Sequence[dict[str, Any]], scope: str | None, names: Sequence[str]) -> str:
+    if scope is not None:
+        if scope not in HOLM_SCOPES:
+            raise RunError(f"Holm scope {scope!r} is not one of {', '.join(HOLM_SCOPES)}")
+        return scope
+    declared = {n: an["holm"]["scope"] for n, an in zip(names, analyses)}
+    if len(set(declared.values())) > 1:
+        raise RunError(
+            f"the runs declare different Holm scopes ({', '.join(f'{n}: {s}' for n, s in declared.items())}): "
+            "choose one for the union with --holm suite or --holm family"
+        )
+    return next(iter(declared.values()), "suite")
+
+
+def adjust_union(analyses: Sequence[dict[str, Any]], *, scope: str | None = None, names: Sequence[str] = ()) -> str:
+    """Re-adjust ``p_holm`` of every contrast of ``analyses`` over their union (in place); return the scope.
+
+    ``scope`` None: the scope the runs declare (they must agree).  ``names``: how the
+    runs are named in each analysis's ``holm.runs`` (default: their suite names).
+    """
+    names = list(names) or [str(an["suite"].get("name")) for an in analyses]
+    scope = _scope(analyses, scope, names)
+    p, groups = [], []
+    for an in analyses:
+        for c in an["contrasts"]:
+            p.append(c["p_value"])
+            groups.append(c["family"] if scope == "family" else "all")
+    adjusted = holm_grouped(p, groups)
+    sizes = dict(Counter(groups))
+    i = 0
+    for an in analyses:
+        for c in an["contrasts"]:
+            v = float(adjusted[i])
+            c["p_holm"] = v if v == v else None
+            i += 1
+        an["holm"] = {**an["holm"], "scope": scope, "runs": names, "family_sizes": sizes}
+    return scope
+
+
+def describe_holm(holm: dict[str, Any]) -> list[str]:
+    """Lines for the terminal: contrasts per family and the Holm scope."""
+    fams = holm.get("families") or {}
+    total = sum(fams.values())
+    runs = holm.get("runs") or []
+    over = "each family" if holm.get("scope") == "family" else "every row"
+    where = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+    sizes = ", ".join(f"{k}: {v}" for k, v in (holm.get("family_sizes") or {}).items())
+    lines = [f"contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'}"]
+    lines += [f"  {name}: {n}" for name, n in fams.items()]
+    lines.append(f"Holm scope: {holm.get('scope')} (adjusted within {over}{where}; family sizes {sizes or 'none'})")
+    return lines
