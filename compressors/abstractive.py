@@ -6,18 +6,38 @@ The prompt is RECOMP's abstractive format::
      Document: {title}: {text} ... (documents in retrieval order)
      Summary:
 
-and the model's greedy output is one unit with ``source_ids=None`` (no title).
-Like RECOMP, the compressor ignores the budget: it records the nominal budget
-and whatever it produced (achieved ratios of 0.05–0.08 at nominal 0.25 in seed
-000).  An empty summary gives an empty context.
+How the summaries are cut into units
+------------------------------------
+Neither the attribution-compression paper nor RECOMP says how a summary was split
+into the units a reader cites, yet the paper's answers cite several summary units, so
+rageval chooses and says so here:
+
+* ``per_document=True`` (the default, and the setting of the shipped paper suites):
+  **one summary per retrieved document** — the prompt above holding that document
+  alone, in retrieval order — and each non-empty summary is **one unit**, in
+  retrieval order: unit ``[k]`` is the summary of the k-th retrieved document that
+  produced one.  A document whose summary is empty gives no unit (RECOMP trains its
+  summarizer to write nothing for documents that do not help: selective
+  augmentation), so a context may hold fewer units than documents; the count is the
+  record's ``context.units``.
+* ``per_document=False``: **one summary of all documents** (the prompt above with every
+  document), one unit — RECOMP's original single-summary mode.  Every citation is then
+  ``[1]`` and re-attributability is 0 or 1 per question.
+
+Every unit has ``source_ids=None`` (no declared provenance: a summary sentence cannot
+be traced to source sentences by construction; grounded scores recover it through
+re-attribution) and no title.  The model's output is greedy (``num_beams=1``), each
+prompt truncated to ``max_input_tokens`` model tokens.  Like RECOMP, the compressor
+ignores the budget: it records the nominal budget and whatever it produced (achieved
+ratios can land far from the nominal one).  No summary at all gives an empty context.
 
 Parameters
 ----------
 model : str, required — any transformers seq2seq checkpoint (``AutoModelForSeq2SeqLM``),
     a local folder or (where a hub is reachable) a hub id.
-max_new_tokens : int >= 1, default 128.
-max_input_tokens : int >= 1, default 1024 — the prompt is truncated to this many model tokens.
-per_document : bool, default False — one summary per document instead of one for all.
+max_new_tokens : int >= 1, default 128 — per summary (per document with ``per_document``).
+max_input_tokens : int >= 1, default 1024 — each prompt is truncated to this many model tokens.
+per_document : bool, default True — one summary (one unit) per retrieved document; False: one for all.
 device : ``"cpu"`` (default).
 """
 
@@ -41,8 +61,9 @@ def recomp_prompt(question: str, documents: list[tuple[str | None, str]]) -> str
 
 class AbstractiveCompressor(BaseCompressor):
     name = "abstractive"
+    version = "2.0.0"  # 2.0.0: per-document summaries (one unit per retrieved document) by default
     needs_model = True
-    PARAMS = {"model": None, "max_new_tokens": 128, "max_input_tokens": 1024, "per_document": False, "device": "cpu"}
+    PARAMS = {"model": None, "max_new_tokens": 128, "max_input_tokens": 1024, "per_document": True, "device": "cpu"}
 
     def _check_params(self) -> None:
         if not (isinstance(self.params["model"], str) and self.params["model"]):
@@ -94,6 +115,8 @@ class AbstractiveCompressor(BaseCompressor):
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
         docs = [[i for i in d if costs[i] > 0] for d in group_documents(snippets)]
         docs = [(snippets[d[0]].title, join_sentences([snippets[i].text for i in d])) for d in docs if d]
+        if not docs:
+            return []
         if self.params["per_document"]:
             prompts = [recomp_prompt(question, [d]) for d in docs]
         else:

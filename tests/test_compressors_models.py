@@ -117,7 +117,7 @@ def seq2seq(tmp_path_factory, tiny_tokenizer):
 
 def test_abstractive_summary_declares_no_provenance_and_records_what_it_produced(seq2seq):
     q, snips = hotpot()
-    comp = get("abstractive", model=seq2seq, max_new_tokens=12)
+    comp = get("abstractive", model=seq2seq, max_new_tokens=12, per_document=False)
     assert comp.needs_model
     ctx = comp.compress(q, snips, 0.25)
     assert ctx.budget == 0.25 and ctx.budget_tokens == int(0.25 * ctx.retrieved_tokens)
