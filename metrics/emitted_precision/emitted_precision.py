@@ -16,7 +16,7 @@ sentence and the other citations still entail it without it; if the sentence is 
 entailed, all its citations are imprecise; a single supported citation is precise.  Per question:
 precise / citations (invalid citations such as [9] or [0] count as imprecise; an answer citing
 nothing scores 0, or None with no_citation_precision="undefined"); an empty answer is undefined.
-The aggregate is the question-weighted mean; emitted_recall comes along.
+The aggregate is the question-weighted mean; per_question also holds emitted_recall.
 """
 
 _KWARGS_DESCRIPTION = (
@@ -25,12 +25,13 @@ _KWARGS_DESCRIPTION = (
     + """\
     no_citation_precision: "zero" (default, ALCE) or "undefined" for an answer that cites nothing.
 Returns:
-    emitted_precision: mean over defined questions in [0, 1] (higher is better) or None; also emitted_recall.
+    emitted_precision: mean over defined questions in [0, 1] (higher is better) or None;
+    emitted_precision_excl_abstain (judge abstentions left out).
     n, n_undefined; per_question: [{"emitted_precision", "emitted_recall", "n_citations", "details"}].
 Examples:
     >>> m = evaluate.load("emitted_precision")
     >>> r = m.compute(predictions=["Paris is the capital of France [1][2]."], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])
-    >>> r["emitted_precision"], r["emitted_recall"]
+    >>> r["emitted_precision"], r["per_question"][0]["emitted_recall"]
     (0.5, 1.0)
 """
 )

@@ -20,7 +20,8 @@ _KWARGS_DESCRIPTION = (
     + _am.COMMON_ARGS
     + """\
 Returns:
-    emitted_recall: mean over defined questions in [0, 1] (higher is better) or None; also emitted_precision.
+    emitted_recall: mean over defined questions in [0, 1] (higher is better) or None;
+    emitted_recall_excl_abstain (judge abstentions left out).
     n, n_undefined; per_question: [{"emitted_recall", "emitted_precision", "n_citations", "details"}].
 Examples:
     >>> m = evaluate.load("emitted_recall")

@@ -25,8 +25,8 @@ _KWARGS_DESCRIPTION = (
     k: BM25 candidates per unit (default 10).  multi_snippet: also try joined snippet pairs (default False).
     candidates: "bm25" (default) or a callable (query, source_texts, k) -> indices.
 Returns:
-    grounded_precision: mean in [0, 1] (higher is better) or None; also grounded_recall, emitted_precision,
-    emitted_recall, emitted_minus_grounded_precision, emitted_minus_grounded_recall.
+    grounded_precision: mean in [0, 1] (higher is better) or None; grounded_precision_excl_abstain;
+    emitted_minus_grounded_precision (the gap).  per_question also holds the recalls and emitted values.
     n, n_undefined; per_question with citations_declared / _recovered / _missing and details.
 Examples:
     >>> m = evaluate.load("grounded_precision")

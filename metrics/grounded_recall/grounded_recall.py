@@ -21,7 +21,8 @@ _KWARGS_DESCRIPTION = (
     + """\
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
-    grounded_recall: mean in [0, 1] (higher is better) or None; also grounded_precision, emitted_*, the gaps.
+    grounded_recall: mean in [0, 1] (higher is better) or None; grounded_recall_excl_abstain;
+    emitted_minus_grounded_recall (the gap).  per_question also holds the precisions and emitted values.
     n, n_undefined; per_question with evidence status counts and details.
 Examples:
     >>> m = evaluate.load("grounded_recall")

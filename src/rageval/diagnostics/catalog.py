@@ -74,7 +74,7 @@ class DiagnosticSpec:
     needs: tuple[str, ...] = ()  # gold fields; applicable when an example has any of them ("auto")
     scorer: str | None = None  # "module:function" (inputs, options) -> result dict with per_question
     engine_parts: tuple[str, ...] = ()  # scored by the attribution engine, with these parts
-    module_keys: tuple[Output, ...] = ()  # further aggregates its evaluate module returns
+    module_keys: tuple[Output, ...] = ()  # further aggregates its evaluate module returns (and owns)
     extra_options: tuple[str, ...] = field(default=())  # keyword options of its evaluate module
 
     @property
@@ -171,7 +171,6 @@ _SPECS = [
         f"{_ATTR}:emitted_precision",
         (_o("emitted_precision"), _excl("emitted_precision", "higher"), _ABSTENTIONS),
         engine_parts=("emitted",),
-        module_keys=(_o("emitted_recall"), _excl("emitted_recall", "higher")),
     ),
     DiagnosticSpec(
         "emitted_recall",
@@ -181,7 +180,6 @@ _SPECS = [
         f"{_ATTR}:emitted_recall",
         (_o("emitted_recall"), _excl("emitted_recall", "higher"), _ABSTENTIONS),
         engine_parts=("emitted",),
-        module_keys=(_o("emitted_precision"), _excl("emitted_precision", "higher")),
     ),
     DiagnosticSpec(
         "grounded_precision",
@@ -191,13 +189,7 @@ _SPECS = [
         f"{_ATTR}:grounded_precision",
         (_o("grounded_precision"), _excl("grounded_precision", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
-        module_keys=(
-            _o("grounded_recall"),
-            _o("emitted_precision"),
-            _o("emitted_recall"),
-            _o("emitted_minus_grounded_precision", "none"),
-            _o("emitted_minus_grounded_recall", "none"),
-        ),
+        module_keys=(_o("emitted_minus_grounded_precision", "none"),),
     ),
     DiagnosticSpec(
         "grounded_recall",
@@ -207,13 +199,7 @@ _SPECS = [
         f"{_ATTR}:grounded_recall",
         (_o("grounded_recall"), _excl("grounded_recall", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
-        module_keys=(
-            _o("grounded_precision"),
-            _o("emitted_precision"),
-            _o("emitted_recall"),
-            _o("emitted_minus_grounded_precision", "none"),
-            _o("emitted_minus_grounded_recall", "none"),
-        ),
+        module_keys=(_o("emitted_minus_grounded_recall", "none"),),
     ),
     DiagnosticSpec(
         "re_attributability",

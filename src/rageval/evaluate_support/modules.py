@@ -9,7 +9,17 @@ never do.
   keyword arguments: the module's own inputs and options pass through; names
   that belong to *another* rageval module are dropped (``evaluate.combine``
   passes every keyword to every module); a name no rageval module knows is a
-  ``TypeError`` with a "did you mean" hint.
+  ``TypeError`` with a "did you mean" hint.  :meth:`RagevalMetric.add` and
+  :meth:`RagevalMetric.add_batch` prepare their inputs the same way, so streaming
+  then ``compute()`` gives exactly what one ``compute`` over all the data gives.
+* **One key, one owner.**  A module returns its own aggregates (the keys its
+  catalog entry declares) and the counts no entry declares (``n``,
+  ``n_undefined``, ``per_question``, totals), never an aggregate another
+  module owns (``grounded_precision`` does not return ``emitted_recall``; the
+  per-question rows still hold every value).  So under ``evaluate.combine``
+  every metric key appears once, unprefixed, and only the common counts are
+  prefixed with the module name (``emitted_precision_n``); with
+  ``force_prefix=True`` every key is ``<module>_<key>``.
 * :class:`AttributionMetric` — the modules over ``predictions``/``units``/``sources``.
   A unit is ``{"text", "source_ids" (nullable list), "title" (nullable)}``, a
   source ``{"id", "text", "title" (nullable)}``; ``datasets`` needs every key
@@ -38,6 +48,7 @@ __all__ = [
     "COMMON_ARGS",
     "known_names",
     "module_names_for",
+    "own_keys",
 ]
 
 COMMON_ARGS = """\
@@ -115,12 +126,36 @@ class RagevalMetric(evaluate.Metric):
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Stream a batch of questions, prepared like :meth:`compute` (absent optional keys filled with None)."""
+        kwargs = self._prepare(dict(kwargs), predictions)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Stream one question, prepared like :meth:`compute` (as a batch of one)."""
+        batch = self._prepare({k: [v] for k, v in kwargs.items()}, [prediction])
+        return super().add(prediction=prediction, reference=reference, **{k: v[0] for k, v in batch.items()})
+
         return kwargs
 
     def _compute(self, **kwargs):
         from rageval.diagnostics.catalog import get
 
-        return get(self.NAME)(**kwargs)
+        return own_keys(self.NAME, get(self.NAME)(**kwargs))
+
+
+def own_keys(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` of diagnostic ``name`` without the aggregates another catalog entry owns.
+
+    A key is kept when ``name``'s entry declares it (outputs and module keys) or
+    no entry does (``n``, ``n_undefined``, ``per_question``, totals).
+    """
+    from rageval.diagnostics.catalog import CATALOG
+
+    spec = CATALOG[name]
+    mine = {o.key for o in spec.outputs + spec.module_keys}
+    others = {o.key for s in CATALOG.values() if s.name != name for o in s.outputs + s.module_keys}
+    return {k: v for k, v in result.items() if k in mine or k not in others}
 
 
 def unit_feature():
