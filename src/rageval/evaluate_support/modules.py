@@ -125,7 +125,6 @@ class RagevalMetric(evaluate.Metric):
         kwargs = self._prepare(kwargs, predictions)
         return super().compute(predictions=predictions, references=references, **kwargs)
 
-    def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Stream a batch of questions, prepared like :meth:`compute` (absent optional keys filled with None)."""
         kwargs = self._prepare(dict(kwargs), predictions)
@@ -136,6 +135,7 @@ class RagevalMetric(evaluate.Metric):
         batch = self._prepare({k: [v] for k, v in kwargs.items()}, [prediction])
         return super().add(prediction=prediction, reference=reference, **{k: v[0] for k, v in batch.items()})
 
+    def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
         return kwargs
 
     def _compute(self, **kwargs):
