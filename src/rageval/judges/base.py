@@ -52,7 +52,10 @@ NULL)`` holds probabilities, exactly as before abstentions existed, and table
 would store NaN as NULL, which that column refuses).  A pair is in at most one
 of the two.  Older cache files are read as they are (the second table is
 added, empty); a reader that knows only ``judgements`` sees an abstention as a
-miss and scores the pair again, never as a probability.
+miss and scores the pair again, never as a probability.  A cache file sqlite
+cannot read (not a database, a malformed image) is moved to ``quarantine/``
+beside it with a one-line warning and rebuilt empty (``cache_rebuilt`` counts
+it); it never stops a run.
 
 A plain callable ``judge(premises, hypotheses) -> list[float]`` is accepted as
 a judge too (:class:`CallableJudge`); it is cached on disk only when it carries
@@ -161,6 +164,18 @@ def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
     return h.hexdigest()
 
 
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB (primary codes)
+
+
+def _is_corruption(err: sqlite3.DatabaseError) -> bool:
+    """True when sqlite says the file itself is broken (not locked, not read-only, not missing)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _CORRUPT_CODES
+    msg = str(err).lower()
+    return "not a database" in msg or "malformed" in msg
+
+
 class _DiskCache:
     """sqlite key -> probability or NaN; WAL journal, one transaction per stored batch.
 
@@ -168,36 +183,107 @@ class _DiskCache:
     cache files written before abstentions existed, read unchanged);
     ``abstentions(key)`` holds the keys answered NaN.  :meth:`put_many` keeps a
     key in at most one of the two.
+
+    A file sqlite cannot read (not a database, a malformed image; checked with
+    ``PRAGMA quick_check`` on opening, and on every read and write) is moved to
+    ``quarantine/`` beside it with a one-line warning on the ``rageval`` logger and
+    the cache starts empty (:attr:`rebuilt` counts it): its pairs are judged again.
     """
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
-        with contextlib.suppress(sqlite3.OperationalError):
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, prob REAL NOT NULL)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS abstentions (key TEXT PRIMARY KEY)")
-        self._db.commit()
+        self.rebuilt = 0
+        self.quarantined: list[Path] = []
+        try:
+            self._db = self._open()
+        except sqlite3.DatabaseError as err:
+            if not _is_corruption(err):
+                raise
+            self._rebuild(err)
+
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
+        try:
+            with contextlib.suppress(sqlite3.OperationalError):
+                db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, prob REAL NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS abstentions (key TEXT PRIMARY KEY)")
+            db.commit()
+            (verdict,) = db.execute("PRAGMA quick_check(1)").fetchone()
+            if verdict != "ok":
+                raise sqlite3.DatabaseError(f"database disk image is malformed: {verdict}")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _rebuild(self, err: sqlite3.DatabaseError) -> None:
+        """Move the broken file (and its -wal/-shm/-journal companions) aside, warn, start an empty cache."""
+        import logging
+
+        db = getattr(self, "_db", None)
+        if db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+        qdir = self.path.parent / "quarantine"
+        qdir.mkdir(parents=True, exist_ok=True)
+        dest, n = qdir / self.path.name, 1
+        while dest.exists():
+            dest, n = qdir / f"{self.path.name}.{n}", n + 1
+        if self.path.exists():
+            os.replace(self.path, dest)
+        for suffix in ("-wal", "-shm", "-journal"):
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                os.replace(side, dest.with_name(dest.name + suffix))
+        self.quarantined.append(dest)
+        self.rebuilt += 1
+        logging.getLogger("rageval").warning(
+            "rageval: warning: judge cache %s is unreadable (%s); moved to %s, rebuilding it (its pairs are judged again)",
+            self.path,
+            " ".join(str(err).split())[:200],
+            dest,
+        )
+        self._db = self._open()
 
     def get_many(self, keys: list[str]) -> dict[str, float]:
-        out: dict[str, float] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = keys[i : i + 500]
-                marks = ",".join("?" * len(chunk))
-                for (k,) in self._db.execute(f"SELECT key FROM abstentions WHERE key IN ({marks})", chunk):
-                    out[k] = math.nan
-                for k, p in self._db.execute(f"SELECT key, prob FROM judgements WHERE key IN ({marks})", chunk):
-                    out[k] = float(p)
+            try:
+                return self._get_many(keys)
+            except sqlite3.DatabaseError as err:
+                if not _is_corruption(err):
+                    raise
+                self._rebuild(err)
+                return {}
+
+    def _get_many(self, keys: list[str]) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for i in range(0, len(keys), 500):
+            chunk = keys[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for (k,) in self._db.execute(f"SELECT key FROM abstentions WHERE key IN ({marks})", chunk):
+                out[k] = math.nan
+            for k, p in self._db.execute(f"SELECT key, prob FROM judgements WHERE key IN ({marks})", chunk):
+                out[k] = float(p)
         return out
 
     def put_many(self, items: list[tuple[str, float]]) -> None:
+        with self._lock:
+            try:
+                self._put_many(items)
+            except sqlite3.DatabaseError as err:
+                if not _is_corruption(err):
+                    raise
+                self._rebuild(err)
+                self._put_many(items)
+
+    def _put_many(self, items: list[tuple[str, float]]) -> None:
         decided = [(k, p) for k, p in items if not math.isnan(p)]
         abstained = [(k,) for k, p in items if math.isnan(p)]
-        with self._lock, self._db:
+        with self._db:
             if decided:
                 self._db.executemany("INSERT OR REPLACE INTO judgements (key, prob) VALUES (?, ?)", decided)
                 self._db.executemany("DELETE FROM abstentions WHERE key = ?", [(k,) for k, _ in decided])
@@ -413,7 +499,7 @@ class JudgeRunner:
           pair like ``requested`` (duplicates, memory and disk-cache hits included),
           so ``abstained / requested`` is the abstention rate of what callers asked;
         * ``abstained_executed``: pairs among ``executed`` that the backend answered NaN;
-        * ``judge_id``, ``cache_path``.
+        * ``judge_id``, ``cache_path``; ``cache_rebuilt`` (unreadable disk-cache files moved aside and rebuilt).
 
         A backend counter whose name collides with one of these is reported as ``backend_<name>``.
         """
@@ -423,6 +509,7 @@ class JudgeRunner:
             self._counts["executed"] / self._counts["requested"] if self._counts["requested"] else None
         )
         out["cache_path"] = str(self.cache_path) if self.cache_path else None
+        out["cache_rebuilt"] = self._disk.rebuilt if self._disk is not None else 0
         own = set(out)
         backend = getattr(self.judge, "stats", None)
         if callable(backend):  # the backend may be shared (loaded once per process): report this runner's share

@@ -6,20 +6,39 @@ most the batch in flight.  A record is reused only when its input hash matches
 (:func:`rageval.suite.plan.record_hash`).  ``records.jsonl`` is assembled from
 the cache alone, in suite setting order then dataset question order, so a
 resumed run ends with the same bytes.
+
+What a rerun reuses (docs/suites.md#statuses): a record whose status is
+*transient* (:data:`TRANSIENT_STATUSES`: ``reader_error``, ``judge_error`` — an
+outage, a timeout) is computed again unless the run is told not to retry
+failures; every other status (``ok``, ``budget_check``, ``prompt_overflow``,
+``compressor_error``, ``unavailable``) is deterministic and reused.
+
+A cache file that cannot be read — not UTF-8, not JSON, ``null``, or not the
+``{"input_hash", "record"}`` shape of a valid record — is never trusted and never
+fatal: it is moved to ``cache/quarantine/records/`` (named in a one-line warning
+on the ``rageval`` logger, counted in :attr:`RecordCache.quarantined`) and the
+record is computed again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
 from rageval.types import Record
 
-__all__ = ["RecordCache", "safe_name"]
+__all__ = ["RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+
+#: Statuses a rerun computes again (by default): the failure may not happen twice.
+TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
+
+log = logging.getLogger("rageval")
 
 
 def safe_name(name: str) -> str:
@@ -33,22 +52,64 @@ class RecordCache:
     def __init__(self, out_dir: Path):
         self.out_dir = Path(out_dir)
         self.root = self.out_dir / "cache" / "records"
+        self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
+        self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
 
     def path(self, setting: str, question_id: str) -> Path:
         return self.root / safe_name(setting) / f"{safe_name(question_id)}.json"
 
     def read(self, setting: str, question_id: str, input_hash: str) -> Record | None:
-        """The cached record if its input hash matches, else None (a broken file is never trusted)."""
+        """The cached record if its input hash matches, else None.
+
+        A file that cannot be read as a record is quarantined (see the module docstring) and None returned.
+        """
         path = self.path(setting, question_id)
-        if not path.is_file():
-            return None
         try:
-            data = json.loads(path.read_text())
-        except (json.JSONDecodeError, OSError):
+            raw = path.read_bytes()
+        except FileNotFoundError:
             return None
-        if data.get("input_hash") != input_hash:
-            return None
-        return Record.from_dict(data["record"])
+        except IsADirectoryError:
+            return self._quarantine(path, "a folder, not a file")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            return self._quarantine(path, f"not UTF-8 (byte {err.start})")
+        except ValueError as err:
+            return self._quarantine(path, f"not JSON ({err})")
+        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+            return self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
+        if not isinstance(data.get("input_hash"), str):
+            return self._quarantine(path, "not a cached record (no 'input_hash' string)")
+        if data["input_hash"] != input_hash:
+            return None  # an older input: recomputed and overwritten, nothing wrong with the file
+        try:
+            rec = Record.from_dict(data["record"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+            return self._quarantine(path, f"not a valid record ({type(err).__name__}: {str(err)[:120]})")
+        if rec.question_id != question_id or rec.setting.name != setting:
+            return self._quarantine(path, f"holds question {rec.question_id!r} of setting {rec.setting.name!r}")
+        if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
+            return self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
+        return rec
+
+    def _quarantine(self, path: Path, why: str) -> None:
+        """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
+        rel = path.relative_to(self.root)
+        dest = self.quarantine_root / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        n = 1
+        while dest.exists():
+            dest = self.quarantine_root / rel.parent / f"{rel.name}.{n}"
+            n += 1
+        os.replace(path, dest)
+        self.quarantined.append(dest)
+        log.warning(
+            "rageval: warning: cache record %s is unreadable (%s); moved to %s, recomputing it",
+            path.relative_to(self.out_dir),
+            why,
+            dest.relative_to(self.out_dir),
+        )
+        return None
 
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> None:
         write_json_atomic(self.path(setting, question_id), {"input_hash": input_hash, "record": record.to_dict()})
@@ -56,11 +117,19 @@ class RecordCache:
     def mark_suite(self, name: str, suite_hash: str) -> None:
         write_json_atomic(self.out_dir / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}})
 
-    def assemble(self, settings: Iterable[str], question_ids: list[str]) -> int:
-        """Write ``records.jsonl`` from the cache; return the number of records."""
+    def assemble(
+        self, settings: Iterable[str], question_ids: list[str], *, present: Callable[[str, str], bool] | None = None
+    ) -> int:
+        """Write ``records.jsonl`` from the cache; return the number of records.
+
+        ``present(setting, question_id)`` says which pairs have a record (default: every pair; ``rageval score``
+        passes its inputs' pairs, a question missing from a setting being counted and listed by the caller).
+        """
         lines = []
         for name in settings:
             for qid in question_ids:
+                if present is not None and not present(name, qid):
+                    continue
                 data = json.loads(self.path(name, qid).read_text())
                 lines.append(dump_json_line(data["record"]))
         write_text_atomic(self.out_dir / "records.jsonl", "\n".join(lines) + "\n")

@@ -63,8 +63,6 @@ def _plan_lines(suite) -> list[str]:
     return lines
 
 
-
-
 @click.command("suite")
 @click.argument("suite_file", type=click.Path(dir_okay=False))
 @click.option(
@@ -82,8 +80,14 @@ def _plan_lines(suite) -> list[str]:
     is_flag=True,
     help="Mark settings whose model weights are missing as 'unavailable' instead of aborting.",
 )
+@click.option(
+    "--retry-failed/--no-retry-failed",
+    default=True,
+    show_default=True,
+    help="Compute cached records that failed transiently (reader_error, judge_error) again.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_progress) -> None:
+def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, retry_failed, no_progress) -> None:
     """Run a suite YAML: every question x setting, cached and resumable."""
     from rageval.suite.runner import RunDirError, run_suite
 
@@ -92,7 +96,13 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_p
     except SuiteError as err:
         raise click.ClickException(str(err)) from None
     try:
-        result = run_suite(suite, out_dir, allow_unavailable=allow_unavailable, progress=not no_progress)
+        result = run_suite(
+            suite,
+            out_dir,
+            allow_unavailable=allow_unavailable,
+            progress=not no_progress,
+            retry_failed=retry_failed,
+        )
     except (RunDirError, ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from None
     except Exception as err:
@@ -111,6 +121,11 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, no_p
 def _summary(result) -> None:
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
     click.echo(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
+    if result.retried or result.quarantined:
+        click.echo(
+            f"{result.retried} cached failures (reader_error, judge_error) computed again; "
+            f"{result.quarantined} unreadable cache files moved to {result.out_dir / 'cache' / 'quarantine'}"
+        )
     report = result.report.get("report_html") if result.report else None
     click.echo(f"records: {result.out_dir / 'records.jsonl'}")
     if report:

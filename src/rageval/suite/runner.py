@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 from rageval import __version__
 from rageval.errors import ModelUnavailable
 from rageval.io import write_json_atomic, write_text_atomic
-from rageval.suite.cache import RecordCache
+from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
 from rageval.suite.config import Suite, suite_hash
 from rageval.suite.execute import Item, Stage, run_batch
 from rageval.suite.plan import (
@@ -68,6 +68,8 @@ class RunResult:
     reused: int
     computed: int
     report: dict[str, Any] = field(default_factory=dict)
+    retried: int = 0  # cached transient failures computed again (counted in computed too)
+    quarantined: int = 0  # unreadable cache files moved to cache/quarantine/
 
 
 def _package_versions() -> dict[str, str]:
@@ -180,8 +182,13 @@ def run_suite(
     progress: bool = True,
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
+    retry_failed: bool = True,
 ) -> RunResult:
-    """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``)."""
+    """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``).
+
+    ``retry_failed``: compute cached records with a transient status (``reader_error``, ``judge_error``) again;
+    False reuses them like every other cached record (docs/suites.md#statuses).
+    """
     from rageval.compressors import get as get_compressor
     from rageval.text import get_tokenizer
 
@@ -202,7 +209,7 @@ def run_suite(
     settings = planned_settings(suite)
     bar = _progress(len(settings) * len(examples), progress)
     status_counts: dict[str, int] = {}
-    reused = computed = 0
+    reused = computed = retried = 0
     models: dict[str, Any] = {"judge": getattr(judge, "id", str(suite.judge.spec)), "reader": _reader_id(reader, suite)}
     for ps in settings:
         setting = Setting(name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=suite.reader.backend)
@@ -219,7 +226,9 @@ def run_suite(
         for ex, ret in zip(examples, retrieved):
             item = Item(ex, ret, record_hash(key, ex, ret))
             cached = cache.read(ps.name, ex.id, item.input_hash)
-            if cached is not None:
+            if cached is not None and retry_failed and cached.status in TRANSIENT_STATUSES:
+                retried += 1  # a failure that may not happen twice: computed again
+            elif cached is not None:
                 reused += 1
                 status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
                 bar.update(1)
@@ -248,11 +257,17 @@ def run_suite(
     stats = {
         "records_reused": reused,
         "records_computed": computed,
+        "records_retried": retried,
+        "records_quarantined": len(cache.quarantined),
         "status_counts": status_counts,
         "judge": judge.stats() if hasattr(judge, "stats") else {},
     }
     write_json_atomic(out / "run_stats.json", stats, indent=2)
-    result = RunResult(out, n, status_counts, reused, computed)
+    for part in (judge, reader):  # the judge's sqlite connection, the reader's HTTP connections
+        close = getattr(part, "close", None)
+        if callable(close):
+            close()
+    result = RunResult(out, n, status_counts, reused, computed, retried=retried, quarantined=len(cache.quarantined))
     if build_report:
         result.report = write_report(out, suite.seed)
     return result
