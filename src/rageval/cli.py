@@ -21,6 +21,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "rescore": ("rageval.suite.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": ("rageval.judges.calibrate:calibrate_cmd", "Score a judge against human support labels (WiCE)."),
+    "score": ("rageval.score.cli:score_cmd", "Score your RAG system's outputs (generic, ALCE, RAGChecker, RAGAS)."),
 }
 
 

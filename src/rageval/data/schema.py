@@ -23,6 +23,9 @@ Field meanings (empty = "the dataset gives none"):
   looks for, all of which must appear (the extractive spans, else the yes/no word,
   else the free-form answer); ``()`` for an annotator who marked the question
   unanswerable (docs/design.md#string-exact-match).
+* ``reference``: long reference answers (RAGChecker's ``gt_answer``, RAGAS's
+  ``reference``, ALCE's ``answer``): answer F1 uses them when no short ``answers``
+  are given; answer-in-context and str-EM never do (docs/score.md#semantics).
 * ``cluster_id``: the unit the cluster bootstrap resamples (QASPER: paper id).
 * ``answer_type``: ``"span"``, ``"yes_no"``, ``"unanswerable"``, ``"free_form"``,
   ``"long_form"`` (ASQA) or ``None``.
@@ -125,6 +128,7 @@ class Example:
     dataset: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     annotator_answers: tuple[tuple[str, ...], ...] = ()
+    reference: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -138,6 +142,7 @@ class Example:
             tuple(_strs(p, f"Example[{self.id}].qa_pairs[{i}]") for i, p in enumerate(self.qa_pairs)),
         )
         object.__setattr__(self, "gold_doc_ids", _strs(self.gold_doc_ids, f"Example[{self.id}].gold_doc_ids"))
+        object.__setattr__(self, "reference", _strs(self.reference, f"Example[{self.id}].reference"))
         object.__setattr__(
             self, "supporting_facts", _strs(self.supporting_facts, f"Example[{self.id}].supporting_facts")
         )
@@ -211,6 +216,8 @@ class Example:
         }
         if self.annotator_answers:  # QASPER only; absent elsewhere, so other datasets' input hashes do not move
             out["annotator_answers"] = [list(a) for a in self.annotator_answers]
+        if self.reference:  # absent when empty, so the input hashes of datasets without it do not move
+            out["reference"] = list(self.reference)
         return out
 
     @classmethod
@@ -229,4 +236,5 @@ class Example:
             dataset=d.get("dataset"),
             meta=d.get("meta", {}),
             annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
+            reference=tuple(d.get("reference", ())),
         )

@@ -361,7 +361,7 @@ def score_answer_f1(inputs, options) -> dict[str, Any]:
     def score(batch, qasper: bool) -> dict[str, Any]:
         return answer_f1(
             [x.answer for x in batch],
-            [list(x.gold.answers) for x in batch],
+            [x.gold.f1_aliases for x in batch],
             convention="qasper" if qasper else "hotpotqa",
         )
 

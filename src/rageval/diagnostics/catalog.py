@@ -137,7 +137,7 @@ _SPECS = [
         "answer",
         "rageval.diagnostics.answer:answer_f1",
         (_o("answer_f1"), _o("answer_em")),
-        needs=("answers",),
+        needs=("answers", "reference"),
         scorer="rageval.diagnostics.answer:score_answer_f1",
         extra_options=("convention",),
     ),

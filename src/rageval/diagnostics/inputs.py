@@ -31,6 +31,7 @@ class Gold:
     gold_doc_ids: tuple[str, ...] = ()
     evidence: tuple[tuple[str, ...], ...] = ()
     annotator_answers: tuple[tuple[str, ...], ...] = ()
+    reference: tuple[str, ...] = ()  # long reference answers: answer F1 only, when no short answers
 
     @classmethod
     def of(cls, example: Any) -> "Gold":
@@ -41,6 +42,7 @@ class Gold:
             gold_doc_ids=tuple(example.gold_doc_ids),
             evidence=tuple(tuple(e) for e in example.evidence),
             annotator_answers=tuple(tuple(a) for a in getattr(example, "annotator_answers", ())),
+            reference=tuple(getattr(example, "reference", ())),
         )
 
     @classmethod
@@ -51,6 +53,7 @@ class Gold:
             gold_doc_ids=tuple(d.get("gold_doc_ids", ())),
             evidence=tuple(tuple(e) for e in d.get("evidence", ())),
             annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
+            reference=tuple(d.get("reference", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -62,6 +65,8 @@ class Gold:
         }
         if self.annotator_answers:  # QASPER only
             out["annotator_answers"] = [list(a) for a in self.annotator_answers]
+        if self.reference:  # long references (rageval score's inputs) only
+            out["reference"] = list(self.reference)
         return out
 
     def has(self, name: str) -> bool:
@@ -71,6 +76,11 @@ class Gold:
     def aliases(self) -> list[list[str]]:
         """Answer-in-context's gold: the qa-pairs' short answers, else the answers as one alias group."""
         return [list(p) for p in self.qa_pairs] if self.qa_pairs else list(self.answers)
+
+    @property
+    def f1_aliases(self) -> list[str]:
+        """Answer F1's gold: the short answers, else the long references (docs/score.md#semantics)."""
+        return list(self.answers or self.reference)
 
 
 @dataclass(frozen=True)

@@ -468,5 +468,6 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
         "validity": _validity(run, t.metric_names),
         "sweep": _sweep(run, set(t.qids)),
         "judge_stats": run.manifest.get("judge_stats") or {},
+        "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)
         "manifest": run.manifest,
     }

@@ -112,6 +112,8 @@ def render_html(
     )
     if c["n"] == 0:
         add('<p class="undef"><b>The common cohort is empty: every mean and contrast is undefined.</b></p>')
+    if an.get("notes"):  # the run's notes on its inputs (rageval score)
+        add('<ul id="notes" class="note">' + "".join(f"<li>{_code(n)}</li>" for n in an["notes"]) + "</ul>")
     abstentions = T.abstentions_table(an)
     sections = [
         ("failures", "failures"),

@@ -236,6 +236,7 @@ def summary_markdown(an: dict[str, Any]) -> str:
         "# Summary\n",
         _header(an),
         family_counts_line(an) + "\n",
+        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.get("notes") or [])] if an.get("notes") else []),
         "\n## Records by status and the common cohort\n",
     ]
     parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))

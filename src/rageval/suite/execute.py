@@ -21,12 +21,13 @@ from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.types import Answer, Context, Record, Setting, SourceSnippet
 
-__all__ = ["Item", "Stage", "run_batch"]
+__all__ = ["Item", "Stage", "run_batch", "score_outputs"]
 
 
 @dataclass
 class Item:
-    """One pending (question, setting): its example, retrieval and input hash."""
+    """One pending (question, setting): its example, retrieval (anything with ``snippets`` and ``doc_ids``) and
+    input hash."""
 
     example: Any
     retrieved: Any
@@ -134,7 +135,9 @@ def _read(batch: Sequence[Item], contexts: list, records: list, stage: Stage) ->
         return {}
 
 
-def _score(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], records: list, stage: Stage) -> None:
+def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], records: list, stage: Stage) -> None:
+    """Fill ``records[i]`` for each reader output ``outputs[i]``: a failed status, a ``judge_error``, or the scored
+    record.  The one place a record is scored and assembled (the suite runner and ``rageval score``)."""
     from rageval.diagnostics.dispatch import score
     from rageval.judges import JudgeError
 
@@ -203,5 +206,5 @@ def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
     for i, item in enumerate(batch):
         contexts[i], records[i] = _compress(item, stage)
     outputs = _read(batch, contexts, records, stage)
-    _score(batch, contexts, outputs, records, stage)
+    score_outputs(batch, contexts, outputs, records, stage)
     return records  # type: ignore[return-value]

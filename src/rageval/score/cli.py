@@ -1,0 +1,148 @@
+"""``rageval score FILE [FILE ...]``: score your own RAG system's outputs, and compare systems (docs/score.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["score_cmd"]
+
+
+def _diagnostics(value: str):
+    value = value.strip()
+    if value == "auto":
+        return "auto"
+    return [d.strip() for d in value.split(",") if d.strip()]
+
+
+@click.command("score")
+@click.argument("files", nargs=-1)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["auto", "generic", "alce", "ragchecker", "ragas"]),
+    default="auto",
+    show_default=True,
+    help="Input format (auto: detected from each file's content).",
+)
+@click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN", help="RAGAS-style column mapping.")
+@click.option("--split", default=None, help="Split of a Hugging Face dataset given as hf:<id>.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/score", show_default=True)
+@click.option(
+    "--judge", default="lexical", show_default=True, help="Judge spec ('lexical', a local NLI model path, ...)."
+)
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True)
+@click.option(
+    "--citations",
+    type=click.Choice(["auto", "default", "alce"]),
+    default="auto",
+    show_default=True,
+    help="Citation rules; auto: ALCE's when every input is an ALCE result file, else rageval's default.",
+)
+@click.option("--max-citations", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--diagnostics", default="auto", show_default=True, help="'auto' or a comma-separated list.")
+@click.option("--baseline", default=None, help="The setting every other is compared with (default: the first).")
+@click.option("--all-pairs", is_flag=True, help="Compare every pair of settings instead of each with the baseline.")
+@click.option("--tokenizer", default="regex", show_default=True, help="Tokenizer for token counts.")
+@click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Resampling seed of the statistics.")
+@click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
+def score_cmd(
+    files,
+    fmt,
+    mapping,
+    split,
+    out_dir,
+    judge,
+    threshold,
+    citations,
+    max_citations,
+    diagnostics,
+    baseline,
+    all_pairs,
+    tokenizer,
+    retrieval_k,
+    seed,
+    no_report,
+    no_progress,
+    schema,
+) -> None:
+    """Score FILE(s) a RAG system wrote: generic JSONL, ALCE results, RAGChecker or RAGAS columns.
+
+    Each file (or each `system` value in a file) is a setting; with two or more, each is compared with the
+    baseline on their common cohort (paired bootstrap CIs, sign-flip tests, Holm). A FILE may be written
+    NAME=FILE to name its setting, or hf:<id> for a Hugging Face dataset.
+    """
+    from rageval.score.layout import ScoreInputError
+
+    if schema:
+        from rageval.score.layout import json_schema
+
+        click.echo(json.dumps(json_schema(), indent=2))
+        return
+    if not files:
+        raise click.UsageError("give at least one FILE (or --schema)")
+    from rageval.score.importers import parse_mapping
+    from rageval.score.run import ScoreOptions, score_files
+    from rageval.suite.plan import RunDirError
+
+    try:
+        options = ScoreOptions(
+            judge=judge,
+            threshold=threshold,
+            citations=citations,
+            max_citations=max_citations,
+            diagnostics=_diagnostics(diagnostics),
+            tokenizer=tokenizer,
+            retrieval_k=retrieval_k,
+            seed=seed,
+            baseline=baseline,
+            all_pairs=all_pairs,
+        )
+        result = score_files(
+            list(files),
+            out_dir,
+            fmt=fmt,
+            mapping=parse_mapping(mapping),
+            split=split,
+            options=options,
+            progress=not no_progress,
+            build_report=not no_report,
+        )
+    except (ScoreInputError, RunDirError) as err:
+        raise click.ClickException(str(err)) from None
+    except Exception as err:
+        from rageval.errors import ModelUnavailable
+
+        if isinstance(err, ModelUnavailable):
+            raise click.ClickException(f"{err}\nTo score without a model: --judge lexical") from None
+        if isinstance(err, (ValueError, OSError)) and not isinstance(err, (KeyError, IndexError)):
+            raise click.ClickException(f"{type(err).__name__}: {err}") from None
+        raise
+    _summary(result)
+
+
+def _summary(result) -> None:
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
+    click.echo(
+        f"{result.n_records} records ({counts}) in {len(result.settings)} setting(s): {', '.join(result.settings)}; "
+        f"{result.computed} computed, {result.reused} reused from cache"
+    )
+    if result.unmatched:
+        click.echo(
+            f"{len(result.unmatched)} question(s) are not in every setting (outside the common cohort): "
+            f"{Path(result.out_dir) / 'unmatched.csv'}"
+        )
+    for note in result.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"records: {Path(result.out_dir) / 'records.jsonl'}")
+    report = result.report.get("report_html") if result.report else None
+    if report:
+        click.echo(f"summary: {Path(result.out_dir) / 'summary.md'}")
+        if len(result.settings) > 1:
+            click.echo(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
+        click.echo(f"report: {report}")

@@ -1,0 +1,333 @@
+"""The generic layout of ``rageval score`` (docs/score.md): one JSON object per line, validated with pydantic.
+
+A line describes one question answered by one system: the question, the cited
+answer, the context the reader saw (``units`` with optional declared
+``source_ids``, or plain ``contexts``), optional ``sources``, and the gold.  Every
+importer (ALCE, RAGChecker, RAGAS) produces the same :class:`GenericRecord`, so
+there is one conversion into rageval's types (:func:`to_item`).
+
+Semantics (docs/score.md#semantics):
+
+* ``units`` are numbered ``[1]``, ``[2]``, ... in order; a unit's ``source_ids``
+  name ids of ``sources`` (declared provenance); a unit without them declares none
+  and is re-attributed against the sources;
+* ``contexts`` (strings or ``{text, title}``): with ``sources``, they are units
+  without provenance; **without** ``sources``, each context is a unit that is its
+  own source, so grounded scores equal emitted ones by construction;
+* ``units`` without ``sources``: the same, each unit its own source (a unit that
+  declares ``source_ids`` then is an error: there is nothing to declare);
+* ``answers`` (short answers, aliases) and ``qa_pairs`` feed answer-in-context,
+  str-EM (qa_pairs) and answer F1 (answers); a long ``reference`` feeds answer F1
+  only, and only when no short ``answers`` are given.
+
+>>> rec = GenericRecord.model_validate({"id": "q1", "question": "Capital of France?", "answer": "Paris [1].",
+...                                     "contexts": ["Paris is the capital of France."], "answers": ["Paris"]})
+>>> item = to_item(rec, "f.jsonl line 1")
+>>> [(u.text, u.source_ids) for u in item.units], [s.id for s in item.sources], item.self_sourced
+([('Paris is the capital of France.', ('c1',))], ['c1'], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rageval.registry import did_you_mean
+from rageval.types import SourceSnippet, Unit
+
+__all__ = [
+    "FIELDS",
+    "ContextIn",
+    "GenericRecord",
+    "QAPairIn",
+    "ScoreInputError",
+    "ScoreItem",
+    "SourceIn",
+    "UnitIn",
+    "json_schema",
+    "to_item",
+    "validate_record",
+]
+
+
+class ScoreInputError(ValueError):
+    """An input file that cannot be scored; the message names the file, the line (or item) and the field."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class UnitIn(_Model):
+    """One numbered unit the reader saw: ``[k]`` is the k-th unit."""
+
+    text: StrictStr
+    title: StrictStr | None = None
+    source_ids: list[StrictStr] | None = Field(
+        None, description="ids of `sources` this unit declares it came from; absent or null: declares nothing"
+    )
+
+    @field_validator("source_ids")
+    @classmethod
+    def _non_empty(cls, v):
+        if v is not None and not v:
+            raise ValueError("source_ids=[] is ambiguous: leave it out (or null) for 'declares nothing'")
+        return v
+
+
+class ContextIn(_Model):
+    """A plain context passage (a unit without declared provenance)."""
+
+    text: StrictStr
+    title: StrictStr | None = None
+
+
+class SourceIn(_Model):
+    """A source the units stand for (a retrieved passage or sentence)."""
+
+    id: StrictStr | StrictInt
+    text: StrictStr
+    title: StrictStr | None = None
+    paragraph_id: StrictStr | StrictInt | None = Field(
+        None, description="the paragraph / document it belongs to (evidence-F1, gold coverage); default: its id"
+    )
+
+
+class QAPairIn(BaseModel):
+    """An ASQA-style qa_pair: its short answers (other keys such as `question` or `context` are ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    short_answers: list[StrictStr]
+
+
+#: top-level fields of the generic layout (for did-you-mean hints)
+FIELDS = (
+    "id",
+    "question",
+    "answer",
+    "units",
+    "contexts",
+    "sources",
+    "answers",
+    "qa_pairs",
+    "reference",
+    "gold_docs",
+    "evidence",
+    "retrieved",
+    "system",
+    "setting",
+    "input_tokens",
+    "meta",
+)
+
+
+class GenericRecord(_Model):
+    """One question answered by one system (docs/score.md#the-generic-layout)."""
+
+    id: StrictStr | StrictInt | None = Field(
+        None, description="question id; questions are matched across files by id, else by question text"
+    )
+    question: StrictStr
+    answer: StrictStr = Field(description="the answer, with [k] citation markers (unit k)")
+    units: list[UnitIn] | None = Field(None, description="the context the reader saw, unit k is [k]")
+    contexts: list[StrictStr | ContextIn] | None = Field(
+        None, description="plain contexts instead of units (each one unit)"
+    )
+    sources: list[SourceIn] | None = Field(None, description="source texts the units stand for")
+    answers: list[StrictStr] | None = Field(None, description="short gold answers (aliases: any one counts)")
+    qa_pairs: list[list[StrictStr] | QAPairIn] | None = Field(
+        None, description="ASQA-style: per disambiguated question, its short answers"
+    )
+    reference: StrictStr | list[StrictStr] | None = Field(
+        None, description="a long reference answer, or several (answer F1 only, when no short answers are given)"
+    )
+    gold_docs: list[StrictStr] | None = Field(None, description="ids of gold documents or sources")
+    evidence: list[list[StrictStr]] | None = Field(None, description="per annotator, gold evidence paragraph ids")
+    retrieved: list[StrictStr] | None = Field(None, description="ranked retrieved ids (default: the sources' ids)")
+    system: StrictStr | None = Field(None, description="the system that answered (one setting per system)")
+    setting: StrictStr | None = Field(None, description="the system's configuration (joined to system)")
+    input_tokens: NonNegativeInt | None = Field(None, description="the reader's input tokens, when known")
+    meta: dict[str, Any] | None = Field(None, description="anything else; kept out of scoring")
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _one_answer(cls, v):
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.units is not None and self.contexts is not None:
+            raise ValueError("give `units` or `contexts`, not both")
+        if not self.question.strip():
+            raise ValueError("field 'question' is empty")
+        ids = [str(s.id) for s in self.sources or ()]
+        seen: set[str] = set()
+        for i, sid in enumerate(ids):
+            if sid in seen:
+                raise ValueError(f"sources[{i}].id {sid!r} appears twice: source ids must be unique per question")
+            seen.add(sid)
+        for k, u in enumerate(self.units or (), 1):
+            if u.source_ids is None:
+                continue
+            if self.sources is None:
+                raise ValueError(
+                    f"units[{k - 1}] declares source_ids {u.source_ids} but the line has no `sources`: "
+                    "add the sources, or leave source_ids out"
+                )
+            for sid in u.source_ids:
+                if sid not in seen:
+                    hint = did_you_mean(sid, seen)
+                    raise ValueError(f"units[{k - 1}].source_ids names {sid!r}, which is not in `sources`.{hint}")
+        return self
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one line of the generic layout."""
+    return GenericRecord.model_json_schema()
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for p in loc:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def validate_record(obj: Any, where: str, *, known: tuple[str, ...] = FIELDS) -> GenericRecord:
+    """``obj`` as a :class:`GenericRecord`, else a :class:`ScoreInputError` naming ``where`` and the field."""
+    if not isinstance(obj, dict):
+        raise ScoreInputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    try:
+        return GenericRecord.model_validate(obj)
+    except ValidationError as err:
+        raise ScoreInputError(format_validation(err, where, known)) from None
+
+
+def format_validation(err: ValidationError, where: str, known: tuple[str, ...] = FIELDS) -> str:
+    """One line per problem (at most 5): ``where: field 'x': what (fix)``."""
+    lines = []
+    for e in err.errors()[:5]:
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p in ("str", "int", "list[str]")))
+        name = _loc(loc)
+        if e["type"] == "extra_forbidden":
+            hint = did_you_mean(loc[-1], known) if len(loc) == 1 else ""
+            lines.append(f"{where}: unknown field {name!r}.{hint or ' Put extra data under `meta`.'}")
+        elif e["type"] == "missing":
+            lines.append(f"{where}: missing required field {name!r}")
+        elif e["type"] == "value_error":
+            msg = str(e["msg"]).removeprefix("Value error, ")
+            lines.append(f"{where}: {f'field {name!r}: ' if name else ''}{msg}")
+        else:
+            got = e.get("input")
+            lines.append(f"{where}: field {name!r}: {e['msg']} (got {type(got).__name__}: {got!r:.60})")
+    more = len(err.errors()) - 5
+    if more > 0:
+        lines.append(f"{where}: ... and {more} more problem(s)")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    """One line of an input file in rageval's types: what one system answered to one question.
+
+    ``units`` are what the reader saw (unit k is ``[k]``), ``sources`` the source
+    texts (one :class:`~rageval.types.SourceSnippet` each, kept whole),
+    ``self_sourced`` is True when each unit is its own source (contexts only).
+    ``gold`` holds ``answers``, ``qa_pairs``, ``reference``, ``gold_doc_ids`` and
+    ``evidence``; ``where`` names the file and line for messages.
+    """
+
+    where: str
+    question: str
+    answer: str
+    units: tuple[Unit, ...]
+    sources: tuple[SourceSnippet, ...]
+    gold: dict[str, Any]
+    retrieved: tuple[str, ...]
+    id: str | None = None
+    system: str | None = None
+    self_sourced: bool = False
+    input_tokens: int | None = None
+    file_line: tuple[str, int | str] = ("", 0)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _system(rec: GenericRecord) -> str | None:
+    if rec.system is not None and rec.setting is not None:
+        return f"{rec.system}/{rec.setting}"
+    return rec.system if rec.system is not None else rec.setting
+
+
+def _contexts(rec: GenericRecord) -> list[ContextIn]:
+    if rec.units is not None:
+        return [ContextIn(text=u.text, title=u.title) for u in rec.units]
+    return [ContextIn(text=c) if isinstance(c, str) else c for c in rec.contexts or ()]
+
+
+def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] = ("", 0)) -> ScoreItem:
+    """The :class:`ScoreItem` of a validated line (semantics in the module doc)."""
+    if rec.sources is not None:
+        sources = tuple(
+            SourceSnippet(
+                id=str(s.id),
+                text=s.text,
+                doc_id=str(s.paragraph_id) if s.paragraph_id is not None else str(s.id),
+                title=s.title,
+                position=0,
+                doc_rank=i,
+            )
+            for i, s in enumerate(rec.sources)
+        )
+        if rec.units is not None:
+            units = tuple(Unit(u.text, tuple(u.source_ids) if u.source_ids else None, u.title) for u in rec.units)
+        else:
+            units = tuple(Unit(c.text, None, c.title) for c in _contexts(rec))
+        self_sourced = False
+    else:  # each unit (context) is its own source
+        ctxs = _contexts(rec)
+        sources = tuple(
+            SourceSnippet(id=f"c{k}", text=c.text, doc_id=f"c{k}", title=c.title, position=0, doc_rank=k - 1)
+            for k, c in enumerate(ctxs, 1)
+        )
+        units = tuple(Unit(c.text, (f"c{k}",), c.title) for k, c in enumerate(ctxs, 1))
+        self_sourced = bool(ctxs)
+    if rec.retrieved is not None:
+        retrieved = tuple(rec.retrieved)
+    else:
+        retrieved = tuple(dict.fromkeys(s.doc_id for s in sources)) if rec.sources is not None else ()
+    qa_pairs = tuple(tuple(p.short_answers if isinstance(p, QAPairIn) else p) for p in rec.qa_pairs or ())
+    gold = {
+        "answers": tuple(rec.answers or ()),
+        "qa_pairs": qa_pairs,
+        "reference": tuple(
+            r for r in ([rec.reference] if isinstance(rec.reference, str) else rec.reference or ()) if r.strip()
+        ),
+        "gold_doc_ids": tuple(rec.gold_docs or ()),
+        "evidence": tuple(tuple(e) for e in rec.evidence or ()),
+    }
+    return ScoreItem(
+        where=where,
+        question=rec.question,
+        answer=rec.answer,
+        units=units,
+        sources=sources,
+        gold=gold,
+        retrieved=retrieved,
+        id=None if rec.id is None else str(rec.id),
+        system=_system(rec),
+        self_sourced=self_sourced,
+        input_tokens=rec.input_tokens,
+        file_line=file_line,
+    )
