@@ -34,6 +34,7 @@ FAULTS = (
     "close",  # read the request, then close without a byte
     "stall",  # read the request, never answer (until the client goes away)
     "big",  # 200 with a JSON body of `size` bytes
+    "raw",  # whatever bytes `data` holds, then close
 )
 
 
@@ -202,6 +203,9 @@ class FaultServer:
     def _do_big(self, conn, opt):
         pad = "x" * opt.get("size", 1 << 20)
         conn.sendall(_response(200, json.dumps({"pad": pad}).encode()))
+
+    def _do_raw(self, conn, opt):
+        conn.sendall(opt["data"])
 
     # -- lifecycle ---------------------------------------------------------------------
     def close(self) -> None:

@@ -10,13 +10,15 @@ import time
 
 import pytest
 from fault_http import FaultServer, chat_answer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from rageval.http import HttpClient, HttpError, parse_retry_after
+from rageval.http import ERROR_KINDS, HttpClient, HttpError, parse_retry_after
 from rageval.readers import ReaderRequest
 from rageval.readers.openai_compat import OpenAIReader
 from rageval.types import Unit
 
-MARGIN = 0.7  # seconds of slack over a deadline (thread start, cancellation, a loaded 2-core machine)
+MARGIN = 1.5  # seconds of slack over a deadline (thread start, cancellation, a loaded 2-core machine)
 
 
 @pytest.fixture
@@ -236,6 +238,18 @@ def test_same_origin_307_is_followed_with_method_and_body(server):
     assert second["headers"]["authorization"] == "Bearer sk-k"
 
 
+@pytest.mark.parametrize("location", ["http://127.0.0.1:notaport/x", "http://[::1/x", "http://exa mple/\x00"])
+def test_redirect_to_an_unusable_location_is_a_redirect_error(server, location):
+    server.play(("redirect", {"code": 307, "location": location}))
+    c, _ = _client(server)
+    with pytest.raises(HttpError) as info:
+        c.post_json("chat/completions", {})
+    c.close()
+    # httpx itself rejects a malformed Location (a protocol error, retried like one); ours refuses the rest
+    assert info.value.kind in ("protocol", "redirect") and "location" in info.value.detail.lower()
+    assert len(server.requests) == 1
+
+
 def test_same_origin_302_is_not_followed(server):
     server.play(("redirect", {"code": 302, "location": "/login"}))
     c, _ = _client(server)
@@ -275,6 +289,8 @@ def test_path_cannot_leave_the_origin(server):
         ({"max_connections": 0}, "max_connections must be a positive integer"),
         ({"api_key": ""}, "api_key must be"),
         ({"api_key": "a\nb"}, "api_key must be"),
+        ({"api_key": "clé"}, "api_key must be"),
+        ({"base_url": "http://127.0.0.1:port/v1"}, "port that is not a number"),
     ],
 )
 def test_configuration_errors(kw, msg):
@@ -396,3 +412,114 @@ def test_reader_mixed_batch_keeps_order_and_counts(server):
     r.close()
     assert sorted(o.status for o in out) == ["ok", "ok", "reader_error", "reader_error"]
     assert len(server.requests) == 4
+
+
+# -- a whole suite over a misbehaving server: counted statuses, no abort -------------------------
+
+
+def test_a_suite_over_a_misbehaving_server_counts_every_fault_and_retries_them(tmp_path, server, other, monkeypatch):
+    import json
+
+    from rageval.suite.config import load_suite
+    from rageval.suite.runner import run_suite
+
+    monkeypatch.setenv("RAGEVAL_FAULT_KEY", "sk-suite-secret")
+    faults = [
+        "short_body",
+        "broken_status",
+        "reset",
+        "non_utf8",
+        "non_json",
+        ("drip_body", {"interval": 0.8}),
+        ("redirect", {"code": 302, "location": f"{other.url}/chat/completions"}),
+    ]
+    server.play(*faults)
+    p = tmp_path / "s.yaml"
+    p.write_text(f"""\
+name: faults
+dataset: {{name: hotpotqa, limit: {len(faults)}}}
+retrieval: {{method: bm25, k: 3}}
+settings:
+  - {{compressor: identity}}
+reader:
+  backend: openai
+  params: {{model: m, base_url: '{server.url}', api_key_env: RAGEVAL_FAULT_KEY, max_retries: 0, timeout: 1}}
+judge: {{spec: lexical}}
+output_dir: {tmp_path / "out"}
+""")
+    t0 = time.monotonic()
+    res = run_suite(load_suite(p), progress=False, build_report=False)
+    assert time.monotonic() - t0 < 1.0 + 10  # the drip is cut at its 1 s deadline
+    assert res.status_counts == {"reader_error": len(faults)}
+    recs = [json.loads(x) for x in (res.out_dir / "records.jsonl").read_text().splitlines()]
+    errors = " | ".join(r["error"] for r in recs)
+    for piece in ("protocol error", "not UTF-8", "not JSON", "timed out", "another origin"):
+        assert piece in errors, errors
+    assert other.requests == [] and "sk-suite-secret" not in errors
+    res = run_suite(load_suite(p), progress=False, build_report=False)  # the server behaves now
+    assert res.status_counts == {"ok": len(faults)} and res.retried == len(faults)
+
+
+def test_closing_while_a_request_waits_ends_it_at_once(server):
+    server.play("stall")
+    c, _ = _client(server, timeout=10.0)
+    got = []
+    t = threading.Thread(target=lambda: got.append(_catch(c)))
+    t0 = time.monotonic()
+    t.start()
+    time.sleep(0.3)
+    c.close()
+    t.join(timeout=5)
+    assert not t.is_alive() and time.monotonic() - t0 < 3
+    assert isinstance(got[0], HttpError) and got[0].kind == "closed" and not got[0].retryable
+
+
+def _catch(client):
+    try:
+        return client.post_json("chat/completions", {})
+    except HttpError as e:
+        return e
+
+
+# -- whatever the server says: JSON or an HttpError, within the deadline --------------------------
+
+_HEAD = st.sampled_from(
+    [
+        b"HTTP/1.1 200 OK\r\n",
+        b"HTTP/1.1 500 Oops\r\n",
+        b"HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/x\r\n",
+        b"HTTP/1.0 200\r\n",
+        b"",
+    ]
+)
+_HEADERS = st.lists(
+    st.sampled_from(
+        [
+            b"Content-Length: 5\r\n",
+            b"Content-Length: -1\r\n",
+            b"Content-Length: 99999999999999999999\r\n",
+            b"Transfer-Encoding: chunked\r\n",
+            b"Content-Encoding: gzip\r\n",
+            b"Retry-After: nope\r\n",
+            b"Content-Type: application/json\r\n",
+        ]
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(head=_HEAD, headers=_HEADERS, gap=st.sampled_from([b"\r\n", b"", b"\n"]), body=st.binary(max_size=64))
+def test_any_answer_is_json_or_an_http_error(server, head, headers, gap, body):
+    server.play(("raw", {"data": head + b"".join(headers) + gap + body}))
+    c, _ = _client(server, timeout=1.0)
+    t0 = time.monotonic()
+    try:
+        got = c.post_json("chat/completions", {})
+    except HttpError as err:
+        assert err.kind in ERROR_KINDS
+    else:
+        assert got is None or isinstance(got, (dict, list, str, int, float, bool))
+    finally:
+        c.close()
+    assert time.monotonic() - t0 < 1.0 + MARGIN

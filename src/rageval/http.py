@@ -43,7 +43,8 @@ Every failure is an :class:`HttpError` (never an ``httpx``, ``socket``,
 ``UnicodeDecodeError`` or ``json`` exception): ``kind`` is one of
 :data:`ERROR_KINDS`, ``status`` the HTTP status when there was one, ``detail``
 the last failure in words, ``attempts`` how many attempts were made and
-``retryable`` whether the failure was of a transient kind.
+``retryable`` whether the failure was of a transient kind.  Closing the client
+while other threads wait on it ends their requests with kind ``"closed"``.
 
 How the deadline is kept: each client runs its own event loop on one daemon
 thread (``httpx.AsyncClient``); an attempt is an ``asyncio`` task cancelled at its
@@ -53,6 +54,7 @@ deadline, which closes the connection.  Calls block the calling thread only.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import email.utils
 import json
 import math
@@ -65,7 +67,7 @@ from urllib.parse import urlsplit
 __all__ = ["HttpClient", "HttpError", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large")
+ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large", "closed")
 _TRANSIENT_KINDS = frozenset({"timeout", "connect", "protocol", "decode", "json"})
 _MAX_REDIRECTS = 5
 
@@ -160,12 +162,24 @@ def _check_positive(name: str, value: Any, *, integer: bool = False, allow_zero:
         raise ValueError(f"http client: {name} must be a {sign} {what}, got {value!r}")
 
 
+async def _cancel_and_close(client: Any) -> None:
+    """Cancel the attempts in flight (their callers get HttpError kind "closed"), then close the connections."""
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await client.aclose()
+
+
 def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, client: Any) -> None:
     if loop.is_closed():
         return
+    if threading.current_thread() is thread:  # collected on the loop's own thread: just stop it
+        loop.call_soon(loop.stop)
+        return
     if thread.is_alive():
         try:
-            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(timeout=5)
+            asyncio.run_coroutine_threadsafe(_cancel_and_close(client), loop).result(timeout=5)
         except Exception:  # closing is best effort: the loop is stopped below either way
             pass
         loop.call_soon_threadsafe(loop.stop)
@@ -206,6 +220,10 @@ class HttpClient:
                 "(e.g. http://127.0.0.1:8000/v1)"
             )
         parts = urlsplit(base_url)
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            raise ValueError(f"http client: base_url {base_url!r} has a port that is not a number") from None
         if not parts.hostname:
             raise ValueError(f"http client: base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
         if parts.username or parts.password:
@@ -219,8 +237,10 @@ class HttpClient:
         _check_positive("max_backoff", max_backoff, allow_zero=True)
         _check_positive("max_connections", max_connections, integer=True)
         _check_positive("max_response_bytes", max_response_bytes, integer=True)
-        if api_key is not None and (not isinstance(api_key, str) or not api_key or "\n" in api_key):
-            raise ValueError("http client: api_key must be a non-empty single-line string or None")
+        if api_key is not None and (
+            not isinstance(api_key, str) or not api_key or not api_key.isascii() or not api_key.isprintable()
+        ):
+            raise ValueError("http client: api_key must be a non-empty string of printable ASCII characters, or None")
         import httpx  # imported here: only network users pay for it
 
         self.base_url = base_url.rstrip("/")
@@ -265,7 +285,7 @@ class HttpClient:
         while True:
             self._count("attempts")
             try:
-                data = asyncio.run_coroutine_threadsafe(self._attempt(url, body, hdrs), self._loop).result()
+                data = self._run_attempt(url, body, hdrs)
             except HttpError as err:
                 if not err.retryable or attempt >= self.max_retries:
                     self._count("failed")
@@ -321,6 +341,18 @@ class HttpClient:
             raise ValueError(f"http client: {url!r} is not on {_show_origin(self.origin)}")
         return url
 
+    def _run_attempt(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
+        """One attempt on the client's loop; the wait is fenced too, so a stopped loop cannot hold the caller."""
+        closed = HttpError("closed", "the client was closed while this request was in flight")
+        if self._closed or self._loop.is_closed():
+            raise closed
+        future = asyncio.run_coroutine_threadsafe(self._attempt(url, body, headers), self._loop)
+        try:
+            return future.result(timeout=self.timeout + 10.0)
+        except (concurrent.futures.CancelledError, concurrent.futures.TimeoutError):
+            future.cancel()
+            raise closed from None
+
     async def _attempt(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
         try:
             return await asyncio.wait_for(self._exchange(url, body, headers), self.timeout)
@@ -353,6 +385,8 @@ class HttpClient:
             raise HttpError("decode", f"cannot decode the response body: {err}") from None
         except (httpx.TransportError, OSError) as err:  # broken status line, short body, reset, ...
             raise HttpError("protocol", f"{type(err).__name__}: {err or 'connection broken'}") from None
+        except httpx.HTTPError as err:  # anything else httpx reports about the exchange
+            raise HttpError("protocol", f"{type(err).__name__}: {err}") from None
         if status >= 400 or status < 200:
             raise HttpError(
                 "status",
@@ -374,8 +408,11 @@ class HttpClient:
         location = resp.headers.get("Location")
         if not location:
             raise HttpError("redirect", f"HTTP {status} redirect without a Location header", status=status)
-        target = str(resp.url.join(location))
-        there = origin_of(target)
+        try:
+            target = str(resp.url.join(location))
+            there = origin_of(target)
+        except (ValueError, self._httpx.InvalidURL):
+            raise HttpError("redirect", f"HTTP {status} redirect to an unusable Location {location!r:.120}") from None
         if there != self.origin:
             raise HttpError(
                 "redirect",
