@@ -64,11 +64,12 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
 
     run = make_run(
         tmp_path / "run",
+        n=45,  # 15 clusters: enough for a Holm p below 0.05 over 28 rows
         clusters=True,
         cluster_key="cluster_id",
         contrasts=["every setting vs identity", {"gap": ["emitted_precision", "grounded_precision"]}],
     )
-    written = build_report(run, n_resamples=300)
+    written = build_report(run, n_resamples=2000)  # enough for a Holm p below 0.05 over 28 rows
     html = written["report_html"].read_text()
     assert "http://" not in html and "https://" not in html  # self-contained
 
@@ -79,31 +80,57 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
         return browser.find_elements(By.CSS_SELECTOR, f"table#{table_id} tbody tr")
 
     assert len(rows("failures-table")) == len(NAMES)
-    assert len(rows("summary-table")) == len(NAMES)
+    # the means are split by family, one row per setting in each
+    means = browser.find_elements(By.CSS_SELECTOR, "table.means-table")
+    assert [t.get_attribute("id") for t in means] == [
+        "summary-table-answer",
+        "summary-table-attribution",
+        "summary-table-verification",
+        "summary-table-cost",
+    ]
+    for t in means:
+        assert len(t.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(NAMES)
     assert len(rows("undefined-table")) == len(NAMES)
-    assert len(rows("contrasts-table")) == 3 * 8 + 4
+    # contrasts grouped by family (one family here), every declared row present, the rest collapsed
+    contrast_rows = browser.find_elements(By.CSS_SELECTOR, "table.contrasts-table tbody tr")
+    assert len(contrast_rows) == 3 * 8 + 4
+    collapsed = browser.find_elements(By.CSS_SELECTOR, "details table.contrasts-table tbody tr")
+    assert 0 < len(collapsed) < len(contrast_rows)
+    assert not collapsed[0].is_displayed()  # inside a closed <details>
+    p_holm = [float(r.find_elements(By.TAG_NAME, "td")[4].text) for r in rows("contrasts-1")]
+    assert p_holm == sorted(p_holm) and all(p < 0.05 for p in p_holm)  # sorted by adjusted p
+    assert "Contrasts: 28 in 1 family" in browser.find_element(By.ID, "contrast-families").text
+    # every setting's name links to its examples section
+    for link in browser.find_elements(By.CSS_SELECTOR, "#summary-table-answer tbody td a"):
+        target = link.get_attribute("href").split("#", 1)[1]
+        assert browser.find_element(By.ID, target).tag_name == "section"
+    assert len(browser.find_elements(By.CSS_SELECTOR, "section.examples")) == len(NAMES)
     assert len(rows("validity-table")) == 1 + len(NAMES)
     assert len(rows("sweep-table")) == 3
     assert len(rows("judge-table")) == 1
-    first = [c.text for c in rows("summary-table")[0].find_elements(By.TAG_NAME, "td")]
+    first = [c.text for c in rows("summary-table-attribution")[0].find_elements(By.TAG_NAME, "td")]
     assert first[0] == "identity" and "undefined" in first  # evidence_f1: undefined, not 0
-    assert browser.find_element(By.ID, "cohort-n").text == "29"
+    assert browser.find_element(By.ID, "cohort-n").text == "44"
     assert '"abc123"' in browser.find_element(By.ID, "manifest-json").text
 
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)])"
     )
     n_png = sum(k.endswith("_png") for k in written)
-    assert n_png >= 6 and len(images) == n_png  # every frontier plot + the sweep, inlined
+    n_pareto = sum(k.startswith("pareto_") and k.endswith("_png") for k in written)
+    assert n_pareto == 2 and n_png >= 8 and len(images) == n_png  # frontier + Pareto plots + the sweep, inlined
     assert "evidence_f1</code>" in html  # listed as not plotted: undefined in every setting
     for complete, w, h, src in images:
         assert complete and w > 100 and h > 100
         assert src == "data:image/png;base64,"
     layout = browser.execute_script(
-        "const t = document.querySelector('#contrasts-table'); const r = t.getBoundingClientRect();"
+        "const t = document.querySelector('#contrasts-1'); const r = t.getBoundingClientRect();"
         "return [r.width, r.height];"
     )
-    assert layout[0] > 200 and layout[1] > 200
+    assert layout[0] > 200 and layout[1] > 100
 
+    ids = browser.execute_script("return Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
+    assert len(ids) == len(set(ids))  # every anchor the tables link to is unique
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+
     assert errors == []

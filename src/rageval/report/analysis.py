@@ -17,6 +17,8 @@ import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED, direction_of
 from rageval.report.contrasts import ContrastPlan, ContrastRow, expand_plan
+from rageval.report.examples import setting_examples
+from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
 from rageval.stats import Cohort, common_cohort, metric_table, metric_value, paired_tests, validity_analysis
 from rageval.stats.holm import holm_grouped
@@ -467,6 +469,8 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),
         "sweep": _sweep(run, set(t.qids)),
+        "frontier": frontier_analysis(run, t, clusters, seed=seed, n_resamples=n_resamples),
+        "examples": setting_examples(run.records, run.settings, t.qids),
         "judge_stats": run.manifest.get("judge_stats") or {},
         "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)
         "manifest": run.manifest,

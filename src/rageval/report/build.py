@@ -109,26 +109,38 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
         written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), sweep_rows))
 
     figures: dict[str, Any] = {}
+    pareto_figs: dict[str, Any] = {}
     sweep_fig = None
     if plots:
-        from rageval.report.plots import render_frontiers, render_sweep, unplotted_metrics
+        from rageval.report.plots import (
+            constant_metrics,
+            render_frontiers,
+            render_pareto,
+            render_sweep,
+            unplotted_metrics,
+        )
 
         an["unplotted"] = unplotted_metrics(an)
+        an["constant_metrics"] = constant_metrics(an)
 
         figures = render_frontiers(an, out)
         for name, fig in figures.items():
             written[f"frontier_{name}_png"] = fig["png"]
             written[f"frontier_{name}_svg"] = fig["svg"]
+        pareto_figs = render_pareto(an, out)
+        for name, fig in pareto_figs.items():
+            written[f"pareto_{name}_png"] = fig["png"]
+            written[f"pareto_{name}_svg"] = fig["svg"]
         sweep_fig = render_sweep(an, out)
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
-    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted")}
+    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics")}
     written["report_json"] = _write(
         out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n"
     )
     from rageval.report.html import render_html
 
     an["run_counters"] = _run_counters(run.path)
-    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig))
+    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
     return written

@@ -179,6 +179,44 @@ def means_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[li
     return cols, rows
 
 
+#: the families of the means tables, in order (docs/statistics.md#what-is-written)
+MEAN_FAMILIES = ("answer", "attribution", "verification", "cost", "other")
+
+
+def metric_family(key: str) -> str:
+    """The means-table family of a metric: answer (answer and retrieval diagnostics), attribution,
+    verification (the unsupported-claim rates), cost (tokens, counters) or other (a key no diagnostic declares)."""
+    from rageval.diagnostics import CATALOG, DERIVED, output_owner
+
+    if key in DERIVED:
+        return "attribution"
+    owner = output_owner(key)
+    if owner is None:
+        return "other"
+    if key.startswith("unsupported_"):
+        return "verification"
+    if key.startswith(("verifier_tokens_", "verification_cost_")):
+        return "cost"
+    fam = CATALOG[owner].family
+    return {"answer": "answer", "retrieval": "answer", "attribution": "attribution"}.get(fam, "cost")
+
+
+def means_tables(an: dict[str, Any], *, undefined: str = "undefined") -> list[tuple[str, list[str], list[list[str]]]]:
+    """The means table split by family: ``[(family, columns, rows)]`` for the families the run has."""
+    cols_all, rows_all = means_table(an, undefined=undefined)
+    mets = [*an["metric_names"], *an["gaps"]]
+    out = []
+    for fam in MEAN_FAMILIES:
+        idx = [i for i, m in enumerate(mets) if metric_family(m) == fam]
+        if not idx:
+            continue
+        lead = [0, 1] if fam in ("answer", "cost") else [0]  # the achieved ratio beside answers and costs
+        cols = [cols_all[j] for j in lead] + [cols_all[2 + i] for i in idx]
+        rows = [[r[j] for j in lead] + [r[2 + i] for i in idx] for r in rows_all]
+        out.append((fam, cols, rows))
+    return out
+
+
 def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     mets = [*an["metric_names"], *an["gaps"]]
     cols = ["setting", *[f"{m} (n / undef.)" for m in mets]]

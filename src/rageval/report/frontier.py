@@ -1,0 +1,229 @@
+"""The Pareto frontier of a run, with intervals (docs/statistics.md#pareto-frontier).
+
+For each pair of axes (default: achieved ratio x grounded precision and achieved
+ratio x answer-in-context; ``frontier: {axes: [[x, y], ...]}`` in the suite), a
+setting **dominates** another when its cohort mean is at least as good on both
+axes and strictly better on one (the direction of each axis from the diagnostics
+catalog; the achieved ratio and tokens: lower is better).  The **frontier** is the
+settings no other setting dominates; two settings with identical means dominate
+neither each other, so both can be on it.
+
+Each dominance relation is checked with the paired tests: on every axis where
+the two means differ, the paired sign-flip test of the per-question differences
+(cluster-level where clustered), Holm-adjusted over every test of that pair of
+axes.  A relation is *supported by the paired test* when each of those tests has
+Holm p < alpha with the effect in the dominating direction; otherwise it holds
+*by the means only*.
+
+Every setting's mean on every plotted metric and on the achieved ratio also gets a
+95% percentile bootstrap interval (the same engine, clusters resampled where
+clustered).  A metric whose mean is the same in every setting (e.g. retrieval
+recall under a fixed retriever) is listed as constant and not plotted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from rageval.diagnostics import contrasted_by_default
+from rageval.stats import metric_value, paired_tests
+from rageval.stats.holm import holm
+from rageval.suite.study import AXIS_KEYS, DEFAULT_AXES, axis_direction
+
+__all__ = ["dominates", "pareto", "frontier_analysis", "axes_of", "CONSTANT_TOL"]
+
+#: means closer than this are one value (a metric constant across settings; a tie on an axis)
+CONSTANT_TOL = 1e-12
+
+
+def _sign(direction: str) -> float:
+    if direction not in ("higher", "lower"):
+        raise ValueError(f"an axis needs a direction (higher or lower is better), got {direction!r}")
+    return 1.0 if direction == "higher" else -1.0
+
+
+def dominates(a: Sequence[float], b: Sequence[float], directions: Sequence[str]) -> bool:
+    """True when point ``a`` is at least as good as ``b`` on every axis and strictly better on one.
+
+    >>> dominates((0.2, 0.8), (0.5, 0.8), ("lower", "higher")), dominates((0.2, 0.8), (0.2, 0.8), ("lower", "higher"))
+    (True, False)
+    """
+    signs = [_sign(d) for d in directions]
+    better = False
+    for x, y, sgn in zip(a, b, signs):
+        diff = sgn * (x - y)
+        if diff < -CONSTANT_TOL:
+            return False
+        if diff > CONSTANT_TOL:
+            better = True
+    return better
+
+
+def pareto(points: Mapping[str, Sequence[float]], directions: Sequence[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """``(frontier, relations)``: the names no other point dominates (input order), and every
+    ``(dominating, dominated)`` pair.
+
+    >>> pareto({"a": (1.0, 0.9), "b": (0.5, 0.7), "c": (0.5, 0.6), "d": (0.5, 0.7)}, ("lower", "higher"))
+    (['a', 'b', 'd'], [('b', 'c'), ('d', 'c')])
+    """
+    names = list(points)
+    rel = [(s, t) for s in names for t in names if s != t and dominates(points[s], points[t], directions)]
+    dominated = {t for _, t in rel}
+    return [s for s in names if s not in dominated], rel
+
+
+def axes_of(suite: Mapping[str, Any]) -> tuple[list[tuple[str, str]], float]:
+    """The axes pairs and alpha a run's suite declares (``config.frontier``), else the defaults."""
+    cfg = ((suite.get("config") or {}).get("frontier")) or {}
+    axes = [tuple(a) for a in cfg.get("axes") or DEFAULT_AXES]
+    return axes, float(cfg.get("alpha", 0.05))
+
+
+def _context_values(t: Any, key: str) -> dict[str, np.ndarray]:
+    """Per setting, a context field (achieved ratio or tokens) aligned with the cohort questions."""
+    pos = {q: i for i, q in enumerate(t.qids)}
+    out = {s: np.full(len(t.qids), np.nan) for s in t.settings}
+    for r in t.ok_records:
+        i = pos.get(r["question_id"])
+        s = r["setting"]["name"]
+        if i is None or s not in out:
+            continue
+        try:
+            out[s][i] = metric_value((r.get("context") or {}).get(key))
+        except TypeError:
+            pass
+    return out
+
+
+def _values(t: Any, keys: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
+    vals: dict[tuple[str, str], np.ndarray] = {}
+    for k in keys:
+        if k in AXIS_KEYS:
+            for s, v in _context_values(t, k).items():
+                vals[(s, k)] = v
+        else:
+            for s in t.settings:
+                vals[(s, k)] = t.values[(s, k)]
+    return vals
+
+
+def _f(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _intervals(vals, settings, keys, clusters, seed, n_resamples) -> dict[str, dict[str, dict[str, Any]]]:
+    cells = [(s, k) for s in settings for k in keys]
+    out: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in settings}
+    if not cells or not len(next(iter(vals.values()), [])):
+        for s, k in cells:
+            out[s][k] = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
+        return out
+    X = np.column_stack([vals[c] for c in cells])
+    res = paired_tests(X, clusters=clusters, n_resamples=n_resamples, seed=seed)
+    for c, (s, k) in enumerate(cells):
+        row = res.row(c)
+        out[s][k] = {"mean": row["estimate"], "ci_low": row["ci_low"], "ci_high": row["ci_high"], "n": row["n"]}
+    return out
+
+
+def _constant(intervals, settings, keys) -> list[str]:
+    out = []
+    for k in keys:
+        means = [intervals[s][k]["mean"] for s in settings if intervals[s][k]["mean"] is not None]
+        if len(means) >= 2 and max(means) - min(means) <= CONSTANT_TOL:
+            out.append(k)
+    return out
+
+
+def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -> dict[str, Any]:
+    dirs = (axis_direction(x), axis_direction(y))
+    points = {
+        s: (intervals[s][x]["mean"], intervals[s][y]["mean"])
+        for s in settings
+        if intervals[s][x]["mean"] is not None and intervals[s][y]["mean"] is not None
+    }
+    undefined = [s for s in settings if s not in points]
+    front, rel = pareto(points, dirs)
+    tests = []  # (relation index, axis, column)
+    cols = []
+    for i, (s, u) in enumerate(rel):
+        for axis in (x, y):
+            if abs(intervals[s][axis]["mean"] - intervals[u][axis]["mean"]) > CONSTANT_TOL:
+                tests.append((i, axis))
+                cols.append(vals[(s, axis)] - vals[(u, axis)])
+    p_raw = np.array([])
+    res = None
+    if cols:
+        res = paired_tests(np.column_stack(cols), clusters=clusters, n_resamples=n_resamples, seed=seed)
+        p_raw = res.p_value
+    p_adj = holm(p_raw) if cols else np.array([])
+    relations = []
+    for i, (s, u) in enumerate(rel):
+        axes = []
+        for j, (ri, axis) in enumerate(tests):
+            if ri != i:
+                continue
+            row = res.row(j)
+            good = row["estimate"] is not None and _sign(axis_direction(axis)) * row["estimate"] > 0
+            axes.append(
+                {
+                    "axis": axis,
+                    "effect": row["estimate"],
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                    "p_value": row["p_value"],
+                    "p_holm": _f(p_adj[j]),
+                    "n": row["n"],
+                    "significant": bool(good and _f(p_adj[j]) is not None and p_adj[j] < alpha),
+                }
+            )
+        supported = bool(axes) and all(a["significant"] for a in axes)
+        relations.append(
+            {"dominating": s, "dominated": u, "axes": axes, "support": "paired test" if supported else "means only"}
+        )
+    return {
+        "x": x,
+        "y": y,
+        "directions": list(dirs),
+        "alpha": alpha,
+        "points": {s: list(p) for s, p in points.items()},
+        "frontier": front,
+        "dominated": [s for s in points if s not in front],
+        "undefined": undefined,
+        "relations": relations,
+        "n_tests": len(cols),
+        "n_supported": sum(r["support"] == "paired test" for r in relations),
+        "note": None,
+    }
+
+
+def frontier_analysis(run: Any, t: Any, clusters: list[Any] | None, *, seed: int, n_resamples: int) -> dict[str, Any]:
+    """Intervals of every plotted metric and the achieved ratio per setting, the constant metrics, and for
+    each declared pair of axes the frontier and its dominance relations (see the module doc)."""
+    axes, alpha = axes_of(run.suite)
+    plotted = [m for m in t.metric_names if contrasted_by_default(m)]
+    wanted = list(dict.fromkeys(["achieved_ratio", *plotted, *(k for pair in axes for k in pair)]))
+    keys = [k for k in wanted if k in AXIS_KEYS or k in t.metric_names]
+    vals = _values(t, keys)
+    intervals = _intervals(vals, t.settings, keys, clusters, seed, n_resamples)
+    constant = _constant(intervals, t.settings, [k for k in keys if k not in AXIS_KEYS])
+    pairs = []
+    for x, y in axes:
+        missing = [k for k in (x, y) if k not in keys]
+        if missing:
+            pairs.append(
+                {
+                    "x": x,
+                    "y": y,
+                    "alpha": alpha,
+                    "frontier": [],
+                    "relations": [],
+                    "note": f"not computed: the records carry no {', '.join(missing)}",
+                }
+            )
+            continue
+        pairs.append(_pair(x, y, vals, intervals, t.settings, clusters, seed, n_resamples, alpha))
+    return {"intervals": intervals, "constant": constant, "pairs": pairs, "alpha": alpha}
