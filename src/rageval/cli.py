@@ -21,6 +21,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     "rescore": ("rageval.suite.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": ("rageval.judges.calibrate:calibrate_cmd", "Score a judge against human support labels (WiCE)."),
+    "export-metrics": (
+        "rageval.evaluate_support.export:export_metrics_cmd",
+        "Write Hub-ready evaluate module folders (Spaces card, app.py, requirements.txt).",
+    ),
     "score": ("rageval.score.cli:score_cmd", "Score your RAG system's outputs (generic, ALCE, RAGChecker, RAGAS)."),
 }
 

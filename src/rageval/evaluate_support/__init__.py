@@ -18,14 +18,12 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from rageval.evaluate_support.citations import HOMEPAGE, citation, rageval_entry
+
 __all__ = ["module_info", "modules_dir", "module_names", "modules_cache_dir", "install_metrics", "CITATION"]
 
-CITATION = """\
-@software{rageval,
-  title = {rageval: metrics for retrieval-augmented generation under context compression},
-  year = {2026},
-}
-"""
+#: rageval's own BibTeX entry (each module cites its sources first: :func:`citations.citation`)
+CITATION = rageval_entry() + "\n"
 
 
 def module_info(name: str, description: str, inputs_description: str, features, **extra):
@@ -38,10 +36,10 @@ def module_info(name: str, description: str, inputs_description: str, features, 
     return evaluate.MetricInfo(
         module_type="metric",
         description=f"{description.strip()}\n\nrageval {name} version {info.version}; direction: {info.direction} is better.\n",
-        citation=extra.pop("citation", CITATION),
+        citation=extra.pop("citation", None) or citation(name),
         inputs_description=inputs_description,
         features=features,
-        homepage="https://github.com/rageval/rageval",
+        homepage=HOMEPAGE,
         codebase_urls=[],
         reference_urls=extra.pop("reference_urls", []),
         **extra,
