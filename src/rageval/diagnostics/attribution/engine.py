@@ -18,6 +18,7 @@ from rageval.diagnostics._common import mean_defined, summarize
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
+from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.recovery import Recovery, recover_units
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 
@@ -147,6 +148,7 @@ def attribution_scores_batch(
     parts: Sequence[str] = PARTS,
     cache_dir: Any = None,
     details: bool = True,
+    recovered: Sequence[Any] | None = None,
     **option_values: Any,
 ) -> list[dict[str, Any]]:
     """Every attribution value of every question, sharing one judge runner (one batched call per phase).
@@ -155,6 +157,10 @@ def attribution_scores_batch(
     (``threshold=``, ``recovery_threshold=``, ``k=``, ``multi_snippet=``,
     ``candidates=``, ``max_citations=``, ``alce_compat=``, ``no_citation_precision=``);
     an unknown keyword is an error.
+
+    ``recovered`` (fixed mappings, :mod:`.fixed`): per question ``{unit index (0-based): recovered
+    source ids}`` used instead of re-attribution (no recovery call); a unit without an entry is not
+    recovered.
 
     Returns one dict per question with the flat values ``emitted_precision``,
     ``emitted_recall``, ``grounded_precision``, ``grounded_recall`` (each also
@@ -180,7 +186,9 @@ def attribution_scores_batch(
     ]
     wanted = _wanted_units(questions, parsed, parts)
     rec = (
-        recover_units(
+        fixed_recovery(questions, wanted, recovered)
+        if recovered is not None
+        else recover_units(
             questions,
             wanted,
             runner,
