@@ -54,7 +54,7 @@ from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one cla
 from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
 from rageval.tokens import count_tokens, evidence_token_counts, evidence_tokens
-from rageval.types import Context, SourceSnippet, Unit
+from rageval.types import Context, SourceSnippet, Unit, join_texts
 
 __all__ = [
     "Compressor",
@@ -212,12 +212,13 @@ def make_context(
 
 
 def join_sentences(texts: Sequence[str]) -> str:
-    return " ".join(t.strip() for t in texts if t.strip())
+    """How a unit joins snippet texts: :func:`rageval.types.join_texts` (grounded premises write them the same way)."""
+    return join_texts(texts)
 
 
 def sentence_unit(s: SourceSnippet) -> Unit:
-    """One sentence verbatim, declaring its own id."""
-    return Unit(s.text, source_ids=(s.id,), title=s.title)
+    """One sentence (its text as a unit joins it, i.e. stripped), declaring its own id."""
+    return Unit(join_texts([s.text]), source_ids=(s.id,), title=s.title)
 
 
 def group_unit(members: Sequence[SourceSnippet]) -> Unit:

@@ -23,7 +23,7 @@ _KWARGS_DESCRIPTION = (
     recovery_threshold (default: threshold), k, multi_snippet, candidates: see grounded_precision.
 Returns:
     re_attributability: mean in [0, 1] (higher is better) or None.
-    n, n_undefined; per_question: units_without_provenance, re_attributable_units, recovery_candidates_scored.
+    n, n_undefined; per_question: units_without_provenance, re_attributable_units, reattribution_candidates_scored.
 Examples:
     >>> m = evaluate.load("re_attributability")
     >>> m.compute(predictions=[""], units=[[{"text": "Paris is the capital of France.", "source_ids": None}, {"text": "Lyon is big.", "source_ids": ["d1.s0"]}]], sources=[[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d1.s0", "text": "Lyon is a big city."}]])["re_attributability"]

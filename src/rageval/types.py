@@ -31,6 +31,7 @@ __all__ = [
     "Setting",
     "Record",
     "STATUSES",
+    "join_texts",
 ]
 
 #: Record statuses. ``ok`` is scored; every other status is a counted failure.
@@ -43,6 +44,19 @@ STATUSES = (
     "compressor_error",
     "unavailable",
 )
+
+
+def join_texts(texts: Iterable[str]) -> str:
+    """How a unit joins the texts of several source snippets: each stripped, empty ones left out, one space between.
+
+    The compressors build their units with it, and grounded premises write declared snippets with it, so a unit
+    whose text is the join of its declared snippets has a grounded premise equal to its emitted one
+    (docs/design.md#premises).
+
+    >>> join_texts(["Paris is the capital. ", "", " It has museums."])
+    'Paris is the capital. It has museums.'
+    """
+    return " ".join(t.strip() for t in texts if t.strip())
 
 
 def _tuple_of_str(value: Any, where: str) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 ``predictions[q]``: the answer with ``[k]`` citations.
 ``units[q]``: list of ``{"text": str, "source_ids": list[str] | None, "title": str (optional)}``;
 unit ``k`` of the prompt is ``units[q][k-1]``.
-``sources[q]``: list of ``{"id": str, "text": str, "title": str (optional)}``.
+``sources[q]``: list of ``{"id": str, "text": str, "title": str (optional), "doc_id": str (optional)}``;
+a source's document is its ``doc_id``, else its id up to the last ``.`` (``d3.s2`` -> ``d3``), else its id.
 
 Errors name the field, the question index and what was expected.  A declared
 source id missing from that question's sources is an error (never a silently
@@ -12,7 +13,7 @@ empty premise).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from rageval.diagnostics._common import check_list, check_same_length, check_str
@@ -32,6 +33,7 @@ class PreparedSource:
     id: str
     text: str
     title: str | None
+    doc: str = ""  # its document (grounded premises write one document's snippets together)
 
 
 @dataclass
@@ -41,6 +43,7 @@ class PreparedQuestion:
     units: list[PreparedUnit]
     sources: list[PreparedSource]
     by_id: dict[str, PreparedSource]
+    position: dict[str, int] = field(default_factory=dict)  # source id -> index in ``sources`` (source order)
 
     def declares_any(self) -> bool:
         return any(u.source_ids is not None for u in self.units)
@@ -93,7 +96,10 @@ def _source(s: Any, q: int, j: int) -> PreparedSource:
     sid = check_str(s["id"], f"{where}.id")
     if not sid:
         raise ValueError(f"{where}.id is empty")
-    return PreparedSource(id=sid, text=check_str(s["text"], f"{where}.text"), title=_opt_str(s, "title", where))
+    doc = _opt_str(s, "doc_id", where) or sid.rpartition(".")[0] or sid
+    return PreparedSource(
+        id=sid, text=check_str(s["text"], f"{where}.text"), title=_opt_str(s, "title", where), doc=doc
+    )
 
 
 def prepare_inputs(predictions: Any, units: Any, sources: Any) -> list[PreparedQuestion]:
@@ -123,5 +129,14 @@ def prepare_inputs(predictions: Any, units: Any, sources: Any) -> list[PreparedQ
                         f"units[{q}][{k}].source_ids names {sid!r}, which is not among the {len(ps)} ids of "
                         f"sources[{q}]; pass the question's source snippets (or None if the unit declares nothing)"
                     )
-        out.append(PreparedQuestion(index=q, prediction=pred, units=pu, sources=ps, by_id=by_id))
+        out.append(
+            PreparedQuestion(
+                index=q,
+                prediction=pred,
+                units=pu,
+                sources=ps,
+                by_id=by_id,
+                position={s.id: j for j, s in enumerate(ps)},
+            )
+        )
     return out

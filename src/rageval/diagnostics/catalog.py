@@ -105,6 +105,11 @@ def _excl(key: str, direction: Direction) -> Output:
 
 
 _ABSTENTIONS = Output("judge_abstentions", "none", "judge decisions that abstained (no clean yes/no)")
+#: verification's judge inputs (its three modes and the recovery of the cited units), and the truncated ones
+_JUDGE_INPUTS = (
+    Output("judge_inputs", "none", "distinct (premise, hypothesis) pairs verification asked the judge"),
+    Output("judge_inputs_truncated", "none", "of those, the pairs the judge truncated (its token limit, e.g. 512)"),
+)
 _MODES = ("summary_checked", "declared_span", "recovered_source")
 _ATTR = "rageval.diagnostics.attribution"
 
@@ -183,7 +188,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "grounded_precision",
-        "1.1.0",
+        "2.0.0",
         "Citation precision against the cited units' declared, else recovered, source snippets.",
         "attribution",
         f"{_ATTR}:grounded_precision",
@@ -193,7 +198,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "grounded_recall",
-        "1.1.0",
+        "2.0.0",
         "Citation recall against the cited units' declared, else recovered, source snippets.",
         "attribution",
         f"{_ATTR}:grounded_recall",
@@ -203,7 +208,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "re_attributability",
-        "1.1.0",
+        "1.2.0",
         "Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
         "attribution",
         f"{_ATTR}:re_attributability",
@@ -212,32 +217,39 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "verification",
-        "1.1.0",
+        "2.0.0",
         "Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
         "attribution",
         "rageval.diagnostics.verification:verification",
         tuple(_o(f"unsupported_{m}", "lower") for m in _MODES)
         + tuple(_excl(f"unsupported_{m}", "lower") for m in _MODES)
-        + tuple(_o(f"verifier_tokens_{m}", "none") for m in _MODES)
-        + (_ABSTENTIONS,),
+        + tuple(
+            _o(f"verifier_tokens_{m}", "none", "verifier input tokens before the judge's truncation") for m in _MODES
+        )
+        + tuple(
+            _o(f"verifier_tokens_{m}_after_truncation", "none", "verifier input tokens the judge read") for m in _MODES
+        )
+        + (_ABSTENTIONS,)
+        + _JUDGE_INPUTS,
         engine_parts=("verification",),
         module_keys=(_o("verification", "lower"),),
     ),
     DiagnosticSpec(
         "compression",
-        "2.0.0",
+        "3.0.0",
         "Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
         "cost",
         "rageval.diagnostics.compression:compression",
         (_o("reader_input_tokens", "none"),)
         + tuple(_o(f"verification_cost_{m}", "none") for m in _MODES)
-        + (_o("recovery_candidates_scored", "none"),),
+        + (_o("recovery_candidates_scored", "none"),)
+        + _JUDGE_INPUTS,
         engine_parts=("verification",),
         module_keys=(_o("compression", "none"), _o("achieved_ratio", "none"), _o("achieved_tokens", "none")),
     ),
     DiagnosticSpec(
         "evidence_f1",
-        "1.0.0",
+        "2.0.0",
         "QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
         "attribution",
         "rageval.diagnostics.evidence:evidence_f1",

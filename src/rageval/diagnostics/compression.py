@@ -24,6 +24,10 @@ Per question:
   for the cited units without provenance — cost accounts usually leave them out; rageval
   counts them), and ``cost_<mode>`` = reader + verifier tokens of that mode
   (+ recovery tokens for ``recovered_source``; None when reader tokens are unknown).
+  Verifier and recovery tokens are counted *before* the judge's truncation (what
+  a paper's cost table counts); ``verifier_tokens_<mode>_after_truncation`` is
+  what the judge read, and ``judge_inputs_truncated`` how many of the question's
+  ``judge_inputs`` it truncated (docs/design.md#decision-verifier-tokens).
 
 >>> units = [[{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"]}]]
 >>> sources = [[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d0.s1", "text": "It is."}]]
@@ -135,8 +139,11 @@ def compression(
             "reader_input_tokens": rd,
             "recovery_candidates_scored": r["recovery_candidates_scored"],
             "recovery_tokens": r["recovery_tokens"],
+            "judge_inputs": r["judge_inputs"],
+            "judge_inputs_truncated": r["judge_inputs_truncated"],
         }
         d.update({f"verifier_tokens_{m}": r[f"verifier_tokens_{m}"] for m in _MODES})
+        d.update({f"verifier_tokens_{m}_after_truncation": r[f"verifier_tokens_{m}_after_truncation"] for m in _MODES})
         d.update(verification_costs(rd, r))
         per_q.append(d)
     return summarize(
@@ -149,7 +156,10 @@ def compression(
             "reader_input_tokens",
             "recovery_candidates_scored",
             "recovery_tokens",
+            "judge_inputs",
+            "judge_inputs_truncated",
         )
         + tuple(f"verifier_tokens_{m}" for m in _MODES)
+        + tuple(f"verifier_tokens_{m}_after_truncation" for m in _MODES)
         + tuple(f"cost_{m}" for m in _MODES),
     )

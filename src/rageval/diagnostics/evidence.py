@@ -3,10 +3,12 @@
 ::
 
     evidence_f1(predictions, units, sources, *, references, paragraph_of=None,
-                max_citations=None, alce_compat=False)
+                max_citations=3, alce_compat=False)
 
 Per question: the predicted set is the paragraphs of the *declared* source ids
-of every validly cited unit (units without provenance contribute nothing);
+of every validly cited unit (units without provenance contribute nothing), the
+citations read exactly as the citation gate reads them (the same parse and the
+same cap, :meth:`AttributionOptions.parse`);
 ``references[q]`` is one list of gold evidence paragraph ids per annotator.
 Set-F1 against each annotator, max over annotators (official QASPER
 ``paragraph_f1_score``: both empty = 1, one empty = 0).  Undefined (None,
@@ -16,11 +18,20 @@ has no annotator.  No judge is involved.
 ``paragraph_of`` maps a source id to its paragraph id: one dict for all
 questions or one per question; by default a source's ``paragraph_id`` (or
 ``doc_id``) field, else its id up to the last ``.s`` (``p3.s2`` -> ``p3``).
-``max_citations`` defaults to None (no cap), as QASPER scores all evidence.
+``max_citations`` defaults to 3, the cap of every attribution score and of a
+suite (``None`` keeps every citation); before version 2.0.0 the module's
+default was no cap, so the module and a suite disagreed.
 
 >>> units = [[{"text": "a", "source_ids": ["p1.s0"]}, {"text": "b", "source_ids": ["p2.s0"]}]]
 >>> sources = [[{"id": "p1.s0", "text": "a"}, {"id": "p2.s0", "text": "b"}]]
 >>> evidence_f1(["A [1]."], units, sources, references=[[["p1"], ["p1", "p2"]]])["evidence_f1"]
+1.0
+>>> four = [[{"text": f"u{i}", "source_ids": [f"p{i}.s0"]} for i in range(4)]]
+>>> src = [[{"id": f"p{i}.s0", "text": f"u{i}"} for i in range(4)]]
+>>> gold = [[["p0", "p1", "p2", "p3"]]]
+>>> round(evidence_f1(["A [1][2][3][4]."], four, src, references=gold)["evidence_f1"], 4)  # cap 3: p0-p2
+0.8571
+>>> evidence_f1(["A [1][2][3][4]."], four, src, references=gold, max_citations=None)["evidence_f1"]
 1.0
 """
 
@@ -29,9 +40,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rageval.citations import parse_answer
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
+from rageval.diagnostics.attribution.options import AttributionOptions
 
 __all__ = ["evidence_f1", "paragraph_f1"]
 
@@ -69,10 +80,11 @@ def evidence_f1(
     *,
     references,
     paragraph_of: Any = None,
-    max_citations: int | None = None,
+    max_citations: int | None = 3,
     alce_compat: bool = False,
 ) -> dict[str, Any]:
     """QASPER evidence-F1 of the cited units' declared paragraphs (see module doc)."""
+    opts = AttributionOptions.build(max_citations=max_citations, alce_compat=alce_compat)
     questions = prepare_inputs(predictions, units, sources)
     references = check_list(references, "references")
     check_same_length(predictions=questions, references=references)
@@ -87,9 +99,7 @@ def evidence_f1(
         if not q.declares_any() or not annotators:
             per_q.append({"evidence_f1": None, "predicted_paragraphs": None})
             continue
-        ans = parse_answer(
-            q.prediction, len(q.units), mode="alce" if alce_compat else "default", max_citations=max_citations
-        )
+        ans = opts.parse(q.prediction, len(q.units))
         mapping = paragraph_of if isinstance(paragraph_of, Mapping) or paragraph_of is None else paragraph_of[q.index]
         raw_sources = {s.get("id"): s for s in sources[q.index]} if mapping is None else {}
         paras: list[str] = []

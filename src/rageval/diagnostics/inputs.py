@@ -164,7 +164,8 @@ class ScoringInput:
         return [u.to_dict() for u in self.units]
 
     def source_dicts(self) -> list[dict[str, Any]]:
-        return [{"id": s.id, "text": s.text, "title": s.title} for s in self.sources]
+        """The sources as the attribution functions take them (``doc_id``: grounded premises group by document)."""
+        return [{"id": s.id, "text": s.text, "title": s.title, "doc_id": s.doc_id} for s in self.sources]
 
     def doc_of(self) -> dict[str, str]:
         """Source id -> its document (paragraph) id."""

@@ -24,8 +24,11 @@ A claim without valid citations (none, or only out-of-range ones) is unsupported
 in every mode, with no call
 (``claims_without_citations``).  ``verifier_tokens_<mode>`` is the verifier
 input of the pairs each mode checks (judge tokenizer when it has one, else the
-suite tokenizer; what the judge reads after its own truncation, counted per checked
-claim, before any cache or de-duplication saving);
+suite tokenizer; counted *before* the judge's truncation, as a paper's cost
+table counts it, per checked claim, before any cache or de-duplication saving);
+``verifier_tokens_<mode>_after_truncation`` is what the judge read;
+``judge_inputs`` / ``judge_inputs_truncated`` count the distinct pairs a question
+asked the judge and how many of them it truncated;
 ``recovery_candidates_scored`` counts the re-attribution pairs scored for the
 cited units without provenance.  The aggregate under ``verification`` is the
 recovered-source rate; all three are returned.
@@ -60,6 +63,9 @@ _COUNTS = (
     "verifier_tokens_summary_checked",
     "verifier_tokens_declared_span",
     "verifier_tokens_recovered_source",
+    "verifier_tokens_summary_checked_after_truncation",
+    "verifier_tokens_declared_span_after_truncation",
+    "verifier_tokens_recovered_source_after_truncation",
     "claims",
     "structural_rejections_declared_span",
     "unrecovered_claims",
@@ -67,6 +73,8 @@ _COUNTS = (
     "recovery_candidates_scored",
     "recovery_tokens",
     "judge_abstentions",
+    "judge_inputs",
+    "judge_inputs_truncated",
 )
 
 
@@ -115,6 +123,10 @@ def verification(
         "verifier_tokens_summary_checked",
         "verifier_tokens_declared_span",
         "verifier_tokens_recovered_source",
+        "verifier_tokens_summary_checked_after_truncation",
+        "verifier_tokens_declared_span_after_truncation",
+        "verifier_tokens_recovered_source_after_truncation",
+        "judge_inputs_truncated",
         "structural_rejections_declared_span",
         "unrecovered_claims",
         "recovery_candidates_scored",

@@ -22,10 +22,10 @@ never do.
   ``force_prefix=True`` every key is ``<module>_<key>``.
 * :class:`AttributionMetric` — the modules over ``predictions``/``units``/``sources``.
   A unit is ``{"text", "source_ids" (nullable list), "title" (nullable)}``, a
-  source ``{"id", "text", "title" (nullable)}``; ``datasets`` needs every key
-  present, so :meth:`AttributionMetric.compute` fills an absent ``title`` (and
-  a unit's absent ``source_ids``) with None before encoding — the same meaning
-  as leaving it out.
+  source ``{"id", "text", "title" (nullable), "doc_id" (nullable)}``; ``datasets``
+  needs every key present, so :meth:`AttributionMetric.compute` fills an absent
+  ``title``, ``doc_id`` (and a unit's absent ``source_ids``) with None before
+  encoding — the same meaning as leaving it out.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ COMMON_ARGS = """\
     predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
     units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
         what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
-    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional)}:
-        the question's source snippets.
+    sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional),
+        "doc_id": str (optional)}: the question's source snippets (doc_id: its document; default: the id up
+        to its last ".").
     judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
         a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
         rageval.judges.get_judge(...) runner to share its cache between modules.
@@ -167,7 +168,12 @@ def unit_feature():
 
 
 def source_feature():
-    return {"id": datasets.Value("string"), "text": datasets.Value("string"), "title": datasets.Value("string")}
+    return {
+        "id": datasets.Value("string"),
+        "text": datasets.Value("string"),
+        "title": datasets.Value("string"),
+        "doc_id": datasets.Value("string"),
+    }
 
 
 def attribution_features(**extra) -> datasets.Features:
@@ -209,7 +215,7 @@ class AttributionMetric(RagevalMetric):
         if "units" in kwargs:
             kwargs["units"] = _fill(kwargs["units"], {"source_ids": None, "title": None})
         if "sources" in kwargs:
-            kwargs["sources"] = _fill(kwargs["sources"], {"title": None})
+            kwargs["sources"] = _fill(kwargs["sources"], {"title": None, "doc_id": None})
         if (
             "paragraph_of" in self._extra_features()
             and kwargs.get("paragraph_of") is None

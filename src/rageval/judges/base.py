@@ -25,9 +25,13 @@ Backends implement :class:`Judge`:
 * ``predict(premises, hypotheses) -> list[float]`` (probabilities or NaN);
 * optionally ``batch_size`` (default 8 for torch judges, 256 otherwise),
   ``uses_torch`` (run under ``torch.inference_mode``), ``length(p, h)`` (the
-  sort key; default: characters), ``input_tokens(p, h)`` (verifier input tokens
-  of one pair; default: the suite tokenizer's count of premise + hypothesis),
-  ``tokenizer`` and ``stats()`` (backend counters such as truncated pairs).
+  sort key; default: characters), ``token_counts(p, h) -> (before, after)``
+  (verifier input tokens of one pair before and after the judge's own
+  truncation; a judge that truncates must have it, so truncated inputs are
+  counted), ``input_tokens(p, h)`` (the count after truncation, when there is
+  no ``token_counts``; default for both: the suite tokenizer's count of
+  premise + hypothesis, nothing truncated), ``tokenizer`` and ``stats()``
+  (backend counters such as truncated pairs).
 
 :class:`JudgeRunner` wraps a judge **once** (wrapping a runner returns it
 unchanged).  For each call it
@@ -478,15 +482,39 @@ class JudgeRunner:
 
     # -- accounting --------------------------------------------------------------
     def input_tokens(self, premise: str, hypothesis: str) -> int:
-        """Verifier input tokens of one pair: the judge's own count, else the suite tokenizer's count of
-        premise plus hypothesis."""
-        own = getattr(self.judge, "input_tokens", None)
-        if own is not None:
-            return int(own(premise, hypothesis))
-        from rageval.text.tokenize import get_tokenizer
+        """Verifier input tokens of one pair as the judge reads it (after truncation); see :meth:`token_counts`."""
+        return self.token_counts(premise, hypothesis)[1]
 
-        tok = get_tokenizer(self._suite_tokenizer)
-        return tok.count(premise) + tok.count(hypothesis)
+    def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
+        """Verifier input tokens of one pair, ``(before, after)`` the judge's own truncation.
+
+        (docs/design.md#decision-verifier-tokens)
+
+        The backend's ``token_counts`` when it has one; else its ``input_tokens`` (both
+        the same: no truncation known); else the suite tokenizer's count of premise plus
+        hypothesis (both the same).  The pair was truncated when ``after < before``.
+        """
+        memo = self.__dict__.setdefault("_token_memo", {})
+        key = (premise, hypothesis)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        both = getattr(self.judge, "token_counts", None)
+        if both is not None:
+            before, after = both(premise, hypothesis)
+            out = (int(before), int(after))
+        else:
+            own = getattr(self.judge, "input_tokens", None)
+            if own is not None:
+                n = int(own(premise, hypothesis))
+            else:
+                from rageval.text.tokenize import get_tokenizer
+
+                tok = get_tokenizer(self._suite_tokenizer)
+                n = tok.count(premise) + tok.count(hypothesis)
+            out = (n, n)
+        memo[key] = out
+        return out
 
     def stats(self) -> dict[str, Any]:
         """Counters since creation (or :meth:`reset_stats`), plus the backend's own (e.g. ``truncated``).

@@ -92,9 +92,13 @@ class EmbeddingJudge:
     def _lines(premise: str) -> list[str]:
         return [ln for ln in premise.split("\n") if ln.strip() and not ln.startswith("Title: ")]
 
+    def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
+        """Tokens of premise plus hypothesis before, and after, each is truncated at ``max_length``."""
+        full = [len(self.tokenizer(t)["input_ids"]) for t in (premise, hypothesis)]
+        return sum(full), sum(min(n, self.max_length) for n in full)
+
     def input_tokens(self, premise: str, hypothesis: str) -> int:
-        n = lambda t: min(len(self.tokenizer(t)["input_ids"]), self.max_length)  # noqa: E731
-        return n(premise) + n(hypothesis)
+        return self.token_counts(premise, hypothesis)[1]
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         texts = list(premises) + list(hypotheses)

@@ -34,6 +34,11 @@ is followed by a second decoder step, and the label is read there.  Inputs
 longer than ``max_length`` are truncated (counted); ALCE itself does not
 truncate, so pass ``max_length=None`` for that.
 
+Both count a pair's input tokens before and after that truncation
+(``token_counts``): verifier tokens are reported before it, as a paper's cost
+table counts them, and after it, and each record counts its judge inputs that
+were truncated (docs/design.md#decision-verifier-tokens).
+
 Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
 dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
 length before batching), ``device`` (default CPU).  The id is
@@ -278,9 +283,13 @@ class NLIJudge(_HFBase):
         enc = self.tokenizer(premises, hypotheses, truncation=False)
         return [len(x) for x in enc["input_ids"]]
 
-    def input_tokens(self, premise: str, hypothesis: str) -> int:
+    def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
+        """The pair's tokens (special tokens included) before and after truncation at ``max_length``."""
         n = self._lengths([premise], [hypothesis])[0]
-        return min(n, self.max_length) if self.max_length else n
+        return n, (min(n, self.max_length) if self.max_length else n)
+
+    def input_tokens(self, premise: str, hypothesis: str) -> int:
+        return self.token_counts(premise, hypothesis)[1]
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         import torch
@@ -356,9 +365,13 @@ class Seq2SeqJudge(_HFBase):
     def format(premise: str, hypothesis: str) -> str:
         return f"premise: {premise} hypothesis: {hypothesis}"
 
-    def input_tokens(self, premise: str, hypothesis: str) -> int:
+    def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
+        """The formatted input's tokens before and after truncation at ``max_length``."""
         n = len(self.tokenizer(self.format(premise, hypothesis))["input_ids"])
-        return min(n, self.max_length) if self.max_length else n
+        return n, (min(n, self.max_length) if self.max_length else n)
+
+    def input_tokens(self, premise: str, hypothesis: str) -> int:
+        return self.token_counts(premise, hypothesis)[1]
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         import torch

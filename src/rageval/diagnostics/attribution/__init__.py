@@ -112,8 +112,8 @@ _TABLE: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
         (
             "units_without_provenance",
             "re_attributable_units",
-            "recovery_candidates_scored",
-            "recovery_tokens",
+            "reattribution_candidates_scored",
+            "reattribution_tokens",
             "judge_abstentions",
         ),
     ),

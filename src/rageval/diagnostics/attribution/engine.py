@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from rageval.citations import parse_answer
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
 from rageval.diagnostics._common import mean_defined, summarize
 from rageval.diagnostics.attribution.gate import score_citations
@@ -38,6 +37,7 @@ _VERIFICATION_KEYS = (
     tuple(f"unsupported_{m}" for m in MODES)
     + tuple(f"unsupported_{m}_excl_abstain" for m in MODES)
     + tuple(f"verifier_tokens_{m}" for m in MODES)
+    + tuple(f"verifier_tokens_{m}_after_truncation" for m in MODES)
     + ("claims", "structural_rejections_declared_span", "unrecovered_claims", "claims_without_citations")
 )
 
@@ -97,6 +97,8 @@ def _grounded(r, det, g) -> None:
 def _re_attributability(r, q: PreparedQuestion, q_rec: dict[int, Recovery]) -> None:
     no_prov = [k for k, u in enumerate(q.units) if u.source_ids is None]
     r["units_without_provenance"] = len(no_prov)
+    r["reattribution_candidates_scored"] = sum(q_rec[k].pairs_scored for k in no_prov if k in q_rec)
+    r["reattribution_tokens"] = sum(q_rec[k].tokens_scored for k in no_prov if k in q_rec)
     n_ok = sum(1 for k in no_prov if q_rec.get(k) is not None and q_rec[k].recovered)
     n_abst = sum(1 for k in no_prov if q_rec.get(k) is not None and q_rec[k].abstained)
     r["re_attributable_units"] = n_ok
@@ -105,7 +107,21 @@ def _re_attributability(r, q: PreparedQuestion, q_rec: dict[int, Recovery]) -> N
     r["re_attributability_excl_abstain"] = n_ok / kept if kept else None
 
 
-def _question_row(q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif, details: bool) -> dict[str, Any]:
+def _judge_inputs(r: dict[str, Any], pairs: dict[tuple[str, str], None], runner: Any) -> None:
+    """``judge_inputs``: the distinct pairs verification asked the judge (its three modes and the recovery of
+    the cited units without provenance), and ``judge_inputs_truncated``: how many of them the judge truncated
+    (its token count after truncation is below the one before)."""
+    truncated = 0
+    for p, h in pairs:
+        before, after = runner.token_counts(p, h)
+        truncated += after < before
+    r["judge_inputs"] = len(pairs)
+    r["judge_inputs_truncated"] = truncated
+
+
+def _question_row(
+    q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif, details: bool, runner
+) -> dict[str, Any]:
     """The flat values (and details) of one question from the engine's per-part results."""
     r: dict[str, Any] = {}
     det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
@@ -123,13 +139,20 @@ def _question_row(q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif
             r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
     if "re_attributability" in parts:
         _re_attributability(r, q, q_rec)
-    r["recovery_candidates_scored"] = sum(v.pairs_scored for v in q_rec.values())
-    r["recovery_tokens"] = sum(v.tokens_scored for v in q_rec.values())
+    # the cost of checking this answer: re-attribution of its cited units without provenance only, so the
+    # count does not depend on whether re-attributability (every unit: ``reattribution_*``) ran too
+    cited = [q_rec[k] for k in cited_units(ans) if k in q_rec]
+    r["recovery_candidates_scored"] = sum(v.pairs_scored for v in cited)
+    r["recovery_tokens"] = sum(v.tokens_scored for v in cited)
     det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
     if "verification" in parts:
         v = verif[q.index]
         r.update({key: v[key] for key in _VERIFICATION_KEYS})
         abstentions += v["abstentions"]
+        pairs = dict(v["asked"])
+        for rr in cited:
+            pairs.update(dict.fromkeys(rr.pairs))
+        _judge_inputs(r, pairs, runner)
         for s, st in zip(det["sentences"], v["claim_status"]):
             s["verification"] = st
     r["judge_abstentions"] = abstentions
@@ -180,10 +203,7 @@ def attribution_scores_batch(
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
     questions = prepare_inputs(predictions, units, sources)
-    parsed = [
-        parse_answer(q.prediction, len(q.units), mode=opts.citation_mode, max_citations=opts.max_citations)
-        for q in questions
-    ]
+    parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
     wanted = _wanted_units(questions, parsed, parts)
     rec = (
         fixed_recovery(questions, wanted, recovered)
@@ -206,7 +226,10 @@ def attribution_scores_batch(
     emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
-    return [_question_row(q, ans, parts, rec, emitted, grounded, verif, details) for q, ans in zip(questions, parsed)]
+    return [
+        _question_row(q, ans, parts, rec, emitted, grounded, verif, details, runner)
+        for q, ans in zip(questions, parsed)
+    ]
 
 
 def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical", **options) -> dict[str, Any]:

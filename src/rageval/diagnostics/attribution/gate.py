@@ -71,7 +71,7 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
     # phase 2: each citation alone
     alone = _decide(
         runner,
-        [((j, c), fmt(j.groups[c]), j.hyp) for j in multi for c in range(len(j.groups)) if j.groups[c]],
+        [((j, c), fmt([j.groups[c]]), j.hyp) for j in multi for c in range(len(j.groups)) if j.groups[c]],
         threshold,
     )
     alone_ok: dict[tuple[int, int], bool] = {}

@@ -96,6 +96,15 @@ class AttributionOptions(AttributionSettings):
     def citation_mode(self) -> str:
         return "alce" if self.alce_compat else "default"
 
+    def parse(self, prediction: str, n_units: int):
+        """How every attribution score and evidence-F1 read an answer's citations: one parse, one cap.
+
+        :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``.
+        """
+        from rageval.citations import parse_answer
+
+        return parse_answer(prediction, n_units, mode=self.citation_mode, max_citations=self.max_citations)
+
     @classmethod
     def build(cls, **options: Any) -> "AttributionOptions":
         """Validate keyword options into an :class:`AttributionOptions`; errors name the option."""

@@ -1,13 +1,24 @@
-"""Premises of the citation gate: the text a judge reads for each citation.
+"""Premises: the text a judge reads for each citation (docs/design.md#premises).
 
-An *item* is ``(pool key, title, text)``.  A premise is its items formatted
-``"Title: {title}\\n{text}"`` (or the bare text when there is no title) and
-joined with ``"\\n"`` (docs/design.md#premises).
+An *item* is ``(pool key, title, text, document)``; a citation's *group* is a
+list of items.  A group is written as follows:
 
-* **emitted**: a cited unit's premise is the unit text the reader saw (one item).
-* **grounded**: the unit's declared source snippets, else the snippets recovered
-  by re-attribution, else nothing (``missing``); in grounded pools a source id
-  appears once.
+* a **unit** item (``document`` None) as ``"Title: {title}\\n{text}"`` (or the
+  bare text when there is no title), its text verbatim;
+* **source snippets** grouped by document (in the order given, which is source
+  order), each document as its title once (``"Title: {title}\\n"``, when it
+  has one) followed by its snippets' texts joined exactly as a unit joins them
+  (:func:`rageval.types.join_texts`);
+
+and the written groups of a premise are joined with ``"\\n"``, in citation
+order.  So a unit whose text is the join of its declared snippets (one
+document, same title) has a grounded premise byte-identical to its emitted
+premise, and so does a claim citing several such units.
+
+* **emitted**: a cited unit's group is the unit text the reader saw (one item).
+* **grounded**: the unit's declared source snippets (in source order), else the
+  snippets recovered by re-attribution, else nothing (``missing``); in grounded
+  pools a source id appears once (a later group keeps only its new snippets).
 """
 
 from __future__ import annotations
@@ -15,43 +26,84 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
+from rageval.types import join_texts
 
 if TYPE_CHECKING:  # pragma: no cover
     from rageval.diagnostics.attribution.recovery import Recovery
 
-__all__ = ["Item", "fmt", "pool", "unit_items", "source_items", "grounded_items", "cited_units"]
+__all__ = [
+    "Item",
+    "Group",
+    "write_group",
+    "fmt",
+    "pool",
+    "unit_items",
+    "source_items",
+    "grounded_items",
+    "declared_items",
+    "cited_units",
+]
 
-Item = tuple  # (pool key, title, text)
+Item = tuple  # (pool key, title, text, document or None for a unit)
+Group = list  # one citation's items
 
 
-def fmt(items: Sequence[Item]) -> str:
-    """The premise text of ``items``."""
-    return "\n".join(f"Title: {t}\n{x}" if t is not None else x for _, t, x in items)
+def write_group(items: Sequence[Item]) -> str:
+    """One citation's premise text (see the module doc)."""
+    parts: list[str] = []
+    docs: dict[tuple, list[str]] = {}
+    order: list[tuple] = []  # ("unit", title, text) or ("doc", (document, title))
+    for _, title, text, doc in items:
+        if doc is None:
+            order.append(("unit", title, text))
+            continue
+        key = (doc, title)
+        if key not in docs:
+            docs[key] = []
+            order.append(("doc", key))
+        docs[key].append(text)
+    for entry in order:
+        if entry[0] == "unit":
+            _, title, text = entry
+        else:
+            (doc, title), text = entry[1], join_texts(docs[entry[1]])
+        parts.append(f"Title: {title}\n{text}" if title is not None else text)
+    return "\n".join(parts)
 
 
-def pool(groups: Sequence[Sequence[Item] | None], dedupe: bool) -> list[Item]:
-    """Concatenate citation groups in citation order; ``dedupe`` keeps each pool key once."""
-    out: list[Item] = []
+def fmt(groups: Sequence[Sequence[Item]]) -> str:
+    """The premise text of citation ``groups``: each written by :func:`write_group`, joined with ``"\\n"``."""
+    return "\n".join(write_group(g) for g in groups)
+
+
+def pool(groups: Sequence[Sequence[Item] | None], dedupe: bool) -> list[list[Item]]:
+    """The non-empty citation groups in citation order; ``dedupe`` keeps each pool key once (first group wins)."""
+    out: list[list[Item]] = []
     seen = set()
     for g in groups:
         if g is None:
             continue
+        kept = []
         for it in g:
             if dedupe:
                 if it[0] in seen:
                     continue
                 seen.add(it[0])
-            out.append(it)
+            kept.append(it)
+        if kept:
+            out.append(kept)
     return out
 
 
 def unit_items(q: PreparedQuestion, k: int) -> list[Item]:
     u = q.units[k]
-    return [(("unit", k), u.title, u.text)]
+    return [(("unit", k), u.title, u.text, None)]
 
 
 def source_items(q: PreparedQuestion, ids: Sequence[str]) -> list[Item]:
-    return [(sid, q.by_id[sid].title, q.by_id[sid].text) for sid in ids]
+    """The snippets ``ids`` in source order (their order in the question's sources), ids once."""
+    ordered = sorted(dict.fromkeys(ids), key=q.position.__getitem__)
+    return [(sid, q.by_id[sid].title, q.by_id[sid].text, q.by_id[sid].doc) for sid in ordered]
 
 
 def grounded_items(
@@ -65,6 +117,12 @@ def grounded_items(
     if r is not None and r.recovered:
         return source_items(q, r.recovered), "recovered"
     return None, "missing"
+
+
+def declared_items(q: PreparedQuestion, k: int) -> list[Item] | None:
+    """The declared snippets of unit ``k`` (None when it declares nothing)."""
+    u = q.units[k]
+    return None if u.source_ids is None else source_items(q, u.source_ids)
 
 
 def cited_units(ans) -> list[int]:

@@ -14,7 +14,10 @@ order).  A unit is re-attributable when at least one candidate passes
 
 ``multi_snippet=True``: when no single candidate passes, each candidate joined
 with the next source snippet, and the pairs of the top 3 candidates, are tried
-too.
+too.  A candidate premise is written as a grounded premise is
+(:mod:`.premises`: two snippets of one document under its title once, their
+texts joined as a unit joins them).  ``tokens_scored`` counts the judge input
+before its truncation.
 
 A judge abstention (NaN) never passes; a unit that is not recovered and had at
 least one abstained candidate is counted as ``abstained`` (left out of the
@@ -45,6 +48,7 @@ class Recovery:
     tokens_scored: int = 0
     multi_snippet_used: bool = False
     abstentions: int = 0
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (premise, hypothesis) asked, in order
 
     @property
     def abstained(self) -> bool:
@@ -115,17 +119,20 @@ def _plan(questions: Sequence[PreparedQuestion], wanted: dict[int, list[int]], c
 
 
 def _score(runner, questions, asks):
-    """Judge ``asks = [(key, premise items, payload)]``; yield (key, payload, probability, tokens)."""
-    prem = [fmt(items) for _, items, _ in asks]
+    """Judge ``asks = [(key, premise items, payload)]``; yield (key, payload, probability, pair).
+
+    The premise of a candidate is written as in grounded premises (one group).
+    """
+    prem = [fmt([items]) for _, items, _ in asks]
     hyp = [questions[key[0]].units[key[1]].text for key, _, _ in asks]
     probs = runner(prem, hyp) if prem else []
     for (key, _, payload), p, pr, hy in zip(asks, probs, prem, hyp):
-        yield key, payload, p, runner.input_tokens(pr, hy)
+        yield key, payload, p, (pr, hy)
 
 
 def _item(q: PreparedQuestion, i: int):
     s = q.sources[i]
-    return (s.id, s.title, s.text)
+    return (s.id, s.title, s.text, s.doc)
 
 
 def recover_units(
@@ -144,12 +151,13 @@ def recover_units(
     # phase 1: single snippets
     asks = [(key, [_item(questions[key[0]], i)], i) for key, cands in plan for i in cands]
     passing: dict[tuple[int, int], set[int]] = {}
-    for key, i, p, tokens in _score(runner, questions, asks):
+    for key, i, p, pair in _score(runner, questions, asks):
         rec = out[key]
         rec.candidates.append(questions[key[0]].sources[i].id)
         rec.probabilities.append(p)
         rec.pairs_scored += 1
-        rec.tokens_scored += tokens
+        rec.tokens_scored += runner.token_counts(*pair)[0]
+        rec.pairs.append(pair)
         rec.abstentions += int(math.isnan(p))
         if p >= threshold:
             passing.setdefault(key, set()).add(i)
@@ -164,10 +172,11 @@ def recover_units(
             top = cands[:3]
             combos += [(a, b) if a < b else (b, a) for x, a in enumerate(top) for b in top[x + 1 :]]
             asks.extend((key, [_item(q, a), _item(q, b)], (a, b)) for a, b in dict.fromkeys(combos))
-        for key, ab, p, tokens in _score(runner, questions, asks):
+        for key, ab, p, pair in _score(runner, questions, asks):
             rec = out[key]
             rec.pairs_scored += 1
-            rec.tokens_scored += tokens
+            rec.tokens_scored += runner.token_counts(*pair)[0]
+            rec.pairs.append(pair)
             rec.multi_snippet_used = True
             rec.abstentions += int(math.isnan(p))
             if p >= threshold:

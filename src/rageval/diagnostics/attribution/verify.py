@@ -3,44 +3,34 @@
 Claims are the answer's sentences.  Per question and mode, unsupported rate =
 unsupported claims / claims (docs/design.md#verification-modes):
 
-* **summary_checked**: the pooled texts of the units a claim cites must entail it;
+* **summary_checked**: the pooled texts of the units a claim cites must entail it
+  (the emitted joint premise of the citation gate);
 * **declared_span**: the pooled declared source snippets of its cited units (ids
-  de-duplicated); a claim whose cited units declare nothing is unsupported
-  without a judge call (a *structural rejection*);
+  de-duplicated, each unit's snippets written as in grounded premises); a claim
+  whose cited units declare nothing is unsupported without a judge call (a
+  *structural rejection*);
 * **recovered_source**: a cited unit without declared provenance contributes
-  its recovered snippets; a claim left with no evidence is unsupported without
-  a call.
+  its recovered snippets (the grounded joint premise of the citation gate); a
+  claim left with no evidence is unsupported without a call.
 
 A claim without valid citations is unsupported in every mode, with no call.  A
 judge abstention counts as unsupported; ``unsupported_<mode>_excl_abstain``
 leaves the abstained claims out.  ``verifier_tokens_<mode>`` counts the
-verifier input of the pairs each mode checks, per checked claim.
+verifier input of the pairs each mode checks, per checked claim, *before* the
+judge's truncation (as a paper's cost table counts it);
+``verifier_tokens_<mode>_after_truncation`` counts what the judge read
+(docs/design.md#decision-verifier-tokens).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rageval.diagnostics.attribution.premises import fmt, pool, source_items, unit_items
+from rageval.diagnostics.attribution.premises import declared_items, fmt, grounded_items, pool, unit_items
 
 __all__ = ["MODES", "verify_claims"]
 
 MODES = ("summary_checked", "declared_span", "recovered_source")
-
-
-def _evidence_ids(q, s, rec) -> tuple[list[str], list[str]]:
-    declared: list[str] = []
-    recovered: list[str] = []
-    for c in s.citations:
-        u = q.units[c - 1]
-        if u.source_ids is not None:
-            declared.extend(u.source_ids)
-            recovered.extend(u.source_ids)
-        else:
-            rr = rec.get((q.index, c - 1))
-            if rr is not None:
-                recovered.extend(rr.recovered)
-    return list(dict.fromkeys(declared)), list(dict.fromkeys(recovered))
 
 
 def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
@@ -62,14 +52,15 @@ def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
         asks["summary_checked"].append(
             (q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations], False)), s.text)
         )
-        declared, recovered = _evidence_ids(q, s, rec)
+        declared = pool([declared_items(q, c - 1) for c in s.citations], True)
+        recovered = pool([grounded_items(q, c - 1, rec)[0] for c in s.citations], True)
         if declared:
-            asks["declared_span"].append((q.index, si, fmt(source_items(q, declared)), s.text))
+            asks["declared_span"].append((q.index, si, fmt(declared), s.text))
         else:
             r["structural_rejections_declared_span"] += 1
             status["declared_span"] = "structural_rejection"
         if recovered:
-            asks["recovered_source"].append((q.index, si, fmt(source_items(q, recovered)), s.text))
+            asks["recovered_source"].append((q.index, si, fmt(recovered), s.text))
         else:
             r["unrecovered_claims"] += 1
             status["recovered_source"] = "no_evidence"
@@ -80,6 +71,7 @@ def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
 def _rates(r: dict[str, Any]) -> None:
     for m in MODES:
         r.setdefault(f"verifier_tokens_{m}", 0)
+        r.setdefault(f"verifier_tokens_{m}_after_truncation", 0)
         if r["claims"] == 0:
             r[f"unsupported_{m}"] = r[f"unsupported_{m}_excl_abstain"] = None
             continue
@@ -93,7 +85,8 @@ def _rates(r: dict[str, Any]) -> None:
 
 
 def verify_claims(questions, parsed, runner: Any, rec, *, threshold: float) -> dict[int, dict[str, Any]]:
-    """Per question: the unsupported rates of the three modes, their token counts and per-claim status."""
+    """Per question: the unsupported rates of the three modes, their token counts, per-claim status and the
+    distinct (premise, hypothesis) pairs the modes asked (``asked``)."""
     asks: dict[str, list] = {m: [] for m in MODES}  # (qi, si, premise, hyp)
     out = {q.index: _plan_question(q, ans, rec, asks) for q, ans in zip(questions, parsed)}
     for m in MODES:
@@ -103,8 +96,13 @@ def verify_claims(questions, parsed, runner: Any, rec, *, threshold: float) -> d
             r = out[qi]
             r["claim_status"][si][m] = "abstained" if d is None else ("supported" if d else "unsupported")
             r["abstentions"] = r.get("abstentions", 0) + (d is None)
-            r[f"verifier_tokens_{m}"] = r.get(f"verifier_tokens_{m}", 0) + runner.input_tokens(p, h)
+            before, after = runner.token_counts(p, h)
+            r[f"verifier_tokens_{m}"] = r.get(f"verifier_tokens_{m}", 0) + before
+            key = f"verifier_tokens_{m}_after_truncation"
+            r[key] = r.get(key, 0) + after
+            r.setdefault("asked", {})[(p, h)] = None
     for r in out.values():
         r.setdefault("abstentions", 0)
+        r.setdefault("asked", {})
         _rates(r)
     return out
