@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.suite.config import load_suite
+from rageval.suite.config import SuiteError, load_suite
 from rageval.suite.runner import RunDirError, run_suite
 
 TINY = """\
@@ -182,9 +182,8 @@ def test_saved_reader_missing_question_is_a_counted_status(tmp_path, reference_r
 def test_saved_reader_with_a_broken_line_names_file_and_line(tmp_path):
     saved = tmp_path / "answers.jsonl"
     saved.write_text('{"question_id": "a", "answer": "x"}\nnot json\n')
-    suite = load_suite(tiny(tmp_path, reader="saved", reader_params=f", params: {{path: {saved}}}"))
-    with pytest.raises(ValueError, match=r"answers.jsonl.*2"):
-        run_suite(suite, tmp_path / "o", progress=False)
+    with pytest.raises(SuiteError, match=r"reader.params: .*answers.jsonl: line 2 is not valid JSON"):
+        load_suite(tiny(tmp_path, reader="saved", reader_params=f", params: {{path: {saved}}}"))  # at load, not mid-run
 
 
 def test_missing_weights_abort_with_hint_or_become_unavailable(tmp_path):
@@ -232,8 +231,10 @@ def test_rescore_recomputes_metrics_without_generation(reference_run, tmp_path):
     records.write_text("".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in blanked))
     res = CliRunner().invoke(main, ["rescore", str(run_dir)])
     assert res.exit_code == 0, res.output
-    assert records.read_bytes() == original
-    stats = json.loads((run_dir / "rescore_stats.json").read_text())
+    rescored = run_dir / "rescore-lexical"
+    assert (rescored / "records.jsonl").read_bytes() == original
+    assert [json.loads(l)["metrics"] for l in records.read_text().splitlines()] == [{}] * len(blanked)  # untouched
+    stats = json.loads((rescored / "rescore_stats.json").read_text())
     assert stats["judge"]["executed"] == 0  # every judgement came from the run's cache
 
 

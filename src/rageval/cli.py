@@ -8,7 +8,10 @@ click command defined where its logic lives.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import os
+import sys
 
 import click
 
@@ -29,7 +32,86 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
+#: User-facing errors (docs/suites.md#errors-and-exit-codes): ``"module:Class" -> exit code``; 2 = the command,
+#: the suite or an input is wrong (fix it), 1 = the run could not go on (environment: models, data, disk, a busy
+#: output directory).  A class is matched only once its module is imported.  Anything else is a bug: traceback.
+USER_ERRORS: dict[str, int] = {
+    "rageval.errors:ConfigError": 2,
+    "rageval.suite.config:SuiteError": 2,
+    "rageval.suite.plan:RunDirError": 2,
+    "rageval.registry:UnknownNameError": 2,
+    "rageval.data.loaders:DataLoadError": 2,
+    "rageval.compressors.base:CompressorConfigError": 2,
+    "rageval.report.load:RunError": 2,
+    "rageval.errors:RunFailure": 1,
+    "rageval.errors:ModelUnavailable": 1,
+    "rageval.errors:ReaderError": 1,
+    "rageval.data.loaders:DataUnavailable": 1,
+    "rageval.judges.base:JudgeError": 1,
+    "builtins:OSError": 1,
+}
+
+_OS_FIXES = {
+    errno.ENOSPC: "the disk is full: free space or choose another --out, then rerun (finished records are kept)",
+    errno.EDQUOT: "the disk quota is exceeded: free space or choose another --out, then rerun",
+    errno.EROFS: "read-only file system: choose a writable --out",
+    errno.EACCES: "permission denied: choose a writable --out or fix the permissions",
+    errno.EPERM: "operation not permitted: choose a writable --out or fix the permissions",
+    errno.ENOENT: "no such file or directory: check the path",
+    errno.ENOTDIR: "a path component is a file, not a folder: check the path",
+    errno.EISDIR: "is a folder, not a file: check the path",
+}
+
+
+def _user_error_code(err: BaseException) -> int | None:
+    """The exit code of a user-facing error (:data:`USER_ERRORS`), else None (a bug: let it raise)."""
+    for target, code in USER_ERRORS.items():
+        module, name = target.split(":")
+        mod = sys.modules.get(module)
+        cls = getattr(mod, name, None) if mod is not None else None
+        if isinstance(cls, type) and isinstance(err, cls):
+            return code
+    return None
+
+
+def user_message(err: BaseException) -> str:
+    """What the CLI prints for a user-facing error: its message (a list of problems keeps one line each), or for an
+    ``OSError`` the file, the system's words and the fix."""
+    if isinstance(err, OSError) and err.strerror:
+        what = f"{err.filename}: " if err.filename else ""
+        name = errno.errorcode.get(err.errno or -1, "")
+        fix = _OS_FIXES.get(err.errno or -1)
+        return f"{what}{err.strerror} ({name})" + (f"; {fix}" if fix else "")
+    text = str(err).strip() or type(err).__name__
+    lines = text.splitlines()
+    if len(lines) > 1 and all(line.startswith("  ") for line in lines[1:]):
+        return text  # "<file>: invalid suite:" and one indented line per problem
+    return " ".join(text.split())
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx):
+        """Run the sub-command; user-facing errors become one message and an exit code (``--debug``: traceback)."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except click.ClickException as err:  # a command's own message; its cause decides the exit code
+            cause = err.__cause__ or err.__context__
+            code = _user_error_code(cause) if cause is not None else None
+            if code is not None and err.exit_code == 1:
+                err.exit_code = code
+            raise
+        except KeyboardInterrupt:
+            if _debug(ctx):
+                raise
+            raise _Failure("interrupted; rerun the same command to resume (finished records are kept)", 130) from None
+        except Exception as err:
+            code = _user_error_code(err)
+            if code is None or _debug(ctx):
+                raise
+            raise _Failure(user_message(err), code) from None
+
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(_LAZY))
 
@@ -52,10 +134,29 @@ class LazyGroup(click.Group):
                 formatter.write_dl(sorted(rows))
 
 
+class _Failure(click.ClickException):
+    """A user-facing failure: ``Error: <message>`` on stderr, then exit with ``exit_code``."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def _debug(ctx: click.Context) -> bool:
+    return bool(ctx.meta.get("rageval.debug")) or os.environ.get("RAGEVAL_DEBUG", "") not in ("", "0")
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rageval")
-def main() -> None:
-    """rageval: what did the compressor do to the answer and to the citations?"""
+@click.option("--debug", is_flag=True, help="On an error, show the full traceback (also: RAGEVAL_DEBUG=1).")
+@click.pass_context
+def main(ctx: click.Context, debug: bool) -> None:
+    """rageval: what did the compressor do to the answer and to the citations?
+
+    Exit codes: 0 done; 1 the run could not go on (models, data, disk, a busy output directory); 2 the command,
+    the suite or an input is wrong (the message names what, where and the fix); 130 interrupted.
+    """
+    ctx.meta["rageval.debug"] = debug
 
 
 def _wrap_keys(label: str, items: list[str], width: int = 110) -> list[str]:

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
-__all__ = ["ModelUnavailable", "ReaderError"]
+__all__ = ["ConfigError", "ModelUnavailable", "ReaderError", "RunFailure"]
+
+
+class ConfigError(ValueError):
+    """A user error in a command's arguments, a suite or an input file: the CLI prints it and exits with 2.
+
+    The message names what is wrong, where, and the fix (docs/suites.md#errors-and-exit-codes).
+    """
+
+
+class RunFailure(RuntimeError):
+    """A run that cannot go on for a reason outside its configuration (the output directory is in use, a
+    cache changed under it, ...): the CLI prints the message and exits with 1."""
 
 
 class ModelUnavailable(RuntimeError):

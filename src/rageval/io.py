@@ -1,31 +1,121 @@
-"""Atomic file writes: a kill leaves the old file or the new one, never half of one."""
+"""The one file writer of rageval's outputs: atomic, never through a symbolic link, with the user's umask.
+
+Every file a run, ``rescore`` or ``report`` writes (cached records,
+``records.jsonl``, ``manifest.json``, tables, plots, ``report.html``,
+``report.json``) goes through :func:`write_bytes_atomic`:
+
+* **Atomic**: the bytes go to a temporary file in the same folder, are
+  ``fsync``'ed, and the file is renamed over the target, so a kill or a full
+  disk leaves the old file or the new one, never half of one (the temporary
+  file is removed on any error).
+* **Never through a link**: the rename replaces whatever is at the target path
+  — a symbolic link placed there is replaced by the new file, never followed,
+  so its target is not touched.  With ``root=``, every folder between ``root``
+  and the file must be a real folder, not a link (``UnsafePathError``).
+* **Permissions**: the file gets ``0666`` minus the process umask (``0644``
+  with the usual umask ``022``), as ``open()`` would give; ``tempfile`` alone
+  gives ``0600``.
+
+Errors are ``OSError`` s whose ``filename`` is the target path (a full disk:
+``ENOSPC``; a read-only folder: ``EROFS``/``EACCES``); the CLI turns them into
+one line with the fix.
+
+>>> import tempfile, stat
+>>> d = Path(tempfile.mkdtemp())
+>>> write_text_atomic(d / "a.txt", "hello\\n")
+>>> (d / "a.txt").read_text(), oct(stat.S_IMODE((d / "a.txt").stat().st_mode)) == oct(0o666 & ~current_umask())
+('hello\\n', True)
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_text_atomic", "write_json_atomic", "dump_json_line"]
+__all__ = [
+    "UnsafePathError",
+    "current_umask",
+    "dump_json_line",
+    "write_bytes_atomic",
+    "write_json_atomic",
+    "write_text_atomic",
+]
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, fsync'ed, then renamed."""
+class UnsafePathError(OSError):
+    """A folder between the output root and a file is a symbolic link (rageval never writes through one)."""
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the system says it (Linux), else set and restored."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - not Linux
+    os.umask(mask)  # pragma: no cover
+    return mask  # pragma: no cover
+
+
+def _check_folders(parent: Path, root: Path) -> None:
+    """Refuse a symbolic link among the folders from ``root`` (excluded) down to ``parent``."""
+    try:
+        rel = parent.relative_to(root)
+    except ValueError:
+        raise UnsafePathError(f"{parent} is outside the output directory {root}") from None
+    current = root
+    for part in rel.parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            return  # created below by mkdir, as a real folder
+        if stat.S_ISLNK(st.st_mode):
+            raise UnsafePathError(
+                f"{current} is a symbolic link inside the output directory; remove it (rageval never writes "
+                "through a link)"
+            )
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None) -> None:
+    """Write ``data`` to ``path`` atomically, replacing (never following) a link there; see the module doc."""
     path = Path(path)
+    if root is not None:
+        _check_folders(path.parent, Path(root))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fchmod(fd, 0o666 & ~current_umask())
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as err:
+        if fd >= 0:
+            os.close(fd)
+        try:
             os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(err, OSError) and err.filename in (None, tmp):
+            err.filename = str(path)
         raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, *, root: str | os.PathLike | None = None) -> None:
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically; see :func:`write_bytes_atomic`."""
+    write_bytes_atomic(path, text.encode("utf-8"), root=root)
 
 
 def dump_json_line(obj: Any) -> str:
@@ -33,5 +123,7 @@ def dump_json_line(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False)
 
 
-def write_json_atomic(path: str | os.PathLike, obj: Any, *, indent: int | None = None) -> None:
-    write_text_atomic(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n")
+def write_json_atomic(
+    path: str | os.PathLike, obj: Any, *, indent: int | None = None, root: str | os.PathLike | None = None
+) -> None:
+    write_text_atomic(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n", root=root)

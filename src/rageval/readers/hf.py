@@ -28,6 +28,9 @@ from rageval.readers.template import PromptTemplate
 
 __all__ = ["TransformersReader"]
 
+#: the weight dtypes the reader accepts (torch attribute names)
+_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
 
 class TransformersReader(Reader):
     """Greedy, batched generation with a local or hub causal LM."""
@@ -49,17 +52,15 @@ class TransformersReader(Reader):
         tokenizer: Any = "regex",
     ):
         super().__init__(template=template, tokenizer=tokenizer)
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
-        for name, v in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"transformers reader: {name} must be a positive integer, got {v!r}")
-        if max_input_tokens is not None and (
-            isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens < 1
-        ):
-            raise ValueError(
-                f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}"
-            )
+        self.check_params(
+            model,
+            revision=revision,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            max_input_tokens=max_input_tokens,
+            device=device,
+            dtype=dtype,
+        )
         self.model_name, self.revision = model, revision
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
 
@@ -101,6 +102,37 @@ class TransformersReader(Reader):
             if positions:
                 limit = int(positions) - max_new_tokens
         self.max_input_tokens = limit
+
+    @classmethod
+    def check_params(
+        cls,
+        model: Any,
+        *,
+        revision: Any = None,
+        max_new_tokens: Any = 256,
+        batch_size: Any = 4,
+        max_input_tokens: Any = None,
+        device: Any = None,
+        dtype: Any = None,
+        **_: Any,
+    ) -> None:
+        """Check the options' values without loading anything (the suite validator calls this)."""
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
+        for name, v in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"transformers reader: {name} must be a positive integer, got {v!r}")
+        if max_input_tokens is not None and (
+            isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens < 1
+        ):
+            raise ValueError(
+                f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}"
+            )
+        for name, v in (("revision", revision), ("device", device)):
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise ValueError(f"transformers reader: {name} must be a non-empty string or None, got {v!r}")
+        if dtype is not None and dtype not in _DTYPES:
+            raise ValueError(f"transformers reader: unknown dtype {dtype!r} (use one of {', '.join(_DTYPES)})")
 
     def params(self) -> dict[str, Any]:
         return {

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from rageval.io import write_text_atomic
 from rageval.report import tables as T
 from rageval.report.analysis import analyze
 from rageval.report.load import Run, RunError, load_run
@@ -14,7 +15,7 @@ __all__ = ["build_report", "build_reports", "write_report_files"]
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8", newline="\n")
+    write_text_atomic(path, text)  # atomic, never through a link placed there, with the user's umask
     return path
 
 

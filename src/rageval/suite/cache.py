@@ -28,17 +28,22 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
+from rageval.errors import RunFailure
 from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
 from rageval.types import Record
 
-__all__ = ["RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+__all__ = ["CacheChanged", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
 
 log = logging.getLogger("rageval")
+
+
+class CacheChanged(RunFailure):
+    """A cache file changed under the run (it holds a record of other inputs): refused, never mixed in."""
 
 
 def safe_name(name: str) -> str:
@@ -111,6 +116,12 @@ class RecordCache:
         )
         return None
 
+    def _changed(self, path: Path, what: str) -> str:
+        return (
+            f"{path} {what}: another process wrote into {self.out_dir} during this run (one writer per run "
+            "directory); rerun the suite (it recomputes what changed)"
+        )
+
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> None:
         write_json_atomic(self.path(setting, question_id), {"input_hash": input_hash, "record": record.to_dict()})
 
@@ -118,19 +129,36 @@ class RecordCache:
         write_json_atomic(self.out_dir / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}})
 
     def assemble(
-        self, settings: Iterable[str], question_ids: list[str], *, present: Callable[[str, str], bool] | None = None
+        self,
+        settings: Iterable[str],
+        question_ids: list[str],
+        *,
+        present: Callable[[str, str], bool] | None = None,
+        expected: Mapping[tuple[str, str], str] | None = None,
     ) -> int:
         """Write ``records.jsonl`` from the cache; return the number of records.
 
         ``present(setting, question_id)`` says which pairs have a record (default: every pair; ``rageval score``
         passes its inputs' pairs, a question missing from a setting being counted and listed by the caller).
+        ``expected[(setting, question_id)]``: the input hash of the current suite's record; a cache file
+        holding any other record (written by another process meanwhile) stops the assembly with
+        :class:`CacheChanged` instead of entering ``records.jsonl``, so two suites' records are never mixed.
         """
         lines = []
         for name in settings:
             for qid in question_ids:
                 if present is not None and not present(name, qid):
                     continue
-                data = json.loads(self.path(name, qid).read_text())
-                lines.append(dump_json_line(data["record"]))
+                path = self.path(name, qid)
+                try:
+                    data = json.loads(path.read_bytes().decode("utf-8"))
+                    record, found = data["record"], data.get("input_hash")
+                except (OSError, ValueError, KeyError, TypeError) as err:
+                    if expected is None:
+                        raise
+                    raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
+                if expected is not None and found != expected.get((name, qid)):
+                    raise CacheChanged(self._changed(path, "holds a record of other inputs"))
+                lines.append(dump_json_line(record))
         write_text_atomic(self.out_dir / "records.jsonl", "\n".join(lines) + "\n")
         return len(lines)

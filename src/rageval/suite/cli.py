@@ -13,31 +13,89 @@ from rageval.suite.rescore import rescore
 
 
 def _overrides(judge: str | None, reader: str | None, limit: int | None) -> dict:
-    out = {}
-    if judge:
+    """The command-line overrides as dotted suite keys (given means given: an empty value is refused earlier)."""
+    out: dict = {}
+    if judge is not None:
         out["judge.spec"] = judge
-    if reader:
+        out["judge.params"] = {}  # the suite's judge options belong to the suite's judge
+    if reader is not None:
         out["reader.backend"] = reader
         out["reader.params"] = {}
-    if limit:
+    if limit is not None:
         out["dataset.limit"] = limit
     return out
 
 
+def _non_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; give a value or leave the option out", ctx=ctx, param=param)
+    return value
+
+
+def _override_options(fn):
+    """--judge, --reader, --limit, --allow-unavailable: the same for `validate` and `suite`."""
+    fn = click.option(
+        "--allow-unavailable",
+        is_flag=True,
+        help="Mark settings whose model weights are missing as 'unavailable' instead of aborting.",
+    )(fn)
+    fn = click.option(
+        "--limit", type=click.IntRange(min=1), default=None, help="Override dataset.limit (first N questions)."
+    )(fn)
+    fn = click.option(
+        "--reader", default=None, callback=_non_blank, help="Override the reader backend (e.g. 'extractive')."
+    )(fn)
+    fn = click.option(
+        "--judge", default=None, callback=_non_blank, help="Override the judge (e.g. 'lexical', a local model path)."
+    )(fn)
+    return fn
+
+
+_OFFLINE_FIX = (
+    "to run without those weights: --judge lexical --reader extractive, and --allow-unavailable to mark "
+    "compressors whose weights are missing as 'unavailable'"
+)
+
+
 @click.command("validate")
 @click.argument("suite_file", type=click.Path(dir_okay=False))
-def validate_cmd(suite_file: str) -> None:
-    """Check a suite YAML without running it."""
-    try:
-        suite = load_suite(suite_file)
-    except SuiteError as err:
-        raise click.ClickException(str(err)) from None
+@_override_options
+def validate_cmd(suite_file: str, judge, reader, limit, allow_unavailable) -> None:
+    """Check a suite YAML without running it: everything a run would check before computing a record.
+
+    The configuration (exit 2 when wrong), the dataset as the run reads it, the
+    tokenizer, and every model the suite names, looked up locally (exit 1 when one
+    is missing here; see docs/suites.md#validation).
+    """
+    from rageval.errors import ModelUnavailable
+    from rageval.suite.checks import check_suite
+
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit))
+    found = check_suite(suite)
+    if found.problems:
+        raise SuiteError(f"{suite_file}: invalid suite:\n" + "\n".join(found.problems))
     names = suite.setting_names()
-    click.echo(f"{suite_file}: ok — suite {suite.name!r}, dataset {suite.dataset.name}, {len(names)} settings:")
+    questions = f" ({found.questions} questions)" if found.questions is not None else ""
+    click.echo(
+        f"{suite_file}: ok — suite {suite.name!r}, dataset {suite.dataset.name}{questions}, {len(names)} settings:"
+    )
     for n in names:
         click.echo(f"  {n}")
+    if found.diagnostics:
+        click.echo(f"diagnostics: {', '.join(found.diagnostics)}")
     for line in _plan_lines(suite):
         click.echo(line)
+    for m in found.models:
+        state = f"NOT AVAILABLE: {m.problem}" if m.problem else (m.note or "found")
+        click.echo(f"model {m.where}: {m.ref} — {state}")
+    missing = found.unavailable(allow_unavailable)
+    if missing:
+        lines = [f"  {m.where}: {m.ref}: {' '.join(str(m.problem).split())}" for m in missing]
+        raise ModelUnavailable(
+            f"{suite_file}: {len(missing)} model(s) the run needs cannot be loaded here:\n"
+            + "\n".join(lines)
+            + f"\n  fix: point them at local folders, or {_OFFLINE_FIX}"
+        )
 
 
 def _plan_lines(suite) -> list[str]:
@@ -72,14 +130,7 @@ def _plan_lines(suite) -> list[str]:
     default=None,
     help="Output directory (default: the suite's output_dir).",
 )
-@click.option("--judge", default=None, help="Override the judge (e.g. 'lexical', a local model path).")
-@click.option("--reader", default=None, help="Override the reader backend (e.g. 'extractive').")
-@click.option("--limit", type=int, default=None, help="Override dataset.limit (first N questions).")
-@click.option(
-    "--allow-unavailable",
-    is_flag=True,
-    help="Mark settings whose model weights are missing as 'unavailable' instead of aborting.",
-)
+@_override_options
 @click.option(
     "--retry-failed/--no-retry-failed",
     default=True,
@@ -89,12 +140,11 @@ def _plan_lines(suite) -> list[str]:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, retry_failed, no_progress) -> None:
     """Run a suite YAML: every question x setting, cached and resumable."""
-    from rageval.suite.runner import RunDirError, run_suite
+    from rageval.data import DataUnavailable
+    from rageval.errors import ModelUnavailable
+    from rageval.suite.runner import run_suite
 
-    try:
-        suite = load_suite(suite_file, **_overrides(judge, reader, limit))
-    except SuiteError as err:
-        raise click.ClickException(str(err)) from None
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit))
     try:
         result = run_suite(
             suite,
@@ -103,18 +153,8 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, retr
             progress=not no_progress,
             retry_failed=retry_failed,
         )
-    except (RunDirError, ValueError, FileNotFoundError) as err:
-        raise click.ClickException(str(err)) from None
-    except Exception as err:
-        from rageval.data import DataUnavailable
-        from rageval.errors import ModelUnavailable
-
-        if isinstance(err, (ModelUnavailable, DataUnavailable)):
-            raise click.ClickException(
-                f"{err}\nTo run without those weights: --judge lexical --reader extractive, and "
-                "--allow-unavailable to mark compressors whose weights are missing as 'unavailable'."
-            ) from None
-        raise
+    except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
+        raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
     _summary(result)
 
 
@@ -141,13 +181,13 @@ def _summary(result) -> None:
 
 @click.command("rescore")
 @click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--judge", default=None, help="Rescore with another judge (default: the run's).")
+@click.option("--judge", default=None, callback=_non_blank, help="Rescore with another judge (default: the run's).")
 def rescore_cmd(run_dir: str, judge: str | None) -> None:
-    """Recompute every metric of a run directory from its saved records (no generation)."""
-    from rageval.errors import ModelUnavailable
+    """Recompute every metric of a run from its saved records (no generation) into RUN_DIR/rescore-<judge>/.
 
-    try:
-        n = rescore(Path(run_dir), judge=judge)
-    except (ValueError, FileNotFoundError, ModelUnavailable) as err:
-        raise click.ClickException(str(err)) from None
-    click.echo(f"rescored {n} records in {run_dir}")
+    The run's own files are never changed (docs/suites.md#rescoring).
+    """
+    res = rescore(Path(run_dir), judge=judge)
+    click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
+    click.echo(f"records: {res.out_dir / 'records.jsonl'}")
+    click.echo(f"report: {res.out_dir / 'report.html'}")

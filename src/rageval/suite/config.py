@@ -27,15 +27,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any, Literal, Union
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.registry import did_you_mean
 from rageval.suite.study import AuditSpec, FrontierSpec
+from rageval.suite.yamlsafe import YamlError, load_yaml_file
 
 __all__ = ["Suite", "SuiteError", "load_suite", "SettingSpec", "suite_hash"]
 
@@ -45,7 +54,15 @@ class SuiteError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: no bool where a number is meant, no "3" for 3; no NaN/inf; no blank string for a field
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_blank_strings(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and not value.strip() and info.field_name != "description":
+            raise ValueError("empty string; give a value or leave the key out")
+        return value
 
 
 class DatasetSpec(_Strict):
@@ -79,15 +96,21 @@ class SettingSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     name: str | None = Field(None, description="setting name prefix (default: the compressor name)")
 
-    @field_validator("budgets")
+    @field_validator("budgets", mode="before")
     @classmethod
     def _budgets(cls, v):
-        if not v:
+        if not isinstance(v, list) or not v:
             raise ValueError("budgets must list at least one budget (use [null] for no budget)")
         for b in v:
             if b is None:
                 continue
-            if isinstance(b, bool) or b <= 0:
+            if isinstance(b, bool) or not isinstance(b, (int, float)):
+                raise ValueError(
+                    f"budget {b!r} is not a number: give a token count (an integer) or a fraction in (0, 1]"
+                )
+            if isinstance(b, float) and not math.isfinite(b):
+                raise ValueError(f"budget {b!r} must be a finite number")
+            if b <= 0:
                 raise ValueError(f"budget {b!r} must be a positive token count or a fraction in (0, 1]")
             if isinstance(b, float) and b > 1:
                 raise ValueError(f"budget {b!r}: a float is a fraction in (0, 1]; write an integer for tokens")
@@ -174,12 +197,10 @@ def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
         raise SuiteError(f"{path}: include cycle: {' -> '.join(map(str, chain + (path,)))}")
     if not path.is_file():
         raise SuiteError(f"suite file not found: {path}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise SuiteError(f"{path}:{where}: malformed YAML: {getattr(err, 'problem', err)}") from None
+    try:  # UTF-8 only; duplicate keys, alias bombs and non-finite numbers are refused (rageval.suite.yamlsafe)
+        data = load_yaml_file(path)
+    except YamlError as err:
+        raise SuiteError(str(err)) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -225,7 +246,8 @@ def _format_errors(path: Path, err: ValidationError) -> str:
         elif e["type"] == "missing":
             lines.append(f"  {where}: required key is missing.")
         else:
-            lines.append(f"  {where}: {e['msg']} (got {e.get('input')!r:.60}).")
+            msg = e["msg"].removeprefix("Value error, ")
+            lines.append(f"  {where}: {msg} (got {e.get('input')!r:.60}).")
     return "\n".join(lines)
 
 
@@ -301,6 +323,9 @@ def _check_names(path: Path, suite: Suite) -> None:
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         problems.append(f"  settings: duplicate setting names {dupes}; give one of them a distinct `name:`")
+    from rageval.suite.checks import config_problems  # dataset, tokenizer, reader, judge, contrasts
+
+    problems += config_problems(suite)
     from rageval.suite.study import study_problems
 
     problems += study_problems(suite)

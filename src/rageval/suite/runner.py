@@ -31,7 +31,8 @@ from rageval import __version__
 from rageval.errors import ModelUnavailable
 from rageval.io import write_json_atomic, write_text_atomic
 from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
-from rageval.suite.config import Suite, suite_hash
+from rageval.suite.checks import contrast_problems, tokenizer_problem
+from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.execute import Item, Stage, run_batch
 from rageval.suite.plan import (
     RunDirError,
@@ -184,7 +185,37 @@ def run_suite(
     on_record: Callable[[Record], None] | None = None,
     retry_failed: bool = True,
 ) -> RunResult:
-    """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``).
+    """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
+
+    One writer per output directory (:mod:`rageval.suite.lock`): a second process on the
+    same directory is refused with :class:`~rageval.suite.lock.OutDirBusy`.
+    """
+    from rageval.suite.lock import OutDirLock
+
+    out = Path(out_dir if out_dir is not None else suite.output_dir)
+    with OutDirLock(out, f"rageval suite {suite.name}"):
+        return _run_suite(
+            suite,
+            out,
+            allow_unavailable=allow_unavailable,
+            progress=progress,
+            build_report=build_report,
+            on_record=on_record,
+            retry_failed=retry_failed,
+        )
+
+
+def _run_suite(
+    suite: Suite,
+    out_dir: str | Path | None = None,
+    *,
+    allow_unavailable: bool = False,
+    progress: bool = True,
+    build_report: bool = True,
+    on_record: Callable[[Record], None] | None = None,
+    retry_failed: bool = True,
+) -> RunResult:
+    """The run itself (see :func:`run_suite`).
 
     ``retry_failed``: compute cached records with a transient status (``reader_error``, ``judge_error``) again;
     False reuses them like every other cached record (docs/suites.md#statuses).
@@ -199,9 +230,15 @@ def run_suite(
     cache = RecordCache(out)
     cache.mark_suite(suite.name, shash)
 
+    problem = tokenizer_problem(suite.tokenizer)  # configuration errors stop the run before any record
+    if problem:
+        raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n  tokenizer: {problem}")
     tokenizer = get_tokenizer(suite.tokenizer)
     examples, retrieved = load_inputs(suite)
     diagnostics = select_diagnostics(suite, examples)
+    problems = contrast_problems(suite, diagnostics)
+    if problems:
+        raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n" + "\n".join(problems))
     options = scoring_options(suite)
     judge = load_judge(suite, out / "cache" / "judge", tokenizer)
     reader = _make_reader(suite)
@@ -211,6 +248,7 @@ def run_suite(
     status_counts: dict[str, int] = {}
     reused = computed = retried = 0
     models: dict[str, Any] = {"judge": getattr(judge, "id", str(suite.judge.spec)), "reader": _reader_id(reader, suite)}
+    expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this suite's record
     for ps in settings:
         setting = Setting(name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=suite.reader.backend)
         comp_error: str | None = None
@@ -225,6 +263,7 @@ def run_suite(
         pending: list[Item] = []
         for ex, ret in zip(examples, retrieved):
             item = Item(ex, ret, record_hash(key, ex, ret))
+            expected[(ps.name, ex.id)] = item.input_hash
             cached = cache.read(ps.name, ex.id, item.input_hash)
             if cached is not None and retry_failed and cached.status in TRANSIENT_STATUSES:
                 retried += 1  # a failure that may not happen twice: computed again
@@ -248,7 +287,7 @@ def run_suite(
     bar.close()
 
     # Final files, from the cache alone (identical whether or not the run was resumed).
-    n = cache.assemble([s.name for s in settings], [e.id for e in examples])
+    n = cache.assemble([s.name for s in settings], [e.id for e in examples], expected=expected)
     write_json_atomic(
         out / "manifest.json",
         _manifest(suite, shash, settings, examples, retrieved, diagnostics, models, reader),

@@ -1,0 +1,405 @@
+"""Everything a run checks about its configuration, checked before anything runs (docs/suites.md#validation).
+
+Two levels:
+
+* :func:`config_problems` — cheap, run by every :func:`~rageval.suite.config.load_suite`
+  (beside its checks of compressors, parameters, diagnostics and contrasts): the
+  dataset (name, shipped sample, local path, hub-only keys), the tokenizer name,
+  the reader (backend, parameter names and values, template fields) and the judge
+  (spec, parameter names and values).  Nothing is downloaded and no model is loaded.
+* :func:`check_suite` — what ``rageval validate`` adds: the tokenizer is loaded,
+  the dataset is read and retrieved exactly as the run reads it, the contrasts are
+  checked against the metrics the applicable diagnostics write, and every model the
+  suite names (judge, reader, compressors) is looked up locally
+  (:func:`model_availability`).  The runner runs the same contrast check
+  (:func:`contrast_problems`) right after it selects the diagnostics, before any
+  record is computed.
+
+Each problem is one line ``  <field>: <what is wrong>; <the fix>``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from rageval.registry import closest, did_you_mean
+
+__all__ = [
+    "JUDGE_PARAMS",
+    "Availability",
+    "SuiteCheck",
+    "check_suite",
+    "config_problems",
+    "contrast_problems",
+    "metric_names_of",
+    "model_availability",
+]
+
+#: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
+JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision")
+_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")
+
+
+# -- cheap checks (every load_suite) ---------------------------------------------------------------
+
+
+def config_problems(suite: Any) -> list[str]:
+    """The configuration problems of ``suite`` that need no data and no model (one line each)."""
+    return [
+        *_dataset_problems(suite),
+        *_tokenizer_problems(suite),
+        *_reader_problems(suite),
+        *_judge_problems(suite),
+        *_diagnostics_problems(suite),
+    ]
+
+
+def _dataset_problems(suite: Any) -> list[str]:
+    from rageval.data import LOADERS, SAMPLES, sample_path
+
+    ds = suite.dataset
+    out = []
+    if getattr(ds, "format", None) is None and ds.name not in LOADERS:  # format: a rageval score file (docs/score.md)
+        hint = did_you_mean(ds.name, LOADERS.spellings(), cutoff=0.5) or f" Known: {', '.join(LOADERS.names())}."
+        out.append(f"  dataset.name: unknown dataset {ds.name!r}.{hint}")
+    if ds.sample is not None:
+        try:
+            sample_path(ds.sample)
+        except KeyError:
+            hint = did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
+            out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
+    if ds.path is not None:
+        from rageval.suite.plan import resolve_dataset_path
+
+        try:
+            p = resolve_dataset_path(suite)
+        except FileNotFoundError:
+            out.append(
+                f"  dataset.path: {ds.path!r} not found (looked beside the suite file and in the current "
+                "directory); give an existing .json/.jsonl file"
+            )
+        else:
+            if p is not None and p.is_dir():
+                out.append(f"  dataset.path: {ds.path!r} is a directory; give a .json/.jsonl file")
+    if ds.hub_id is None:
+        for key in ("hub_config", "split"):
+            if getattr(ds, key) is not None:
+                out.append(f"  dataset.{key}: applies to dataset.hub_id only (it would be ignored); remove it")
+    return out
+
+
+def _tokenizer_problems(suite: Any) -> list[str]:
+    spec = suite.tokenizer
+    if spec in ("regex", "whitespace") or Path(spec).expanduser().exists() or "/" in spec:
+        return []
+    close = closest(spec, ["regex", "whitespace"])
+    if close is not None:
+        return [
+            f"  tokenizer: {spec!r} is neither a built-in tokenizer nor a local folder. Did you mean {close!r}? "
+            "(regex | whitespace | a Hugging Face tokenizer folder or id)"
+        ]
+    return []  # a hub id: loaded by check_suite / the run
+
+
+def _reader_problems(suite: Any) -> list[str]:
+    from rageval.readers import READERS, PromptTemplate, reader_class
+
+    spec = suite.reader
+    out = []
+    try:
+        PromptTemplate.coerce(spec.template)
+    except (TypeError, ValueError) as err:
+        out.append(f"  reader.template: {err}")
+    if spec.backend not in READERS:
+        return out  # reported by the name check
+    cls = reader_class(spec.backend)
+    params = dict(spec.params)
+    if "template" in params:
+        out.append("  reader.params.template: give the prompt template as reader.template (its own section)")
+        return out
+    sig = inspect.signature(cls.__init__)
+    accepted = [p for p in sig.parameters if p not in ("self", "sleep", "template")]
+    unknown = [k for k in params if k not in accepted]
+    for k in unknown:
+        hint = did_you_mean(k, accepted)
+        out.append(
+            f"  reader.params.{k}: unknown option for reader {spec.backend!r}.{hint} Accepted: {', '.join(accepted)}."
+        )
+    required = [
+        p.name
+        for p in sig.parameters.values()
+        if p.name != "self" and p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    missing = [r for r in required if r not in params]
+    if missing:
+        out.append(f"  reader.params: reader {spec.backend!r} needs {', '.join(map(repr, missing))}")
+    if unknown or missing or out:
+        return out
+    params.setdefault("tokenizer", "regex")
+    if isinstance(params["tokenizer"], str) and params["tokenizer"] not in ("regex", "whitespace"):
+        params["tokenizer"] = "regex"  # an HF tokenizer is loaded by check_suite, not here
+    check = getattr(cls, "check_params", None)
+    try:
+        if check is not None:  # a backend that loads a model checks its values without loading it
+            check(**params, template=spec.template)
+        else:  # model-free (or lazy) backends are cheap to build: build one, as the run does
+            cls(**params, template=spec.template)
+    except (TypeError, ValueError, OSError) as err:
+        msg = err.strerror if isinstance(err, OSError) and not str(err) else str(err)
+        out.append(f"  reader.params: {' '.join(msg.split())}")
+    return out
+
+
+def _judge_problems(suite: Any) -> list[str]:
+    from rageval.judges import BUILTIN, JUDGES
+
+    spec = suite.judge.spec
+    out = []
+    name, sep, arg = spec.partition(":")
+    if spec in JUDGES:
+        if JUDGES.meta(spec)["arg"]:
+            out.append(f"  judge.spec: {spec!r} needs a path after a colon, e.g. '{spec}:/models/x'")
+    elif sep and name in JUDGES and JUDGES.meta(name)["arg"]:
+        if not arg.strip():
+            out.append(f"  judge.spec: {spec!r} names no model; give '{name}:<local folder or hub id>'")
+        elif name == "replay":
+            from rageval.judges import ReplayJudge
+
+            try:
+                ReplayJudge(arg)
+            except (OSError, ValueError) as err:
+                out.append(f"  judge.spec: {' '.join(str(err).split())}")
+    elif sep and not Path(spec).expanduser().exists() and "/" not in name:
+        known = [n for n in JUDGES.names() if JUDGES.meta(n)["arg"]]
+        hint = did_you_mean(name, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+        out.append(f"  judge.spec: unknown judge kind {name!r} in {spec!r}.{hint}")
+    elif not sep and "/" not in spec and not Path(spec).expanduser().exists():
+        close = closest(spec, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
+        if close is not None:
+            out.append(
+                f"  judge.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
+                f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+            )
+    for key, value in suite.judge.params.items():
+        problem = _judge_param_problem(key, value)
+        if problem:
+            out.append(f"  judge.params.{key}: {problem}")
+    return out
+
+
+def _judge_param_problem(key: str, value: Any) -> str | None:
+    if key not in JUDGE_PARAMS:
+        hint = did_you_mean(key, JUDGE_PARAMS)
+        return f"unknown judge option.{hint} Accepted: {', '.join(JUDGE_PARAMS)}."
+    if value is None:
+        return None
+    if key in ("batch_size", "max_length"):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            return f"must be a positive integer (or null), got {value!r}"
+    elif key == "dtype":
+        if value not in _DTYPES:
+            return f"must be one of {', '.join(_DTYPES)} (or null for float32), got {value!r}"
+    elif not isinstance(value, str) or not value.strip():
+        return f"must be a non-empty string (or null), got {value!r}"
+    return None
+
+
+def _diagnostics_problems(suite: Any) -> list[str]:
+    if suite.diagnostics != "auto" and not suite.diagnostics:
+        return ["  diagnostics: the list is empty; name at least one diagnostic, or write 'auto'"]
+    return []
+
+
+def metric_names_of(diagnostics: Sequence[str] | None = None) -> list[str]:
+    """The record metrics ``diagnostics`` write (every diagnostic when None), plus the derived gaps they allow."""
+    from rageval.diagnostics import CATALOG, DERIVED
+
+    names = list(CATALOG) if diagnostics is None else list(diagnostics)
+    keys = list(dict.fromkeys(o.key for n in names for o in CATALOG[n].outputs))
+    keys += [g for g, (a, b, _) in DERIVED.items() if a in keys and b in keys]
+    return keys
+
+
+def contrast_problems(suite: Any, diagnostics: Sequence[str]) -> list[str]:
+    """The contrasts of ``suite`` checked against the metrics the selected ``diagnostics`` write.
+
+    ``load_suite`` checks them against every metric the catalog knows; this is the
+    check the runner makes once it knows which diagnostics apply to the dataset (a
+    contrast on ``evidence_f1`` of a dataset without evidence fails here, before any
+    record is computed, not after the run).
+    """
+    if suite.contrasts is None:
+        return []
+    from rageval.report.contrasts import expand_plan
+
+    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    try:
+        expand_plan(suite.contrasts, settings, metric_names=metric_names_of(diagnostics))
+    except (ValueError, TypeError) as err:
+        msg = " ".join(str(err).split())
+        return [f"  contrasts: {msg} (the diagnostics that apply to this dataset: {', '.join(diagnostics)})"]
+    return []
+
+
+# -- what `rageval validate` adds: the data, the tokenizer, the models ------------------------------
+
+
+@dataclass(frozen=True)
+class Availability:
+    """One model the suite names, and whether it can be loaded here."""
+
+    where: str  # the suite field, e.g. "judge.spec" or "settings[2] (abstractive@0.5)"
+    ref: str  # the model reference as written
+    problem: str | None  # None: found locally (or not checkable, see note)
+    note: str = ""
+    compressor: bool = False  # compressors missing weights can become 'unavailable' records
+
+
+@dataclass
+class SuiteCheck:
+    """What :func:`check_suite` found."""
+
+    problems: list[str] = field(default_factory=list)  # configuration errors: the run would stop
+    models: list[Availability] = field(default_factory=list)
+    questions: int | None = None
+    diagnostics: list[str] = field(default_factory=list)
+
+    def unavailable(self, allow_unavailable: bool = False) -> list[Availability]:
+        """Models that cannot be loaded here and would stop the run."""
+        return [m for m in self.models if m.problem and not (allow_unavailable and m.compressor)]
+
+
+def _hf_available(ref: str, revision: str | None = None) -> str | None:
+    """None when ``ref`` is a local folder or a hub id present in the local Hugging Face cache, else why not."""
+    p = Path(ref).expanduser()
+    if p.exists():
+        return None if p.is_dir() else f"{ref} is a file; give a model folder (config.json, weights, tokenizer)"
+    if ref.startswith(("/", ".", "~")) or ref.count("/") > 1:
+        return f"no such folder {ref!r}"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - a dependency of transformers
+        return f"{ref!r} is not a local folder (huggingface_hub is not installed to look in the hub cache)"
+    try:
+        found = try_to_load_from_cache(ref, "config.json", revision=revision)
+    except ValueError:
+        return f"{ref!r} is neither a local folder nor a valid hub id"
+    if isinstance(found, str):
+        return None
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
+        return f"{ref!r} is not a local folder and not in the Hugging Face cache (HF_HUB_OFFLINE is set)"
+    return None  # online: the run downloads it
+
+
+def _minilm_available() -> str | None:
+    from rageval.errors import ModelUnavailable
+
+    try:
+        from rageval.compressors.similarity import minilm_path
+
+        minilm_path()
+    except ModelUnavailable as err:
+        return str(err)
+    return None
+
+
+def _model_ref(ref: str, revision: str | None = None) -> str | None:
+    if ref == "minilm":
+        return _minilm_available()
+    for prefix in ("cross-encoder:", "embedding:", "nli:", "seq2seq:"):
+        if ref.startswith(prefix):
+            ref = ref[len(prefix) :]
+    return _hf_available(ref, revision)
+
+
+def model_availability(suite: Any) -> list[Availability]:
+    """Every model the suite names (judge, reader, compressors), looked up locally; nothing is loaded."""
+    from rageval.judges import JUDGES
+
+    out = []
+    spec = suite.judge.spec
+    name = spec.partition(":")[0]
+    revision = suite.judge.params.get("revision")
+    if spec == "minilm":
+        out.append(Availability("judge.spec", spec, _minilm_available()))
+    elif not (spec in JUDGES or (name in JUDGES and name == "replay")):
+        out.append(Availability("judge.spec", spec, _model_ref(spec, revision)))
+    reader = suite.reader
+    if reader.backend == "transformers" and isinstance(reader.params.get("model"), str):
+        ref = reader.params["model"]
+        out.append(Availability("reader.params.model", ref, _hf_available(ref, reader.params.get("revision"))))
+    elif reader.backend == "openai":
+        out.append(
+            Availability(
+                "reader.params.base_url", str(reader.params.get("base_url")), None, "an endpoint: not contacted here"
+            )
+        )
+    from rageval.compressors import CompressorConfigError, get
+
+    for i, (sname, comp, _, params) in enumerate(suite.expand_settings()):
+        try:
+            c = get(comp, **params)
+        except (CompressorConfigError, ValueError, TypeError):
+            continue  # a configuration problem, reported by load_suite
+        if not getattr(c, "needs_model", False):
+            continue
+        where = f"settings ({sname})"
+        if getattr(c, "params", {}).get("backend") == "llmlingua2":
+            import importlib.util
+
+            if importlib.util.find_spec("llmlingua") is None:
+                out.append(Availability(where, "llmlingua2", "the llmlingua package is not installed", compressor=True))
+                continue
+        ref = c.model_id
+        if ref:
+            out.append(Availability(where, ref, _model_ref(ref), compressor=True))
+    return out
+
+
+def check_suite(suite: Any) -> SuiteCheck:
+    """What the run would find wrong with ``suite`` before computing anything (see the module doc)."""
+    from rageval.data import DataLoadError, DataUnavailable
+    from rageval.suite.plan import load_inputs, select_diagnostics
+    from rageval.text import get_tokenizer
+
+    res = SuiteCheck()
+    tok_problem = tokenizer_problem(suite.tokenizer)
+    if tok_problem:
+        res.problems.append(f"  tokenizer: {tok_problem}")
+    else:
+        get_tokenizer(suite.tokenizer)
+    try:
+        examples, _ = load_inputs(suite)
+    except (DataLoadError, FileNotFoundError, KeyError) as err:
+        res.problems.append(f"  dataset: {' '.join(str(err).strip(chr(34) + chr(39)).split())}")
+    except DataUnavailable as err:
+        res.models.append(Availability("dataset.hub_id", str(suite.dataset.hub_id), str(err)))
+    else:
+        res.questions = len(examples)
+        if not examples:
+            res.problems.append("  dataset: no question to run (an empty file, or limit 0); check dataset.path")
+        res.diagnostics = select_diagnostics(suite, examples)
+        res.problems += contrast_problems(suite, res.diagnostics)
+    res.models += model_availability(suite)
+    return res
+
+
+def tokenizer_problem(spec: str) -> str | None:
+    """None when the suite tokenizer ``spec`` loads here, else why not (one line, with the fix)."""
+    from rageval.text import get_tokenizer
+
+    if spec in ("regex", "whitespace"):
+        return None
+    try:
+        get_tokenizer(spec)
+    except (OSError, ValueError, ImportError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return (
+            f"{spec!r} cannot be loaded ({first[:160]}); give 'regex', 'whitespace' or a local Hugging Face "
+            "tokenizer folder"
+        )
+    return None
