@@ -9,6 +9,7 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -168,12 +169,22 @@ def _cohort_clusters(run: Run, qids: Sequence[str]) -> list[Any] | None:
     return _clusters(run, qids, key) if key and qids else None
 
 
-def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None) -> dict[str, Any]:
+def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None, n_rows_left_out: int = 0) -> dict[str, Any]:
     return {
         "n": len(t.qids),
         "n_questions": len({r["question_id"] for r in run.records}),
         "n_clusters": len(set(clusters)) if clusters is not None else None,
         "counts": {s: dict(c) for s, c in t.cohort.counts.items()},
+        # settings that did not run (every record unavailable): reported, left out of the cohort and the contrasts
+        "left_out": [
+            {
+                "setting": s,
+                "n_records": t.cohort.counts[s]["n_records"],
+                "n_unavailable": t.cohort.counts[s]["n_failed"],
+            }
+            for s in t.cohort.left_out
+        ],
+        "n_contrast_rows_left_out": n_rows_left_out,
     }
 
 
@@ -249,6 +260,7 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[d
             "achieved_ratio": ctx[s][0],
             "achieved_tokens": ctx[s][1],
             "metrics": _metric_means(t, s, gaps),
+            "left_out": s in t.cohort.left_out,
         }
         abst = _abstentions(t, s)
         if abst is not None:
@@ -341,10 +353,14 @@ def _contrasts(
     ]
 
 
-def _plan(run: Run, t: _Table) -> ContrastPlan:
-    """The suite's contrast plan over the cohort table's settings and the metrics the records carry."""
+def _plan(run: Run, t: _Table) -> tuple[ContrastPlan, int]:
+    """The suite's contrast plan over the cohort table's settings and the metrics the records carry, without the
+    rows that touch a left-out (wholly unavailable) setting; and how many rows were left out."""
     refs = [s for s in run.settings if s["name"] in t.settings]
-    return expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
+    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
+    gone = set(t.cohort.left_out)
+    kept = tuple(r for r in plan.rows if r.a not in gone and r.b not in gone)
+    return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
 
 
 def _holm_info(run: Run, plan: ContrastPlan) -> dict[str, Any]:
@@ -450,7 +466,7 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
     seed = _resolve_seed(suite, seed)
     t = _cohort_table(run)
     gaps = _present_gaps(t.metric_names)
-    plan = _plan(run, t)
+    plan, n_rows_left_out = _plan(run, t)
     rows = plan.rows
     clusters = _cohort_clusters(run, t.qids)
     return {
@@ -459,7 +475,7 @@ def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> 
         "n_resamples": n_resamples,
         "confidence": 0.95,
         "settings": run.settings,
-        "cohort": _cohort_info(run, t, clusters),
+        "cohort": _cohort_info(run, t, clusters, n_rows_left_out),
         "metric_names": t.metric_names,
         "gaps": {g: list(p) for g, p in gaps.items()},
         "summary": _summary(run, t, gaps),

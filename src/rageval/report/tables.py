@@ -26,6 +26,7 @@ __all__ = [
     "validity_markdown",
     "fmt",
     "abstentions_table",
+    "left_out_line",
     "ARROWS",
     "DIRECTION_LEGEND",
 ]
@@ -97,6 +98,7 @@ def summary_columns(an: dict[str, Any]) -> list[str]:
         "n_missing",
         "n_cohort",
         "n_excluded",
+        "left_out",
         *[f"n_{s}" for s in FAILURE_STATUSES],
         "achieved_ratio",
         "achieved_tokens",
@@ -131,6 +133,7 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
                 "achieved_tokens",
             )
         }
+        flat["left_out"] = bool(row.get("left_out"))  # did not run: left out of the cohort and the contrasts
         flat["budget"] = "NA" if row["budget"] is None else str(row["budget"])  # as the suite wrote it
         for s in FAILURE_STATUSES:
             flat[f"n_{s}"] = row["status"].get(s, 0)
@@ -245,15 +248,33 @@ def abstentions_table(an: dict[str, Any], *, undefined: str = "undefined") -> tu
     return cols, rows
 
 
+def left_out_line(an: dict[str, Any]) -> str | None:
+    """The settings left out of the cohort and the contrasts because they did not run (every record
+    ``unavailable``), with their counts; None when every setting ran (docs/design.md#common-cohort)."""
+    c = an["cohort"]
+    gone = c.get("left_out") or []
+    if not gone:
+        return None
+    listed = ", ".join(f"{g['setting']} ({g['n_unavailable']} of {g['n_records']} records unavailable)" for g in gone)
+    rows = c.get("n_contrast_rows_left_out") or 0
+    return (
+        f"Left out of the common cohort and the contrasts (the setting did not run: every record `unavailable`): "
+        f"{listed}; {rows} contrast row{'' if rows == 1 else 's'} left out."
+    )
+
+
 def _header(an: dict[str, Any]) -> str:
     s = an["suite"]
     c = an["cohort"]
     lines = [
         f"Suite **{s.get('name')}** (hash `{s.get('hash')}`), dataset {s.get('dataset')}.",
-        f"Common cohort: **{c['n']}** of {c['n_questions']} questions are `ok` in every setting"
+        f"Common cohort: **{c['n']}** of {c['n_questions']} questions are `ok` in every setting that ran"
         + (f" ({c['n_clusters']} clusters by `{s.get('cluster_key')}`)." if c.get("n_clusters") else "."),
         "Means are question-weighted over the cohort; an undefined value is left out of its mean and counted.",
     ]
+    gone = left_out_line(an)
+    if gone:
+        lines.append(gone)
     if c["n"] == 0:
         lines.append("**The common cohort is empty: every mean below is undefined.**")
     return "\n".join(lines) + "\n"

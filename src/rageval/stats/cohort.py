@@ -3,7 +3,11 @@
 
 Records are the dicts of ``records.jsonl`` (``Record.to_dict()``); ``Record``
 objects are accepted too.  Primary comparisons use the **common cohort**: the
-questions whose records are ``ok`` in every setting of the family.
+questions whose records are ``ok`` in identity and in every setting that ran.  A
+setting that did not run at all — every record of it ``unavailable`` (its model
+weights are missing) — is reported with its counts and **left out** of the cohort
+(and of the contrast family); a setting that ran and failed on some questions stays
+in, and those questions leave the cohort.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["Cohort", "common_cohort", "as_record_dict", "metric_value", "metric_table"]
+__all__ = ["Cohort", "common_cohort", "wholly_unavailable", "as_record_dict", "metric_value", "metric_table"]
 
 
 def as_record_dict(rec: Any) -> Mapping[str, Any]:
@@ -37,30 +41,55 @@ def _setting_name(rec: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Cohort:
-    """Questions ``ok`` in every setting, plus what each setting lost.
+    """Questions ``ok`` in every setting that ran, plus what each setting lost.
 
     ``counts[setting]`` holds ``n_records``, ``n_ok``, ``n_failed`` (records with a
     status other than ok), ``n_missing`` (questions seen elsewhere with no record
-    here), ``n_cohort`` and ``n_excluded`` (ok here but not in the cohort because
-    the question failed or is missing in another setting).
+    here), ``n_cohort`` (the cohort's size; 0 for a setting left out) and
+    ``n_excluded`` (ok here but not in the cohort because the question failed or is
+    missing in another setting).  ``left_out``: the settings wholly ``unavailable``,
+    in suite order, which define nothing here (:func:`common_cohort`).
     """
 
     question_ids: tuple[str, ...]
     settings: tuple[str, ...]
     counts: Mapping[str, Mapping[str, int]]
+    left_out: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.question_ids)
 
+    @property
+    def family(self) -> tuple[str, ...]:
+        """The settings that define the cohort and enter the contrasts: every setting but the left-out ones."""
+        return tuple(s for s in self.settings if s not in self.left_out)
 
-def common_cohort(records: Iterable[Any], settings: Sequence[str] | None = None) -> Cohort:
+
+def wholly_unavailable(statuses: Sequence[Any]) -> bool:
+    """A setting that did not run: it has records and every one of them is ``unavailable``."""
+    present = [st for st in statuses if st is not None]
+    return bool(present) and all(st == "unavailable" for st in present)
+
+
+def common_cohort(
+    records: Iterable[Any], settings: Sequence[str] | None = None, *, leave_out_unavailable: bool = True
+) -> Cohort:
     """The common cohort of ``records`` over ``settings`` (default: every setting seen).
+
+    The cohort is the questions ``ok`` in every setting that ran: with
+    ``leave_out_unavailable`` (the default, docs/design.md#common-cohort) a setting
+    whose every record is ``unavailable`` is left out (``Cohort.left_out``) instead of
+    emptying the cohort; ``False`` requires ``ok`` in every setting.
 
     >>> recs = [{"question_id": q, "setting": {"name": s}, "status": st}
     ...         for q, s, st in [("q1", "a", "ok"), ("q1", "b", "ok"), ("q2", "a", "ok"), ("q2", "b", "reader_error")]]
     >>> c = common_cohort(recs)
     >>> c.question_ids, c.counts["a"]["n_excluded"], c.counts["b"]["n_failed"]
     (('q1',), 1, 1)
+    >>> recs += [{"question_id": q, "setting": {"name": "c"}, "status": "unavailable"} for q in ("q1", "q2")]
+    >>> c = common_cohort(recs)
+    >>> c.question_ids, c.left_out, c.counts["c"]["n_cohort"]
+    (('q1',), ('c',), 0)
     """
     recs = [as_record_dict(r) for r in records]
     seen: dict[tuple[str, str], str] = {}
@@ -85,7 +114,11 @@ def common_cohort(records: Iterable[Any], settings: Sequence[str] | None = None)
     if unknown:
         raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
     questions = sorted({q for q, _ in seen})
-    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in settings)) if settings else ()
+    left_out = tuple(
+        s for s in settings if leave_out_unavailable and wholly_unavailable([seen.get((q, s)) for q in questions])
+    )
+    family = [s for s in settings if s not in left_out]
+    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in family)) if family else ()
     in_cohort = set(cohort)
     counts: dict[str, dict[str, int]] = {}
     for s in settings:
@@ -96,10 +129,10 @@ def common_cohort(records: Iterable[Any], settings: Sequence[str] | None = None)
             "n_ok": n_ok,
             "n_failed": sum(st is not None and st != "ok" for st in statuses),
             "n_missing": sum(st is None for st in statuses),
-            "n_cohort": len(cohort),
+            "n_cohort": 0 if s in left_out else len(cohort),
             "n_excluded": sum(st == "ok" and q not in in_cohort for q, st in zip(questions, statuses)),
         }
-    return Cohort(cohort, settings, counts)
+    return Cohort(cohort, settings, counts, left_out)
 
 
 def metric_value(v: Any) -> float:

@@ -166,6 +166,8 @@ def _summary(result) -> None:
             f"{result.retried} cached failures (reader_error, judge_error) computed again; "
             f"{result.quarantined} unreadable cache files moved to {result.out_dir / 'cache' / 'quarantine'}"
         )
+    for line in _cohort_lines(result.report.get("report_json") if result.report else None):
+        click.echo(line)
     report = result.report.get("report_html") if result.report else None
     click.echo(f"records: {result.out_dir / 'records.jsonl'}")
     if report:
@@ -177,6 +179,21 @@ def _summary(result) -> None:
         from rageval.report.cli import echo_holm
 
         echo_holm(report_json)
+
+
+def _cohort_lines(report_json) -> list[str]:
+    """The common cohort's size and the settings left out of it (docs/design.md#common-cohort), from report.json."""
+    if not report_json:
+        return []
+    from rageval.report.tables import left_out_line
+
+    an = json.loads(Path(report_json).read_text(encoding="utf-8"))
+    c = an["cohort"]
+    lines = [f"common cohort: {c['n']} of {c['n_questions']} questions ok in every setting that ran"]
+    gone = left_out_line(an)
+    if gone:
+        lines.append(gone.replace("`", ""))
+    return lines
 
 
 @click.command("rescore")
