@@ -79,7 +79,7 @@ settings:
 reader: {{backend: extractive}}
 judge: {{spec: lexical}}
 diagnostics: [answer_in_context, retrieval_recall]
-contrasts: [{{vs: identity}}]
+contrasts: [{{vs: identity}}, {{a: abstractive@0.5, b: naive@64, metrics: [retrieval_recall]}}]
 output_dir: {out}
 seed: 0
 """
@@ -97,11 +97,11 @@ def test_suite_with_a_setting_whose_weights_are_missing_reports_a_real_cohort(tm
     report = json.loads((run / "report.json").read_text())
     assert report["cohort"]["n"] == 3
     assert report["cohort"]["left_out"] == [{"setting": "abstractive@0.5", "n_records": 3, "n_unavailable": 3}]
-    # vs identity over 2 directed metrics x 3 (retrieval_recall, all_gold, answer_in_context): naive's 3 rows
-    # stay, abstractive's 3 rows are left out of the family (and of the Holm adjustment)
-    pairs = [c for c in report["contrasts"]]
-    assert {c["a"] for c in pairs} == {"naive@64"} and len(pairs) == 3
-    assert report["cohort"]["n_contrast_rows_left_out"] == 3
+    # vs identity over 3 directed metrics (retrieval_recall, all_gold, answer_in_context): naive's 3 rows
+    # stay; abstractive's 3 rows and the explicit abstractive - naive row are left out of the family (and Holm)
+    pairs = list(report["contrasts"])
+    assert {c["a"] for c in pairs} == {"naive@64"} and {c["b"] for c in pairs} == {"identity"} and len(pairs) == 3
+    assert report["cohort"]["n_contrast_rows_left_out"] == 4
     # means are real numbers over the 3 questions for the settings that ran; the left-out one stays undefined
     rows = {r["setting"]: r for r in csv.DictReader(open(run / "summary.csv"))}
     assert rows["identity"]["retrieval_recall_n"] == "3" and rows["identity"]["retrieval_recall"] != "NA"
@@ -109,4 +109,4 @@ def test_suite_with_a_setting_whose_weights_are_missing_reports_a_real_cohort(tm
     assert rows["abstractive@0.5"]["n_cohort"] == "0" and rows["abstractive@0.5"]["retrieval_recall"] == "NA"
     md = (run / "summary.md").read_text()
     assert "Common cohort: **3** of 3 questions are `ok` in every setting that ran." in md
-    assert "abstractive@0.5 (3 of 3 records unavailable); 3 contrast rows left out." in md
+    assert "abstractive@0.5 (3 of 3 records unavailable); 4 contrast rows left out." in md

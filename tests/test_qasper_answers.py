@@ -274,3 +274,46 @@ def test_qasper_suite_scores_str_em_answer_f1_and_answer_in_context(tmp_path):
     assert units[0]["source_ids"] == ["abstract.s0"] and units[0]["title"] == "Abstract"
     assert recs["qh1"]["extra"]["gold"]["annotator_answers"] == [["412 questions"], ["412"]]
     assert Path(result.out_dir / "summary.csv").is_file()
+
+
+def _paper(**kw):
+    row = {
+        "id": "p3",
+        "title": "t",
+        "abstract": "We compress contexts. Citations survive.",
+        "full_text": [{"section_name": "Intro", "paragraphs": ["Body text here."]}],
+        "qas": [
+            {
+                "question": "What survives?",
+                "question_id": "q",
+                "answers": [
+                    {
+                        "answer": {
+                            "unanswerable": False,
+                            "extractive_spans": ["Citations"],
+                            "evidence": ["We compress contexts. Citations survive."],
+                        }
+                    }
+                ],
+            }
+        ],
+    }
+    row.update(kw)
+    return row
+
+
+def test_qasper_abstract_sentences_are_its_snippets_and_evidence_can_point_at_it():
+    ex = examples_from_records("qasper", [_paper()])[0]
+    assert [s.id for s in ex.documents[0].snippets] == ["abstract.s0", "abstract.s1"]
+    assert [d.id for d in ex.documents] == ["abstract", "d0"]
+    # an annotator who highlighted the abstract has it as gold evidence paragraph
+    assert ex.evidence == (("abstract",),) and ex.gold_doc_ids == ("abstract",)
+
+
+def test_qasper_abstract_missing_null_or_wrong_type():
+    row = _paper()
+    del row["abstract"]
+    assert [d.id for d in examples_from_records("qasper", [row])[0].documents] == ["d0"]
+    assert [d.id for d in examples_from_records("qasper", [_paper(abstract=None)])[0].documents] == ["d0"]
+    with pytest.raises(ValueError, match=r"record 0: field 'abstract' is int 3; expected the abstract"):
+        examples_from_records("qasper", [_paper(abstract=3)])
