@@ -294,10 +294,12 @@ def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
     shutil.rmtree(copy / "cache" / "judge", ignore_errors=True)
     JUDGES.register("exact-string-test", lambda arg, o: judge, arg=False)
     try:
-        rescore(copy, judge="exact-string-test")
+        result = rescore(copy, judge="exact-string-test")
     finally:
         JUDGES.unregister("exact-string-test")
-    rows = _summary(copy)
+    out = getattr(result, "out_dir", copy)  # the rescored run's folder
+    assert json.loads((out / "rescore_stats.json").read_text())["judge"]["judge_id"] == "exact-string-test"
+    rows = _summary(out)
     for s, row in rows.items():
         if _compressor(s) in JOINS:
             assert float(row["gap_precision"]) == 0.0 and float(row["gap_recall"]) == 0.0, s
