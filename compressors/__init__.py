@@ -3,7 +3,7 @@
 
 >>> from rageval.compressors import get, names
 >>> names()
-['abstractive', 'ecr', 'extractive', 'focused', 'identity', 'mmr', 'naive', 'rerank', 'submodular', 'token_prune']
+['abstractive', 'ecr', 'extractive', 'focused', 'given', 'identity', 'mmr', 'naive', 'rerank', 'submodular', 'token_prune']
 >>> c = get("submodular", w_div=0.25)
 >>> c.needs_model
 False
@@ -64,6 +64,7 @@ for _name, _target in [
     ("ecr", "ecr:ECRCompressor"),
     ("extractive", "extractive:ExtractiveCompressor"),
     ("focused", "focused:FocusedCompressor"),
+    ("given", "given:GivenCompressor"),
     ("identity", "identity:IdentityCompressor"),
     ("mmr", "mmr:MMRCompressor"),
     ("naive", "naive:NaiveCompressor"),

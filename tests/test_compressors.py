@@ -64,6 +64,7 @@ def test_registry_lists_the_ten_strategies():
             "mmr",
             "focused",
             "submodular",
+            "given",  # the units a dataset file gives (docs/score.md#suites-that-read-the-same-files)
         ]
     )
 

@@ -11,6 +11,11 @@ One JSON object per line:
 
 A question (and setting) with no saved answer comes back as ``reader_error`` with a
 message naming the file, the question and the setting — never as an empty answer.
+
+``format`` (``generic``, ``alce``, ``ragchecker``, ``ragas``) reads the answers
+of a file ``rageval score`` reads instead (docs/score.md#suites-that-read-the-same-files):
+its question ids as ``rageval score`` assigns them, the lines of one ``system``
+(default: the file's only one), each answering every setting that uses the reader.
 """
 
 from __future__ import annotations
@@ -37,11 +42,14 @@ class SavedReader(Reader):
         self,
         path: str | Path,
         *,
+        format: str | None = None,
+        system: str | None = None,
         template: PromptTemplate | Mapping[str, Any] | None = None,
         tokenizer: Any = "regex",
     ):
         super().__init__(template=template, tokenizer=tokenizer)
         self.path = Path(path)
+        self.format, self.system = format, system
         if not self.path.exists():
             raise FileNotFoundError(
                 f"saved reader: answers file not found: {self.path} (a JSONL file of "
@@ -49,7 +57,26 @@ class SavedReader(Reader):
             )
         self._rows: dict[tuple[str, str | None], dict[str, Any]] = {}
         self._by_question: dict[str, list[str | None]] = {}
-        self._load()
+        if format is not None:
+            self._load_scored_file()
+        elif system is not None:
+            raise ValueError("saved reader: `system` selects the lines of a file read with `format`; add format")
+        else:
+            self._load()
+
+    def _load_scored_file(self) -> None:
+        """The answers of one system of a file ``rageval score`` reads (see the module doc)."""
+        from rageval.score.suite_data import given_answers
+
+        for qid, (text, tokens, where) in given_answers(str(self.path), self.format, system=self.system).items():
+            self._rows[(qid, None)] = {
+                "text": text,
+                "status": "ok",
+                "error": None,
+                "input_tokens": tokens,
+                "_line": where,
+            }
+            self._by_question.setdefault(qid, []).append(None)
 
     def _load(self) -> None:
         src = str(self.path)
@@ -112,6 +139,8 @@ class SavedReader(Reader):
         return len(self._rows)
 
     def params(self) -> dict[str, Any]:
+        if self.format is not None:
+            return {"path": str(self.path), "format": self.format, "system": self.system}
         return {"path": str(self.path)}
 
     def _lookup(self, req: ReaderRequest) -> dict[str, Any] | str:

@@ -10,6 +10,12 @@ import click
 __all__ = ["score_cmd"]
 
 
+class _InputError(click.ClickException):
+    """Input that cannot be scored (a file, a line, a field, an option): exit code 2, as every wrong input."""
+
+    exit_code = 2
+
+
 def _diagnostics(value: str):
     value = value.strip()
     if value == "auto":
@@ -114,14 +120,12 @@ def score_cmd(
             build_report=not no_report,
         )
     except (ScoreInputError, RunDirError) as err:
-        raise click.ClickException(str(err)) from None
-    except Exception as err:
+        raise _InputError(str(err)) from None
+    except Exception as err:  # the rest: environment errors (exit 1, one line) from the command group, bugs raise
         from rageval.errors import ModelUnavailable
 
         if isinstance(err, ModelUnavailable):
-            raise click.ClickException(f"{err}\nTo score without a model: --judge lexical") from None
-        if isinstance(err, (ValueError, OSError)) and not isinstance(err, (KeyError, IndexError)):
-            raise click.ClickException(f"{type(err).__name__}: {err}") from None
+            raise click.ClickException(f"{err}; to score without a model: --judge lexical") from err
         raise
     _summary(result)
 

@@ -262,6 +262,14 @@ def _progress(total: int, enabled: bool):
     return bar(total, enabled)
 
 
+def _batches(items: list, size: int, first: int = 16):
+    """``items`` in batches of ``size``, the first one small (the first record is on disk sooner)."""
+    start, n = 0, min(first, size)
+    while start < len(items):
+        yield items[start : start + n]
+        start, n = start + n, size
+
+
 def score_files(
     inputs: Sequence[str],
     out_dir: str | Path,
@@ -362,8 +370,7 @@ def score_files(
                 continue
             pending.append((item, it))
         stage = Stage(setting, None, None, reader, tokenizer, judge, per_setting[name], scoring, False)
-        for start in range(0, len(pending), options.batch_size):
-            chunk = pending[start : start + options.batch_size]
+        for chunk in _batches(pending, options.batch_size):
             batch = [p[0] for p in chunk]
             contexts = [
                 Context.measure(it.units, tokenizer=tokenizer, retrieved_tokens=evidence_tokens(it.sources, tokenizer))

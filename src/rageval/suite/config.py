@@ -67,6 +67,17 @@ class _Strict(BaseModel):
 
 class DatasetSpec(_Strict):
     name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
+    format: Literal["generic", "alce", "ragchecker", "ragas"] | None = Field(
+        None, description="a file `rageval score` reads (docs/score.md): its questions, gold, units and answers"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_of_format(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("format") is not None and "name" not in data:
+            data = {**data, "name": data["format"]}  # the dataset is the file (dataset: {format: generic, path: ...})
+        return data
+
     path: str | None = Field(None, description="local .json/.jsonl file (relative: to the suite file, else the cwd)")
     sample: str | None = Field(None, description="a shipped sample by name (default: the dataset's own sample)")
     hub_id: str | None = Field(None, description="datasets.load_dataset id (needs hub access)")
@@ -79,6 +90,8 @@ class DatasetSpec(_Strict):
         given = [k for k in ("path", "hub_id", "sample") if getattr(self, k) is not None]
         if len(given) > 1:
             raise ValueError(f"give one of dataset.path, dataset.hub_id, dataset.sample, not {' and '.join(given)}")
+        if self.format is not None and self.path is None and not (self.format == "ragas" and self.hub_id):
+            raise ValueError(f"dataset.format {self.format!r} reads a file: give dataset.path (docs/score.md)")
         return self
 
 
@@ -95,6 +108,7 @@ class SettingSpec(_Strict):
     budgets: list[Union[int, float, None]] = Field(default_factory=lambda: [None])
     params: dict[str, Any] = Field(default_factory=dict)
     name: str | None = Field(None, description="setting name prefix (default: the compressor name)")
+    reader: ReaderSpec | None = Field(None, description="this setting's own reader (default: the suite's reader)")
 
     @field_validator("budgets", mode="before")
     @classmethod
@@ -124,6 +138,9 @@ class ReaderSpec(_Strict):
         None, description="prompt template fields (instruction, user, system, unit, ...); default: the built-in one"
     )
     batch_size: int = Field(8, ge=1)
+
+
+SettingSpec.model_rebuild()  # its `reader` is a ReaderSpec, defined after it
 
 
 class JudgeSpec(_Strict):
@@ -171,6 +188,15 @@ class Suite(_Strict):
 
     def setting_names(self) -> list[str]:
         return [name for name, _, _, _ in self.expand_settings()]
+
+    def setting_readers(self) -> dict[str, ReaderSpec]:
+        """Setting name -> the reader that reads it: its own ``reader:``, else the suite's."""
+        out = {}
+        for s in self.settings:
+            prefix = s.name or s.compressor
+            for b in s.budgets:
+                out[prefix if b is None else f"{prefix}@{b}"] = s.reader or self.reader
+        return out
 
     def expand_settings(self) -> list[tuple[str, str, Any, dict[str, Any]]]:
         """(name, compressor, budget, params) for every compressor x budget, in suite order."""
@@ -314,6 +340,10 @@ def _check_names(path: Path, suite: Suite) -> None:
     if suite.reader.backend not in READERS:
         hint = did_you_mean(suite.reader.backend, READERS) or f" Known: {', '.join(READERS)}."
         problems.append(f"  reader.backend: unknown reader {suite.reader.backend!r}.{hint}")
+    for i, s in enumerate(suite.settings):
+        if s.reader is not None and s.reader.backend not in READERS:
+            hint = did_you_mean(s.reader.backend, READERS) or f" Known: {', '.join(READERS)}."
+            problems.append(f"  settings[{i}].reader.backend: unknown reader {s.reader.backend!r}.{hint}")
     if suite.diagnostics != "auto":
         for i, d in enumerate(suite.diagnostics):
             if d not in CATALOG:

@@ -97,10 +97,14 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     setting = stage.setting
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
+    from_example = getattr(stage.compressor, "compress_example", None)  # packs what the dataset file gives
     try:
-        ctx = stage.compressor.compress(
-            item.example.question, list(item.sources), setting.budget, tokenizer=stage.tokenizer
-        )
+        if from_example is not None:
+            ctx = from_example(item.example, list(item.sources), setting.budget, tokenizer=stage.tokenizer)
+        else:
+            ctx = stage.compressor.compress(
+                item.example.question, list(item.sources), setting.budget, tokenizer=stage.tokenizer
+            )
     except BudgetError as err:
         return None, failed(item, setting, "budget_check", str(err))
     except ModelUnavailable as err:

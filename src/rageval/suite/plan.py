@@ -45,6 +45,7 @@ class PlannedSetting:
     compressor: str
     budget: Any
     params: dict[str, Any]
+    reader: Any = None  # the ReaderSpec that reads this setting (its own, else the suite's)
 
 
 def sha(obj: Any) -> str:
@@ -52,7 +53,8 @@ def sha(obj: Any) -> str:
 
 
 def planned_settings(suite: Suite) -> list[PlannedSetting]:
-    return [PlannedSetting(n, c, b, p) for n, c, b, p in suite.expand_settings()]
+    readers = suite.setting_readers()
+    return [PlannedSetting(n, c, b, p, readers[n]) for n, c, b, p in suite.expand_settings()]
 
 
 def check_out_dir(out_dir: Path, suite: Suite) -> None:
@@ -100,7 +102,15 @@ def load_inputs(suite: Suite):
 
     ds = suite.dataset
     path = resolve_dataset_path(suite)
-    examples = load_examples(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit)
+    if ds.format is not None:  # a file `rageval score` reads (docs/score.md#suites-that-read-the-same-files)
+        from rageval.score.suite_data import read_examples
+
+        source = str(path) if path is not None else f"hf:{ds.hub_id}"
+        examples = read_examples(source, ds.format, split=ds.split, limit=ds.limit)
+    else:
+        examples = load_examples(
+            ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit
+        )
     corpus = None
     if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
         corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
@@ -136,8 +146,10 @@ def setting_key(
     compressor: Any,
     models: dict[str, Any],
     diagnostics: Sequence[str],
+    reader: Any = None,
 ) -> dict[str, Any]:
-    """Everything of the suite and the setting that can change a record of it."""
+    """Everything of the suite and the setting that can change a record of it (``reader``: the setting's
+    ReaderSpec when it has its own, its id in ``models["reader:<setting>"]``)."""
     from rageval.diagnostics import CATALOG
 
     return {
@@ -146,8 +158,8 @@ def setting_key(
         "params": params,
         "compressor": getattr(compressor, "config", None) if compressor is not None else None,
         "tokenizer": suite.tokenizer,
-        "reader": suite.reader.model_dump(mode="json"),
-        "reader_id": models["reader"],
+        "reader": (reader or suite.reader).model_dump(mode="json"),
+        "reader_id": models[f"reader:{setting.name}"] if reader is not None else models["reader"],
         "judge": suite.judge.model_dump(mode="json"),
         "judge_id": models["judge"],
         "citations": suite.citations.model_dump(mode="json"),

@@ -118,14 +118,16 @@ def _reader_id(reader: Any, suite: Suite) -> Any:
     return info() if callable(info) else suite.reader.backend
 
 
-def _make_reader(suite: Suite):
+def _make_reader(suite: Suite, spec: Any = None):
+    """The reader of ``spec`` (a setting's own ReaderSpec), else the suite's."""
     from rageval.readers import get_reader
 
-    params = dict(suite.reader.params)
-    if suite.reader.template is not None:
-        params["template"] = suite.reader.template
+    spec = spec or suite.reader
+    params = dict(spec.params)
+    if spec.template is not None:
+        params["template"] = spec.template
     params.setdefault("tokenizer", suite.tokenizer)
-    return get_reader(suite.reader.backend, **params)
+    return get_reader(spec.backend, **params)
 
 
 def load_judge(suite: Suite, cache_dir: Path, tokenizer: Any):
@@ -250,7 +252,14 @@ def _run_suite(
     models: dict[str, Any] = {"judge": getattr(judge, "id", str(suite.judge.spec)), "reader": _reader_id(reader, suite)}
     expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this suite's record
     for ps in settings:
-        setting = Setting(name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=suite.reader.backend)
+        own = ps.reader if ps.reader is not None and ps.reader != suite.reader else None
+        setting_reader = reader
+        if own is not None:  # the setting's own reader (docs/suites.md): e.g. saved answers beside compressors
+            setting_reader = _make_reader(suite, own)
+            models[f"reader:{ps.name}"] = _reader_id(setting_reader, suite)
+        setting = Setting(
+            name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=(own or suite.reader).backend
+        )
         comp_error: str | None = None
         try:
             compressor = get_compressor(ps.compressor, **ps.params)
@@ -259,7 +268,7 @@ def _run_suite(
             if not allow_unavailable:
                 raise
             compressor, comp_error = None, str(err)
-        key = setting_key(suite, setting, ps.params, compressor, models, diagnostics)
+        key = setting_key(suite, setting, ps.params, compressor, models, diagnostics, own)
         pending: list[Item] = []
         for ex, ret in zip(examples, retrieved):
             item = Item(ex, ret, record_hash(key, ex, ret))
@@ -274,9 +283,9 @@ def _run_suite(
                 continue
             pending.append(item)
         stage = Stage(
-            setting, compressor, comp_error, reader, tokenizer, judge, diagnostics, options, allow_unavailable
+            setting, compressor, comp_error, setting_reader, tokenizer, judge, diagnostics, options, allow_unavailable
         )
-        for batch in _chunks(pending, suite.reader.batch_size):
+        for batch in _chunks(pending, (own or suite.reader).batch_size):
             for item, rec in zip(batch, run_batch(batch, stage)):
                 cache.write(ps.name, item.example.id, item.input_hash, rec)
                 computed += 1

@@ -1,0 +1,157 @@
+"""Benchmark: ``rageval score`` on 10,000 generic records with the lexical judge.
+
+    .venv/bin/python bench/bench_score.py              # 10,000 records, one system
+    .venv/bin/python bench/bench_score.py --records 2000
+
+Writes a synthetic generic-layout file (5 contexts per question, a two-sentence
+cited answer, short gold answers), then, each in a fresh process:
+
+1. ``rageval score FILE --no-report`` (cold): records/s and peak memory (the
+   child's max RSS); the time from launching the command to the first record
+   on disk (the first file under ``cache/records/``), polled every 2 ms;
+2. the same command again (every record reused from the cache);
+3. the report alone (``rageval report``: statistics, tables, plots, HTML);
+4. the baseline: the same inputs scored in-process by
+   :func:`rageval.diagnostics.dispatch.score` alone (no parsing of the file, no
+   cache, no records), so the ratio is what the command adds around scoring;
+5. which heavy modules (torch, transformers, evaluate, datasets) are imported
+   when the first record is finished (``score_files(on_record=...)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = (
+    "river city capital museum tower bridge painter novel planet island mountain king queen war treaty "
+    "language festival harbour railway cathedral university century empire desert forest lake"
+).split()
+
+
+def make_file(path: Path, n: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    with path.open("w") as fh:
+        for i in range(n):
+            ctxs = [
+                " ".join(rng.choice(WORDS) for _ in range(12))
+                + ". "
+                + " ".join(rng.choice(WORDS) for _ in range(12))
+                + "."
+                for _ in range(5)
+            ]
+            gold = rng.choice(WORDS)
+            s1 = " ".join(ctxs[0].split()[:6]).rstrip(".")
+            s2 = " ".join(rng.choice(WORDS) for _ in range(6))
+            row = {
+                "id": f"q{i}",
+                "question": f"Question {i} about the {gold}?",
+                "answer": f"{s1} [1]. {s2} [2][3].",
+                "contexts": ctxs,
+                "answers": [gold],
+            }
+            fh.write(json.dumps(row) + "\n")
+
+
+def _run(cmd: list[str], first_record_dir: Path | None = None) -> dict:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    first = None
+    if first_record_dir is not None:
+        while proc.poll() is None and first is None:
+            if first_record_dir.is_dir() and any(first_record_dir.rglob("*.json")):
+                first = time.perf_counter() - t0
+                break
+            time.sleep(0.002)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out}\n{err}")
+    return {"wall": wall, "first": first, "maxrss_mb": usage.ru_maxrss / 1024, "out": out}
+
+
+BASELINE = """
+import json, sys, time
+from rageval.diagnostics.dispatch import score
+from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
+from rageval.judges import get_judge
+from rageval.readers.template import DEFAULT_TEMPLATE
+from rageval.types import Context, SourceSnippet, Unit
+from rageval.diagnostics import applicable
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t0 = time.perf_counter()
+inputs = []
+for r in rows:
+    ctxs = r["contexts"]
+    units = tuple(Unit(c, (f"c{k}",)) for k, c in enumerate(ctxs, 1))
+    sources = tuple(SourceSnippet(f"c{k}", c, f"c{k}") for k, c in enumerate(ctxs, 1))
+    inputs.append(ScoringInput.build(question_id=r["id"], answer=r["answer"], context=Context(units, 0, 0),
+        sources=sources, gold=Gold(answers=tuple(r["answers"])), evidence_text=DEFAULT_TEMPLATE.evidence_text))
+diags = applicable("auto", lambda f: f == "answers")
+judge = get_judge("lexical")
+for i in range(0, len(inputs), 256):
+    score(inputs[i:i + 256], diags, ScoringOptions(), judge)
+print(json.dumps({"seconds": time.perf_counter() - t0}))
+"""
+
+FIRST_RECORD_MODULES = """
+import json, sys
+from rageval.score import score_files
+seen = []
+def first(rec):
+    if not seen:
+        seen.append(sorted(m for m in ("torch", "transformers", "evaluate", "datasets", "matplotlib") if m in sys.modules))
+score_files([sys.argv[1]], sys.argv[2], build_report=False, on_record=first)
+print(json.dumps(seen[0]))
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=10_000)
+    args = ap.parse_args()
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        data = tmp / "outputs.jsonl"
+        make_file(data, args.records)
+        out = tmp / "run"
+        cmd = [py, "-m", "rageval.cli", "score", str(data), "--out", str(out), "--no-progress"]
+        cold = _run([*cmd, "--no-report"], first_record_dir=out / "cache" / "records")
+        warm = _run([*cmd, "--no-report"])
+        report = _run([py, "-m", "rageval.cli", "report", str(out)])
+        base = _run([py, "-c", BASELINE, str(data)])
+        t_base = json.loads(base["out"].strip().splitlines()[-1])["seconds"]
+        mods = _run([py, "-c", FIRST_RECORD_MODULES, str(data), str(tmp / "mods")])
+        heavy = json.loads(mods["out"].strip().splitlines()[-1])
+        start = _run([py, "-c", "import rageval.cli"])
+
+    n = args.records
+    print(f"rageval score, {n:,} generic records, lexical judge (5 contexts, 2 cited sentences each)")
+    print(
+        f"  cold run (--no-report): {cold['wall']:.2f} s wall = {n / cold['wall']:,.0f} records/s; "
+        f"peak RSS {cold['maxrss_mb']:.0f} MB"
+    )
+    print(
+        f"  first record on disk:   {cold['first']:.2f} s after launch (bare `import rageval.cli`: {start['wall']:.2f} s)"
+    )
+    print(f"  rerun (all reused):     {warm['wall']:.2f} s ({cold['wall'] / warm['wall']:.1f}x faster than cold)")
+    print(f"  report (stats + plots + HTML): {report['wall']:.2f} s; peak RSS {report['maxrss_mb']:.0f} MB")
+    print(
+        f"  baseline, dispatch.score alone in-process: {t_base:.2f} s = {n / t_base:,.0f} records/s; "
+        f"the command takes {cold['wall'] / t_base:.2f}x the baseline"
+    )
+    print(f"  heavy modules imported at the first record: {heavy or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
