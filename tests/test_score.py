@@ -698,3 +698,101 @@ def test_given_compressor_outside_a_file_dataset_is_a_compressor_error():
 
     with pytest.raises(CompressorError, match="carries no given units"):
         get("given").compress_example(Example("q", "Q?"), [])
+
+
+def test_rescore_of_a_score_run_says_what_to_run(tmp_path):
+    _, out = run(tmp_path, [write_jsonl(tmp_path / "g.jsonl", GENERIC)])
+    res = CliRunner().invoke(main, ["rescore", str(out)])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "was written by `rageval score`: run `rageval score` again" in res.output
+
+
+# ---------------------------------------------------------------- more edges, by category
+
+
+def test_alce_shorter_text_rules(tmp_path):
+    docs = [
+        {"title": "A", "text": "Alpha text here.", "summary": "irrelevant"},
+        {"title": "B", "text": "Beta text here.", "summary": "Beta sum."},
+        {"title": "C", "text": "Gamma text.", "sent": "Gamma sentence."},  # no summary: the list ends here
+        {"title": "D", "text": "Delta text.", "summary": "Delta sum."},
+    ]
+    got = read_input(str(alce_file(tmp_path / "s.json", shorter="summary", ndoc=5, docs=docs)))
+    it = got.items[0]
+    assert [u.text for u in it.units] == ["Beta sum."]
+    assert [s.text for s in it.sources] == ["Alpha text here.", "Beta text here.", "Gamma sentence.", "Delta text."]
+    assert it.units[0].source_ids == ("doc2",)
+    # the first doc without the field: ALCE shows it in full, and the list ends
+    docs = [{"title": "A", "text": "Alpha."}, {"title": "B", "text": "Beta.", "summary": "B."}]
+    got = read_input(str(alce_file(tmp_path / "s2.json", shorter="summary", ndoc=5, docs=docs)))
+    assert [u.text for u in got.items[0].units] == ["Alpha."]
+    # ndoc 0 (closed book): no unit; every citation is then out of range
+    got = read_input(str(alce_file(tmp_path / "s3.json", shorter=None, ndoc=0)))
+    assert got.items[0].units == () and len(got.items[0].sources) == 3
+
+
+def test_generic_json_array_integer_ids_and_sources(tmp_path):
+    p = tmp_path / "arr.json"
+    p.write_text(
+        json.dumps(
+            [
+                {
+                    "id": 7,
+                    "question": "q?",
+                    "answer": "a [1].",
+                    "units": [{"text": "a", "source_ids": ["1"]}],
+                    "sources": [{"id": 1, "text": "a", "paragraph_id": 3}],
+                    "evidence": [["3"]],
+                }
+            ]
+        )
+    )
+    res, out = run(tmp_path, [p])
+    rec = records(out)[("arr", "7")]
+    assert rec["sources"][0]["id"] == "1" and rec["sources"][0]["doc_id"] == "3"
+    assert rec["metrics"]["evidence_f1"] == 1.0  # cited unit declares source 1, paragraph 3 = the gold paragraph
+    p.write_text(json.dumps([{"question": "q?", "answer": "a", "sources": [{"id": "s", "text": "a"}] * 2}]))
+    with pytest.raises(ScoreInputError, match=r"arr.json item \[0\]: sources\[1\].id 's' appears twice"):
+        read_input(str(p))
+
+
+def test_unreadable_files_are_named(tmp_path):
+    empty = tmp_path / "e.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(ScoreInputError, match="e.jsonl: the file is empty"):
+        read_input(str(empty))
+    latin = tmp_path / "l.jsonl"
+    latin.write_bytes(b'{"question": "caf\xe9", "answer": "x"}\n')
+    with pytest.raises(ScoreInputError, match=r"l.jsonl: not UTF-8 text \(invalid continuation byte at byte 17\)"):
+        read_input(str(latin))
+    with pytest.raises(ScoreInputError, match="hf:nobody/nothing: datasets.load_dataset failed"):
+        read_input("hf:nobody/nothing")
+    with pytest.raises(ScoreInputError, match="unknown format 'ragsa'. Did you mean 'ragas'"):
+        read_input(str(latin), "ragsa")
+
+
+def test_same_id_different_question_is_noted(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", _sys_rows({"1": "Paris"}))
+    rows = _sys_rows({"1": "Paris"})
+    rows[0]["question"] = "Something else entirely?"
+    b = write_jsonl(tmp_path / "b.jsonl", rows)
+    res, _ = run(tmp_path, [a, b])
+    assert any("id '1' has another question text than elsewhere" in n for n in res.notes)
+    assert not res.unmatched  # matched by id
+
+
+def test_ragas_missing_cells_are_absent_not_empty(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {"user_input": "Q1?", "response": "Paris", "retrieved_contexts": None, "reference": None},
+        {"user_input": "Q2?", "response": "Lyon", "retrieved_contexts": ["Lyon."], "reference": "Lyon"},
+    ]
+    p = tmp_path / "m.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), p)
+    _, out = run(tmp_path, [p])
+    recs = records(out)
+    assert recs[("m", "#1")]["metrics"]["answer_f1"] is None  # no reference: undefined, not 0
+    assert recs[("m", "#1")]["context"]["units"] == []
+    assert recs[("m", "#2")]["metrics"]["answer_f1"] == 1.0

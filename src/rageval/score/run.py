@@ -270,6 +270,59 @@ def _batches(items: list, size: int, first: int = 16):
         start, n = start + n, size
 
 
+@dataclass
+class _Plan:
+    """What the inputs say, before anything is scored: settings, matched questions, diagnostics, notes."""
+
+    files: list[ImportedFile]
+    labels: list[str]
+    sources: list[str]
+    settings: dict[str, list[ScoreItem]]
+    matched: Matched
+    contrasts: list | None
+    baseline: str | None
+    mode: str
+    diagnostics: list[str]
+    per_setting: dict[str, list[str]]
+    notes: list[str]
+    fmt_of: dict[str, str]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.settings)
+
+
+def _plan(inputs, fmt, mapping, split, options: ScoreOptions) -> _Plan:
+    if not inputs:
+        raise ScoreInputError("no input file given")
+    named = [_split_named(s) for s in inputs]
+    files = [read_input(src, fmt, mapping=mapping, split=split) for _, src in named]
+    labels = file_labels([src for _, src in named], [n for n, _ in named])
+    settings = assign_settings(files, labels)
+    fmt_by_path = {f.path: f.format for f in files}
+    fmt_of = {name: fmt_by_path.get(items[0].file_line[0], "generic") for name, items in settings.items()}
+    matched = match_questions(settings)
+    names = list(settings)
+    contrasts, baseline = _contrasts(names, options.baseline, options.all_pairs)
+    diagnostics = _select(options, [it for items in settings.values() for it in items])
+    uncited = [n for n, items in settings.items() if not any(has_markers(it.answer) for it in items)]
+    per_setting = {n: [d for d in diagnostics if n not in uncited or d not in CITATION_DIAGNOSTICS] for n in names}
+    return _Plan(
+        files=files,
+        labels=labels,
+        sources=[src for _, src in named],
+        settings=settings,
+        matched=matched,
+        contrasts=contrasts,
+        baseline=baseline,
+        mode=_citation_mode(options.citations, files),
+        diagnostics=diagnostics,
+        per_setting=per_setting,
+        notes=_notes(files, settings, uncited, matched),
+        fmt_of=fmt_of,
+    )
+
+
 def score_files(
     inputs: Sequence[str],
     out_dir: str | Path,
@@ -287,42 +340,41 @@ def score_files(
     Raises :class:`~rageval.score.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.
     """
+    from rageval.suite.lock import OutDirLock
+    from rageval.suite.plan import check_out_dir
+
+    plan = _plan(inputs, fmt, mapping, split, options)
+    out = Path(out_dir)
+    with OutDirLock(out, "rageval score"):  # one writer per output directory, as a suite run
+        check_out_dir(out, SimpleNamespace(name=SUITE_NAME))
+        return _score(out, plan, options, progress, build_report, on_record)
+
+
+def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report, on_record) -> ScoreResult:
+    from rageval.diagnostics import CATALOG
     from rageval.diagnostics.attribution import AttributionOptions
     from rageval.diagnostics.inputs import ScoringOptions
     from rageval.readers.base import ReaderOutput
     from rageval.readers.template import DEFAULT_TEMPLATE
-    from rageval.suite.cache import RecordCache
+    from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
     from rageval.suite.execute import Item, Stage, score_outputs
-    from rageval.suite.plan import check_out_dir, record_hash, sha
+    from rageval.suite.plan import record_hash, sha
     from rageval.text import get_tokenizer
     from rageval.tokens import evidence_tokens
     from rageval.types import Context
 
-    if not inputs:
-        raise ScoreInputError("no input file given")
-    named = [_split_named(s) for s in inputs]
-    files = [read_input(src, fmt, mapping=mapping, split=split) for _, src in named]
-    labels = file_labels([src for _, src in named], [n for n, _ in named])
-    settings = assign_settings(files, labels)
-    fmt_by_path = {f.path: f.format for f in files}
-    fmt_of = {name: fmt_by_path.get(items[0].file_line[0], "generic") for name, items in settings.items()}
-    matched = match_questions(settings)
-    names = list(settings)
-    contrasts, baseline = _contrasts(names, options.baseline, options.all_pairs)
-    mode = _citation_mode(options.citations, files)
+    settings, matched, names, diagnostics, mode = (
+        plan.settings,
+        plan.matched,
+        plan.names,
+        plan.diagnostics,
+        plan.mode,
+    )
+    per_setting, fmt_of = plan.per_setting, plan.fmt_of
     all_items = [it for items in settings.values() for it in items]
-    diagnostics = _select(options, all_items)
-    uncited = [n for n, items in settings.items() if not any(has_markers(it.answer) for it in items)]
-    per_setting = {n: [d for d in diagnostics if n not in uncited or d not in CITATION_DIAGNOSTICS] for n in names}
-    notes = _notes(files, settings, uncited, matched)
-
-    out = Path(out_dir)
-    check_out_dir(out, SimpleNamespace(name=SUITE_NAME))
     out.mkdir(parents=True, exist_ok=True)
     cache = RecordCache(out)
     tokenizer = get_tokenizer(options.tokenizer)
-    from rageval.diagnostics import CATALOG
-
     judge = _load_judge(options, out, tokenizer, any(CATALOG[d].engine_parts for d in diagnostics))
     judge_id = getattr(judge, "id", None) if judge is not None else None
     try:
@@ -333,7 +385,10 @@ def score_files(
         raise ScoreInputError(f"scoring options: {err}") from None
     scoring = ScoringOptions(attribution=attribution, retrieval_k=options.retrieval_k)
     config = {
-        "inputs": [{"name": lab, "source": src, "format": f.format} for lab, (_, src), f in zip(labels, named, files)],
+        "inputs": [
+            {"name": lab, "source": src, "format": f.format}
+            for lab, src, f in zip(plan.labels, plan.sources, plan.files)
+        ],
         "judge": options.judge,
         "judge_params": dict(options.judge_params),
         "threshold": options.threshold,
@@ -342,7 +397,7 @@ def score_files(
         "diagnostics": options.diagnostics,
         "tokenizer": options.tokenizer,
         "retrieval_k": options.retrieval_k,
-        "baseline": baseline,
+        "baseline": plan.baseline,
         "all_pairs": options.all_pairs,
         "seed": options.seed,
     }
@@ -350,7 +405,8 @@ def score_files(
     cache.mark_suite(SUITE_NAME, run_hash)
 
     status_counts: dict[str, int] = {}
-    reused = computed = 0
+    reused = computed = retried = 0
+    expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
     bar = _progress(len(all_items), progress)
     reader = SimpleNamespace(template=DEFAULT_TEMPLATE)
     for name in names:
@@ -362,8 +418,11 @@ def score_files(
             example = _example(it, qid)
             retrieved = _Given(it.sources, it.retrieved)
             item = Item(example, retrieved, record_hash(key, example, retrieved))
+            expected[(name, qid)] = item.input_hash
             cached = cache.read(name, qid, item.input_hash)
-            if cached is not None:
+            if cached is not None and cached.status in TRANSIENT_STATUSES:
+                retried += 1  # a judge failure may not happen twice: computed again
+            elif cached is not None:
                 reused += 1
                 status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
                 bar.update(1)
@@ -391,19 +450,21 @@ def score_files(
     bar.close()
 
     present = {(n, q) for n in names for q in matched.ids[n]}
-    n_records = cache.assemble(names, matched.order, present=lambda s, q: (s, q) in present)
+    n_records = cache.assemble(names, matched.order, present=lambda s, q: (s, q) in present, expected=expected)
     _write_unmatched(out, matched)
-    _write_manifest(out, run_hash, config, names, fmt_of, contrasts, diagnostics, per_setting, notes, matched, files)
+    _write_manifest(out, run_hash, config, plan)
     from rageval.io import write_json_atomic
 
     stats = {
         "records_reused": reused,
         "records_computed": computed,
+        "records_retried": retried,
+        "records_quarantined": len(cache.quarantined),
         "status_counts": status_counts,
         "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
     }
     write_json_atomic(out / "run_stats.json", stats, indent=2)
-    result = ScoreResult(out, n_records, status_counts, reused, computed, names, matched.unmatched, notes)
+    result = ScoreResult(out, n_records, status_counts, reused, computed, names, matched.unmatched, plan.notes)
     if build_report:
         from rageval.suite.runner import write_report
 
@@ -411,33 +472,36 @@ def score_files(
     return result
 
 
-def _write_manifest(out, run_hash, config, names, fmt_of, contrasts, diagnostics, per_setting, notes, matched, files):
+def _write_manifest(out: Path, run_hash: str, config: dict, plan: _Plan) -> None:
     from rageval.io import write_json_atomic
     from rageval.suite.plan import sha
     from rageval.suite.runner import _package_versions
 
+    names, fmt_of, matched = plan.names, plan.fmt_of, plan.matched
     manifest = {
         "suite": {
             "name": SUITE_NAME,
             "hash": run_hash,
             "dataset": ", ".join(c["source"] for c in config["inputs"]),
             "seed": config.get("seed", 0),
-            "contrasts": contrasts,
+            "contrasts": plan.contrasts,
             "settings": [
                 {"name": n, "compressor": f"given:{fmt_of.get(n, 'generic')}", "budget": None, "params": {}}
                 for n in names
             ],
             "cluster_key": None,
-            "diagnostics": diagnostics,
+            "diagnostics": plan.diagnostics,
             "config": config,
         },
         "score": {
-            "diagnostics_per_setting": per_setting,
+            "diagnostics_per_setting": plan.per_setting,
             "unmatched": len(matched.unmatched),
             "matched_by_text": len(matched.by_text),
-            "files": [{"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in files],
+            "files": [
+                {"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in plan.files
+            ],
         },
-        "notes": notes,
+        "notes": plan.notes,
         "package": _package_versions(),
         "models": {"judge": config["judge"]},
         "inputs": {

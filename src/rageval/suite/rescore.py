@@ -107,6 +107,11 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
         raise RescoreError("--judge is empty: give a judge spec (e.g. 'lexical') or leave the option out")
     with OutDirLock(run_dir, "rageval rescore"):
         manifest, records = _load(run_dir)
+        if "score" in manifest:  # written by `rageval score`: its inputs are files, not a suite (docs/score.md)
+            raise RescoreError(
+                f"{run_dir} was written by `rageval score`: run `rageval score` again on the same files with "
+                f"--judge ... --out {run_dir} (records whose inputs did not change are reused)"
+            )
         cfg = dict(manifest["suite"]["config"])
         if judge is not None:
             cfg["judge"] = {**(cfg.get("judge") or {}), "spec": judge, "params": {}}
