@@ -123,7 +123,11 @@ class RecordCache:
         )
 
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> None:
-        write_json_atomic(self.path(setting, question_id), {"input_hash": input_hash, "record": record.to_dict()})
+        write_json_atomic(
+            self.path(setting, question_id),
+            {"input_hash": input_hash, "record": record.to_dict()},
+            root=self.out_dir,  # no folder of the cache may be a link placed in the run directory
+        )
 
     def mark_suite(self, name: str, suite_hash: str) -> None:
         write_json_atomic(self.out_dir / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}})
