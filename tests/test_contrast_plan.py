@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_report import make_run
 
 from rageval.cli import main
 from rageval.report import build_report
@@ -16,7 +17,6 @@ from rageval.report.load import RunError, load_run
 from rageval.report.union import adjust_union, describe_holm
 from rageval.stats.holm import holm, holm_grouped
 from rageval.suite.config import SuiteError, load_suite, suite_hash
-from test_report import make_run
 
 # identity, two compressors at three budgets, one at two (tokens for the last, to keep the kinds apart)
 SETTINGS = [
@@ -118,8 +118,10 @@ def test_a_plain_list_is_one_family_adjusted_over_the_suite():
         ({"families": {"f": []}}, "declares no item"),
         (
             {"families": {"f": {"vs": "identity"}, "g": "ext@0.5 vs identity"}},
-            r"contrasts.families.g\[0\] declares 'ext@0.5 - identity: m' again "
-            r"\(already in contrasts.families.f\[0\]\)",
+            (
+                r"contrasts.families.g\[0\] declares 'ext@0.5 - identity: m' again "
+                r"\(already in contrasts.families.f\[0\]\)"
+            ),
         ),
         ({"families": {"f": {"vs": "identty"}}}, r"Unknown setting 'identty' in contrasts.families.f\[0\].vs"),
         ({"gap": [["emitted_precision"]]}, "two metric names"),
@@ -295,3 +297,35 @@ def test_audit_and_frontier_leave_the_suite_hash_alone(tmp_path):
         "achieved_ratio",
         "grounded_precision",
     )
+
+
+def test_a_list_of_families_keeps_its_order_through_the_manifest(tmp_path):
+    spec = {
+        "families": [
+            {"z_last_alphabetically": {"vs": "identity", "compressors": ["rerank"]}},
+            {"a_first": "ext@0.5 vs identity"},
+        ]
+    }
+    plan = expand_plan(json.loads(json.dumps(spec, sort_keys=True)), SETTINGS, default_metrics=["m"])
+    assert plan.families == ("z_last_alphabetically", "a_first")
+    for bad, msg in (
+        ({"families": [{"a": {"vs": "identity"}, "b": {"vs": "identity"}}]}, r"families\[0\] must be one mapping"),
+        ({"families": [{"a": {"vs": "identity"}}, {"a": "ext@0.5 vs identity"}]}, "names a family twice"),
+        ({"families": []}, "contrasts.families must map"),
+    ):
+        with pytest.raises(ValueError, match=msg):
+            expand_plan(bad, SETTINGS, default_metrics=["m"])
+    run = make_run(
+        tmp_path / "r",
+        contrasts={
+            "families": [
+                {"zz": {"vs": "identity", "metrics": ["answer_f1"]}},
+                {"aa": {"gap": ["emitted_precision", "grounded_precision"]}},
+            ]
+        },
+        n=8,
+    )
+    written = build_report(run, n_resamples=100, plots=False)
+    holm_info = json.loads(written["report_json"].read_text())["holm"]
+    assert holm_info["family_order"] == ["zz", "aa"]
+    assert describe_holm(holm_info)[1:3] == ["  zz: 3", "  aa: 4"]

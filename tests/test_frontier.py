@@ -3,7 +3,6 @@ relation, intervals, constant metrics listed rather than plotted, the Pareto fig
 
 import json
 
-import numpy as np
 import pytest
 
 from rageval.report import build_report

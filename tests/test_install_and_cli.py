@@ -190,6 +190,7 @@ def test_plain_install_ships_modules_compressors_suites_and_samples(tmp_path):
             assert rel in names, f"{rel} is not in the wheel: add its package to [tool.setuptools] packages"
     assert "rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json" in names
     assert "rageval/data/samples/PROVENANCE.md" in names
+    assert "rageval/report/templates/report.html.j2" in names  # the HTML report's Jinja2 templates
     assert not any(n.startswith(("compressors/", "metrics/", "suites/")) for n in names), (
         "no generic top-level packages"
     )

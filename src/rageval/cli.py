@@ -23,7 +23,11 @@ _LAZY: dict[str, tuple[str, str]] = {
     "validate": ("rageval.suite.cli:validate_cmd", "Check a suite YAML without running it."),
     "rescore": ("rageval.suite.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
-    "calibrate": ("rageval.judges.calibrate:calibrate_cmd", "Score a judge against human support labels (WiCE)."),
+    "calibrate": (
+        "rageval.judges.calibrate:calibrate_cmd",
+        "Score a judge against human labels (WiCE support; ALCE's human citation judgments).",
+    ),
+    "audit": ("rageval.audit.cli:audit_cmd", "Second-evaluator audit: rescore a subsample with another judge."),
     "export-metrics": (
         "rageval.evaluate_support.export:export_metrics_cmd",
         "Write Hub-ready evaluate module folders (Spaces card, app.py, requirements.txt).",

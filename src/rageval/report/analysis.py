@@ -367,7 +367,13 @@ def _holm_info(run: Run, plan: ContrastPlan) -> dict[str, Any]:
     """The Holm scope and the size of the family each row is adjusted in (one run; see report.union)."""
     counts = plan.counts()
     sizes = counts if plan.holm == "family" else {"all": sum(counts.values())}
-    return {"scope": plan.holm, "runs": [run.suite.get("name")], "family_sizes": sizes, "families": counts}
+    return {
+        "scope": plan.holm,
+        "runs": [run.suite.get("name")],
+        "family_sizes": sizes,
+        "families": counts,
+        "family_order": list(counts),  # report.json sorts keys: the plan's order, kept
+    }
 
 
 def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:

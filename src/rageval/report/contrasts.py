@@ -6,15 +6,15 @@ says over what Holm adjusts::
 
     contrasts:
       holm: suite                  # suite (default): one Holm family over every row; family: Holm within each
-      families:
-        vs_identity:               # each compressor against identity at every budget
-          - {vs: identity}
-        emitted_vs_grounded:       # within each setting, for precision and recall
-          - {gap: [[emitted_precision, grounded_precision], [emitted_recall, grounded_recall]]}
-        same_budget:               # compressors against each other at the same nominal budget
-          - {pairs: same_budget}
-        budget_steps:              # within each compressor, each budget against the next looser one
-          - {pairs: budget_steps}
+      families:                    # a list keeps the families' order in the report (a mapping works too)
+        - vs_identity:             # each compressor against identity at every budget
+            - {vs: identity}
+        - emitted_vs_grounded:     # within each setting, for precision and recall
+            - {gap: [[emitted_precision, grounded_precision], [emitted_recall, grounded_recall]]}
+        - same_budget:             # compressors against each other at the same nominal budget
+            - {pairs: same_budget}
+        - budget_steps:            # within each compressor, each budget against the next looser one
+            - {pairs: budget_steps}
 
 The items (a single item may stand alone as a family)::
 
@@ -52,9 +52,11 @@ validate`` reports them before anything runs.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.registry import did_you_mean
@@ -265,12 +267,12 @@ def _same_budget_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
 
 def _budget_step_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
     """Within each compressor (in suite order), budgets from loose to tight: (tighter, next looser)."""
-    out = []
+    out: list[tuple[str, str]] = []
     for comp in dict.fromkeys(r.compressor for r in refs):
-        mine = [r for r in refs if r.compressor == comp and _budget_key(r.budget) is not None]
+        keyed = [(r, _budget_key(r.budget)) for r in refs if r.compressor == comp]
         for kind in ("fraction", "tokens"):
-            steps = sorted((r for r in mine if _budget_key(r.budget)[0] == kind), key=lambda r: -float(r.budget))
-            out.extend((tight.name, loose.name) for loose, tight in zip(steps, steps[1:]))
+            steps = sorted((r for r, k in keyed if k is not None and k[0] == kind), key=lambda r: -float(r.budget))
+            out.extend((tight.name, loose.name) for loose, tight in itertools.pairwise(steps))
     return out
 
 
@@ -402,10 +404,28 @@ def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope]:
         if holm not in HOLM_SCOPES:
             raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
         fams = spec.get("families")
-        if not isinstance(fams, Mapping) or not fams:
-            raise ValueError("contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]}")
+        if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
+            pairs = []
+            for i, f in enumerate(fams):
+                if not isinstance(f, Mapping) or len(f) != 1:
+                    raise ValueError(
+                        f"contrasts.families[{i}] must be one mapping 'name: items', e.g. "
+                        "- vs_identity: [{vs: identity}]"
+                    )
+                pairs.append(next(iter(f.items())))
+            if len({n for n, _ in pairs}) != len(pairs):
+                raise ValueError("contrasts.families names a family twice: give each family one entry")
+        elif isinstance(fams, Mapping):
+            pairs = list(fams.items())
+        else:
+            pairs = []
+        if not pairs:
+            raise ValueError(
+                "contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]} "
+                "(or list them, - vs_identity: [...], to keep their order in the report)"
+            )
         out = {}
-        for name, items in fams.items():
+        for name, items in pairs:
             if not isinstance(name, str) or not name.strip():
                 raise ValueError(f"contrasts.families: a family name must be a non-empty string, got {name!r}")
             if items is None or (isinstance(items, (list, tuple)) and not items):

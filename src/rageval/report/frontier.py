@@ -24,7 +24,8 @@ recall under a fixed retriever) is listed as constant and not plotted.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -166,6 +167,7 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -
         for j, (ri, axis) in enumerate(tests):
             if ri != i:
                 continue
+            assert res is not None  # a test exists, so the engine ran
             row = res.row(j)
             good = row["estimate"] is not None and _sign(axis_direction(axis)) * row["estimate"] > 0
             axes.append(

@@ -12,7 +12,8 @@ import base64
 import functools
 import json
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rageval.report import tables as T
 

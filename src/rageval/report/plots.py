@@ -19,7 +19,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from rageval.diagnostics import DERIVED, contrasted_by_default, direction_of
+from rageval.diagnostics import DERIVED, contrasted_by_default
 
 __all__ = [
     "frontier_groups",
@@ -158,8 +158,9 @@ def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
                     best = (cost, ox, oy, box, ring)
                 if cost == 0:
                     break
-            if best[0] == 0:
+            if best is not None and best[0] == 0:
                 break
+        assert best is not None  # _OFFSETS is not empty
         _, ox, oy, box, ring = best
         placed.append(box)
         arrow = dict(arrowstyle="-", lw=0.4, color=color, alpha=0.6) if ring > 1 else None
@@ -179,7 +180,6 @@ def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
 def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Write ``frontier_<name>.png`` and ``.svg`` per group; return ``{name: {png, svg, png_bytes, metrics}}``."""
     import matplotlib
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -194,11 +194,11 @@ def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[
     with matplotlib.rc_context({"svg.hashsalt": "rageval-frontier", "svg.fonttype": "none", "font.size": 9}):
         for name, metrics in frontier_groups(an):
             fig = Figure(figsize=(4.6 * len(metrics), 3.6), dpi=100)
-            FigureCanvasAgg(fig)
+            canvas = FigureCanvasAgg(fig)
             axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
             w = 4.6 * len(metrics)  # fixed margins: tight_layout costs more than all the drawing
             fig.subplots_adjust(left=0.65 / w, right=1 - 0.15 / w, bottom=0.13, top=0.92, wspace=0.08)
-            renderer = fig.canvas.get_renderer()
+            renderer = canvas.get_renderer()
             for ax, m in zip(axes, metrics):
                 pts = _points(an, m)
                 for comp in comps:
@@ -249,7 +249,6 @@ def render_pareto(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str
     """Write ``pareto_<x>__<y>.png`` / ``.svg`` per computed pair of axes: every setting with its 95% intervals,
     the frontier marked and joined; return ``{name: {png, svg, png_bytes, pair}}``."""
     import matplotlib
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -267,10 +266,10 @@ def render_pareto(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str
         for pair in pairs:
             x, y = pair["x"], pair["y"]
             fig = Figure(figsize=(6.4, 4.6), dpi=100)
-            FigureCanvasAgg(fig)
+            canvas = FigureCanvasAgg(fig)
             ax = fig.subplots()
             fig.subplots_adjust(left=0.11, right=0.97, bottom=0.11, top=0.87)
-            renderer = fig.canvas.get_renderer()
+            renderer = canvas.get_renderer()
             front = set(pair["frontier"])
             items = []
             seen_comp: set[str] = set()

@@ -10,8 +10,10 @@ runs (each already adjusted within its own run) and re-adjusts every row's
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.report.contrasts import HOLM_SCOPES
 from rageval.report.load import RunError
@@ -53,7 +55,7 @@ def adjust_union(analyses: Sequence[dict[str, Any]], *, scope: str | None = None
     for an in analyses:
         for c in an["contrasts"]:
             v = float(adjusted[i])
-            c["p_holm"] = v if v == v else None
+            c["p_holm"] = v if math.isfinite(v) else None
             i += 1
         an["holm"] = {**an["holm"], "scope": scope, "runs": names, "family_sizes": sizes}
     return scope
@@ -62,6 +64,10 @@ def adjust_union(analyses: Sequence[dict[str, Any]], *, scope: str | None = None
 def describe_holm(holm: dict[str, Any]) -> list[str]:
     """Lines for the terminal: contrasts per family and the Holm scope."""
     fams = holm.get("families") or {}
+    order = [f for f in holm.get("family_order") or [] if f in fams] + [
+        f for f in fams if f not in (holm.get("family_order") or [])
+    ]
+    fams = {f: fams[f] for f in order}
     total = sum(fams.values())
     runs = holm.get("runs") or []
     over = "each family" if holm.get("scope") == "family" else "every row"

@@ -156,6 +156,30 @@ def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, retr
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
     _summary(result)
+    if suite.audit is not None:
+        _suite_audit(result.out_dir, suite, allow_unavailable)
+
+
+def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
+    """The suite's ``audit:`` section, run after the report (docs/statistics.md#second-evaluator-audit)."""
+    from rageval.audit.cli import _echo_summary
+    from rageval.audit.core import AuditError, run_audit
+    from rageval.errors import ModelUnavailable
+
+    a = suite.audit
+    try:
+        result = run_audit(
+            out_dir, a.judge, n=a.n, settings=a.settings, modes=tuple(a.modes), seed=a.seed, threshold=a.threshold
+        )
+    except ModelUnavailable as err:
+        msg = f"audit: second judge {a.judge!r} is unavailable ({' '.join(str(err).split())})"
+        if not allow_unavailable:
+            raise click.ClickException(f"{msg}; run it later with: rageval audit {out_dir} --judge <a judge>") from None
+        click.echo(f"{msg}: skipped; run it later with: rageval audit {out_dir} --judge <a judge>")
+        return
+    except AuditError as err:
+        raise click.ClickException(f"audit: {err}") from None
+    _echo_summary(result)
 
 
 def _summary(result) -> None:

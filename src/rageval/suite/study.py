@@ -30,6 +30,14 @@ AXIS_KEYS = ("achieved_ratio", "achieved_tokens")
 DEFAULT_AXES = (("achieved_ratio", "grounded_precision"), ("achieved_ratio", "answer_in_context"))
 
 
+def _both_modes() -> list[Literal["fixed", "rerecover"]]:
+    return ["fixed", "rerecover"]
+
+
+def _default_axes() -> list[tuple[str, str]]:
+    return [(x, y) for x, y in DEFAULT_AXES]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -39,7 +47,7 @@ class AuditSpec(_Strict):
     n: int = Field(100, ge=1, description="questions in the seeded subsample")
     settings: list[str] | None = Field(None, description="settings to audit (default: every setting)")
     modes: list[Literal["fixed", "rerecover"]] = Field(
-        default_factory=lambda: ["fixed", "rerecover"], description="fixed mappings and/or re-recovery"
+        default_factory=_both_modes, description="fixed mappings and/or re-recovery"
     )
     seed: int | None = Field(None, description="subsample seed (default: the suite's seed)")
     threshold: float | None = Field(None, ge=0.0, le=1.0, description="the second judge's threshold")
@@ -55,7 +63,7 @@ class AuditSpec(_Strict):
 
 
 class FrontierSpec(_Strict):
-    axes: list[tuple[str, str]] = Field(default_factory=lambda: [tuple(a) for a in DEFAULT_AXES])
+    axes: list[tuple[str, str]] = Field(default_factory=_default_axes)
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="level of the Holm-adjusted dominance tests")
 
     @field_validator("axes")

@@ -1,0 +1,95 @@
+"""``rageval audit RUN_DIR --judge SPEC``: a second-evaluator audit of a run's citation scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["audit_cmd", "audit_defaults"]
+
+
+def audit_defaults(run_dir: Path) -> dict:
+    """The ``audit:`` section of the run's suite (from its manifest), or {}."""
+    try:
+        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return dict(((manifest.get("suite") or {}).get("config") or {}).get("audit") or {})
+
+
+def _echo_summary(result: dict) -> None:
+    click.echo(
+        f"audit of {result['run']}: {len(result['questions'])} questions x {len(result['settings'])} settings "
+        f"= {result['n_records']} records; second judge {result['second_judge']['spec']} "
+        f"({', '.join(result['modes'])})"
+    )
+    for r in result["scores"]:
+        if r["abstentions"] == "as_unsupported" and r["setting"] == "all audited settings":
+            click.echo(
+                f"  {r['evaluator']:<28} emitted P {_f(r['emitted_precision'])} R {_f(r['emitted_recall'])}   "
+                f"grounded P {_f(r['grounded_precision'])} R {_f(r['grounded_recall'])}"
+            )
+    for r in result["agreement"]:
+        if r["setting"] == "all audited settings" or len(result["settings"]) == 1:
+            click.echo(
+                f"  agreement {r['premise']}, {r['decision']}: {_f(r['rate'])} (kappa {_f(r['kappa'])}, n {r['n']})"
+            )
+    click.echo(f"tables: {result['files']['audit_md']}")
+
+
+def _f(x) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
+@click.command("audit")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--judge", default=None, help="The second judge (e.g. minilm, a model folder); default: the suite's audit.judge."
+)
+@click.option("--n", "n", type=click.IntRange(min=1), default=None, help="Questions in the subsample (default 100).")
+@click.option(
+    "--settings",
+    default=None,
+    help="Comma-separated settings to audit (default: the suite's audit.settings, else every setting).",
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["fixed", "rerecover"]),
+    help="fixed mappings and/or re-recovery (repeat; default: both).",
+)
+@click.option("--seed", type=int, default=None, help="Subsample and resampling seed (default: the suite's seed).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="The second judge's threshold.")
+@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
+def audit_cmd(run_dir: Path, judge, n, settings, modes, seed, threshold, n_resamples) -> None:
+    """Rescore a seeded subsample's saved answers with a second judge (fixed mappings and re-recovery).
+
+    Writes RUN_DIR/audit-<judge>/ (audit.md, audit.json, CSVs); the run's own records are only read.
+    """
+    from rageval.audit.core import AuditError, run_audit
+    from rageval.errors import ModelUnavailable
+
+    spec = audit_defaults(run_dir)
+    judge = judge or spec.get("judge")
+    if not judge:
+        raise click.ClickException(
+            f"no second judge: pass --judge (e.g. --judge minilm) or add audit: {{judge: ...}} to the suite of {run_dir}"
+        )
+    chosen = [s.strip() for s in settings.split(",") if s.strip()] if settings else spec.get("settings")
+    try:
+        result = run_audit(
+            run_dir,
+            judge,
+            n=n or spec.get("n") or 100,
+            settings=chosen,
+            modes=tuple(modes) or tuple(spec.get("modes") or ("fixed", "rerecover")),
+            seed=seed if seed is not None else spec.get("seed"),
+            threshold=threshold if threshold is not None else spec.get("threshold"),
+            n_resamples=n_resamples,
+        )
+    except (AuditError, ModelUnavailable) as err:
+        raise click.ClickException(str(err)) from None
+    _echo_summary(result)
