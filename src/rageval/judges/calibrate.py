@@ -190,6 +190,15 @@ def format_report(r: dict[str, Any]) -> str:
 
 
 @click.command("calibrate")
+@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["wice", "alce-human"]),
+    default="wice",
+    show_default=True,
+    help="wice: claim-level support labels (JSON lines); alce-human: ALCE's human citation evaluation (JSON).",
+)
 @click.option(
     "--judge",
     "judge",
@@ -233,8 +242,16 @@ def format_report(r: dict[str, Any]) -> str:
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON."
 )
-def calibrate_cmd(judge, data, threshold, premise, k, limit, dtype, max_length, cache_dir, json_out):
-    """Score a judge against human support labels (WiCE): accuracy, balanced accuracy, AUROC."""
+def calibrate_cmd(file, fmt, judge, data, threshold, premise, k, limit, dtype, max_length, cache_dir, json_out):
+    """Score a judge against human labels: WiCE support (accuracy, balanced accuracy, AUROC), or, with
+    --format alce-human FILE, ALCE's human citation judgments (agreement and Cohen's kappa of the citation gate).
+    """
+    if file and data:
+        raise click.ClickException("give the data file once: as FILE or with --data, not both")
+    data = file or data
+    if fmt == "alce-human":
+        _calibrate_alce(data, judge, threshold, limit, dtype, max_length, cache_dir, json_out)
+        return
     try:
         rows = load_wice(data)
         if limit:
@@ -252,6 +269,30 @@ def calibrate_cmd(judge, data, threshold, premise, k, limit, dtype, max_length, 
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     click.echo(format_report(r))
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as f:
+            json.dump(r, f, indent=2)
+
+
+def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out) -> None:
+    """``--format alce-human``: see :mod:`rageval.judges.calibrate_alce`."""
+    from rageval.judges.calibrate_alce import calibrate_alce_human, format_alce_report, load_alce_human
+
+    if not path:
+        raise click.ClickException(
+            "--format alce-human needs the file: rageval calibrate --format alce-human "
+            "human_eval_citations_completed.json --judge ..."
+        )
+    try:
+        sentences = load_alce_human(path)
+        if limit:
+            sentences = sentences[:limit]
+        r = calibrate_alce_human(
+            sentences, judge=judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length
+        )
+    except (ValueError, FileNotFoundError) as err:
+        raise click.ClickException(str(err)) from err
+    click.echo(format_alce_report(r))
     if json_out:
         with open(json_out, "w", encoding="utf-8") as f:
             json.dump(r, f, indent=2)
