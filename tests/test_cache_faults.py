@@ -60,6 +60,7 @@ CORRUPTIONS = {
     "truncated json": lambda good: good[: len(good) // 2],
     "empty file": lambda good: b"",
     "null": lambda good: b"null",
+    "nested too deep": lambda good: b"[" * 200_000 + b"]" * 200_000,
     "a list": lambda good: b"[1, 2, 3]",
     "a number": lambda good: b"42",
     "a string": lambda good: b'"record"',

@@ -116,6 +116,7 @@ def test_deadline_is_per_attempt_and_the_whole_call_is_bounded(server):
         ("close", "protocol"),
         ("non_utf8", "decode"),
         ("non_json", "json"),
+        (("ok", {"body": b"[" * 200_000 + b"]" * 200_000}), "json"),
     ],
 )
 def test_broken_answers_are_retried_then_typed(server, fault, kind):

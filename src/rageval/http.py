@@ -140,7 +140,7 @@ def _server_message(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace")
     try:
         body = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text[:300].strip()
     err = body.get("error", body) if isinstance(body, dict) else body
     if isinstance(err, dict):
@@ -400,8 +400,9 @@ class HttpClient:
             raise HttpError("decode", f"HTTP {status} body is not UTF-8 ({err.reason} at byte {err.start})") from None
         try:
             return json.loads(text)
-        except ValueError:
-            raise HttpError("json", f"HTTP {status} body is not JSON: {text[:120]!r}") from None
+        except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses
+            what = "nested too deeply" if isinstance(err, RecursionError) else "not JSON"
+            raise HttpError("json", f"HTTP {status} body is {what}: {text[:120]!r}") from None
 
     def _redirect_target(self, resp: Any, url: str) -> str:
         status = resp.status_code

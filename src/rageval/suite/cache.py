@@ -81,6 +81,8 @@ class RecordCache:
             return self._quarantine(path, f"not UTF-8 (byte {err.start})")
         except ValueError as err:
             return self._quarantine(path, f"not JSON ({err})")
+        except RecursionError:
+            return self._quarantine(path, "JSON nested deeper than Python parses")
         if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
             return self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
         if not isinstance(data.get("input_hash"), str):
