@@ -796,3 +796,18 @@ def test_ragas_missing_cells_are_absent_not_empty(tmp_path):
     assert recs[("m", "#1")]["metrics"]["answer_f1"] is None  # no reference: undefined, not 0
     assert recs[("m", "#1")]["context"]["units"] == []
     assert recs[("m", "#2")]["metrics"]["answer_f1"] == 1.0
+
+
+def test_record_files_are_not_fsynced_one_by_one(tmp_path, monkeypatch):
+    """One fsync per record cost more than scoring it (bench/bench_score.py): score writes its cache files
+    atomically without it; the run's own files (records.jsonl, manifest.json, ...) are still fsynced."""
+    import os
+
+    calls = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append(fd), real(fd))[1])
+    rows = [dict(GENERIC[0], id=f"q{i}", question=f"Question {i}?") for i in range(30)]
+    res, out = run(tmp_path, [write_jsonl(tmp_path / "many.jsonl", rows)])
+    assert res.computed == 30
+    assert len(calls) < 10  # suite.json, records.jsonl, unmatched/manifest/run_stats: not one per record
+    assert len(list((out / "cache" / "records").rglob("*.json"))) == 30

@@ -16,6 +16,13 @@ Every file a run, ``rescore`` or ``report`` writes (cached records,
   with the usual umask ``022``), as ``open()`` would give; ``tempfile`` alone
   gives ``0600``.
 
+``durable=False`` skips the ``fsync``: the rename is still atomic for a killed
+process (the kernel keeps what was written); only an operating-system crash
+could then leave a truncated file, which a reader that checks what it reads
+(the record cache quarantines and recomputes it) must tolerate.  ``rageval
+score`` writes its per-record cache files this way (one ``fsync`` per record
+cost more than scoring it with the lexical judge: ``bench/bench_score.py``).
+
 Errors are ``OSError`` s whose ``filename`` is the target path (a full disk:
 ``ENOSPC``; a read-only folder: ``EROFS``/``EACCES``); the CLI turns them into
 one line with the fix.
@@ -84,7 +91,9 @@ def _check_folders(parent: Path, root: Path) -> None:
             )
 
 
-def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None) -> None:
+def write_bytes_atomic(
+    path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None, durable: bool = True
+) -> None:
     """Write ``data`` to ``path`` atomically, replacing (never following) a link there; see the module doc."""
     path = Path(path)
     if root is not None:
@@ -97,7 +106,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, root: str | os.P
             n = os.write(fd, view)
             view = view[n:]
         os.fchmod(fd, 0o666 & ~current_umask())
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
         os.close(fd)
         fd = -1
         os.replace(tmp, path)
@@ -113,9 +123,11 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes, *, root: str | os.P
         raise
 
 
-def write_text_atomic(path: str | os.PathLike, text: str, *, root: str | os.PathLike | None = None) -> None:
+def write_text_atomic(
+    path: str | os.PathLike, text: str, *, root: str | os.PathLike | None = None, durable: bool = True
+) -> None:
     """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically; see :func:`write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"), root=root)
+    write_bytes_atomic(path, text.encode("utf-8"), root=root, durable=durable)
 
 
 def dump_json_line(obj: Any) -> str:
@@ -124,6 +136,12 @@ def dump_json_line(obj: Any) -> str:
 
 
 def write_json_atomic(
-    path: str | os.PathLike, obj: Any, *, indent: int | None = None, root: str | os.PathLike | None = None
+    path: str | os.PathLike,
+    obj: Any,
+    *,
+    indent: int | None = None,
+    root: str | os.PathLike | None = None,
+    durable: bool = True,
 ) -> None:
-    write_text_atomic(path, json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n", root=root)
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n"
+    write_text_atomic(path, text, root=root, durable=durable)

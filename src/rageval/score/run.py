@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 from rageval import __version__
 from rageval.score.importers import ImportedFile, read_input
@@ -346,7 +346,7 @@ def score_files(
     plan = _plan(inputs, fmt, mapping, split, options)
     out = Path(out_dir)
     with OutDirLock(out, "rageval score"):  # one writer per output directory, as a suite run
-        check_out_dir(out, SimpleNamespace(name=SUITE_NAME))
+        check_out_dir(out, cast(Any, SimpleNamespace(name=SUITE_NAME)))  # it reads the name only
         return _score(out, plan, options, progress, build_report, on_record)
 
 
@@ -373,7 +373,7 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
     per_setting, fmt_of = plan.per_setting, plan.fmt_of
     all_items = [it for items in settings.values() for it in items]
     out.mkdir(parents=True, exist_ok=True)
-    cache = RecordCache(out)
+    cache = RecordCache(out, durable=False)  # no fsync per record (rageval.io): the rename stays atomic
     tokenizer = get_tokenizer(options.tokenizer)
     judge = _load_judge(options, out, tokenizer, any(CATALOG[d].engine_parts for d in diagnostics))
     judge_id = getattr(judge, "id", None) if judge is not None else None

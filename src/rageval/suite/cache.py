@@ -54,8 +54,9 @@ def safe_name(name: str) -> str:
 class RecordCache:
     """The ``cache/`` folder of one run directory."""
 
-    def __init__(self, out_dir: Path):
+    def __init__(self, out_dir: Path, *, durable: bool = True):
         self.out_dir = Path(out_dir)
+        self.durable = durable  # False: record files renamed into place without fsync (rageval.io)
         self.root = self.out_dir / "cache" / "records"
         self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
         self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
@@ -129,6 +130,7 @@ class RecordCache:
             self.path(setting, question_id),
             {"input_hash": input_hash, "record": record.to_dict()},
             root=self.out_dir,  # no folder of the cache may be a link placed in the run directory
+            durable=self.durable,
         )
 
     def mark_suite(self, name: str, suite_hash: str) -> None:
