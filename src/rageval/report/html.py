@@ -272,6 +272,7 @@ def render_html(
         "n_resamples": f"{an['n_resamples']:,}",
         "cohort": an["cohort"],
         "notes": an.get("notes") or [],
+        "left_out": T.left_out_line(an),
         "sections": sections,
         "failures": _tab(*T.failure_table(an), links),
         "gaps": an["gaps"],
