@@ -401,3 +401,28 @@ def test_cli_retry_flags(tmp_path, server):
     res = CliRunner().invoke(main, ["suite", str(suite), "--no-progress", "--retry-failed"])
     assert res.exit_code == 0 and "ok: 2" in res.output and "2 cached failures" in res.output
     assert "--retry-failed / --no-retry-failed" in CliRunner().invoke(main, ["suite", "--help"]).output
+
+
+@pytest.mark.parametrize(
+    "junk,msg",
+    [
+        (b"null", "names no suite"),
+        (b"[]", "names no suite"),
+        (b'{"suite": 5}', "names no suite"),
+        (b"\xff\xfe{}", "not valid JSON"),
+        (b"{", "not valid JSON"),
+        (b"[" * 200_000, "not valid JSON"),
+    ],
+)
+def test_an_unreadable_run_marker_is_a_clear_refusal(tmp_path, junk, msg):
+    """cache/suite.json says whose run the folder holds: unreadable, the run is refused with the fix, no traceback."""
+    from rageval.suite.plan import RunDirError
+
+    suite = _write_suite(tmp_path)
+    out = _run(suite).out_dir
+    (out / "manifest.json").unlink()
+    (out / "cache" / "suite.json").write_bytes(junk)
+    with pytest.raises(RunDirError, match=msg) as info:
+        _run(suite)
+    assert "suite.json" in str(info.value) and "choose another --out" in str(info.value)
+    assert "\n" not in str(info.value)

@@ -61,13 +61,15 @@ def check_out_dir(out_dir: Path, suite: Suite) -> None:
     """Refuse an output directory that holds a run of another suite."""
     for path in (out_dir / "cache" / "suite.json", out_dir / "manifest.json"):
         if path.is_file():
+            fix = "delete the output directory or choose another --out"
             try:
-                data = json.loads(path.read_text())
-            except json.JSONDecodeError as err:
-                raise RunDirError(
-                    f"{path}: not valid JSON ({err}); delete the output directory or choose another --out"
-                ) from None
-            found = data.get("suite", {}).get("name")
+                data = json.loads(path.read_bytes().decode("utf-8"))
+            except (ValueError, RecursionError) as err:  # not UTF-8, not JSON
+                raise RunDirError(f"{path}: not valid JSON ({str(err)[:100]}); {fix}") from None
+            try:
+                found = data["suite"]["name"]
+            except (KeyError, TypeError, IndexError):
+                raise RunDirError(f"{path}: names no suite, so the run it holds is unknown; {fix}") from None
             if found != suite.name:
                 raise RunDirError(
                     f"output directory {out_dir} holds a run of suite {found!r}, not {suite.name!r}; "
