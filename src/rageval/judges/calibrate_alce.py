@@ -14,7 +14,7 @@ file's own sentences and citation lists with the given judge: no re-splitting, t
 documents are the ones the file gives, the hypothesis is the sentence with its
 citation markers removed, each cited document's premise is ``"Title: {title}\\n{text}"``.
 The labels follow ALCE's human-evaluation analysis script (``human_eval/analyze.py``),
-for human and automatic labels alike (docs/judges.md#human-citation-judgments):
+for human and automatic labels alike (docs/judges.md#human-citation-judgments-alce):
 
 * a citation's precision label is ``min(label, 1)`` (partial support, 1, counts as
   support) and is set to 0 when its sentence's recall label is 0;
