@@ -30,6 +30,8 @@ made), so :mod:`rageval.types` can use it.
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Iterable, Mapping, Sequence
 
 __all__ = ["count_tokens", "evidence_token_counts", "evidence_tokens", "achieved_ratio"]
@@ -39,6 +41,8 @@ def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
     """The tokenizer's count of each text (a tokenizer object, or a spec such as ``"regex"`` or None)."""
     from rageval.text.tokenize import RegexTokenizer, get_tokenizer
 
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"count_tokens takes a list of texts, got a single {type(texts).__name__}: {texts!r:.60}")
     if type(tokenizer) is not RegexTokenizer:
         tokenizer = get_tokenizer(tokenizer)
     if type(tokenizer) is RegexTokenizer:  # same counts as RegexTokenizer.count, without the generator
@@ -51,7 +55,10 @@ def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
 
 
 def _text(item: Any) -> str:
-    return item["text"] if isinstance(item, Mapping) else item.text
+    text = item.get("text") if isinstance(item, Mapping) else getattr(item, "text", None)
+    if not isinstance(text, str):
+        raise TypeError(f"a unit or source snippet needs a 'text' string, got {type(item).__name__}: {item!r:.80}")
+    return text
 
 
 def evidence_token_counts(items: Iterable[Any], tokenizer: Any) -> list[int]:
@@ -66,7 +73,14 @@ def evidence_tokens(items: Iterable[Any], tokenizer: Any) -> int:
 
 
 def achieved_ratio(achieved: float, retrieved: float) -> float | None:
-    """``achieved / retrieved``; None when nothing was retrieved (``retrieved <= 0``)."""
-    if retrieved <= 0:
+    """``achieved / retrieved``; None when nothing was retrieved (``retrieved == 0``).
+
+    Token counts are finite and non-negative: anything else (NaN, inf, a negative number, a bool) is a
+    ``ValueError``, never a ratio.
+    """
+    for name, v in (("achieved", achieved), ("retrieved", retrieved)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} tokens must be a finite non-negative number, got {v!r}")
+    if retrieved == 0:
         return None
     return achieved / retrieved

@@ -16,9 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from rageval.diagnostics._common import check_list, check_same_length, check_str
+from rageval.diagnostics._common import check_keys, check_list, check_same_length, check_str
 
-__all__ = ["PreparedUnit", "PreparedSource", "PreparedQuestion", "prepare_inputs"]
+__all__ = ["PreparedUnit", "PreparedSource", "PreparedQuestion", "prepare_inputs", "UNIT_KEYS", "SOURCE_KEYS"]
+
+#: the keys a unit dict may have; any other is an error naming it (a typo must not pass as "no provenance")
+UNIT_KEYS = ("text", "source_ids", "title")
+#: the keys a source dict may have (``position`` and ``doc_rank``, as in a record's sources, are not used)
+SOURCE_KEYS = ("id", "text", "title", "doc_id", "position", "doc_rank")
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ def _unit(u: Any, q: int, k: int) -> PreparedUnit:
         )
     if "text" not in u:
         raise ValueError(f"{where} has no 'text'")
+    check_keys(u, UNIT_KEYS, where)
     text = check_str(u["text"], f"{where}.text")
     ids = u.get("source_ids")
     if ids is not None:
@@ -93,6 +99,7 @@ def _source(s: Any, q: int, j: int) -> PreparedSource:
     for key in ("id", "text"):
         if key not in s:
             raise ValueError(f"{where} has no {key!r}")
+    check_keys(s, SOURCE_KEYS, where)
     sid = check_str(s["id"], f"{where}.id")
     if not sid:
         raise ValueError(f"{where}.id is empty")

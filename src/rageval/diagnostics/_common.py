@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 __all__ = [
     "mean_defined",
     "summarize",
+    "check_keys",
     "check_list",
     "check_same_length",
     "check_str",
@@ -58,6 +59,23 @@ def summarize(per_question: list[dict[str, Any]], primary: str, extra: Sequence[
     out["n_undefined"] = n_undef
     out["per_question"] = per_question
     return out
+
+
+def check_keys(d: Mapping, allowed: Sequence[str], where: str) -> None:
+    """Refuse a key ``d`` does not define (a typo such as ``source_id`` must not pass as "no provenance").
+
+    >>> check_keys({"text": "x", "source_id": ["a"]}, ("text", "source_ids", "title"), "units[0][0]")
+    Traceback (most recent call last):
+    ...
+    ValueError: units[0][0] has an unknown key 'source_id'. Did you mean 'source_ids'? Keys: text, source_ids, title.
+    """
+    for key in d:
+        if key not in allowed:
+            from rageval.registry import did_you_mean
+
+            raise ValueError(
+                f"{where} has an unknown key {key!r}.{did_you_mean(key, allowed)} Keys: {', '.join(allowed)}."
+            )
 
 
 def check_list(value: Any, field: str) -> list:

@@ -41,6 +41,7 @@ Per question:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
@@ -71,8 +72,8 @@ def _opt_list(value, name, n):
     if len(value) != n:
         raise ValueError(f"{name} must have one entry per question ({n}), got {len(value)}")
     for q, v in enumerate(value):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
-            raise ValueError(f"{name}[{q}] must be a non-negative number or None, got {v!r}")
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
+            raise ValueError(f"{name}[{q}] must be a finite non-negative number or None, got {v!r}")
     return list(value)
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rageval.diagnostics._attribution_inputs import _unit
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 
 __all__ = ["gold_coverage", "declared_ids"]
@@ -51,6 +52,8 @@ def declared_ids(units: Any, q: int) -> tuple[list[str], bool, int]:
     ids: list[str] = []
     any_declared = False
     for k, u in enumerate(units):
+        if isinstance(u, Mapping):
+            _unit(u, q, k)  # the unit shape every module takes: text, source_ids, title; nothing else
         sids = u.get("source_ids") if isinstance(u, Mapping) else getattr(u, "source_ids", "missing")
         if sids == "missing":
             raise TypeError(f"units[{q}][{k}] must be a dict with 'source_ids' or a Unit, got {type(u).__name__}")
@@ -90,11 +93,26 @@ def gold_coverage(
         if not gold or (n_units and not any_declared):
             per_question.append({"gold_coverage": None, "gold_covered": None})
             continue
-        mapping = doc_of[q] if doc_of is not None else None
+        mapping = _doc_mapping(doc_of[q], q) if doc_of is not None else None
         docs = {(mapping.get(i, _doc_of_id(i)) if mapping is not None else _doc_of_id(i)) for i in ids}
         covered = [g for g in gold if g in docs]
         per_question.append({"gold_coverage": len(covered) / len(gold), "gold_covered": covered})
     return summarize(per_question, "gold_coverage")
+
+
+def _doc_mapping(mapping: Any, q: int) -> Mapping[str, str] | None:
+    """``doc_of[q]``: None, or a mapping source id -> document id (both strings)."""
+    if mapping is None:
+        return None
+    if not isinstance(mapping, Mapping):
+        raise TypeError(
+            f"doc_of[{q}] must be a mapping source id -> document id (or None), got {type(mapping).__name__}: "
+            f"{mapping!r:.80}"
+        )
+    for sid, doc in mapping.items():
+        if not isinstance(sid, str) or not isinstance(doc, str):
+            raise TypeError(f"doc_of[{q}] must map strings to strings, got {sid!r:.40} -> {doc!r:.40}")
+    return mapping
 
 
 def score_gold_coverage(inputs, options) -> dict[str, Any]:

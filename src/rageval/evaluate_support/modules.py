@@ -37,6 +37,7 @@ from typing import Any, Mapping
 import datasets
 import evaluate
 
+from rageval.diagnostics.check_inputs import check_module_inputs
 from rageval.evaluate_support import module_info
 
 __all__ = [
@@ -124,16 +125,19 @@ class RagevalMetric(evaluate.Metric):
         if "references" not in own:
             references = None
         kwargs = self._prepare(kwargs, predictions)
+        check_module_inputs(self.NAME, {"predictions": predictions, "references": references, **kwargs})
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Stream a batch of questions, prepared like :meth:`compute` (absent optional keys filled with None)."""
         kwargs = self._prepare(dict(kwargs), predictions)
+        check_module_inputs(self.NAME, {"predictions": predictions, "references": references, **kwargs})
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Stream one question, prepared like :meth:`compute` (as a batch of one)."""
         batch = self._prepare({k: [v] for k, v in kwargs.items()}, [prediction])
+        check_module_inputs(self.NAME, {"predictions": [prediction], "references": [reference], **batch})
         return super().add(prediction=prediction, reference=reference, **{k: v[0] for k, v in batch.items()})
 
     def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:

@@ -26,6 +26,8 @@ CITATION_RE = re.compile(r"\[\s*\d+(?:\s*(?:[-\u2013,]|,\s*)\s*\d+)*\s*\]")
 
 def normalize_answer(s: str) -> str:
     """Lowercase, strip punctuation, drop articles, collapse whitespace (SQuAD/ALCE)."""
+    if not isinstance(s, str):
+        raise TypeError(f"normalize_answer takes a string, got {type(s).__name__}: {s!r:.60}")
     s = s.lower()
     s = "".join(ch for ch in s if ch not in _PUNCT)
     s = _ARTICLES.sub(" ", s)
