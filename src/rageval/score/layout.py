@@ -270,10 +270,11 @@ def _system(rec: GenericRecord) -> str | None:
     return rec.system if rec.system is not None else rec.setting
 
 
-def _contexts(rec: GenericRecord) -> list[ContextIn]:
+def _contexts(rec: GenericRecord) -> list[tuple[str, str | None]]:
+    """``(text, title)`` of each unit or context."""
     if rec.units is not None:
-        return [ContextIn(text=u.text, title=u.title) for u in rec.units]
-    return [ContextIn(text=c) if isinstance(c, str) else c for c in rec.contexts or ()]
+        return [(u.text, u.title) for u in rec.units]
+    return [(c, None) if isinstance(c, str) else (c.text, c.title) for c in rec.contexts or ()]
 
 
 def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] = ("", 0)) -> ScoreItem:
@@ -293,15 +294,15 @@ def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] 
         if rec.units is not None:
             units = tuple(Unit(u.text, tuple(u.source_ids) if u.source_ids else None, u.title) for u in rec.units)
         else:
-            units = tuple(Unit(c.text, None, c.title) for c in _contexts(rec))
+            units = tuple(Unit(text, None, title) for text, title in _contexts(rec))
         self_sourced = False
     else:  # each unit (context) is its own source
         ctxs = _contexts(rec)
         sources = tuple(
-            SourceSnippet(id=f"c{k}", text=c.text, doc_id=f"c{k}", title=c.title, position=0, doc_rank=k - 1)
-            for k, c in enumerate(ctxs, 1)
+            SourceSnippet(id=f"c{k}", text=text, doc_id=f"c{k}", title=title, position=0, doc_rank=k - 1)
+            for k, (text, title) in enumerate(ctxs, 1)
         )
-        units = tuple(Unit(c.text, (f"c{k}",), c.title) for k, c in enumerate(ctxs, 1))
+        units = tuple(Unit(text, (f"c{k}",), title) for k, (text, title) in enumerate(ctxs, 1))
         self_sourced = bool(ctxs)
     if rec.retrieved is not None:
         retrieved = tuple(rec.retrieved)
