@@ -224,7 +224,7 @@ def test_report_cli_takes_several_runs_and_prints_the_families(tmp_path):
     res = CliRunner().invoke(main, ["report", str(a), str(b), "--holm", "suite", "--resamples", "200", "--no-plots"])
     assert res.exit_code == 0, res.output
     assert "contrasts: 10 in 2 families" in res.output
-    assert "Holm scope: suite (adjusted within every row of 2 runs" in res.output
+    assert "Holm scope: suite (one family: all 20 rows of 2 runs" in res.output
     rep = json.loads((b / "report.json").read_text())
     assert rep["holm"]["scope"] == "suite" and rep["holm"]["family_sizes"] == {"all": 20}
     md = (b / "contrasts.md").read_text()

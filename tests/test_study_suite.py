@@ -74,6 +74,7 @@ def test_an_unavailable_second_judge_is_skipped_only_when_allowed(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert "audit: second judge 'nli:/nonexistent/true-judge' is unavailable" in res.output and "skipped" in res.output
+    assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith("audit-")]  # no empty audit folder
     res = CliRunner().invoke(main, ["suite", str(suite), "--out", str(tmp_path / "b"), "--no-progress"])
     assert res.exit_code != 0 and "rageval audit" in res.output and "Traceback" not in res.output
     # the run itself is complete: the audit can follow with another judge

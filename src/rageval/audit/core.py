@@ -486,8 +486,7 @@ def run_audit(
             "--settings to settings that ran"
         )
     sample = select_sample(cohort, n, seed)
-    out = audit_dir(run_dir, judge)
-    out.mkdir(parents=True, exist_ok=True)
+    out = audit_dir(run_dir, judge)  # created by the judge's cache once the judge loads, never before
     first_id = (run.manifest.get("models") or {}).get("judge")
     second_cfg = suite.model_copy(
         update={"judge": suite.judge.model_copy(update={"spec": judge, "params": dict(judge_options or {})})}

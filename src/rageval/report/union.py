@@ -70,10 +70,13 @@ def describe_holm(holm: dict[str, Any]) -> list[str]:
     fams = {f: fams[f] for f in order}
     total = sum(fams.values())
     runs = holm.get("runs") or []
-    over = "each family" if holm.get("scope") == "family" else "every row"
-    where = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
-    sizes = ", ".join(f"{k}: {v}" for k, v in (holm.get("family_sizes") or {}).items())
     lines = [f"contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'}"]
     lines += [f"  {name}: {n}" for name, n in fams.items()]
-    lines.append(f"Holm scope: {holm.get('scope')} (adjusted within {over}{where}; family sizes {sizes or 'none'})")
+    where = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+    sizes = holm.get("family_sizes") or {}
+    if holm.get("scope") == "family":
+        each = ", ".join(f"{k}: {v}" for k, v in sizes.items()) or "none"
+        lines.append(f"Holm scope: family (adjusted within each family{where}; family sizes {each})")
+    else:
+        lines.append(f"Holm scope: suite (one family: all {sizes.get('all', total)} rows{where})")
     return lines
