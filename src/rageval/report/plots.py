@@ -134,9 +134,11 @@ def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
     obstacles = [(px - r, py - r, px + r, py + r) for px, py in pts]
     placed: list[tuple[float, float, float, float]] = []
 
+    pad = 1.5 * scale  # keep a small gap between labels, so two never read as one
+
     def overlap(a, b) -> float:
-        w = min(a[2], b[2]) - max(a[0], b[0])
-        h = min(a[3], b[3]) - max(a[1], b[1])
+        w = min(a[2], b[2]) - max(a[0], b[0]) + pad
+        h = min(a[3], b[3]) - max(a[1], b[1]) + pad
         return w * h if w > 0 and h > 0 else 0.0
 
     for i, ((x, y, text, color), (px, py)) in enumerate(zip(items, pts)):
