@@ -48,8 +48,8 @@ caller         parameters                  what is indexed, what is asked
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def tokenize(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(text.lower()) if t not in stop]
 
 
-def idf(n_docs: int, df: "np.ndarray | float") -> np.ndarray:
+def idf(n_docs: int, df: np.ndarray | float) -> np.ndarray:
     """BM25's IDF (always positive): ``log(1 + (N - df + 0.5) / (df + 0.5))``."""
     return np.log1p((n_docs - np.asarray(df, dtype=np.float64) + 0.5) / (np.asarray(df, dtype=np.float64) + 0.5))
 
@@ -147,14 +147,14 @@ class BM25Index:
     def __len__(self) -> int:
         return self.n
 
-    def scores(self, query: "str | Sequence[str]") -> np.ndarray:
+    def scores(self, query: str | Sequence[str]) -> np.ndarray:
         """The BM25 score of every text for ``query``, in pool order (0 where no query term occurs)."""
         toks = tokenize(query) if isinstance(query, str) else list(query)
         if self._bm25 is None or not toks:
             return np.zeros(self.n)
         return np.asarray(self._bm25.get_scores(toks), dtype=float)
 
-    def search(self, query: "str | Sequence[str]", k: int | None = None) -> list[tuple[int, float]]:
+    def search(self, query: str | Sequence[str], k: int | None = None) -> list[tuple[int, float]]:
         """``(pool index, score)`` of the top ``k`` texts (all when None), best first, ties by pool index.
 
         Texts scoring 0 are ranked too (after every positive one), so ``k`` results
@@ -166,6 +166,6 @@ class BM25Index:
             order = order[:k]
         return [(int(i), float(s[i])) for i in order]
 
-    def top(self, query: "str | Sequence[str]", k: int) -> list[int]:
+    def top(self, query: str | Sequence[str], k: int) -> list[int]:
         """Pool indices of at most ``k`` texts with a positive score, best first, ties by pool index."""
         return [i for i, s in self.search(query, k) if s > 0]

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 __all__ = ["Registry", "UnknownNameError", "closest", "did_you_mean", "unknown_name"]
 
@@ -117,7 +118,7 @@ class Registry:
         self._aliases: dict[str, str] = {}
         self._loaded: dict[str, Any] = {}
 
-    def register(self, name: str, target: "str | object", **meta: Any) -> None:
+    def register(self, name: str, target: str | object, **meta: Any) -> None:
         """Add ``name`` (a new, non-empty string) -> ``target``."""
         aliases = tuple(meta.pop("aliases", ()))
         for n in (name, *aliases):

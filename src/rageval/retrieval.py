@@ -30,8 +30,9 @@ takes, and every snippet carries its document's 0-based rank in ``doc_rank``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -192,5 +193,5 @@ def retrieve_all(
 ) -> list[Retrieved]:
     """:func:`retrieve` for every example, indexing a shared ``corpus`` once."""
     shared = corpus is not None and method in RETRIEVERS and RETRIEVERS.meta(method).get("shared_index", False)
-    index = BM25Index(corpus) if shared else None
+    index = BM25Index(corpus) if shared and corpus is not None else None
     return [retrieve(ex, method=method, k=k, index=index) for ex in examples]

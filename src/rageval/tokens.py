@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["count_tokens", "evidence_token_counts", "evidence_tokens", "achieved_ratio"]
 

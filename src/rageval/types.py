@@ -17,8 +17,9 @@ ValueError: Unit.source_ids=[] is ambiguous: use None for 'declares no provenanc
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from rageval import tokens as _tokens
 
@@ -111,7 +112,7 @@ class SourceSnippet:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "SourceSnippet":
+    def from_dict(cls, d: Mapping[str, Any]) -> SourceSnippet:
         return cls(
             id=d["id"],
             text=d["text"],
@@ -155,7 +156,7 @@ class Unit:
         return d
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Unit":
+    def from_dict(cls, d: Mapping[str, Any]) -> Unit:
         return cls(text=d["text"], source_ids=d.get("source_ids"), title=d.get("title"))
 
 
@@ -193,8 +194,8 @@ class Context:
         tokenizer: Any,
         retrieved_tokens: int,
         budget_tokens: int | None = None,
-        budget: float | int | None = None,
-    ) -> "Context":
+        budget: float | None = None,
+    ) -> Context:
         """A Context whose ``achieved_tokens`` is counted from ``units`` (:func:`rageval.tokens.evidence_tokens`)."""
         ctx = cls(
             units=tuple(units),
@@ -225,7 +226,7 @@ class Context:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Context":
+    def from_dict(cls, d: Mapping[str, Any]) -> Context:
         return cls(
             units=tuple(Unit.from_dict(u) for u in d["units"]),
             achieved_tokens=int(d["achieved_tokens"]),
@@ -261,7 +262,7 @@ class CitedSentence:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "CitedSentence":
+    def from_dict(cls, d: Mapping[str, Any]) -> CitedSentence:
         return cls(
             text=d["text"],
             raw=d["raw"],
@@ -287,7 +288,7 @@ class Answer:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Answer":
+    def from_dict(cls, d: Mapping[str, Any]) -> Answer:
         return cls(
             text=d["text"],
             sentences=tuple(CitedSentence.from_dict(s) for s in d.get("sentences", ())),
@@ -308,7 +309,7 @@ class Setting:
         return {"name": self.name, "compressor": self.compressor, "budget": self.budget, "reader": self.reader}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Setting":
+    def from_dict(cls, d: Mapping[str, Any]) -> Setting:
         return cls(name=d["name"], compressor=d["compressor"], budget=d.get("budget"), reader=d.get("reader"))
 
 
@@ -355,7 +356,7 @@ class Record:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Record":
+    def from_dict(cls, d: Mapping[str, Any]) -> Record:
         return cls(
             question_id=d["question_id"],
             setting=Setting.from_dict(d["setting"]),

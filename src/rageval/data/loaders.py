@@ -47,9 +47,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from rageval.data.schema import Document, Example
 from rageval.registry import Registry, did_you_mean, unknown_name
@@ -275,7 +276,7 @@ def _make_doc(doc_id: str, text: str | Sequence[str], title: str | None, source_
     if isinstance(text, str):
         full = text
     else:
-        parts = []
+        parts: list[str] = []
         for i, s in enumerate(text):
             if i and s and not s[0].isspace() and parts and not parts[-1][-1:].isspace():
                 parts.append(" ")
@@ -378,8 +379,8 @@ def _multihop(r: _Rec, dataset: str) -> Example:
     pairs = _context_pairs(r, ctx, ctx_path)
     docs = tuple(_make_doc(f"d{i}", sents, title, source_key=title) for i, (title, sents) in enumerate(pairs))
     by_title: dict[str, Document] = {}
-    for d in docs:
-        by_title.setdefault(d.title or "", d)
+    for doc in docs:
+        by_title.setdefault(doc.title or "", doc)
     gold: list[str] = []
     facts: list[str] = []
     unmatched: list[list[Any]] = []

@@ -44,8 +44,9 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from rageval.types import SourceSnippet
 
@@ -101,7 +102,7 @@ class Document:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Document":
+    def from_dict(cls, d: Mapping[str, Any]) -> Document:
         return cls(
             id=d["id"],
             text=d["text"],
@@ -221,7 +222,7 @@ class Example:
         return out
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Example":
+    def from_dict(cls, d: Mapping[str, Any]) -> Example:
         return cls(
             id=d["id"],
             question=d["question"],

@@ -15,7 +15,8 @@ Pure functions: no I/O, no globals, no model.  Definitions: docs/design.md#answe
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.citations import alce_remove_citations
 from rageval.diagnostics._common import (
@@ -138,7 +139,7 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any]) -> dic
     contexts = check_list(contexts, "contexts")
     references = check_list(references, "references")
     check_same_length(contexts=contexts, references=references)
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
         units_norm = [normalize_answer(u) for u in _as_units(ctx, q)]
@@ -231,7 +232,7 @@ def str_em(
     references = check_list(references, "references")
     check_same_length(predictions=predictions, references=references)
     _check_convention(convention, STR_EM_CONVENTIONS, "str_em")
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     for q, (pred, ref) in enumerate(zip(predictions, references)):
         pred_norm = _str_em_answer(check_str(pred, "predictions", q), alce_compat)
         if convention == "qasper":
@@ -299,7 +300,7 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, conventi
     references = check_list(references, "references")
     check_same_length(predictions=predictions, references=references)
     _check_convention(convention, ANSWER_F1_CONVENTIONS, "answer_f1")
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     for q, (pred, ref) in enumerate(zip(predictions, references)):
         pred = remove_citations(check_str(pred, "predictions", q))
         aliases = [a for a in check_str_list(ref, "references", q) if normalize_answer(a)]

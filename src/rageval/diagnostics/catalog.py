@@ -21,8 +21,9 @@ pure function and a scorer, one :class:`DiagnosticSpec` below, and its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from rageval.registry import Registry, unknown_name
 
@@ -104,7 +105,12 @@ def _excl(key: str, direction: Direction) -> Output:
     return Output(f"{key}_excl_abstain", direction, f"{key} with judge abstentions left out", view=True)
 
 
-_ABSTENTIONS = Output("judge_abstentions", "none", "judge decisions that abstained (no clean yes/no)")
+_ABSTENTIONS = Output(
+    "judge_abstentions",
+    "none",
+    "judge decisions that abstained (no clean yes/no) among those made to score this record: a run counts every "
+    "attribution part it scored together; an evaluate module counts those of its own parts",
+)
 #: verification's judge inputs (its three modes and the recovery of the cited units), and the truncated ones
 _JUDGE_INPUTS = (
     Output("judge_inputs", "none", "distinct (premise, hypothesis) pairs verification asked the judge"),

@@ -17,14 +17,15 @@ Only the pure functions are called (never ``evaluate``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.diagnostics.catalog import CATALOG, SCORERS, engine_parts
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
 
 __all__ = ["score", "SWEEP_THRESHOLDS"]
 
-from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS  # noqa: E402
+from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS
 
 
 def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options: ScoringOptions, judge: Any):

@@ -91,7 +91,7 @@ def evidence_f1(
     if paragraph_of is not None and not isinstance(paragraph_of, Mapping):
         paragraph_of = check_list(paragraph_of, "paragraph_of")
         check_same_length(predictions=questions, paragraph_of=paragraph_of)
-    per_q = []
+    per_q: list[dict[str, Any]] = []
     for q, ref in zip(questions, references):
         if isinstance(ref, (str, bytes)) or not isinstance(ref, Sequence):
             raise TypeError(f"references[{q.index}] must be a list of annotators' evidence lists (list[list[str]])")

@@ -12,8 +12,9 @@ scores both the same way.  The suite object never travels into scoring.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.types import Record, SourceSnippet, Unit
@@ -34,7 +35,7 @@ class Gold:
     reference: tuple[str, ...] = ()  # long reference answers: answer F1 only, when no short answers
 
     @classmethod
-    def of(cls, example: Any) -> "Gold":
+    def of(cls, example: Any) -> Gold:
         """From a :class:`rageval.data.Example` (or anything with the same attributes)."""
         return cls(
             answers=tuple(example.answers),
@@ -46,7 +47,7 @@ class Gold:
         )
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Gold":
+    def from_dict(cls, d: Mapping[str, Any]) -> Gold:
         return cls(
             answers=tuple(d.get("answers", ())),
             qa_pairs=tuple(tuple(p) for p in d.get("qa_pairs", ())),
@@ -73,7 +74,7 @@ class Gold:
         return bool(getattr(self, name))
 
     @property
-    def aliases(self) -> list[list[str]]:
+    def aliases(self) -> list[list[str]] | list[str]:
         """Answer-in-context's gold: the qa-pairs' short answers, else the answers as one alias group."""
         return [list(p) for p in self.qa_pairs] if self.qa_pairs else list(self.answers)
 
@@ -127,7 +128,7 @@ class ScoringInput:
         evidence_text: Callable[[Unit], str],
         retrieved_ids: Sequence[str] = (),
         reader_input_tokens: int | None = None,
-    ) -> "ScoringInput":
+    ) -> ScoringInput:
         """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
         return cls(
             question_id=question_id,
@@ -144,7 +145,7 @@ class ScoringInput:
         )
 
     @classmethod
-    def from_record(cls, record: Record, evidence_text: Callable[[Unit], str]) -> "ScoringInput":
+    def from_record(cls, record: Record, evidence_text: Callable[[Unit], str]) -> ScoringInput:
         """From a saved ``ok`` record (``rageval rescore``)."""
         if record.context is None:
             raise ValueError(f"record {record.question_id!r} ({record.setting.name}) has no context to score")

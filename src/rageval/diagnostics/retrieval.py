@@ -12,7 +12,8 @@ one) can be checked (docs/design.md#decision-coverage-and-recall).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 
@@ -31,7 +32,7 @@ def retrieval_recall(
     retrieved = check_list(retrieved, "retrieved")
     references = check_list(references, "references")
     check_same_length(retrieved=retrieved, references=references)
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     for q, (ret, gold) in enumerate(zip(retrieved, references)):
         ret = check_str_list(ret, "retrieved", q)
         gold_set = set(check_str_list(gold, "references", q))

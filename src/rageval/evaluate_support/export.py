@@ -72,7 +72,7 @@ _NAMESPACE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
 # Spaces colours by diagnostic family
 _COLOURS = {"answer": ("blue", "green"), "retrieval": ("green", "yellow"), "attribution": ("indigo", "purple")}
 _EMOJI = {"answer": "🎯", "retrieval": "🔎", "attribution": "🔗", "cost": "🗜️"}
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
 
 def _spec(name: str):
@@ -173,11 +173,11 @@ Cite the work this metric's definition comes from and rageval {__version__}
 
 def _set_section(body: str, heading: str, text: str, before: tuple[str, ...]) -> str:
     """Replace section ``## heading`` of ``body`` with ``text``, or insert it before the first of ``before``."""
-    pattern = re.compile(rf"^## {re.escape(heading)}\n.*?(?=^## |\Z)", re.M | re.S)
+    pattern = re.compile(rf"^## {re.escape(heading)}\n.*?(?=^## |\Z)", re.MULTILINE | re.DOTALL)
     if pattern.search(body):
         return pattern.sub(lambda _: text.rstrip("\n") + "\n\n", body, count=1).rstrip("\n") + "\n"
     for h in before:
-        m = re.search(rf"^## {re.escape(h)}\b", body, re.M)
+        m = re.search(rf"^## {re.escape(h)}\b", body, re.MULTILINE)
         if m:
             return body[: m.start()] + text.rstrip("\n") + "\n\n" + body[m.start() :]
     return body.rstrip("\n") + "\n\n" + text.rstrip("\n") + "\n"

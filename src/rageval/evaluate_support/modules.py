@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import datasets
 import evaluate
@@ -68,7 +69,7 @@ COMMON_ARGS = """\
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def module_names_for(name: str) -> frozenset[str]:
     """The keyword names diagnostic ``name``'s pure function takes."""
     from rageval.diagnostics.catalog import get

@@ -79,6 +79,37 @@ class _Options(NamedTuple):
     revision: str | None
 
 
+@functools.lru_cache(maxsize=2)
+def _embedding_judge(path, batch_size, device, dtype):
+    from rageval.judges.embedding import EmbeddingJudge
+
+    return EmbeddingJudge(path, batch_size=batch_size, device=device, dtype=dtype)
+
+
+@functools.lru_cache(maxsize=4)
+def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
+    """Model judges are loaded once per process and spec (evaluate modules called one after another share it)."""
+    if s.startswith(("nli:", "seq2seq:")):
+        kind, _, target = s.partition(":")
+    else:
+        target = s
+        try:
+            from rageval.judges.hf import detect_kind
+
+            kind = detect_kind(target, revision=revision)
+        except OSError as err:
+            hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
+            exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
+            raise ValueError(
+                f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+            ) from err
+    from rageval.judges.hf import NLIJudge, Seq2SeqJudge
+
+    return (NLIJudge if kind == "nli" else Seq2SeqJudge)(
+        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+    )
+
+
 #: judge name -> factory(arg, options); ``arg`` (meta): whether the spec is ``name:<arg>``.
 JUDGES = Registry("judge")
 JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
@@ -141,37 +172,6 @@ def build_judge(
     raise TypeError(
         f"judge must be a name ('lexical', 'replay:<path>', a model path or hub id), a Judge or a callable "
         f"judge(premises, hypotheses) -> list[float]; got {type(spec).__name__}"
-    )
-
-
-@functools.lru_cache(maxsize=2)
-def _embedding_judge(path, batch_size, device, dtype):
-    from rageval.judges.embedding import EmbeddingJudge
-
-    return EmbeddingJudge(path, batch_size=batch_size, device=device, dtype=dtype)
-
-
-@functools.lru_cache(maxsize=4)
-def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
-    """Model judges are loaded once per process and spec (evaluate modules called one after another share it)."""
-    if s.startswith(("nli:", "seq2seq:")):
-        kind, _, target = s.partition(":")
-    else:
-        target = s
-        try:
-            from rageval.judges.hf import detect_kind
-
-            kind = detect_kind(target, revision=revision)
-        except (OSError, EnvironmentError) as err:
-            hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
-            exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
-            raise ValueError(
-                f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-            ) from err
-    from rageval.judges.hf import NLIJudge, Seq2SeqJudge
-
-    return (NLIJudge if kind == "nli" else Seq2SeqJudge)(
-        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
     )
 
 

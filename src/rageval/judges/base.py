@@ -89,8 +89,9 @@ import numbers
 import os
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Judge", "CallableJudge", "JudgeRunner", "JudgeError", "pair_key", "format_premise", "is_abstention"]
 
@@ -314,7 +315,7 @@ def _as_probability(value: Any) -> float | None:
 
 
 def _check_threshold(threshold: Any) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 <= threshold <= 1.0:
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 <= float(threshold) <= 1.0:
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
     return float(threshold)
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any
 
 import click
 
@@ -139,7 +140,7 @@ def calibrate(
     kept = [i for i, p in enumerate(all_probs) if not math.isnan(p)]
     probs = [all_probs[i] for i in kept]
     labels = [rows[i]["label"] for i in kept]
-    sup_nsup = [(p, LABELS[lab]) for p, lab in zip(probs, labels) if LABELS[lab] is not None]
+    sup_nsup = [(p, y) for p, lab in zip(probs, labels) if (y := LABELS[lab]) is not None]
     partial = [p for p, lab in zip(probs, labels) if lab == "partially_supported"]
     strict = [(p, 1 if lab == "supported" else 0) for p, lab in zip(probs, labels)]
     out = {
@@ -176,11 +177,15 @@ def format_report(r: dict[str, Any]) -> str:
         "| figure | n | accuracy | balanced accuracy | AUROC |",
         "|---|---|---|---|---|",
         f"| supported vs not_supported | {b['n']} | {_fmt(b['accuracy'])} | {_fmt(b['balanced_accuracy'])} | {_fmt(b['auroc'])} |",
-        f"| partially_supported counted as not supported | {s['n']} | {_fmt(s['accuracy'])} | "
-        f"{_fmt(s['balanced_accuracy'])} | {_fmt(s['auroc'])} |",
+        (
+            f"| partially_supported counted as not supported | {s['n']} | {_fmt(s['accuracy'])} | "
+            f"{_fmt(s['balanced_accuracy'])} | {_fmt(s['auroc'])} |"
+        ),
         "",
-        f"partially_supported: n={p['n']}, judged supported {_fmt(p['predicted_supported'])}, "
-        f"mean probability {_fmt(p['mean_probability'])}",
+        (
+            f"partially_supported: n={p['n']}, judged supported {_fmt(p['predicted_supported'])}, "
+            f"mean probability {_fmt(p['mean_probability'])}"
+        ),
     ]
     if r.get("n_abstained"):
         lines.append(f"abstentions (no clean decision; left out of every figure above): {r['n_abstained']}")

@@ -51,6 +51,7 @@ off-label first token still yielded P("1") are not reused.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,7 @@ def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
 
 
 class _HFBase:
+    cacheable: bool = True  # False: the runner keeps no disk cache (weights nobody named)
     uses_torch = True
     kind = "hf"
     id_suffix = ""  # names a change of the scoring rule, so caches of the old rule are never reused
@@ -268,7 +270,7 @@ class NLIJudge(_HFBase):
         batch_size: int = 8,
         dtype: Any = None,
         device: str | None = None,
-    ) -> "NLIJudge":
+    ) -> NLIJudge:
         """Wrap an already loaded classifier (benchmarks, notebooks).  ``revision`` names its weights in the id:
         give a real one before caching on disk."""
         self = cls.__new__(cls)
@@ -399,7 +401,7 @@ class Seq2SeqJudge(_HFBase):
         if bad:
             raise self._numerical_failure(bad[0], hypotheses)
         probs = label_probabilities(logits, *self.label_ids)
-        self._off_label += sum(p != p for p in probs)
+        self._off_label += sum(math.isnan(p) for p in probs)
         self._scored += len(texts)
         return probs
 

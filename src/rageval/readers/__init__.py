@@ -72,7 +72,7 @@ def reader_class(name: str) -> type[Reader]:
     return READERS.get(name)
 
 
-def get_reader(spec: "str | Reader", **params: Any) -> Reader:
+def get_reader(spec: str | Reader, **params: Any) -> Reader:
     """A reader by name with its options (``get_reader("transformers", model="path")``).
 
     A :class:`Reader` object is returned as is.  Unknown options are rejected with the

@@ -11,10 +11,11 @@ tokenizer where it has one, otherwise the suite's tokenizer on the rendered prom
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar
 
-from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
+from rageval.errors import ModelUnavailable
 from rageval.readers.template import PromptTemplate
 from rageval.text.tokenize import get_tokenizer
 from rageval.types import Unit
@@ -79,7 +80,7 @@ class ReaderOutput:
         return {"text": self.text, "status": self.status, "input_tokens": self.input_tokens, "error": self.error}
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ReaderOutput":
+    def from_dict(cls, d: Mapping[str, Any]) -> ReaderOutput:
         return cls(
             text=d.get("text", ""),
             status=d.get("status", "ok"),

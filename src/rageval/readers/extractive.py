@@ -37,7 +37,8 @@ undefined rather than 0.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.template import PromptTemplate

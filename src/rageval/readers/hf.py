@@ -21,7 +21,8 @@ with the fix (a local path, or the extractive reader).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from rageval.readers.base import ModelUnavailable, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.template import PromptTemplate
@@ -87,7 +88,7 @@ class TransformersReader(Reader):
                 "--reader extractive."
             ) from e
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.model.to(self.device)
+        self.model.to(self.device)  # type: ignore[arg-type]  # transformers' typing of .to
         self.model.eval()
         tok = self.hf_tokenizer
         tok.padding_side = "left"
@@ -147,8 +148,11 @@ class TransformersReader(Reader):
     def prompt(self, request: ReaderRequest) -> str:
         """The exact text fed to the tokenizer (chat template applied when there is one)."""
         if self.chat_template:
-            return self.hf_tokenizer.apply_chat_template(
-                self.template.messages(request.question, request.units), add_generation_prompt=True, tokenize=False
+            return cast(
+                str,
+                self.hf_tokenizer.apply_chat_template(
+                    self.template.messages(request.question, request.units), add_generation_prompt=True, tokenize=False
+                ),
             )
         return self.template.render(request.question, request.units)
 
@@ -163,7 +167,7 @@ class TransformersReader(Reader):
         for i, req in enumerate(reqs):
             try:
                 ids = self._encode(self.prompt(req))
-            except Exception as e:  # a template the tokenizer rejects
+            except Exception as e:  # noqa: BLE001 - a template the tokenizer rejects: a status, not a crash
                 results[i] = ReaderOutput(
                     "", "reader_error", None, f"could not build the prompt: {type(e).__name__}: {e}"
                 )
@@ -200,7 +204,7 @@ class TransformersReader(Reader):
                         num_beams=1,
                         pad_token_id=pad,
                     )
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - any generation failure is the batch's reader_error status
                 for i, ids in batch:
                     results[i] = ReaderOutput(
                         "", "reader_error", len(ids), f"generation failed: {type(e).__name__}: {e}"
@@ -208,6 +212,6 @@ class TransformersReader(Reader):
                 continue
             new = out[:, width:].cpu()
             for row, (i, ids) in enumerate(batch):
-                text = self.hf_tokenizer.decode(new[row].tolist(), skip_special_tokens=True).strip()
+                text = cast(str, self.hf_tokenizer.decode(new[row].tolist(), skip_special_tokens=True)).strip()
                 results[i] = ReaderOutput(text, "ok", len(ids))
         return [r for r in results if r is not None]

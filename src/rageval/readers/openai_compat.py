@@ -41,8 +41,9 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.template import PromptTemplate
@@ -90,14 +91,14 @@ class OpenAIReader(Reader):
                 raise ValueError(f"openai reader: {name} must be a positive integer, got {v!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise ValueError(f"openai reader: max_retries must be a non-negative integer, got {max_retries!r}")
-        for name, v in (
+        for name, num in (
             ("timeout", timeout),
             ("backoff", backoff),
             ("max_backoff", max_backoff),
             ("temperature", temperature),
         ):
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"openai reader: {name} must be a finite number >= 0, got {v!r}")
+            if isinstance(num, bool) or not isinstance(num, (int, float)) or not math.isfinite(num) or num < 0:
+                raise ValueError(f"openai reader: {name} must be a finite number >= 0, got {num!r}")
         if timeout == 0:
             raise ValueError("openai reader: timeout must be a positive number of seconds, got 0")
         self.model_name = model

@@ -21,8 +21,9 @@ its question ids as ``rageval score`` assigns them, the lines of one ``system``
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rageval.readers.base import READER_STATUSES, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.template import PromptTemplate
@@ -68,6 +69,7 @@ class SavedReader(Reader):
         """The answers of one system of a file ``rageval score`` reads (see the module doc)."""
         from rageval.score.suite_data import given_answers
 
+        assert self.format is not None  # called only when a format was given (__init__)
         for qid, (text, tokens, where) in given_answers(str(self.path), self.format, system=self.system).items():
             self._rows[(qid, None)] = {
                 "text": text,

@@ -28,8 +28,9 @@ from __future__ import annotations
 import hashlib
 import json
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rageval.types import Unit
 
@@ -138,7 +139,7 @@ class PromptTemplate:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "PromptTemplate":
+    def from_dict(cls, d: Mapping[str, Any]) -> PromptTemplate:
         if not isinstance(d, Mapping):
             raise TypeError(f"a prompt template must be a mapping of fields, got {type(d).__name__}")
         known = {f.name for f in fields(cls)}
@@ -154,7 +155,7 @@ class PromptTemplate:
         return cls(**dict(d))
 
     @classmethod
-    def coerce(cls, value: "PromptTemplate | Mapping[str, Any] | None") -> "PromptTemplate":
+    def coerce(cls, value: PromptTemplate | Mapping[str, Any] | None) -> PromptTemplate:
         if value is None:
             return DEFAULT_TEMPLATE
         if isinstance(value, PromptTemplate):
@@ -171,6 +172,6 @@ class PromptTemplate:
 DEFAULT_TEMPLATE = PromptTemplate()
 
 
-def template_hash(template: "PromptTemplate | Mapping[str, Any] | None" = None) -> str:
+def template_hash(template: PromptTemplate | Mapping[str, Any] | None = None) -> str:
     """The hash of a template (the default when None); it goes into every record."""
     return PromptTemplate.coerce(template).hash

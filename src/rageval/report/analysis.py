@@ -455,8 +455,8 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
         }
     need = (answer, "answer_in_context", "retrieval_recall")
     ok = [r for r in run.records if r["status"] == "ok"]
-    cols = [[_value((r.get("metrics") or {}).get(m)) for r in ok] for m in need]
-    out = validity_analysis(*cols, [r["setting"]["name"] for r in ok])
+    f1, aic, recall = ([_value((r.get("metrics") or {}).get(m)) for r in ok] for m in need)
+    out = validity_analysis(f1, aic, recall, [r["setting"]["name"] for r in ok])
     order = _setting_order(run)
     out["by_group"] = dict(sorted(out["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
     out.update({"available": True, "answer_metric": answer, "note": None})

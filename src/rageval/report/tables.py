@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.diagnostics import direction_of
 from rageval.types import STATUSES

@@ -13,8 +13,9 @@ in, and those questions leave the cohort.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,7 @@ def common_cohort(
     (('q1',), ('c',), 0)
     """
     recs = [as_record_dict(r) for r in records]
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str], str | None] = {}
     order: list[str] = []
     for r in recs:
         qid = r.get("question_id")
@@ -150,7 +151,7 @@ def metric_table(
     records: Iterable[Any], question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str]
 ) -> dict[tuple[str, str], np.ndarray]:
     """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
-    pos = {q: i for i, q in enumerate(question_ids)}
+    pos: dict[Any, int] = {q: i for i, q in enumerate(question_ids)}
     out = {(s, m): np.full(len(question_ids), np.nan) for s in settings for m in metrics}
     for r in map(as_record_dict, records):
         i = pos.get(r.get("question_id"))

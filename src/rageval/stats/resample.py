@@ -26,8 +26,9 @@ a seed fixes every number regardless of the size of the family.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

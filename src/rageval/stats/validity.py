@@ -12,9 +12,11 @@ cannot be computed (too few rows, a constant column) is ``None`` with a reason.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["validity_analysis", "validity_stats"]
 
@@ -44,7 +46,7 @@ def _r2(y: np.ndarray, cols: list[np.ndarray]) -> float | None:
     return float(max(0.0, 1.0 - (resid @ resid) / sst))
 
 
-def validity_stats(f1: Sequence[float], aic: Sequence[float], recall: Sequence[float]) -> dict[str, Any]:
+def validity_stats(f1: npt.ArrayLike, aic: npt.ArrayLike, recall: npt.ArrayLike) -> dict[str, Any]:
     """The validity quantities for aligned arrays (NaN = undefined; such rows are dropped).
 
     >>> s = validity_stats([1, 0, 1, 0, 1, 0], [1, 0, 1, 0, 1, 1], [1, 1, 0, 0, 1, 0])
@@ -82,7 +84,7 @@ def validity_stats(f1: Sequence[float], aic: Sequence[float], recall: Sequence[f
 
 
 def validity_analysis(
-    f1: Sequence[float], aic: Sequence[float], recall: Sequence[float], groups: Sequence[str]
+    f1: npt.ArrayLike, aic: npt.ArrayLike, recall: npt.ArrayLike, groups: Sequence[str]
 ) -> dict[str, Any]:
     """``{"pooled": stats, "by_group": {group: stats}}`` (groups in first-seen order)."""
     g = list(groups)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rageval.registry import closest, did_you_mean
 
@@ -99,8 +100,10 @@ def _tokenizer_problems(suite: Any) -> list[str]:
     close = closest(spec, ["regex", "whitespace"])
     if close is not None:
         return [
-            f"  tokenizer: {spec!r} is neither a built-in tokenizer nor a local folder. Did you mean {close!r}? "
-            "(regex | whitespace | a Hugging Face tokenizer folder or id)"
+            (
+                f"  tokenizer: {spec!r} is neither a built-in tokenizer nor a local folder. Did you mean {close!r}? "
+                "(regex | whitespace | a Hugging Face tokenizer folder or id)"
+            )
         ]
     return []  # a hub id: loaded by check_suite / the run
 
@@ -311,8 +314,7 @@ def _model_ref(ref: str, revision: str | None = None) -> str | None:
     if ref == "minilm":
         return _minilm_available()
     for prefix in ("cross-encoder:", "embedding:", "nli:", "seq2seq:"):
-        if ref.startswith(prefix):
-            ref = ref[len(prefix) :]
+        ref = ref.removeprefix(prefix)
     return _hf_available(ref, revision)
 
 

@@ -29,7 +29,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -105,7 +105,7 @@ class RetrievalSpec(_Strict):
 
 class SettingSpec(_Strict):
     compressor: str
-    budgets: list[Union[int, float, None]] = Field(default_factory=lambda: [None])
+    budgets: list[int | float | None] = Field(default_factory=lambda: list[int | float | None]([None]))
     params: dict[str, Any] = Field(default_factory=dict)
     name: str | None = Field(None, description="setting name prefix (default: the compressor name)")
     reader: ReaderSpec | None = Field(None, description="this setting's own reader (default: the suite's reader)")
@@ -169,7 +169,7 @@ class Suite(_Strict):
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
     citations: CitationSpec = Field(default_factory=CitationSpec)
     attribution: AttributionSpec = Field(default_factory=AttributionSpec)
-    diagnostics: Union[Literal["auto"], list[str]] = "auto"
+    diagnostics: Literal["auto"] | list[str] = "auto"
     contrasts: Any = None
     #: the second-evaluator audit and the Pareto axes (rageval.suite.study; neither changes a record)
     audit: AuditSpec | None = None
@@ -371,7 +371,7 @@ def _check_compressor_params(name: str, params: dict[str, Any]) -> str | None:
         get(name, **params)
     except CompressorConfigError as err:
         return str(err)
-    except Exception:  # e.g. weights missing: reported when the setting runs
+    except Exception:  # noqa: BLE001 - e.g. weights missing: reported when the setting runs
         return None
     return None
 

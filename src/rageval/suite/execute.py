@@ -13,8 +13,9 @@ else is a programming error and propagates.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from rageval.citations import parse_answer
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions

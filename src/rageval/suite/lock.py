@@ -35,10 +35,14 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from rageval.errors import RunFailure
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["LOCK_NAME", "OutDirBusy", "OutDirLock", "holds_out_dir", "read_lock"]
 
@@ -98,14 +102,14 @@ class OutDirLock:
         self.command = command
         self._key: str | None = None
 
-    def __enter__(self) -> "OutDirLock":
+    def __enter__(self) -> Self:
         self.acquire()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def acquire(self) -> "OutDirLock":
+    def acquire(self) -> OutDirLock:
         self.dir.mkdir(parents=True, exist_ok=True)
         key = os.path.realpath(self.dir)
         with _GUARD:
@@ -129,6 +133,7 @@ class OutDirLock:
             entry[1] -= 1
             if entry[1] > 0:
                 return
+            assert key is not None  # the entry was found under it
             del _HELD[key]
             fd = entry[0]
             try:
@@ -157,9 +162,12 @@ class OutDirLock:
                 flocked = self._flock(fd)
                 if not flocked:  # no flock here: the pid decides
                     info = read_lock(self.path)
-                    if info.get("pid") != os.getpid() and info.get("host") in (None, socket.gethostname()):
-                        if _alive(info.get("pid")):
-                            raise self._busy(info)
+                    if (
+                        info.get("pid") != os.getpid()
+                        and info.get("host") in (None, socket.gethostname())
+                        and _alive(info.get("pid"))
+                    ):
+                        raise self._busy(info)
                 try:
                     same = os.path.samestat(os.fstat(fd), os.stat(self.path, follow_symlinks=False))
                 except FileNotFoundError:

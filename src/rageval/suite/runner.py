@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from rageval import __version__
 from rageval.errors import ModelUnavailable

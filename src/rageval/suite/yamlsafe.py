@@ -78,7 +78,7 @@ class SuiteLoader(yaml.SafeLoader):
         self._depth = 0
 
     # -- composing: count aliases, limit depth, then measure the expanded document
-    def compose_node(self, parent: Any, index: Any) -> Node:  # type: ignore[override]
+    def compose_node(self, parent: Any, index: Any) -> Node | None:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_ALIASES:

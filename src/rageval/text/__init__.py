@@ -1,8 +1,8 @@
 """Text primitives: answer normalization, tokenizers, sentence segmentation."""
 
-from rageval.text.normalize import normalize_answer, remove_citations, normalized_tokens
-from rageval.text.segment import split_sentences, passage_to_snippets
-from rageval.text.tokenize import get_tokenizer, Tokenizer, RegexTokenizer
+from rageval.text.normalize import normalize_answer, normalized_tokens, remove_citations
+from rageval.text.segment import passage_to_snippets, split_sentences
+from rageval.text.tokenize import RegexTokenizer, Tokenizer, get_tokenizer
 
 __all__ = [
     "normalize_answer",

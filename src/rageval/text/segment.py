@@ -19,7 +19,7 @@ ALCE-compatible scoring splits with nltk's own Punkt algorithm instead
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 from rageval.types import SourceSnippet
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 __all__ = ["Tokenizer", "RegexTokenizer", "WhitespaceTokenizer", "HFTokenizer", "get_tokenizer"]
 
@@ -113,7 +114,7 @@ def _load(spec: str) -> Tokenizer:
     return HFTokenizer(spec)
 
 
-def get_tokenizer(spec: "str | Tokenizer | None" = None) -> Tokenizer:
+def get_tokenizer(spec: str | Tokenizer | None = None) -> Tokenizer:
     """Return a tokenizer: ``None``/``"regex"`` (default), ``"whitespace"``, an HF id/path, or an object."""
     if spec is None:
         spec = "regex"

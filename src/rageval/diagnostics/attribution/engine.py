@@ -10,14 +10,15 @@ suite's scoring both call it.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
 from rageval.diagnostics._common import mean_defined, summarize
+from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
-from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.recovery import Recovery, recover_units
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 
@@ -220,7 +221,7 @@ def attribution_scores_batch(
         if any(wanted.values())
         else {}
     )
-    gate = dict(
+    gate: dict[str, Any] = dict(
         threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision
     )
     emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}

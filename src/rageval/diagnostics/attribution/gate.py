@@ -28,8 +28,9 @@ precision).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from rageval.diagnostics.attribution.premises import Item, fmt, grounded_items, pool, unit_items
 
@@ -71,7 +72,7 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
     # phase 2: each citation alone
     alone = _decide(
         runner,
-        [((j, c), fmt([j.groups[c]]), j.hyp) for j in multi for c in range(len(j.groups)) if j.groups[c]],
+        [((j, c), fmt([g]), j.hyp) for j in multi for c, g in enumerate(j.groups) if g],
         threshold,
     )
     alone_ok: dict[tuple[int, int], bool] = {}

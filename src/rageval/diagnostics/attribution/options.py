@@ -23,7 +23,8 @@ ValueError: attribution option k=0: Input should be greater than or equal to 1
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Union
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
@@ -44,7 +45,7 @@ USED_BY: dict[str, tuple[str, ...]] = {
     "verification": GATE_OPTIONS + RECOVERY_OPTIONS,
 }
 
-_Prob = Union[float, StrictInt]
+_Prob = float | StrictInt
 
 
 def _not_bool(v: Any) -> Any:
@@ -63,7 +64,7 @@ class AttributionSettings(BaseModel):
     )
     k: StrictInt = Field(10, ge=1, description="BM25 candidates per unit without provenance")
     multi_snippet: StrictBool = Field(False, description="also try joined snippet pairs when no single one passes")
-    candidates: Union[Literal["bm25", "dense"], Callable[..., Any]] = Field(
+    candidates: Literal["bm25", "dense"] | Callable[..., Any] = Field(
         "bm25", description="'bm25', 'dense' (MiniLM cosine) or a callable (query, texts, k) -> indices"
     )
     no_citation_precision: Literal["zero", "undefined"] = Field(
@@ -106,7 +107,7 @@ class AttributionOptions(AttributionSettings):
         return parse_answer(prediction, n_units, mode=self.citation_mode, max_citations=self.max_citations)
 
     @classmethod
-    def build(cls, **options: Any) -> "AttributionOptions":
+    def build(cls, **options: Any) -> AttributionOptions:
         """Validate keyword options into an :class:`AttributionOptions`; errors name the option."""
         from pydantic import ValidationError
 

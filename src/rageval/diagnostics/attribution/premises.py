@@ -23,7 +23,8 @@ premise, and so does a claim citing several such units.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
 from rageval.types import join_texts
@@ -106,9 +107,7 @@ def source_items(q: PreparedQuestion, ids: Sequence[str]) -> list[Item]:
     return [(sid, q.by_id[sid].title, q.by_id[sid].text, q.by_id[sid].doc) for sid in ordered]
 
 
-def grounded_items(
-    q: PreparedQuestion, k: int, rec: "dict[tuple[int, int], Recovery]"
-) -> tuple[list[Item] | None, str]:
+def grounded_items(q: PreparedQuestion, k: int, rec: dict[tuple[int, int], Recovery]) -> tuple[list[Item] | None, str]:
     """The grounded premise items of unit ``k`` and their evidence status (declared / recovered / missing)."""
     u = q.units[k]
     if u.source_ids is not None:

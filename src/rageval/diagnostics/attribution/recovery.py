@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
 from rageval.diagnostics.attribution.premises import fmt
