@@ -151,11 +151,13 @@ def test_a_link_at_the_lock_path_is_refused(tmp_path):
 
 def test_the_cli_refuses_a_busy_directory_with_exit_1(tmp_path):
     out = tmp_path / "out"
+    assert run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"]).exit_code == 0
     holder = hold_lock(out)
     try:
         for args in (
             ["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"],
             ["rescore", str(out)],
+            ["report", str(out)],
         ):
             res = run(args)
             assert res.exit_code == 1 and handled(res), res.output

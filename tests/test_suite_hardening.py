@@ -192,6 +192,14 @@ CONFIG_CASES = [
     (BASE + "reader: {backend: transformers, params: {model: m, max_new_tokens: -1}}\n", "max_new_tokens must be"),
     (BASE + "reader: {backend: transformers, params: {model: m, dtype: float8}}\n", "unknown dtype 'float8'"),
     (BASE + "reader: {backend: transformers, params: {}}\n", "reader 'transformers' needs 'model'"),
+    (
+        BASE.replace("{compressor: identity}", "{compressor: identity, reader: {params: {max_sentences: 0}}}"),
+        "settings[0].reader.params: extractive reader: max_sentences must be a positive integer, got 0",
+    ),
+    (
+        BASE.replace("{compressor: identity}", "{compressor: identity, reader: {template: {user: '{units}'}}}"),
+        "settings[0].reader.template: PromptTemplate.user must contain {question}",
+    ),
     # judge
     (BASE + "judge: {params: {foo: 1}}\n", "judge.params.foo: unknown judge option. Accepted: batch_size"),
     (BASE + "judge: {params: {batch_sise: 1}}\n", "Did you mean 'batch_size'?"),

@@ -11,6 +11,7 @@ from rageval.io import write_text_atomic
 from rageval.report import tables as T
 from rageval.report.analysis import analyze
 from rageval.report.load import Run, RunError, load_run
+from rageval.suite.lock import holds_out_dir
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
 
@@ -95,6 +96,7 @@ def build_reports(
     return {r.path: write_report_files(r, an, r.path, plots=plots) for r, an in zip(runs, analyses)}
 
 
+@holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
 def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool = True) -> dict[str, Path]:
     """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``."""
     out.mkdir(parents=True, exist_ok=True)

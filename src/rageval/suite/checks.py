@@ -109,20 +109,30 @@ def _tokenizer_problems(suite: Any) -> list[str]:
 
 
 def _reader_problems(suite: Any) -> list[str]:
+    """The suite's reader and each setting's own reader (``settings[i].reader``)."""
+    specs = [("reader", suite.reader)]
+    specs += [
+        (f"settings[{i}].reader", s.reader)
+        for i, s in enumerate(suite.settings)
+        if getattr(s, "reader", None) is not None
+    ]
+    return [p for where, spec in specs for p in _reader_spec_problems(spec, where)]
+
+
+def _reader_spec_problems(spec: Any, where: str) -> list[str]:
     from rageval.readers import READERS, PromptTemplate, reader_class
 
-    spec = suite.reader
     out = []
     try:
         PromptTemplate.coerce(spec.template)
     except (TypeError, ValueError) as err:
-        out.append(f"  reader.template: {err}")
+        out.append(f"  {where}.template: {err}")
     if spec.backend not in READERS:
         return out  # reported by the name check
     cls = reader_class(spec.backend)
     params = dict(spec.params)
     if "template" in params:
-        out.append("  reader.params.template: give the prompt template as reader.template (its own section)")
+        out.append(f"  {where}.params.template: give the prompt template as {where}.template (its own section)")
         return out
     sig = inspect.signature(cls.__init__)
     accepted = [p for p in sig.parameters if p not in ("self", "sleep", "template")]
@@ -130,7 +140,7 @@ def _reader_problems(suite: Any) -> list[str]:
     for k in unknown:
         hint = did_you_mean(k, accepted)
         out.append(
-            f"  reader.params.{k}: unknown option for reader {spec.backend!r}.{hint} Accepted: {', '.join(accepted)}."
+            f"  {where}.params.{k}: unknown option for reader {spec.backend!r}.{hint} Accepted: {', '.join(accepted)}."
         )
     required = [
         p.name
@@ -139,7 +149,7 @@ def _reader_problems(suite: Any) -> list[str]:
     ]
     missing = [r for r in required if r not in params]
     if missing:
-        out.append(f"  reader.params: reader {spec.backend!r} needs {', '.join(map(repr, missing))}")
+        out.append(f"  {where}.params: reader {spec.backend!r} needs {', '.join(map(repr, missing))}")
     if unknown or missing or out:
         return out
     params.setdefault("tokenizer", "regex")
@@ -153,7 +163,7 @@ def _reader_problems(suite: Any) -> list[str]:
             cls(**params, template=spec.template)
     except (TypeError, ValueError, OSError) as err:
         msg = err.strerror if isinstance(err, OSError) and not str(err) else str(err)
-        out.append(f"  reader.params: {' '.join(msg.split())}")
+        out.append(f"  {where}.params: {' '.join(msg.split())}")
     return out
 
 
@@ -330,16 +340,15 @@ def model_availability(suite: Any) -> list[Availability]:
         out.append(Availability("judge.spec", spec, _minilm_available()))
     elif not (spec in JUDGES or (name in JUDGES and name == "replay")):
         out.append(Availability("judge.spec", spec, _model_ref(spec, revision)))
-    reader = suite.reader
-    if reader.backend == "transformers" and isinstance(reader.params.get("model"), str):
-        ref = reader.params["model"]
-        out.append(Availability("reader.params.model", ref, _hf_available(ref, reader.params.get("revision"))))
-    elif reader.backend == "openai":
-        out.append(
-            Availability(
-                "reader.params.base_url", str(reader.params.get("base_url")), None, "an endpoint: not contacted here"
-            )
-        )
+    readers = [("reader", suite.reader)]
+    readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if getattr(s, "reader", None)]
+    for where, reader in readers:
+        if reader.backend == "transformers" and isinstance(reader.params.get("model"), str):
+            ref = reader.params["model"]
+            out.append(Availability(f"{where}.params.model", ref, _hf_available(ref, reader.params.get("revision"))))
+        elif reader.backend == "openai":
+            url = str(reader.params.get("base_url"))
+            out.append(Availability(f"{where}.params.base_url", url, None, "an endpoint: not contacted here"))
     from rageval.compressors import CompressorConfigError, get
 
     for i, (sname, comp, _, params) in enumerate(suite.expand_settings()):
