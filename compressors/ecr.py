@@ -68,6 +68,7 @@ class ECRCompressor(BaseCompressor):
             self.params["similarity"],
             sim_texts,
             index=LexicalIndex(sim_texts) if self.params["similarity"] == "lexical" else None,
+            mode="cached",  # rows of the visited sentences only, computed on first use
         )
         src = {i: k for k, i in enumerate(source_order(snippets, range(n)))}
         visit = sorted(keep, key=lambda i: (-rel[i], src[i]))

@@ -44,7 +44,8 @@ class MMRCompressor(BaseCompressor):
         texts = [scoring_text(s, self.params["use_titles"]) for s in snippets]
         index = LexicalIndex(texts)
         rel = relevance_scores(self.params["scorer"], question, texts, index=index)
-        sim = build_similarity(self.params["similarity"], texts, index=index)
+        # rows only for the chosen sentences, never the row sums: computed on first use, no kernel
+        sim = build_similarity(self.params["similarity"], texts, index=index, mode="cached")
         lam = float(self.params["lambda_"])
         order = source_order(snippets, range(n))
         src_rank = np.empty(n)

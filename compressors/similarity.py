@@ -12,11 +12,36 @@
 
 Similarities are non-negative (negative cosines are clipped to 0), so the
 facility-location term stays monotone.
+
+**Memory modes.** A similarity matrix hands out rows in one of three modes,
+chosen by a memory budget (``memory_budget`` bytes; default
+:data:`DEFAULT_MEMORY_BUDGET`, 256 MiB, or ``RAGEVAL_SIMILARITY_MEMORY_MB`` in the
+environment; docs/compressors.md#similarity-memory):
+
+* ``"kernel"``: the whole ``n × n`` matrix (float64, ``8·n²`` bytes) is held.
+  Embedding similarities compute it in one symmetric matrix product, which
+  ``row_sums`` needs anyway (the greedy then reads rows for free); chosen when
+  it fits.
+* ``"cached"``: rows are computed on first use and kept (least recently used
+  evicted) while they fit, ``budget // (8·n)`` rows at most.  Lexical
+  similarities use this mode even when a kernel would fit (a lexical row is
+  cheap and the greedy needs only some of them).
+* ``"on_demand"``: every row is recomputed when asked for (memory ``O(n)``);
+  chosen when not even two rows fit.
+
+The mode changes speed and memory, not the values: a lexical row is computed by
+the same code in every mode (bit-identical); an embedding kernel (a matrix
+product) and an on-demand row (a matrix-vector product) are both
+``max(E·Eᵢ, 0)`` in float64 and agree to rounding (|Δ| ~ 1e-15), so selections
+agree except where two candidates tie to within that.  ``stats()`` counts
+rows computed and cache hits.
 """
 
 from __future__ import annotations
 
 import functools
+import os
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -25,7 +50,11 @@ from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
 
 __all__ = [
+    "DEFAULT_MEMORY_BUDGET",
+    "MODES",
     "SimilarityMatrix",
+    "choose_mode",
+    "memory_budget",
     "LexicalSimilarity",
     "EmbeddingSimilarity",
     "build_similarity",
@@ -39,47 +68,175 @@ def is_model_similarity(spec: str) -> bool:
     return spec != "lexical"
 
 
+#: default memory budget of one similarity matrix (bytes): a 5,000-candidate float64 kernel is 200 MB
+DEFAULT_MEMORY_BUDGET = 256 * 2**20
+MODES = ("auto", "kernel", "cached", "on_demand")
+_ENV = "RAGEVAL_SIMILARITY_MEMORY_MB"
+
+
+def memory_budget(budget: int | None = None) -> int:
+    """The memory budget in bytes: ``budget`` if given, else ``$RAGEVAL_SIMILARITY_MEMORY_MB`` MiB, else the default."""
+    if budget is not None:
+        if budget < 0:
+            raise ValueError(f"memory_budget must be >= 0 bytes, got {budget}")
+        return int(budget)
+    env = os.environ.get(_ENV)
+    if env:
+        try:
+            mb = float(env)
+        except ValueError:
+            raise ValueError(f"{_ENV}={env!r} is not a number of MiB; unset it or give e.g. {_ENV}=256") from None
+        if mb < 0:
+            raise ValueError(f"{_ENV}={env!r} must be >= 0; unset it or give e.g. {_ENV}=256")
+        return int(mb * 2**20)
+    return DEFAULT_MEMORY_BUDGET
+
+
+def choose_mode(n: int, budget: int, *, precompute: bool = True) -> str:
+    """``kernel`` if ``8·n²`` bytes fit (and the similarity precomputes cheaply), else ``cached`` if two rows
+    fit, else ``on_demand``."""
+    row = 8 * max(n, 1)
+    if precompute and row * n <= budget:
+        return "kernel"
+    return "cached" if budget >= 2 * row else "on_demand"
+
+
 class SimilarityMatrix:
-    """Interface: ``n``, ``row(i)`` (dense, non-negative), ``row_sums()``."""
+    """``n`` candidates; ``row(i)`` (dense, non-negative, read-only) and ``row_sums()``.
+
+    Subclasses implement ``_row(i)`` and ``_row_sums()``; a subclass that can build the whole
+    kernel cheaply (``PRECOMPUTE = True``) implements ``_kernel_and_row_sums()``.  ``mode`` is one
+    of :data:`MODES` (``"auto"`` chooses by ``memory_budget``, see the module docstring).
+    """
 
     n: int
+    PRECOMPUTE = False
 
-    def row(self, i: int) -> np.ndarray:  # pragma: no cover - interface
+    def _setup(self, n: int, mode: str = "auto", budget: int | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"similarity mode must be one of {', '.join(MODES)}; got {mode!r}")
+        self.n = n
+        self.memory_budget = memory_budget(budget)
+        self.mode = choose_mode(n, self.memory_budget, precompute=self.PRECOMPUTE) if mode == "auto" else mode
+        if self.mode == "kernel" and not self.PRECOMPUTE:
+            self.mode = "cached"  # a kernel filled row by row on first use is a cache with room for every row
+            self._capacity = n
+        else:
+            self._capacity = self.memory_budget // (8 * max(n, 1)) if self.mode == "cached" else 0
+        self._kernel: np.ndarray | None = None
+        self._sums: np.ndarray | None = None
+        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.rows_computed = 0
+        self.cache_hits = 0
+
+    # -- subclass interface
+    def _row(self, i: int) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
 
-    def row_sums(self) -> np.ndarray:  # pragma: no cover - interface
+    def _row_sums(self) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
+
+    def _kernel_and_row_sums(self) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # -- public
+    def row(self, i: int) -> np.ndarray:
+        if self.mode == "kernel":
+            if self._kernel is None:
+                self._build_kernel()
+            return self._kernel[i]
+        if self.mode == "cached":
+            r = self._cache.get(i)
+            if r is not None:
+                self.cache_hits += 1
+                self._cache.move_to_end(i)
+                return r
+        r = self._row(i)
+        r.flags.writeable = False
+        self.rows_computed += 1
+        if self.mode == "cached" and self._capacity:
+            self._cache[i] = r
+            if len(self._cache) > self._capacity:
+                self._cache.popitem(last=False)
+        return r
+
+    def row_sums(self) -> np.ndarray:
+        if self._sums is None:
+            if self.mode == "kernel":
+                self._build_kernel()
+            else:
+                self._sums = self._row_sums()
+        return self._sums
+
+    def _build_kernel(self) -> None:
+        k, sums = self._kernel_and_row_sums()
+        k.flags.writeable = False
+        self._kernel, self._sums = k, sums
+        self.rows_computed += self.n
+
+    def stats(self) -> dict[str, Any]:
+        """Mode, memory budget, rows held, rows computed and cache hits."""
+        held = self.n if self._kernel is not None else len(self._cache)
+        return {
+            "mode": self.mode,
+            "memory_budget": self.memory_budget,
+            "rows_held": held,
+            "bytes_held": 8 * self.n * held,
+            "rows_computed": self.rows_computed,
+            "cache_hits": self.cache_hits,
+        }
 
 
 class LexicalSimilarity(SimilarityMatrix):
-    def __init__(self, index: LexicalIndex):
-        self.index = index
-        self.n = index.n
+    """tf-idf cosine rows of a :class:`LexicalIndex` (``kernel`` is served as a cache holding every row)."""
 
-    def row(self, i: int) -> np.ndarray:
+    def __init__(self, index: LexicalIndex, *, mode: str = "auto", memory_budget: int | None = None):
+        self.index = index
+        self._setup(index.n, mode, memory_budget)
+
+    def _row(self, i: int) -> np.ndarray:
         return self.index.similarity_row(i)
 
-    def row_sums(self) -> np.ndarray:
+    def _row_sums(self) -> np.ndarray:
         return self.index.row_sums()
 
 
 class EmbeddingSimilarity(SimilarityMatrix):
-    def __init__(self, embeddings: np.ndarray):
+    """Non-negative cosine of L2-normalized embeddings.
+
+    ``kernel`` mode computes ``max(E·Eᵀ, 0)`` in one product; the other modes compute ``row_sums`` in
+    blocks of at most ``BLOCK`` rows that fit the memory budget, and each row as ``max(E·Eᵢ, 0)``.
+    """
+
+    PRECOMPUTE = True
+    BLOCK = 1024
+
+    def __init__(self, embeddings: np.ndarray, *, mode: str = "auto", memory_budget: int | None = None):
         e = np.asarray(embeddings, dtype=np.float64)
         norms = np.linalg.norm(e, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
         self.E = e / norms
-        self.n = len(e)
+        self._setup(len(e), mode, memory_budget)
 
-    def row(self, i: int) -> np.ndarray:
+    def _row(self, i: int) -> np.ndarray:
         return np.maximum(self.E @ self.E[i], 0.0)
 
-    def row_sums(self) -> np.ndarray:
+    def _blocks(self):
+        # blocks of rows within the memory budget too (at least one row)
+        size = max(1, min(self.BLOCK, self.memory_budget // (8 * max(self.n, 1))))
+        for start in range(0, self.n, size):
+            yield start, np.maximum(self.E[start : start + size] @ self.E.T, 0.0)
+
+    def _row_sums(self) -> np.ndarray:
         out = np.zeros(self.n)
-        for start in range(0, self.n, 1024):
-            block = np.maximum(self.E[start : start + 1024] @ self.E.T, 0.0)
-            out[start : start + 1024] = block.sum(axis=1)
+        for start, block in self._blocks():
+            out[start : start + len(block)] = block.sum(axis=1)
         return out
+
+    def _kernel_and_row_sums(self) -> tuple[np.ndarray, np.ndarray]:
+        k = self.E @ self.E.T  # one symmetric product (BLAS syrk: half the arithmetic of the row blocks)
+        np.maximum(k, 0.0, out=k)
+        return k, k.sum(axis=1)
 
 
 def minilm_path() -> str:
@@ -148,10 +305,22 @@ def load_similarity(spec: str) -> None:
         _load_encoder(resolve_model_path(spec))
 
 
-def build_similarity(spec: str, texts: Sequence[str], index: LexicalIndex | None = None) -> SimilarityMatrix:
-    """The similarity matrix of ``texts`` under ``spec`` (``"lexical"``, ``"minilm"`` or a model path)."""
+def build_similarity(
+    spec: str,
+    texts: Sequence[str],
+    index: LexicalIndex | None = None,
+    *,
+    mode: str = "auto",
+    memory_budget: int | None = None,
+) -> SimilarityMatrix:
+    """The similarity matrix of ``texts`` under ``spec`` (``"lexical"``, ``"minilm"`` or a model path).
+
+    ``mode`` (``"auto"``, ``"kernel"``, ``"cached"``, ``"on_demand"``) and ``memory_budget`` (bytes) choose
+    how rows are held; see the module docstring.
+    """
     if spec == "lexical":
-        return LexicalSimilarity(index if index is not None else LexicalIndex(texts))
+        idx = index if index is not None else LexicalIndex(texts)
+        return LexicalSimilarity(idx, mode=mode, memory_budget=memory_budget)
     if not texts:
-        return EmbeddingSimilarity(np.zeros((0, 1)))
-    return EmbeddingSimilarity(encode(resolve_model_path(spec), texts))
+        return EmbeddingSimilarity(np.zeros((0, 1)), mode=mode, memory_budget=memory_budget)
+    return EmbeddingSimilarity(encode(resolve_model_path(spec), texts), mode=mode, memory_budget=memory_budget)

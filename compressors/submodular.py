@@ -192,28 +192,32 @@ def lazy_greedy(p: PackerProblem, budget: int | None) -> GreedyResult:
     obj = Objective(p)
     g0 = obj.singleton_gains()
     remaining = math.inf if budget is None else budget
-    heap = [(-g0[i] / p.scale[i], i) for i in range(p.n) if p.costs[i] <= remaining]
+    # plain Python numbers in the heap and the loop (numpy scalars compare several times slower)
+    costs = p.costs.tolist()
+    scale = p.scale.tolist()
+    neg_ratio = (-(g0 / p.scale)).tolist() if p.n else []
+    heap = [(neg_ratio[i], i) for i in range(p.n) if costs[i] <= remaining]
     heapq.heapify(heap)
-    stamp = np.zeros(p.n, dtype=np.int64)
-    last_gain = g0.astype(float).copy()
+    stamp = [0] * p.n
+    last_gain = g0.astype(float).tolist()
     step = 0
     selected: list[int] = []
     while heap:
         neg, i = heapq.heappop(heap)
-        if p.costs[i] > remaining:
+        if costs[i] > remaining:
             continue  # remaining only shrinks: never feasible again
         if stamp[i] == step:
             if -neg <= 0:
                 break
             obj.add(i, last_gain[i])
             selected.append(i)
-            remaining -= p.costs[i]
+            remaining -= costs[i]
             step += 1
             continue
         g = obj.gain(i)
         stamp[i] = step
         last_gain[i] = g
-        heapq.heappush(heap, (-g / p.scale[i], i))
+        heapq.heappush(heap, (-g / scale[i], i))
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
@@ -276,12 +280,16 @@ def build_problem(
     similarity: str = "lexical",
     cost_exponent: float = 1.0,
     titles: Sequence[str | None] | None = None,
+    similarity_mode: str = "auto",
+    memory_budget: int | None = None,
 ) -> PackerProblem:
     """The packer's problem for one question's candidates (already in source order).
 
     ``titles`` (optional, one per candidate) are added to the relevance texts'
     terms; pass them instead of ``title + text`` relevance texts to tokenize each
-    sentence once.
+    sentence once.  ``similarity_mode`` and ``memory_budget`` (bytes) choose how the
+    similarity rows are held (precomputed kernel, cached rows or on-demand rows;
+    :mod:`rageval.compressors.similarity`): speed and memory, not the selection.
     """
     sim_index = LexicalIndex(texts_for_similarity) if similarity == "lexical" else None
     if titles is not None:
@@ -293,7 +301,9 @@ def build_problem(
     rel = scale_to_unit(bm25_scores(tfq, lengths, qidf))
     qw = qidf / qidf.sum() if qidf.size and qidf.sum() > 0 else qidf
     query_terms = tfq > 0
-    sim = build_similarity(similarity, list(texts_for_similarity), index=sim_index)
+    sim = build_similarity(
+        similarity, list(texts_for_similarity), index=sim_index, mode=similarity_mode, memory_budget=memory_budget
+    )
     doc_codes: dict[str, int] = {}
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
     return PackerProblem(
