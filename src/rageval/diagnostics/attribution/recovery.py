@@ -22,6 +22,14 @@ before its truncation.
 A judge abstention (NaN) never passes; a unit that is not recovered and had at
 least one abstained candidate is counted as ``abstained`` (left out of the
 ``_excl_abstain`` rate).
+
+**Recover once, threshold many.**  Only the comparison with the threshold
+depends on it: :func:`score_recovery` ranks and judges the candidates once for
+a set of thresholds (the joined pairs of ``multi_snippet`` for every unit that
+has no passing single candidate at the highest of them), and
+:meth:`RecoveryScores.at` applies one threshold, giving exactly the
+:class:`Recovery` s that :func:`recover_units` gives at that threshold (which is
+itself ``score_recovery(..., thresholds=[t]).at(t)``).
 """
 
 from __future__ import annotations
@@ -35,7 +43,15 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
 from rageval.diagnostics.attribution.premises import fmt
 
-__all__ = ["Recovery", "recover_units", "candidate_ranker", "dense_candidates"]
+__all__ = [
+    "Recovery",
+    "RecoveryScores",
+    "ScoredUnit",
+    "recover_units",
+    "score_recovery",
+    "candidate_ranker",
+    "dense_candidates",
+]
 
 
 @dataclass
@@ -136,6 +152,101 @@ def _item(q: PreparedQuestion, i: int):
     return (s.id, s.title, s.text, s.doc)
 
 
+@dataclass
+class ScoredUnit:
+    """The judged candidates of one unit, before any threshold.
+
+    ``singles``: ``(source index, probability, (premise, hypothesis), tokens before truncation)`` in rank
+    order; ``joined``: the same for the joined pairs of ``multi_snippet`` (``(a, b)`` source indices), or
+    None when they were not scored (no candidates, ``multi_snippet`` off, or a single candidate passes at
+    the highest threshold scored).
+    """
+
+    singles: list[tuple[int, float, tuple[str, str], int]] = field(default_factory=list)
+    joined: list[tuple[tuple[int, int], float, tuple[str, str], int]] | None = None
+
+
+@dataclass
+class RecoveryScores:
+    """Candidates and probabilities of every wanted unit, scored once for ``thresholds``; :meth:`at` applies one."""
+
+    questions: Sequence[PreparedQuestion]
+    units: dict[tuple[int, int], ScoredUnit]
+    thresholds: tuple[float, ...]
+    multi_snippet: bool
+
+    def at(self, threshold: float) -> dict[tuple[int, int], Recovery]:
+        """The recoveries at ``threshold`` (at most the highest threshold scored, when ``multi_snippet``)."""
+        if self.multi_snippet and self.thresholds and threshold > max(self.thresholds):
+            raise ValueError(
+                f"recovery threshold {threshold} is above the thresholds scored ({max(self.thresholds)}): "
+                "joined pairs were not judged for it; score_recovery(..., thresholds=[...]) with it included"
+            )
+        out: dict[tuple[int, int], Recovery] = {}
+        for key, su in self.units.items():
+            q = self.questions[key[0]]
+            rec = Recovery()
+            passing: set[int] = set()
+            for i, p, pair, tokens in su.singles:
+                rec.candidates.append(q.sources[i].id)
+                rec.probabilities.append(p)
+                rec.pairs_scored += 1
+                rec.tokens_scored += tokens
+                rec.pairs.append(pair)
+                rec.abstentions += int(math.isnan(p))
+                if p >= threshold:
+                    passing.add(i)
+            if self.multi_snippet and not passing and su.singles:
+                for ab, p, pair, tokens in su.joined or ():
+                    rec.pairs_scored += 1
+                    rec.tokens_scored += tokens
+                    rec.pairs.append(pair)
+                    rec.multi_snippet_used = True
+                    rec.abstentions += int(math.isnan(p))
+                    if p >= threshold:
+                        passing.update(ab)
+            rec.recovered = [q.sources[i].id for i in sorted(passing)]
+            out[key] = rec
+        return out
+
+
+def score_recovery(
+    questions: Sequence[PreparedQuestion],
+    wanted: dict[int, list[int]],
+    runner: Any,
+    *,
+    thresholds: Sequence[float],
+    k: int = 10,
+    multi_snippet: bool = False,
+    candidates: Any = "bm25",
+) -> RecoveryScores:
+    """Rank and judge the candidates of units ``wanted[q] = [unit indices]`` once for all ``thresholds``."""
+    plan = _plan(questions, wanted, candidates, k)
+    units: dict[tuple[int, int], ScoredUnit] = {key: ScoredUnit() for key, _ in plan}
+    # phase 1: single snippets
+    asks = [(key, [_item(questions[key[0]], i)], i) for key, cands in plan for i in cands]
+    for key, i, p, pair in _score(runner, questions, asks):
+        units[key].singles.append((i, p, pair, runner.token_counts(*pair)[0]))
+    top = max(thresholds) if len(thresholds) else math.inf
+    if multi_snippet:
+        # phase 2: joined pairs for units where no single candidate passes at the highest threshold
+        asks = []
+        for key, cands in plan:
+            if not cands or any(p >= top for _, p, _, _ in units[key].singles):
+                continue
+            q = questions[key[0]]
+            units[key].joined = []
+            combos = [(i, i + 1) for i in cands if i + 1 < len(q.sources)]
+            top3 = cands[:3]
+            combos += [(a, b) if a < b else (b, a) for x, a in enumerate(top3) for b in top3[x + 1 :]]
+            asks.extend((key, [_item(q, a), _item(q, b)], (a, b)) for a, b in dict.fromkeys(combos))
+        for key, ab, p, pair in _score(runner, questions, asks):
+            joined = units[key].joined
+            assert joined is not None  # set above for every unit asked
+            joined.append((ab, p, pair, runner.token_counts(*pair)[0]))
+    return RecoveryScores(questions, units, tuple(float(t) for t in thresholds), multi_snippet)
+
+
 def recover_units(
     questions: Sequence[PreparedQuestion],
     wanted: dict[int, list[int]],
@@ -147,41 +258,7 @@ def recover_units(
     candidates: Any = "bm25",
 ) -> dict[tuple[int, int], Recovery]:
     """Re-attribute units ``wanted[q] = [unit indices]`` (only those without declared provenance)."""
-    plan = _plan(questions, wanted, candidates, k)
-    out: dict[tuple[int, int], Recovery] = {key: Recovery() for key, _ in plan}
-    # phase 1: single snippets
-    asks = [(key, [_item(questions[key[0]], i)], i) for key, cands in plan for i in cands]
-    passing: dict[tuple[int, int], set[int]] = {}
-    for key, i, p, pair in _score(runner, questions, asks):
-        rec = out[key]
-        rec.candidates.append(questions[key[0]].sources[i].id)
-        rec.probabilities.append(p)
-        rec.pairs_scored += 1
-        rec.tokens_scored += runner.token_counts(*pair)[0]
-        rec.pairs.append(pair)
-        rec.abstentions += int(math.isnan(p))
-        if p >= threshold:
-            passing.setdefault(key, set()).add(i)
-    if multi_snippet:
-        # phase 2: joined pairs for units where no single candidate passed
-        asks = []
-        for key, cands in plan:
-            if key in passing or not cands:
-                continue
-            q = questions[key[0]]
-            combos = [(i, i + 1) for i in cands if i + 1 < len(q.sources)]
-            top = cands[:3]
-            combos += [(a, b) if a < b else (b, a) for x, a in enumerate(top) for b in top[x + 1 :]]
-            asks.extend((key, [_item(q, a), _item(q, b)], (a, b)) for a, b in dict.fromkeys(combos))
-        for key, ab, p, pair in _score(runner, questions, asks):
-            rec = out[key]
-            rec.pairs_scored += 1
-            rec.tokens_scored += runner.token_counts(*pair)[0]
-            rec.pairs.append(pair)
-            rec.multi_snippet_used = True
-            rec.abstentions += int(math.isnan(p))
-            if p >= threshold:
-                passing.setdefault(key, set()).update(ab)
-    for key, idx in passing.items():
-        out[key].recovered = [questions[key[0]].sources[i].id for i in sorted(idx)]
-    return out
+    scores = score_recovery(
+        questions, wanted, runner, thresholds=(threshold,), k=k, multi_snippet=multi_snippet, candidates=candidates
+    )
+    return scores.at(threshold)
