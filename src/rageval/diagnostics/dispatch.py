@@ -56,25 +56,24 @@ def _engine_values(name: str, row: dict[str, Any], x: ScoringInput) -> dict[str,
 
 def _sweep(inputs: Sequence[ScoringInput], options: ScoringOptions, judge: Any, extras: list[dict]) -> None:
     """Per record with a unit without declared provenance: re-attributability and grounded precision
-    at recovery thresholds 0.3–0.8 (the judge's probabilities come from the runner's memo)."""
-    from rageval.diagnostics.attribution import attribution_scores_batch
+    at recovery thresholds 0.3–0.8; candidates ranked and judged once, each threshold applied to them
+    (:mod:`rageval.diagnostics.attribution.sweep`)."""
+    from rageval.diagnostics.attribution.sweep import sweep_batch
 
     idx = [i for i, x in enumerate(inputs) if any(u.source_ids is None for u in x.units)]
     if not idx:
         return
     sweeps: dict[int, dict[str, Any]] = {i: {} for i in idx}
+    by_threshold = sweep_batch(
+        [inputs[i].answer for i in idx],
+        [inputs[i].unit_dicts() for i in idx],
+        [inputs[i].source_dicts() for i in idx],
+        judge=judge,
+        options=options.attribution,
+        thresholds=SWEEP_THRESHOLDS,
+    )
     for t in SWEEP_THRESHOLDS:
-        opts = options.attribution.model_copy(update={"recovery_threshold": t})
-        rows = attribution_scores_batch(
-            [inputs[i].answer for i in idx],
-            [inputs[i].unit_dicts() for i in idx],
-            [inputs[i].source_dicts() for i in idx],
-            judge=judge,
-            options=opts,
-            parts=("grounded", "re_attributability"),
-            details=False,
-        )
-        for i, r in zip(idx, rows):
+        for i, r in zip(idx, by_threshold[t]):
             sweeps[i][f"{t:.1f}"] = {
                 "rate": r.get("re_attributability"),
                 "grounded_precision": r.get("grounded_precision"),

@@ -1,0 +1,100 @@
+"""The recovery-threshold sweep: the engine's values at several recovery thresholds, without repeated work.
+
+Only the comparison of each candidate's probability with the recovery threshold
+depends on the threshold (docs/design.md#re-attribution-and-recovery).  So the
+answers are parsed once, the recovery candidates are ranked (one BM25 index per
+question) and judged once (:func:`~.recovery.score_recovery`), and each
+threshold is applied to those scores (:meth:`~.recovery.RecoveryScores.at`).
+The grounded citation gate runs again only for the questions whose recovered
+source ids changed since the previous threshold; the others keep their result.
+The values are exactly those of :func:`~.engine.attribution_scores_batch` called
+once per threshold (tested), with fewer judge requests, BM25 indexes and token
+counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rageval.diagnostics._attribution_inputs import prepare_inputs
+from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP, _question_row, _wanted_units, resolve_options
+from rageval.diagnostics.attribution.gate import score_citations
+from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.diagnostics.attribution.recovery import Recovery, score_recovery
+
+__all__ = ["sweep_batch", "SWEEP_PARTS"]
+
+SWEEP_PARTS = ("grounded", "re_attributability")
+
+
+def _recovered_by_question(rec: dict[tuple[int, int], Recovery]) -> dict[int, tuple]:
+    out: dict[int, list] = {}
+    for (qi, k), r in sorted(rec.items()):
+        out.setdefault(qi, []).append((k, tuple(r.recovered)))
+    return {qi: tuple(v) for qi, v in out.items()}
+
+
+def sweep_batch(
+    predictions,
+    units,
+    sources,
+    *,
+    judge: Any = "lexical",
+    options: AttributionOptions | None = None,
+    thresholds: Sequence[float] = DEFAULT_SWEEP,
+    parts: Sequence[str] = SWEEP_PARTS,
+    cache_dir: Any = None,
+    **option_values: Any,
+) -> dict[float, list[dict[str, Any]]]:
+    """``{threshold: rows}``: per recovery threshold, the rows :func:`attribution_scores_batch` returns for
+    ``parts`` (``grounded`` and/or ``re_attributability``; no details) with ``recovery_threshold=threshold``."""
+    from rageval.judges import get_judge
+
+    bad = [p for p in parts if p not in SWEEP_PARTS]
+    if bad:
+        raise ValueError(f"the sweep computes {SWEEP_PARTS}; got {bad}")
+    if "recovery_threshold" in option_values:
+        raise TypeError("the sweep sets recovery_threshold itself: pass thresholds=[...]")
+    opts = resolve_options(options, option_values)
+    runner = get_judge(judge, cache_dir=cache_dir)
+    questions = prepare_inputs(predictions, units, sources)
+    parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
+    wanted = _wanted_units(questions, parsed, parts)
+    scores = (
+        score_recovery(
+            questions,
+            wanted,
+            runner,
+            thresholds=tuple(thresholds),
+            k=opts.k,
+            multi_snippet=opts.multi_snippet,
+            candidates=opts.candidates,
+        )
+        if any(wanted.values())
+        else None
+    )
+    gate: dict[str, Any] = {
+        "threshold": opts.threshold,
+        "alce_compat": opts.alce_compat,
+        "no_citation_precision": opts.no_citation_precision,
+    }
+    out: dict[float, list[dict[str, Any]]] = {}
+    grounded: dict[int, dict[str, Any]] = {}
+    before: dict[int, tuple] | None = None
+    for t in thresholds:
+        rec = scores.at(t) if scores is not None else {}
+        now = _recovered_by_question(rec)
+        if "grounded" in parts:
+            changed = [i for i, q in enumerate(questions) if before is None or now.get(q.index) != before.get(q.index)]
+            if changed:
+                grounded.update(
+                    score_citations(
+                        [questions[i] for i in changed], [parsed[i] for i in changed], runner, rec, "grounded", **gate
+                    )
+                )
+        out[t] = [
+            _question_row(q, ans, parts, rec, {}, grounded, {}, False, runner) for q, ans in zip(questions, parsed)
+        ]
+        before = now
+    return out
