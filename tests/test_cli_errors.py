@@ -154,15 +154,24 @@ def test_an_out_dir_of_another_suite(tmp_path):
 def test_missing_weights_exit_1_with_the_offline_fix(tmp_path):
     text = BASE.replace("{spec: lexical}", "{spec: 'nli:/no/such/model'}")
     res = invoke(["validate", write(tmp_path, text)])
-    check_handled(res, 1, "judge.spec: nli:/no/such/model: no such folder", "--judge lexical --reader extractive")
+    check_handled(res, 1, "nli:/no/such/model (judge.spec): no such folder", "--judge lexical --reader extractive")
     res = invoke(["suite", write(tmp_path, text), "--out", tmp_path / "o", "--no-progress"])
     check_handled(res, 1, "--judge lexical --reader extractive", "--allow-unavailable")
     assert len(res.output.strip().splitlines()) == 1
     lines = BASE.splitlines(keepends=True)
     comp = "".join(lines[:6]) + "  - {compressor: abstractive, budgets: [0.5], params: {model: /no/recomp}}\n"
     comp += "".join(lines[6:])
-    check_handled(invoke(["validate", write(tmp_path, comp, "c.yaml")]), 1, "settings (abstractive@0.5)")
+    check_handled(invoke(["validate", write(tmp_path, comp, "c.yaml")]), 1, "/no/recomp (setting abstractive@0.5)")
     check_handled(invoke(["validate", write(tmp_path, comp, "c.yaml"), "--allow-unavailable"]), 0, "NOT AVAILABLE")
+
+
+def test_a_local_model_folder_is_found_without_loading_it(tmp_path):
+    model = tmp_path / "tiny-nli"
+    model.mkdir()
+    (model / "config.json").write_text("{}")  # not loadable: validate only looks it up
+    text = BASE.replace("{spec: lexical}", f"{{spec: 'nli:{model}'}}")
+    res = invoke(["validate", write(tmp_path, text)])
+    check_handled(res, 0, f"model nli:{model} (judge.spec): found")
 
 
 def test_interrupted_is_130(tmp_path, monkeypatch):

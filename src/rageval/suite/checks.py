@@ -290,21 +290,21 @@ def _hf_available(ref: str, revision: str | None = None) -> str | None:
     """None when ``ref`` is a local folder or a hub id present in the local Hugging Face cache, else why not."""
     p = Path(ref).expanduser()
     if p.exists():
-        return None if p.is_dir() else f"{ref} is a file; give a model folder (config.json, weights, tokenizer)"
+        return None if p.is_dir() else "a file; give a model folder (config.json, weights, tokenizer)"
     if ref.startswith(("/", ".", "~")) or ref.count("/") > 1:
-        return f"no such folder {ref!r}"
+        return "no such folder"
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:  # pragma: no cover - a dependency of transformers
-        return f"{ref!r} is not a local folder (huggingface_hub is not installed to look in the hub cache)"
+        return "not a local folder (huggingface_hub is not installed to look in the hub cache)"
     try:
         found = try_to_load_from_cache(ref, "config.json", revision=revision)
     except ValueError:
-        return f"{ref!r} is neither a local folder nor a valid hub id"
+        return "neither a local folder nor a valid hub id"
     if isinstance(found, str):
         return None
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False"):
-        return f"{ref!r} is not a local folder and not in the Hugging Face cache (HF_HUB_OFFLINE is set)"
+        return "not a local folder and not in the Hugging Face cache (HF_HUB_OFFLINE is set)"
     return None  # online: the run downloads it
 
 
@@ -358,7 +358,7 @@ def model_availability(suite: Any) -> list[Availability]:
             continue  # a configuration problem, reported by load_suite
         if not getattr(c, "needs_model", False):
             continue
-        where = f"settings ({sname})"
+        where = f"setting {sname}"
         if getattr(c, "params", {}).get("backend") == "llmlingua2":
             import importlib.util
 

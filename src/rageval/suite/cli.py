@@ -77,7 +77,8 @@ def validate_cmd(suite_file: str, judge, reader, limit, allow_unavailable) -> No
     names = suite.setting_names()
     questions = f" ({found.questions} questions)" if found.questions is not None else ""
     click.echo(
-        f"{suite_file}: ok — suite {suite.name!r}, dataset {suite.dataset.name}{questions}, {len(names)} settings:"
+        f"{suite_file}: configuration ok — suite {suite.name!r}, dataset {suite.dataset.name}{questions}, "
+        f"{len(names)} settings:"
     )
     for n in names:
         click.echo(f"  {n}")
@@ -85,17 +86,29 @@ def validate_cmd(suite_file: str, judge, reader, limit, allow_unavailable) -> No
         click.echo(f"diagnostics: {', '.join(found.diagnostics)}")
     for line in _plan_lines(suite):
         click.echo(line)
-    for m in found.models:
-        state = f"NOT AVAILABLE: {m.problem}" if m.problem else (m.note or "found")
-        click.echo(f"model {m.where}: {m.ref} — {state}")
+    for where, ref, problem, note in _grouped(found.models):
+        click.echo(f"model {ref} ({where}): " + (f"NOT AVAILABLE: {problem}" if problem else (note or "found")))
     missing = found.unavailable(allow_unavailable)
     if missing:
-        lines = [f"  {m.where}: {m.ref}: {' '.join(str(m.problem).split())}" for m in missing]
+        lines = [f"  {ref} ({where}): {' '.join(str(problem).split())}" for where, ref, problem, _ in _grouped(missing)]
         raise ModelUnavailable(
-            f"{suite_file}: {len(missing)} model(s) the run needs cannot be loaded here:\n"
+            f"{suite_file}: {len(lines)} model(s) the run needs cannot be loaded here:\n"
             + "\n".join(lines)
             + f"\n  fix: point them at local folders, or {_OFFLINE_FIX}"
         )
+
+
+def _grouped(models) -> list[tuple[str, str, str | None, str]]:
+    """One line per model: ``(the fields naming it, its reference, why it is unavailable, note)``."""
+    out: dict[tuple, list[str]] = {}
+    for m in models:
+        out.setdefault((m.ref, m.problem, m.note), []).append(m.where)
+    rows = []
+    for (ref, problem, note), wheres in out.items():
+        if len(wheres) > 1 and all(w.startswith("setting ") for w in wheres):
+            wheres = ["settings " + ", ".join(w.removeprefix("setting ") for w in wheres)]
+        rows.append((", ".join(wheres), ref, problem, note))
+    return rows
 
 
 def _plan_lines(suite) -> list[str]:
