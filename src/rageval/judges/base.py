@@ -508,11 +508,19 @@ class JudgeRunner:
             own = getattr(self.judge, "input_tokens", None)
             if own is not None:
                 n = int(own(premise, hypothesis))
-            else:
-                from rageval.text.tokenize import get_tokenizer
+            else:  # the suite tokenizer, looked up once; each text counted once (premises recur across pairs)
+                tok = self.__dict__.get("_count_tokenizer")
+                if tok is None:
+                    from rageval.text.tokenize import get_tokenizer
 
-                tok = get_tokenizer(self._suite_tokenizer)
-                n = tok.count(premise) + tok.count(hypothesis)
+                    tok = self.__dict__["_count_tokenizer"] = get_tokenizer(self._suite_tokenizer)
+                per_text = self.__dict__.setdefault("_text_token_memo", {})
+                n = 0
+                for text in (premise, hypothesis):
+                    c = per_text.get(text)
+                    if c is None:
+                        c = per_text[text] = tok.count(text)
+                    n += c
             out = (n, n)
         memo[key] = out
         return out
