@@ -76,7 +76,8 @@ def _run(cmd: list[str], first_record_dir: Path | None = None) -> dict:
     out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{out}\n{err}")
-    return {"wall": wall, "first": first, "maxrss_mb": usage.ru_maxrss / 1024, "out": out}
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"wall": wall, "cpu": cpu, "first": first, "maxrss_mb": usage.ru_maxrss / 1024, "out": out}
 
 
 BASELINE = """
@@ -88,7 +89,7 @@ from rageval.readers.template import DEFAULT_TEMPLATE
 from rageval.types import Context, SourceSnippet, Unit
 from rageval.diagnostics import applicable
 rows = [json.loads(l) for l in open(sys.argv[1])]
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 inputs = []
 for r in rows:
     ctxs = r["contexts"]
@@ -100,7 +101,7 @@ diags = applicable("auto", lambda f: f == "answers")
 judge = get_judge("lexical")
 for i in range(0, len(inputs), 256):
     score(inputs[i:i + 256], diags, ScoringOptions(), judge)
-print(json.dumps({"seconds": time.perf_counter() - t0}))
+print(json.dumps({"seconds": time.perf_counter() - t0, "cpu": time.process_time() - c0}))
 """
 
 FIRST_RECORD_MODULES = """
@@ -130,25 +131,30 @@ def main() -> None:
         warm = _run([*cmd, "--no-report"])
         report = _run([py, "-m", "rageval.cli", "report", str(out)])
         base = _run([py, "-c", BASELINE, str(data)])
-        t_base = json.loads(base["out"].strip().splitlines()[-1])["seconds"]
+        base_t = json.loads(base["out"].strip().splitlines()[-1])
+        t_base, c_base = base_t["seconds"], base_t["cpu"]
         mods = _run([py, "-c", FIRST_RECORD_MODULES, str(data), str(tmp / "mods")])
         heavy = json.loads(mods["out"].strip().splitlines()[-1])
         start = _run([py, "-c", "import rageval.cli"])
 
     n = args.records
-    print(f"rageval score, {n:,} generic records, lexical judge (5 contexts, 2 cited sentences each)")
+    load = os.getloadavg()[0]
+    print(f"rageval score, {n:,} generic records, lexical judge (5 contexts, 2 cited sentences each); load {load:.1f}")
     print(
-        f"  cold run (--no-report): {cold['wall']:.2f} s wall = {n / cold['wall']:,.0f} records/s; "
-        f"peak RSS {cold['maxrss_mb']:.0f} MB"
+        f"  cold run (--no-report): {cold['wall']:.2f} s wall, {cold['cpu']:.2f} s CPU = "
+        f"{n / cold['wall']:,.0f} records/s ({n / cold['cpu']:,.0f} per CPU second); peak RSS {cold['maxrss_mb']:.0f} MB"
     )
     print(
         f"  first record on disk:   {cold['first']:.2f} s after launch (bare `import rageval.cli`: {start['wall']:.2f} s)"
     )
-    print(f"  rerun (all reused):     {warm['wall']:.2f} s ({cold['wall'] / warm['wall']:.1f}x faster than cold)")
-    print(f"  report (stats + plots + HTML): {report['wall']:.2f} s; peak RSS {report['maxrss_mb']:.0f} MB")
+    print(f"  rerun (all reused):     {warm['wall']:.2f} s wall, {warm['cpu']:.2f} s CPU")
     print(
-        f"  baseline, dispatch.score alone in-process: {t_base:.2f} s = {n / t_base:,.0f} records/s; "
-        f"the command takes {cold['wall'] / t_base:.2f}x the baseline"
+        f"  report (stats + plots + HTML): {report['wall']:.2f} s wall, {report['cpu']:.2f} s CPU; peak RSS {report['maxrss_mb']:.0f} MB"
+    )
+    print(
+        f"  baseline, dispatch.score alone in-process: {t_base:.2f} s wall, {c_base:.2f} s CPU = "
+        f"{n / c_base:,.0f} records per CPU second; the command takes {cold['cpu'] / c_base:.2f}x the baseline's CPU "
+        f"(peak RSS of that process {base['maxrss_mb']:.0f} MB)"
     )
     print(f"  heavy modules imported at the first record: {heavy or 'none'}")
 

@@ -175,6 +175,10 @@ def test_uncited_setting_has_undefined_citation_diagnostics_with_a_note(tmp_path
         assert not any(k.startswith(("emitted_", "grounded_", "unsupported_")) for k in m)
     assert any(n.startswith("plain: no answer carries a citation marker") for n in res.notes)
     assert "plain: no answer carries a citation marker" in (out / "summary.md").read_text()
+    assert (
+        'id="notes"' in (out / "report.html").read_text()
+        and "no answer carries a citation marker" in (out / "report.html").read_text()
+    )
     summary = {r["setting"]: r for r in csv.DictReader(open(out / "summary.csv"))}
     assert summary["plain"]["emitted_recall"] == "NA" and summary["plain"]["emitted_recall_n"] == "0"
     assert summary["cited"]["emitted_recall"] == "0.500000"
