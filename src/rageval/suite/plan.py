@@ -116,6 +116,11 @@ def load_inputs(suite: Suite):
         )
     corpus = None
     if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
+        if ds.format is not None:
+            raise ValueError(
+                f"retrieval.corpus: dataset has no corpus for dataset.format {ds.format!r} (a file of outputs); "
+                "use corpus: example (each question's own sources)"
+            )
         corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
     retrieved = retrieve_all(examples, method=suite.retrieval.method, k=suite.retrieval.k, corpus=corpus)
     return examples, retrieved
