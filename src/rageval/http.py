@@ -61,8 +61,12 @@ import math
 import threading
 import time
 import weakref
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["HttpClient", "HttpError", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
 
@@ -180,7 +184,7 @@ def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, client:
     if thread.is_alive():
         try:
             asyncio.run_coroutine_threadsafe(_cancel_and_close(client), loop).result(timeout=5)
-        except Exception:  # closing is best effort: the loop is stopped below either way
+        except Exception:  # noqa: BLE001, S110 - closing is best effort: the loop is stopped below either way
             pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
@@ -317,10 +321,10 @@ class HttpClient:
         self._closed = True
         self._finalizer()
 
-    def __enter__(self) -> "HttpClient":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -13,8 +13,9 @@ empty premise).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rageval.diagnostics._common import check_keys, check_list, check_same_length, check_str
 

@@ -12,7 +12,8 @@ undefined values are ``None`` and counted, never 0.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = [
     "mean_defined",

@@ -23,7 +23,8 @@ ValueError: units[0][0] has no 'text'
 from __future__ import annotations
 
 import inspect
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["check_module_inputs"]
 

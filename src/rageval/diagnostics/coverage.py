@@ -30,7 +30,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rageval.diagnostics._attribution_inputs import _unit
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
@@ -86,7 +87,7 @@ def gold_coverage(
     if doc_of is not None:
         doc_of = check_list(doc_of, "doc_of")
         check_same_length(units=units, doc_of=doc_of)
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     for q, (ctx, gold) in enumerate(zip(units, references)):
         gold = list(dict.fromkeys(check_str_list(gold, "references", q)))
         ids, any_declared, n_units = declared_ids(ctx, q)

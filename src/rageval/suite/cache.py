@@ -27,8 +27,8 @@ import json
 import logging
 import os
 import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
 
 from rageval.errors import RunFailure
 from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
@@ -75,29 +75,38 @@ class RecordCache:
         except FileNotFoundError:
             return None
         except IsADirectoryError:
-            return self._quarantine(path, "a folder, not a file")
+            self._quarantine(path, "a folder, not a file")
+            return None
         try:
             data = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as err:
-            return self._quarantine(path, f"not UTF-8 (byte {err.start})")
+            self._quarantine(path, f"not UTF-8 (byte {err.start})")
+            return None
         except ValueError as err:
-            return self._quarantine(path, f"not JSON ({err})")
+            self._quarantine(path, f"not JSON ({err})")
+            return None
         except RecursionError:
-            return self._quarantine(path, "JSON nested deeper than Python parses")
+            self._quarantine(path, "JSON nested deeper than Python parses")
+            return None
         if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-            return self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
+            self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
+            return None
         if not isinstance(data.get("input_hash"), str):
-            return self._quarantine(path, "not a cached record (no 'input_hash' string)")
+            self._quarantine(path, "not a cached record (no 'input_hash' string)")
+            return None
         if data["input_hash"] != input_hash:
             return None  # an older input: recomputed and overwritten, nothing wrong with the file
         try:
             rec = Record.from_dict(data["record"])
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-            return self._quarantine(path, f"not a valid record ({type(err).__name__}: {str(err)[:120]})")
+            self._quarantine(path, f"not a valid record ({type(err).__name__}: {str(err)[:120]})")
+            return None
         if rec.question_id != question_id or rec.setting.name != setting:
-            return self._quarantine(path, f"holds question {rec.question_id!r} of setting {rec.setting.name!r}")
+            self._quarantine(path, f"holds question {rec.question_id!r} of setting {rec.setting.name!r}")
+            return None
         if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
-            return self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
+            self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
+            return None
         return rec
 
     def _quarantine(self, path: Path, why: str) -> None:
@@ -117,7 +126,6 @@ class RecordCache:
             why,
             dest.relative_to(self.out_dir),
         )
-        return None
 
     def _changed(self, path: Path, what: str) -> str:
         return (

@@ -162,7 +162,7 @@ def _reader_spec_problems(spec: Any, where: str) -> list[str]:
         else:  # model-free (or lazy) backends are cheap to build: build one, as the run does
             cls(**params, template=spec.template)
     except (TypeError, ValueError, OSError) as err:
-        msg = err.strerror if isinstance(err, OSError) and not str(err) else str(err)
+        msg = (err.strerror or "") if isinstance(err, OSError) and not str(err) else str(err)
         out.append(f"  {where}.params: {' '.join(msg.split())}")
     return out
 
