@@ -21,17 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-import sys
 import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from rageval.http import HttpClient, HttpError  # noqa: E402
+from rageval.http import HttpClient, HttpError
 
 ANSWER = json.dumps(
     {"choices": [{"message": {"role": "assistant", "content": "Paris [1]."}}], "usage": {"prompt_tokens": 300}}

@@ -272,6 +272,9 @@ def main(argv=None):
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    from _threads import pin_blas_threads  # beside this script
+
+    print(pin_blas_threads(None), "(torch's matmuls use torch's own threads, printed below)")
     pairs = make_pairs(args.pairs)
     model, tok = build_model(args.shape, [t for pq in pairs for t in pq])
     lengths = [

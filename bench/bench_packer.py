@@ -2,6 +2,9 @@
 
     python bench/bench_packer.py            # about 1-2 minutes on 2 shared CPU cores
 
+Runs against the installed ``rageval`` (editable or from a wheel).  BLAS threads are pinned
+(``--threads``, default 1; threadpoolctl from the ``bench`` extra) or reported as not pinned.
+
 Candidates are real HotpotQA sentences (all paragraphs of the 100 shipped
 questions, ~4k sentences); above that, perturbed near-copies (80% of the words,
 shuffled) are added, which is the regime where facility location must saturate.
@@ -25,19 +28,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-
-from rageval.data import sample_path  # noqa: E402
-from rageval.compressors.base import count_tokens  # noqa: E402
-from rageval.compressors.submodular import build_problem, pack, plain_greedy  # noqa: E402
-from rageval.text import get_tokenizer  # noqa: E402
+from _threads import pin_blas_threads  # beside this script
+from rageval.compressors.base import count_tokens
+from rageval.compressors.submodular import build_problem, pack, plain_greedy
+from rageval.data import sample_path
+from rageval.text import get_tokenizer
 
 SAMPLE = sample_path("hotpotqa")
 
@@ -101,7 +101,9 @@ def main(argv=None):
     ap.add_argument("--questions", type=int, default=9, help="questions averaged for the 1k@160 headline")
     ap.add_argument("--plain-cap", type=float, default=6.0, help="seconds per cell for plain greedy in the curve")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads, pinned with threadpoolctl")
     args = ap.parse_args(argv)
+    print(pin_blas_threads(args.threads))
     rng = np.random.default_rng(args.seed)
     tok = get_tokenizer("regex")
     sents, titles, questions = pool_and_questions()

@@ -120,6 +120,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=10_000)
     args = ap.parse_args()
+    from _threads import pin_blas_threads  # beside this script
+
+    print(pin_blas_threads(None), "(the lexical judge does no BLAS work)")
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

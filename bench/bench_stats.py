@@ -17,6 +17,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
+from _threads import pin_blas_threads  # beside this script
 from rageval.stats import paired_tests
 
 
@@ -40,7 +41,9 @@ def main() -> None:
     ap.add_argument("--scipy-contrasts", type=int, default=3, help="contrasts timed with SciPy, then extrapolated")
     ap.add_argument("--repeats", type=int, default=3, help="best of N for rageval's timing")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads, pinned with threadpoolctl")
     args = ap.parse_args()
+    print(pin_blas_threads(args.threads))
 
     D = family(args.questions, args.contrasts, args.seed)
     paired_tests(D[:50, :2], n_resamples=100, seed=0)  # import/BLAS warm-up, not timed

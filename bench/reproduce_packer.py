@@ -310,7 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
     ap.add_argument("--no-ablations", action="store_true", help="skip the exploratory packer variants")
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads for the timings, pinned with threadpoolctl")
     args = ap.parse_args(argv)
+    from _threads import pin_blas_threads  # beside this script
+
+    print(pin_blas_threads(args.threads), file=sys.stderr)
     examples = load_examples("hotpotqa", args.sample or sample_path("hotpotqa"), limit=args.limit)
     res = run(examples, ablations={} if args.no_ablations else ABLATIONS)
     text = render(res)
