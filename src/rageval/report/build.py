@@ -127,15 +127,18 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
         an["unplotted"] = unplotted_metrics(an)
         an["constant_metrics"] = constant_metrics(an)
 
-        figures = render_frontiers(an, out)
+        from rageval.report.plot_cache import cached_plots
+
+        # drawn only when the analysis or the plotting code changed since the figures in ``out`` were drawn
+        figures, pareto_figs, sweep_fig = cached_plots(
+            out, an, lambda: (render_frontiers(an, out), render_pareto(an, out), render_sweep(an, out))
+        )
         for name, fig in figures.items():
             written[f"frontier_{name}_png"] = fig["png"]
             written[f"frontier_{name}_svg"] = fig["svg"]
-        pareto_figs = render_pareto(an, out)
         for name, fig in pareto_figs.items():
             written[f"pareto_{name}_png"] = fig["png"]
             written[f"pareto_{name}_svg"] = fig["svg"]
-        sweep_fig = render_sweep(an, out)
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 

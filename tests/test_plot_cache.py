@@ -1,0 +1,119 @@
+"""A report rebuilt from unchanged records and statistics does not redraw its figures (and is byte-identical)."""
+
+import json
+
+import pytest
+
+from rageval.report import plot_cache
+from rageval.report import plots as plots_mod
+from rageval.report.build import build_report
+from rageval.suite.config import load_suite
+from rageval.suite.runner import run_suite
+
+SUITE = """\
+name: plotcache
+dataset: {{name: hotpotqa, limit: 4}}
+retrieval: {{method: bm25, k: 4}}
+settings:
+  - {{compressor: identity}}
+  - {{compressor: naive, budgets: [60, 120]}}
+  - {{compressor: token_prune, budgets: [0.5]}}
+reader: {{backend: extractive}}
+judge: {{spec: lexical}}
+contrasts: [{{vs: identity}}]
+output_dir: {out}
+seed: 0
+"""
+
+RESAMPLES = 300
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("plotcache")
+    path = tmp / "suite.yaml"
+    path.write_text(SUITE.format(out=tmp / "run"))
+    run_suite(load_suite(path), tmp / "run", progress=False, build_report=False)
+    return tmp / "run"
+
+
+def snapshot(d):
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.is_file()}
+
+
+@pytest.fixture
+def draws(monkeypatch):
+    """Count the calls of each renderer (they still draw)."""
+    calls = []
+    for name in ("render_frontiers", "render_pareto", "render_sweep"):
+        real = getattr(plots_mod, name)
+
+        def spy(*a, _real=real, _name=name, **kw):
+            calls.append(_name)
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(plots_mod, name, spy)
+    return calls
+
+
+def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_bytes(run_dir, tmp_path, draws):
+    out = tmp_path / "rep"
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    first = snapshot(out)
+    assert any(n.endswith(".png") for n in first) and any(n.endswith(".svg") for n in first)
+    assert "reattribution_sweep.png" in first  # token pruning: the sweep figure is there too
+    record = json.loads((out / "cache" / "plots.json").read_text())
+    assert set(record["files"]) == {n for n in first if n.endswith((".png", ".svg"))}
+    draws.clear()
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    assert draws == []  # nothing drawn
+    assert snapshot(out) == first  # every file, report.html with its embedded figures included
+    # and the same bytes as a build that draws, in a fresh folder
+    fresh = tmp_path / "fresh"
+    build_report(run_dir, out_dir=fresh, n_resamples=RESAMPLES)
+    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert snapshot(fresh) == first
+
+
+@pytest.mark.parametrize("damage", ["delete", "edit", "corrupt-record", "other-version"])
+def test_any_change_draws_again(run_dir, tmp_path, draws, damage, monkeypatch):
+    out = tmp_path / "rep"
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    first = snapshot(out)
+    png = min(n for n in first if n.endswith(".png"))
+    if damage == "delete":
+        (out / png).unlink()
+    elif damage == "edit":
+        (out / png).write_bytes(first[png] + b"x")
+    elif damage == "corrupt-record":
+        (out / "cache" / "plots.json").write_text("{not json")
+    else:  # a new matplotlib (or rageval) version: the same analysis is drawn again
+        monkeypatch.setattr(plot_cache, "_version", lambda dist: "99.0")
+    draws.clear()
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert snapshot(out) == first  # redrawn to the same bytes
+
+
+def test_changed_statistics_draw_again(run_dir, tmp_path, draws):
+    out = tmp_path / "rep"
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    key = json.loads((out / "cache" / "plots.json").read_text())["key"]
+    draws.clear()
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES + 1)  # other intervals in the figures
+    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert json.loads((out / "cache" / "plots.json").read_text())["key"] != key
+
+
+def test_plots_key_follows_the_analysis_not_the_manifest_or_counters():
+    an = {"summary": [{"setting": "a", "x": 0.5}], "manifest": {"started": "now"}, "run_counters": {"n": 1}}
+    k = plot_cache.plots_key(an)
+    assert plot_cache.plots_key({**an, "manifest": {"started": "later"}, "run_counters": {"n": 2}}) == k
+    assert plot_cache.plots_key({**an, "summary": [{"setting": "a", "x": 0.51}]}) != k
+
+
+def test_no_plots_writes_no_record(run_dir, tmp_path, draws):
+    out = tmp_path / "rep"
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, plots=False)
+    assert draws == [] and not (out / "cache" / "plots.json").exists()
