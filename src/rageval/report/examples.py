@@ -14,7 +14,8 @@ with the total count beside them:
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["setting_examples", "reference_setting", "PER_KIND"]
 

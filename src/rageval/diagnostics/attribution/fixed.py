@@ -10,7 +10,8 @@ recovered=...)``).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
 from rageval.diagnostics.attribution.recovery import Recovery
