@@ -106,8 +106,10 @@ def _errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio") -> None:
     for x, y, _lab, setting in pts:
         ivy = _interval(an, setting, key_y)
         ivx = _interval(an, setting, key_x)
-        yerr = [[y - ivy[0]], [ivy[1] - y]] if ivy else None
-        xerr = [[x - ivx[0]], [ivx[1] - x]] if ivx and ivx[1] - ivx[0] > 1e-12 else None
+        # a bootstrap bound can sit a rounding error on the wrong side of the mean (a constant metric):
+        # clamp at 0, since matplotlib rejects negative error bars
+        yerr = [[max(0.0, y - ivy[0])], [max(0.0, ivy[1] - y)]] if ivy else None
+        xerr = [[max(0.0, x - ivx[0])], [max(0.0, ivx[1] - x)]] if ivx and ivx[1] - ivx[0] > 1e-12 else None
         if yerr is None and xerr is None:
             continue
         ax.errorbar([x], [y], yerr=yerr, xerr=xerr, fmt="none", ecolor=color, elinewidth=0.8, capsize=2, alpha=0.7)
