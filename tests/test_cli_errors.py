@@ -124,6 +124,39 @@ CONFIG = [
 ]
 
 
+def _data_file(tmp_path: Path, name: str, raw: bytes) -> Path:
+    (tmp_path / name).write_bytes(raw)
+    return tmp_path / name
+
+
+CONFIG += [
+    (
+        lambda t: BASE.replace(
+            "{name: hotpotqa, limit: 2}", f"{{name: hotpotqa, path: {_data_file(t, 'e.jsonl', b'')}}}"
+        ),
+        "e.jsonl holds no question to run",
+    ),
+    (
+        lambda t: BASE.replace(
+            "{name: hotpotqa, limit: 2}",
+            f"{{name: hotpotqa, path: {_data_file(t, 'b.jsonl', b'{}' + bytes([10, 255]))}}}",
+        ),
+        "b.jsonl: line 2: not UTF-8 text (byte 0xff at offset 3)",
+    ),
+    (
+        lambda t: BASE.replace(
+            "{backend: extractive}", f"{{backend: saved, params: {{path: {_data_file(t, 'a.jsonl', bytes([255]))}}}}}"
+        ),
+        "a.jsonl: line 1 is not UTF-8 text",
+    ),
+    (
+        lambda t: BASE.replace("{spec: lexical}", f"{{spec: 'replay:{_data_file(t, 'r.jsonl', bytes([255]))}'}}"),
+        "replay judge file",
+    ),
+    (lambda t: BASE.replace("{name: hotpotqa, limit: 2}", "{name: musique, sample: asqa, limit: 2}"), "record 0"),
+]
+
+
 @pytest.mark.parametrize("make, message", CONFIG, ids=[f"config{i}" for i in range(len(CONFIG))])
 def test_configuration_errors_exit_2_at_validate_and_before_any_record(tmp_path, make, message):
     suite = write(tmp_path, make(tmp_path))
@@ -139,6 +172,16 @@ def test_a_missing_suite_and_a_non_run_directory(tmp_path):
     check_handled(invoke(["report", tmp_path]), 2, "records.jsonl is missing: run the suite first")
     check_handled(invoke(["rescore", tmp_path]), 2, "manifest.json is missing")
     check_handled(invoke(["report", tmp_path / "nope"]), 2, "does not exist")
+
+
+def test_an_output_directory_that_is_a_file(tmp_path):
+    (tmp_path / "taken").write_text("x")
+    suite = write(tmp_path, BASE + f"output_dir: {tmp_path / 'taken'}\n")
+    check_handled(invoke(["validate", suite]), 2, "output_dir:", "is a file; give a folder")
+    check_handled(invoke(["suite", suite, "--no-progress"]), 2, "output directory", "is a file; choose another --out")
+    check_handled(invoke(["suite", suite, "--no-progress", "--out", tmp_path / "taken"]), 2, "is a file")
+    res = invoke(["suite", suite, "--no-progress", "--out", tmp_path / "o"])  # --out wins over output_dir
+    check_handled(res, 0)
 
 
 def test_an_out_dir_of_another_suite(tmp_path):

@@ -159,6 +159,7 @@ def test_a_nan_override_is_refused():
 CONFIG_CASES = [
     # dataset
     (BASE.replace("name: hotpotqa", "name: hotpoqa"), "dataset.name: unknown dataset 'hotpoqa'. Did you mean"),
+    (BASE.replace("name: hotpotqa", "name: 2wiki").replace("limit: 3", "limit: 3, sample: 2wiki_x"), "2wiki_x"),
     (BASE.replace("limit: 3", "sample: qasper_intct"), "dataset.sample: no shipped sample 'qasper_intct'"),
     (BASE.replace("limit: 3", "path: no/such.json"), "dataset.path: 'no/such.json' not found"),
     (BASE.replace("limit: 3", "path: ."), "dataset.path: '.' is a directory"),
@@ -229,6 +230,15 @@ def test_a_broken_replay_file_fails_at_load_naming_its_line(tmp_path):
     replay = write(tmp_path, '{"premise": "a", "hypothesis": "b", "probability": 0.5}\nnot json\n', "r.jsonl")
     msg = load_error(tmp_path, BASE + f"judge: {{spec: 'replay:{replay}'}}\n")
     assert "judge.spec:" in msg and "r.jsonl" in msg and "2" in msg
+
+
+def test_a_dataset_alias_runs_on_its_own_sample(tmp_path):
+    """`dataset.name: hotpot` (an alias of hotpotqa) once validated and then crashed looking for sample 'hotpot'."""
+    from rageval.suite.plan import load_inputs
+
+    suite = load_suite(write(tmp_path, BASE.replace("name: hotpotqa", "name: hotpot")))
+    examples, _ = load_inputs(suite)
+    assert len(examples) == 3
 
 
 def test_good_suites_still_load(tmp_path):

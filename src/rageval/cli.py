@@ -64,6 +64,7 @@ _OS_FIXES = {
     errno.ENOENT: "no such file or directory: check the path",
     errno.ENOTDIR: "a path component is a file, not a folder: check the path",
     errno.EISDIR: "is a folder, not a file: check the path",
+    errno.EEXIST: "a file is in the way of a folder: remove it or choose another --out",
 }
 
 

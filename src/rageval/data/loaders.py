@@ -165,7 +165,17 @@ def _read_records(path: Path) -> list[Any]:
     src = str(path)
     if not path.exists():
         raise FileNotFoundError(f"dataset file not found: {src} (pass an existing .json/.jsonl file)")
-    text = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise DataLoadError(
+            src,
+            None,
+            None,
+            f"line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save it as UTF-8",
+        ) from None
     if path.suffix != ".jsonl":
         try:
             data = json.loads(text)

@@ -65,7 +65,14 @@ class ReplayJudge:
         data = self.path.read_bytes()
         self.id = "replay:" + hashlib.sha256(data).hexdigest()[:16]
         self._table: dict[tuple[str, str], float] = {}
-        for lineno, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            at_line = data[: err.start].count(b"\n") + 1
+            raise ValueError(
+                f"replay judge file {self.path}: line {at_line} is not UTF-8 text (byte {err.start}); save it as UTF-8"
+            ) from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:

@@ -82,7 +82,15 @@ class SavedReader(Reader):
 
     def _load(self) -> None:
         src = str(self.path)
-        for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+        raw = self.path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            at_line = raw[: e.start].count(b"\n") + 1
+            raise ValueError(
+                f"{src}: line {at_line} is not UTF-8 text (byte {e.start}); save the answers file as UTF-8"
+            ) from None
+        for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             where = f"{src}: line {lineno}"

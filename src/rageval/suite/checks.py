@@ -38,6 +38,7 @@ __all__ = [
     "contrast_problems",
     "metric_names_of",
     "model_availability",
+    "run_problems",
 ]
 
 #: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
@@ -67,9 +68,9 @@ def _dataset_problems(suite: Any) -> list[str]:
     if getattr(ds, "format", None) is None and ds.name not in LOADERS:  # format: a rageval score file (docs/score.md)
         hint = did_you_mean(ds.name, LOADERS.spellings(), cutoff=0.5) or f" Known: {', '.join(LOADERS.names())}."
         out.append(f"  dataset.name: unknown dataset {ds.name!r}.{hint}")
-    if ds.sample is not None:
+    if ds.sample is not None or (ds.path is None and ds.hub_id is None and ds.name in LOADERS):
         try:
-            sample_path(ds.sample)
+            sample_path(ds.sample or LOADERS.canonical(ds.name))
         except KeyError:
             hint = did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
             out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
@@ -91,6 +92,13 @@ def _dataset_problems(suite: Any) -> list[str]:
             if getattr(ds, key) is not None:
                 out.append(f"  dataset.{key}: applies to dataset.hub_id only (it would be ignored); remove it")
     return out
+
+
+def _output_problems(suite: Any) -> list[str]:
+    out = Path(suite.output_dir).expanduser()
+    if out.exists() and not out.is_dir():
+        return [f"  output_dir: {suite.output_dir!r} is a file; give a folder (or --out DIR)"]
+    return []
 
 
 def _tokenizer_problems(suite: Any) -> list[str]:
@@ -237,6 +245,15 @@ def metric_names_of(diagnostics: Sequence[str] | None = None) -> list[str]:
     return keys
 
 
+def run_problems(suite: Any, examples: Sequence[Any], diagnostics: Sequence[str]) -> list[str]:
+    """What the run checks once it has read the data: questions to run, and the contrasts (:func:`contrast_problems`)."""
+    out = []
+    if not examples:
+        where = suite.dataset.path or suite.dataset.hub_id or suite.dataset.sample or suite.dataset.name
+        out.append(f"  dataset: {where!s} holds no question to run; check dataset.path (an empty file?)")
+    return out + contrast_problems(suite, diagnostics)
+
+
 def contrast_problems(suite: Any, diagnostics: Sequence[str]) -> list[str]:
     """The contrasts of ``suite`` checked against the metrics the selected ``diagnostics`` write.
 
@@ -378,6 +395,7 @@ def check_suite(suite: Any) -> SuiteCheck:
     from rageval.text import get_tokenizer
 
     res = SuiteCheck()
+    res.problems += _output_problems(suite)
     tok_problem = tokenizer_problem(suite.tokenizer)
     if tok_problem:
         res.problems.append(f"  tokenizer: {tok_problem}")
@@ -391,10 +409,8 @@ def check_suite(suite: Any) -> SuiteCheck:
         res.models.append(Availability("dataset.hub_id", str(suite.dataset.hub_id), str(err)))
     else:
         res.questions = len(examples)
-        if not examples:
-            res.problems.append("  dataset: no question to run (an empty file, or limit 0); check dataset.path")
         res.diagnostics = select_diagnostics(suite, examples)
-        res.problems += contrast_problems(suite, res.diagnostics)
+        res.problems += run_problems(suite, examples, res.diagnostics)
     res.models += model_availability(suite)
     return res
 

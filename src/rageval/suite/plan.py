@@ -81,13 +81,13 @@ def check_out_dir(out_dir: Path, suite: Suite) -> None:
 
 def resolve_dataset_path(suite: Suite) -> Path | None:
     """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
-    from rageval.data import sample_path
+    from rageval.data import LOADERS, sample_path
 
     ds = suite.dataset
     if ds.hub_id is not None:
         return None
-    if ds.path is None:
-        return sample_path(ds.sample or ds.name)
+    if ds.path is None:  # the dataset's own sample, under its canonical name (`hotpot` is `hotpotqa`)
+        return sample_path(ds.sample or LOADERS.canonical(ds.name))
     p = Path(ds.path).expanduser()
     if not p.is_absolute() and suite.source:
         beside = Path(suite.source).resolve().parent / p

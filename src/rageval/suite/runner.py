@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
-from rageval.errors import ModelUnavailable
+from rageval.errors import ConfigError, ModelUnavailable
 from rageval.io import write_json_atomic, write_text_atomic
 from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
-from rageval.suite.checks import contrast_problems, tokenizer_problem
+from rageval.suite.checks import run_problems, tokenizer_problem
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.execute import Item, Stage, run_batch
 from rageval.suite.plan import (
@@ -196,6 +196,8 @@ def run_suite(
     from rageval.suite.lock import OutDirLock
 
     out = Path(out_dir if out_dir is not None else suite.output_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output directory {out} is a file; choose another --out (or output_dir)")
     with OutDirLock(out, f"rageval suite {suite.name}"):
         return _run_suite(
             suite,
@@ -239,7 +241,7 @@ def _run_suite(
     tokenizer = get_tokenizer(suite.tokenizer)
     examples, retrieved = load_inputs(suite)
     diagnostics = select_diagnostics(suite, examples)
-    problems = contrast_problems(suite, diagnostics)
+    problems = run_problems(suite, examples, diagnostics)
     if problems:
         raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n" + "\n".join(problems))
     options = scoring_options(suite)
