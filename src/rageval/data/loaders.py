@@ -169,12 +169,12 @@ def _read_records(path: Path) -> list[Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
+        bad_line = raw[: e.start].count(b"\n") + 1
         raise DataLoadError(
             src,
             None,
             None,
-            f"line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save it as UTF-8",
+            f"line {bad_line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save it as UTF-8",
         ) from None
     if path.suffix != ".jsonl":
         try:
