@@ -82,3 +82,19 @@ def test_a_judge_bug_propagates_but_a_judge_error_is_a_status(failing, tmp_path,
     monkeypatch.setattr(LexicalJudge, "predict", bug)
     with pytest.raises(KeyError):
         run_suite(suite, tmp_path / "out2", progress=False, build_report=False)
+
+
+def test_judge_and_reader_are_closed_when_the_run_fails(failing, tmp_path, monkeypatch):
+    from rageval.judges import JudgeRunner
+
+    closed = []
+    original = JudgeRunner.close
+
+    def spy(self):
+        closed.append(self.id)
+        original(self)
+
+    monkeypatch.setattr(JudgeRunner, "close", spy)
+    with pytest.raises(AttributeError):
+        run_suite(_suite(tmp_path, "attribute"), progress=False, build_report=False)
+    assert len(closed) == 1 and closed[0].startswith("lexical")

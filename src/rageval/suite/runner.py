@@ -247,77 +247,91 @@ def _run_suite(
     options = scoring_options(suite)
     judge = load_judge(suite, out / "cache" / "judge", tokenizer)
     reader = _make_reader(suite)
+    opened: list[Any] = [judge, reader]  # closed however the run ends: the judge's sqlite, readers' connections
+    try:
+        settings = planned_settings(suite)
+        bar = _progress(len(settings) * len(examples), progress)
+        status_counts: dict[str, int] = {}
+        reused = computed = retried = 0
+        models: dict[str, Any] = {
+            "judge": getattr(judge, "id", str(suite.judge.spec)),
+            "reader": _reader_id(reader, suite),
+        }
+        expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this suite's record
+        for ps in settings:
+            own = ps.reader if ps.reader is not None and ps.reader != suite.reader else None
+            setting_reader = reader
+            if own is not None:  # the setting's own reader (docs/suites.md): e.g. saved answers beside compressors
+                setting_reader = _make_reader(suite, own)
+                opened.append(setting_reader)
+                models[f"reader:{ps.name}"] = _reader_id(setting_reader, suite)
+            setting = Setting(
+                name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=(own or suite.reader).backend
+            )
+            comp_error: str | None = None
+            try:
+                compressor = get_compressor(ps.compressor, **ps.params)
+                models[f"compressor:{ps.name}"] = getattr(compressor, "model_id", None) or ps.compressor
+            except ModelUnavailable as err:
+                if not allow_unavailable:
+                    raise
+                compressor, comp_error = None, str(err)
+            key = setting_key(suite, setting, ps.params, compressor, models, diagnostics, own)
+            pending: list[Item] = []
+            for ex, ret in zip(examples, retrieved):
+                item = Item(ex, ret, record_hash(key, ex, ret))
+                expected[(ps.name, ex.id)] = item.input_hash
+                cached = cache.read(ps.name, ex.id, item.input_hash)
+                if cached is not None and retry_failed and cached.status in TRANSIENT_STATUSES:
+                    retried += 1  # a failure that may not happen twice: computed again
+                elif cached is not None:
+                    reused += 1
+                    status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
+                    bar.update(1)
+                    continue
+                pending.append(item)
+            stage = Stage(
+                setting,
+                compressor,
+                comp_error,
+                setting_reader,
+                tokenizer,
+                judge,
+                diagnostics,
+                options,
+                allow_unavailable,
+            )
+            for batch in _chunks(pending, (own or suite.reader).batch_size):
+                for item, rec in zip(batch, run_batch(batch, stage)):
+                    cache.write(ps.name, item.example.id, item.input_hash, rec)
+                    computed += 1
+                    status_counts[rec.status] = status_counts.get(rec.status, 0) + 1
+                    if on_record is not None:
+                        on_record(rec)
+                    bar.update(1)
+        bar.close()
 
-    settings = planned_settings(suite)
-    bar = _progress(len(settings) * len(examples), progress)
-    status_counts: dict[str, int] = {}
-    reused = computed = retried = 0
-    models: dict[str, Any] = {"judge": getattr(judge, "id", str(suite.judge.spec)), "reader": _reader_id(reader, suite)}
-    expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this suite's record
-    for ps in settings:
-        own = ps.reader if ps.reader is not None and ps.reader != suite.reader else None
-        setting_reader = reader
-        if own is not None:  # the setting's own reader (docs/suites.md): e.g. saved answers beside compressors
-            setting_reader = _make_reader(suite, own)
-            models[f"reader:{ps.name}"] = _reader_id(setting_reader, suite)
-        setting = Setting(
-            name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=(own or suite.reader).backend
+        # Final files, from the cache alone (identical whether or not the run was resumed).
+        n = cache.assemble([s.name for s in settings], [e.id for e in examples], expected=expected)
+        write_json_atomic(
+            out / "manifest.json",
+            _manifest(suite, shash, settings, examples, retrieved, diagnostics, models, reader),
+            indent=2,
         )
-        comp_error: str | None = None
-        try:
-            compressor = get_compressor(ps.compressor, **ps.params)
-            models[f"compressor:{ps.name}"] = getattr(compressor, "model_id", None) or ps.compressor
-        except ModelUnavailable as err:
-            if not allow_unavailable:
-                raise
-            compressor, comp_error = None, str(err)
-        key = setting_key(suite, setting, ps.params, compressor, models, diagnostics, own)
-        pending: list[Item] = []
-        for ex, ret in zip(examples, retrieved):
-            item = Item(ex, ret, record_hash(key, ex, ret))
-            expected[(ps.name, ex.id)] = item.input_hash
-            cached = cache.read(ps.name, ex.id, item.input_hash)
-            if cached is not None and retry_failed and cached.status in TRANSIENT_STATUSES:
-                retried += 1  # a failure that may not happen twice: computed again
-            elif cached is not None:
-                reused += 1
-                status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
-                bar.update(1)
-                continue
-            pending.append(item)
-        stage = Stage(
-            setting, compressor, comp_error, setting_reader, tokenizer, judge, diagnostics, options, allow_unavailable
-        )
-        for batch in _chunks(pending, (own or suite.reader).batch_size):
-            for item, rec in zip(batch, run_batch(batch, stage)):
-                cache.write(ps.name, item.example.id, item.input_hash, rec)
-                computed += 1
-                status_counts[rec.status] = status_counts.get(rec.status, 0) + 1
-                if on_record is not None:
-                    on_record(rec)
-                bar.update(1)
-    bar.close()
-
-    # Final files, from the cache alone (identical whether or not the run was resumed).
-    n = cache.assemble([s.name for s in settings], [e.id for e in examples], expected=expected)
-    write_json_atomic(
-        out / "manifest.json",
-        _manifest(suite, shash, settings, examples, retrieved, diagnostics, models, reader),
-        indent=2,
-    )
-    stats = {
-        "records_reused": reused,
-        "records_computed": computed,
-        "records_retried": retried,
-        "records_quarantined": len(cache.quarantined),
-        "status_counts": status_counts,
-        "judge": judge.stats() if hasattr(judge, "stats") else {},
-    }
-    write_json_atomic(out / "run_stats.json", stats, indent=2)
-    for part in (judge, reader):  # the judge's sqlite connection, the reader's HTTP connections
-        close = getattr(part, "close", None)
-        if callable(close):
-            close()
+        stats = {
+            "records_reused": reused,
+            "records_computed": computed,
+            "records_retried": retried,
+            "records_quarantined": len(cache.quarantined),
+            "status_counts": status_counts,
+            "judge": judge.stats() if hasattr(judge, "stats") else {},
+        }
+        write_json_atomic(out / "run_stats.json", stats, indent=2)
+    finally:
+        for part in opened:
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
     result = RunResult(out, n, status_counts, reused, computed, retried=retried, quarantined=len(cache.quarantined))
     if build_report:
         result.report = write_report(out, suite.seed)
