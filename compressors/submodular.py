@@ -113,6 +113,9 @@ class PackerProblem:
         return len(self.costs)
 
 
+_sum = np.add.reduce
+
+
 class Objective:
     """Incremental evaluation of F: ``gain(i)`` given the current set, ``add(i)``; ``value(S)`` from scratch."""
 
@@ -142,7 +145,7 @@ class Objective:
             g += w_qry * p.query_weights[p.presence[i] & ~self.covered].sum()
         if w_cov:
             d = p.sim.row(i) - self.cur
-            g += w_cov * d[d > 0].sum() / p.repr_norm
+            g += w_cov * _sum(d[d > 0]) / p.repr_norm  # = .sum(), without its Python wrapper
         if w_div:
             a = self.doc_acc[p.docs[i]]
             g += w_div * (math.sqrt(a + p.div_reward[i]) - math.sqrt(a)) / p.div_norm
