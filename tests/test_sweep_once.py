@@ -294,3 +294,32 @@ def test_sweep_without_units_lacking_provenance_is_empty(demo_inputs):
     declared = [x for x in inputs if all(u.source_ids is not None for u in x.units)]
     assert declared
     assert fast_sweep(declared, ScoringOptions(), get_judge("lexical")) == {}
+
+
+def test_public_re_attributability_sweep_equals_the_engine_per_threshold(demo_inputs):
+    from rageval.diagnostics._common import mean_defined, summarize
+    from rageval.diagnostics.attribution import re_attributability_sweep
+
+    inputs, _, _ = demo_inputs
+    xs = [x for x in inputs if any(u.source_ids is None for u in x.units)][:30]
+    args = ([x.answer for x in xs], [x.unit_dicts() for x in xs], [x.source_dicts() for x in xs])
+    got = re_attributability_sweep(*args, judge="lexical", multi_snippet=True)
+    assert [g["threshold"] for g in got] == list(SWEEP_THRESHOLDS)
+    for g in got:
+        rows = attribution_scores_batch(
+            *args,
+            judge="lexical",
+            recovery_threshold=g["threshold"],
+            multi_snippet=True,
+            parts=("grounded", "re_attributability"),
+            details=False,
+        )
+        ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
+        assert g["re_attributability"] == ra["re_attributability"] and (g["n"], g["n_undefined"]) == (
+            ra["n"],
+            ra["n_undefined"],
+        )
+        assert g["grounded_precision"] == mean_defined([r["grounded_precision"] for r in rows])[0]
+        assert g["grounded_recall"] == mean_defined([r["grounded_recall"] for r in rows])[0]
+    with pytest.raises(TypeError, match="pass thresholds"):
+        re_attributability_sweep(*args, recovery_threshold=0.5)

@@ -247,26 +247,18 @@ def re_attributability_sweep(
 ) -> list[dict[str, Any]]:
     """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
 
-    The judge's probabilities are computed once (runner memo) and re-thresholded.
+    The recovery candidates are ranked and judged once and each threshold is applied to their
+    probabilities (:mod:`.sweep`); the values are those of the engine run once per threshold.
     Returns ``[{"threshold", "re_attributability", "grounded_precision", "grounded_recall", "n", "n_undefined"}]``.
     """
-    from rageval.judges import get_judge
+    from rageval.diagnostics.attribution.sweep import sweep_batch
 
-    runner = get_judge(judge, cache_dir=options.pop("cache_dir", None))
     if "recovery_threshold" in options:
         raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
+    by_threshold = sweep_batch(predictions, units, sources, judge=judge, thresholds=thresholds, **options)
     out = []
     for t in thresholds:
-        rows = attribution_scores_batch(
-            predictions,
-            units,
-            sources,
-            judge=runner,
-            recovery_threshold=t,
-            parts=("grounded", "re_attributability"),
-            details=False,
-            **options,
-        )
+        rows = by_threshold[t]
         ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
         out.append(
             {
