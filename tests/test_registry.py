@@ -136,7 +136,15 @@ def test_each_family_is_one_registry_with_the_same_hints():
     with pytest.raises(UnknownNameError, match=r"^Unknown reader 'sved'\. Did you mean 'saved'\?$"):
         get_reader("sved")
 
-    assert BUILTIN == ("lexical", "minilm", "replay:<path>", "embedding:<path>", "nli:<path>", "seq2seq:<path>")
+    assert BUILTIN == (
+        "lexical",
+        "minilm",
+        "replay:<path>",
+        "embedding:<path>",
+        "nli:<path>",
+        "seq2seq:<path>",
+        "openai[:<model>@<base_url>]",
+    )
     assert type(get_judge("lexical").judge).__name__ == "LexicalJudge"
 
     assert DATASETS == ("asqa", "qasper", "hotpotqa", "2wikimultihopqa", "musique")

@@ -17,6 +17,8 @@ spec                        judge
 ``"nli:<path or id>"``      :class:`~rageval.judges.hf.NLIJudge` (sequence classifier)
 ``"seq2seq:<path or id>"``  :class:`~rageval.judges.hf.Seq2SeqJudge` (TRUE-style)
 ``"<path or hub id>"``      NLI or seq2seq, told apart from the model config
+``"openai"``,               :class:`~rageval.judges.openai_compat.OpenAIJudge`: yes/no entailment
+``"openai:<model>@<url>"``  questions to an OpenAI-compatible server (params ``model``, ``base_url``, …)
 a JudgeRunner               returned unchanged (a judge is wrapped once)
 a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float]`` (NaN = abstain)
 ==========================  ====================================================
@@ -30,13 +32,19 @@ True
 The named judges are :data:`JUDGES`, a :class:`rageval.registry.Registry` of
 factories ``factory(arg, options) -> judge`` (``arg``: the text after ``name:``
 for judges that take one, else None); adding a judge is one
-``JUDGES.register(...)`` line below plus its module.
+``JUDGES.register(...)`` line below plus its module.  A judge with its own
+parameters (``openai``: ``model``, ``base_url``, …) declares them as
+``params=(...)``; they reach its factory as ``options.params`` (from
+``get_judge(spec, **params)`` or a suite's ``judge.params``), and any other judge
+given parameters is an error.  ``arg_optional=True``: the judge is also named
+without ``:<arg>``.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,6 +58,7 @@ from rageval.judges.base import (
     pair_key,
 )
 from rageval.judges.lexical import LexicalJudge
+from rageval.judges.openai_compat import PARAMS as OPENAI_PARAMS  # stdlib only: no HTTP or model code
 from rageval.judges.replay import ReplayJudge, save_replay
 from rageval.registry import Registry, did_you_mean
 
@@ -77,6 +86,7 @@ class _Options(NamedTuple):
     max_length: int | None
     device: str | None
     revision: str | None
+    params: Mapping[str, Any] | None = None  # the judge's own parameters (registry meta ``params``)
 
 
 @functools.lru_cache(maxsize=2)
@@ -126,14 +136,37 @@ JUDGES.register(
     lambda arg, o: _model_judge(f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device),
     arg=True,
 )
+JUDGES.register(
+    "openai",
+    lambda arg, o: _openai_judge(arg, o),
+    arg=True,
+    arg_optional=True,
+    arg_form="<model>@<base_url>",
+    params=OPENAI_PARAMS,
+)
+
+
+def _openai_judge(arg: str | None, o: _Options) -> Any:
+    from rageval.judges.openai_compat import build
+
+    return build(arg, o.params or {}, batch_size=o.batch_size)
+
+
+def _spec_form(name: str) -> str:
+    meta = JUDGES.meta(name)
+    if not meta["arg"]:
+        return name
+    form = f"{name}:{meta.get('arg_form', '<path>')}"
+    return f"{name}[:{meta.get('arg_form', '<path>')}]" if meta.get("arg_optional") else form
+
 
 #: The named judges as written in a spec.
-BUILTIN = tuple(f"{n}:<path>" if JUDGES.meta(n)["arg"] else n for n in JUDGES.names())
+BUILTIN = tuple(_spec_form(n) for n in JUDGES.names())
 
 
 def _named(s: str) -> tuple[str, str | None] | None:
     """``(registered name, argument)`` of a spec naming a registered judge, else None (a model path or id)."""
-    if s in JUDGES and not JUDGES.meta(s)["arg"]:
+    if s in JUDGES and (not JUDGES.meta(s)["arg"] or JUDGES.meta(s).get("arg_optional")):
         return s, None
     name, sep, arg = s.partition(":")
     if sep and name in JUDGES and JUDGES.meta(name)["arg"]:
@@ -150,8 +183,11 @@ def build_judge(
     device: str | None = None,
     revision: str | None = None,
     judge_id: str | None = None,
+    **params: Any,
 ) -> Any:
-    """The unwrapped backend for ``spec`` (see the table in the module doc)."""
+    """The unwrapped backend for ``spec`` (see the table in the module doc); ``params``: the judge's own options."""
+    if params:
+        _check_params(spec, params)
     if spec is None:
         return LexicalJudge()
     if isinstance(spec, JudgeRunner):
@@ -163,7 +199,7 @@ def build_judge(
         named = _named(s)
         if named is not None:
             name, arg = named
-            return JUDGES.get(name)(arg, _Options(batch_size, dtype, max_length, device, revision))
+            return JUDGES.get(name)(arg, _Options(batch_size, dtype, max_length, device, revision, params))
         return _model_judge(s, revision, max_length, batch_size or 8, dtype, device)
     if isinstance(spec, Judge):
         return spec
@@ -172,6 +208,19 @@ def build_judge(
     raise TypeError(
         f"judge must be a name ('lexical', 'replay:<path>', a model path or hub id), a Judge or a callable "
         f"judge(premises, hypotheses) -> list[float]; got {type(spec).__name__}"
+    )
+
+
+def _check_params(spec: Any, params: Mapping[str, Any]) -> None:
+    """Only a registered judge that declares parameters takes them (``openai``: model, base_url, ...)."""
+    named = _named(str(spec)) if isinstance(spec, (str, os.PathLike)) and str(spec).strip() else None
+    if named is not None and JUDGES.meta(named[0]).get("params"):
+        return
+    takers = [n for n in JUDGES.names() if JUDGES.meta(n).get("params")]
+    shown = spec if isinstance(spec, (str, os.PathLike)) or spec is None else type(spec).__name__
+    raise ValueError(
+        f"judge {str(shown)!r} takes no parameters (got {', '.join(sorted(params))}); "
+        f"judges with their own parameters: {', '.join(takers)}"
     )
 
 
@@ -186,6 +235,7 @@ def get_judge(
     revision: str | None = None,
     judge_id: str | None = None,
     tokenizer: Any = None,
+    **params: Any,
 ) -> JudgeRunner:
     """Resolve ``spec`` and wrap it once in a :class:`JudgeRunner` (a runner is returned unchanged).
 
@@ -194,8 +244,13 @@ def get_judge(
     truncation of model judges (tokens, default 512; None = none).
     ``judge_id``: the cache id of a plain callable (without one it is not cached on disk).
     ``tokenizer``: the suite tokenizer used to count verifier tokens when the judge has none.
+    ``params``: the judge's own options, e.g.
+    ``get_judge("openai", model="m", base_url="http://127.0.0.1:8000/v1", concurrency=8)``
+    (docs/judges.md, "The LLM judge"); a judge without its own options refuses them.
     """
     if isinstance(spec, JudgeRunner):
+        if params:
+            _check_params(spec, params)
         return spec
     backend = build_judge(
         spec,
@@ -205,5 +260,6 @@ def get_judge(
         device=device,
         revision=revision,
         judge_id=judge_id,
+        **params,
     )
     return JudgeRunner(backend, cache_dir=cache_dir, batch_size=batch_size, tokenizer=tokenizer)

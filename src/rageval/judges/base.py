@@ -567,9 +567,13 @@ class JudgeRunner:
         self._memo.clear()
 
     def close(self) -> None:
+        """Close the disk cache and the backend's own resources (its ``close()``, e.g. HTTP connections)."""
         if self._disk is not None:
             self._disk.close()
             self._disk = None
+        backend_close = getattr(self.judge, "close", None)
+        if callable(backend_close):
+            backend_close()
 
     def __repr__(self) -> str:
         return f"JudgeRunner({self.id!r}, cache={str(self.cache_path) if self.cache_path else None})"

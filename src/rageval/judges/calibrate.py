@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -126,13 +126,17 @@ def calibrate(
     cache_dir: Any = None,
     dtype: Any = None,
     max_length: int | None = 512,
+    judge_params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Score ``judge`` on WiCE-format rows; see the module doc for the figures."""
+    """Score ``judge`` on WiCE-format rows; see the module doc for the figures.
+
+    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
+    """
     from rageval.judges import get_judge
 
     if premise not in ("bm25", "full"):
         raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
-    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length)
+    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
     prem = [_premise(r, premise, k) for r in rows]
     hyp = [r["claim"] for r in rows]
     all_probs = runner(prem, hyp)
@@ -159,7 +163,7 @@ def calibrate(
         "judge_stats": {
             k_: v
             for k_, v in runner.stats().items()
-            if k_ in ("executed", "requested", "truncated", "abstained", "off_label")
+            if k_ in ("executed", "requested", "truncated", "abstained", "off_label", "prompt_overflow")
         },
     }
     return out
@@ -209,7 +213,8 @@ def format_report(r: dict[str, Any]) -> str:
     "judge",
     default="lexical",
     show_default=True,
-    help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes).",
+    help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes), "
+    "openai:<model>@<base_url> (an OpenAI-compatible server).",
 )
 @click.option(
     "--data",
@@ -243,19 +248,30 @@ def format_report(r: dict[str, Any]) -> str:
     type=click.IntRange(8),
     help="Truncation of a model judge's input, in tokens (truncated pairs are counted).",
 )
+@click.option(
+    "--judge-param",
+    "judge_param",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A judge's own option, repeatable (openai: --judge-param model=M --judge-param base_url=URL; "
+    "numbers, true/false and null are read as such).",
+)
 @click.option("--cache-dir", default=None, type=click.Path(file_okay=False), help="Judge cache folder.")
 @click.option(
     "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON."
 )
-def calibrate_cmd(file, fmt, judge, data, threshold, premise, k, limit, dtype, max_length, cache_dir, json_out):
+def calibrate_cmd(
+    file, fmt, judge, data, threshold, premise, k, limit, dtype, max_length, judge_param, cache_dir, json_out
+):
     """Score a judge against human labels: WiCE support (accuracy, balanced accuracy, AUROC), or, with
     --format alce-human FILE, ALCE's human citation judgments (agreement and Cohen's kappa of the citation gate).
     """
     if file and data:
         raise click.ClickException("give the data file once: as FILE or with --data, not both")
     data = file or data
+    params = parse_judge_params(judge_param)
     if fmt == "alce-human":
-        _calibrate_alce(data, judge, threshold, limit, dtype, max_length, cache_dir, json_out)
+        _calibrate_alce(data, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params)
         return
     try:
         rows = load_wice(data)
@@ -270,6 +286,7 @@ def calibrate_cmd(file, fmt, judge, data, threshold, premise, k, limit, dtype, m
             cache_dir=cache_dir,
             dtype=dtype,
             max_length=max_length,
+            judge_params=params,
         )
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
@@ -279,7 +296,32 @@ def calibrate_cmd(file, fmt, judge, data, threshold, premise, k, limit, dtype, m
             json.dump(r, f, indent=2)
 
 
-def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out) -> None:
+def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
+    """``--judge-param KEY=VALUE`` options as a dict; a JSON number, ``true``/``false`` or ``null`` is read as such.
+
+    >>> parse_judge_params(["model=llama3:8b", "base_url=http://127.0.0.1:8000/v1", "concurrency=4", "logprobs=false"])
+    {'model': 'llama3:8b', 'base_url': 'http://127.0.0.1:8000/v1', 'concurrency': 4, 'logprobs': False}
+    """
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r}: write KEY=VALUE, e.g. model=my-model", param_hint="--judge-param")
+        if key in out:
+            raise click.BadParameter(f"{key!r} is given twice", param_hint="--judge-param")
+        value: Any = raw
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = raw
+        if parsed is None or isinstance(parsed, (bool, int, float)):
+            value = parsed
+        out[key] = value
+    return out
+
+
+def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params=None) -> None:
     """``--format alce-human``: see :mod:`rageval.judges.calibrate_alce`."""
     from rageval.judges.calibrate_alce import calibrate_alce_human, format_alce_report, load_alce_human
 
@@ -293,7 +335,13 @@ def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir,
         if limit:
             sentences = sentences[:limit]
         r = calibrate_alce_human(
-            sentences, judge=judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length
+            sentences,
+            judge=judge,
+            threshold=threshold,
+            cache_dir=cache_dir,
+            dtype=dtype,
+            max_length=max_length,
+            judge_params=params,
         )
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err

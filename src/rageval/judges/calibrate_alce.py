@@ -237,11 +237,15 @@ def calibrate_alce_human(
     cache_dir: Any = None,
     dtype: Any = None,
     max_length: int | None = 512,
+    judge_params: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Agreement of rageval's citation gate (and of ALCE's recorded decisions) with the human labels."""
+    """Agreement of rageval's citation gate (and of ALCE's recorded decisions) with the human labels.
+
+    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
+    """
     from rageval.judges import get_judge
 
-    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length)
+    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
     abstentions = _score(sentences, runner, threshold)
     recall_r = [(s.human_recall, s.recall) for s in sentences]
     cite_r = [(h, a) for s in sentences for h, a in zip(_cite_labels(s.human_recall, s.human_citation), s.citation)]

@@ -182,7 +182,7 @@ def _judge_problems(suite: Any) -> list[str]:
     out = []
     name, sep, arg = spec.partition(":")
     if spec in JUDGES:
-        if JUDGES.meta(spec)["arg"]:
+        if JUDGES.meta(spec)["arg"] and not JUDGES.meta(spec).get("arg_optional"):
             out.append(f"  judge.spec: {spec!r} needs a path after a colon, e.g. '{spec}:/models/x'")
     elif sep and name in JUDGES and JUDGES.meta(name)["arg"]:
         if not arg.strip():
@@ -205,17 +205,40 @@ def _judge_problems(suite: Any) -> list[str]:
                 f"  judge.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
                 f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
             )
+    own = _own_judge_params(spec)  # a judge with its own parameters (openai: model, base_url, ...)
     for key, value in suite.judge.params.items():
-        problem = _judge_param_problem(key, value)
+        if key == "api_key" and "api_key" in own:
+            out.append(
+                "  judge.params.api_key: do not write a key into a suite (the suite is recorded in the run's "
+                "manifest); name the environment variable that holds it with api_key_env"
+            )
+            continue
+        problem = None if key in own else _judge_param_problem(key, value, own)
         if problem:
             out.append(f"  judge.params.{key}: {problem}")
+    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
+        from rageval.judges import build_judge
+
+        try:
+            build_judge(spec, **suite.judge.params)
+        except (TypeError, ValueError) as err:
+            out.append(f"  judge.params: {' '.join(str(err).split())}")
     return out
 
 
-def _judge_param_problem(key: str, value: Any) -> str | None:
+def _own_judge_params(spec: str) -> tuple[str, ...]:
+    """The parameters a registered judge declares (registry meta ``params``); () for the others."""
+    from rageval.judges import JUDGES
+
+    name = spec.partition(":")[0]
+    return tuple(JUDGES.meta(name).get("params") or ()) if name in JUDGES else ()
+
+
+def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
     if key not in JUDGE_PARAMS:
-        hint = did_you_mean(key, JUDGE_PARAMS)
-        return f"unknown judge option.{hint} Accepted: {', '.join(JUDGE_PARAMS)}."
+        accepted = [*JUDGE_PARAMS, *own]
+        hint = did_you_mean(key, accepted)
+        return f"unknown judge option.{hint} Accepted: {', '.join(accepted)}."
     if value is None:
         return None
     if key in ("batch_size", "max_length"):
@@ -355,6 +378,11 @@ def model_availability(suite: Any) -> list[Availability]:
     revision = suite.judge.params.get("revision")
     if spec == "minilm":
         out.append(Availability("judge.spec", spec, _minilm_available()))
+    elif name == "openai" and name in JUDGES:
+        from rageval.judges.openai_compat import parse_spec
+
+        url = str(suite.judge.params.get("base_url") or parse_spec(spec.partition(":")[2])[1] or "?")
+        out.append(Availability("judge.spec", url, None, "an endpoint: not contacted here"))
     elif not (spec in JUDGES or (name in JUDGES and name == "replay")):
         out.append(Availability("judge.spec", spec, _model_ref(spec, revision)))
     readers = [("reader", suite.reader)]
