@@ -38,12 +38,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "remove_stale_temps",
     "UnsafePathError",
     "current_umask",
     "dump_json_line",
@@ -121,6 +123,30 @@ def write_bytes_atomic(
         if isinstance(err, OSError) and err.filename in (None, tmp):
             err.filename = str(path)
         raise
+
+
+_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # what write_bytes_atomic's mkstemp names look like
+
+
+def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (not recursive); return them.
+
+    Call it only while holding the folder's writer lock: then no write is in flight, so
+    every ``.<name>.<random>.tmp`` there is a leftover of a killed process.
+    """
+    out = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return out
+    for e in entries:
+        if _TEMP.match(e.name) and e.is_file(follow_symlinks=False):
+            try:
+                os.unlink(e.path)
+                out.append(Path(e.path))
+            except FileNotFoundError:
+                pass
+    return out
 
 
 def write_text_atomic(

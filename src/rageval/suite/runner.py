@@ -30,7 +30,7 @@ from typing import Any
 
 from rageval import __version__
 from rageval.errors import ConfigError, ModelUnavailable
-from rageval.io import write_json_atomic, write_text_atomic
+from rageval.io import remove_stale_temps, write_json_atomic, write_text_atomic
 from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
 from rageval.suite.checks import run_problems, tokenizer_problem
 from rageval.suite.config import Suite, SuiteError, suite_hash
@@ -199,6 +199,7 @@ def run_suite(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output directory {out} is a file; choose another --out (or output_dir)")
     with OutDirLock(out, f"rageval suite {suite.name}"):
+        remove_stale_temps(out)  # a killed run's half-written outputs (we hold the lock: no write is in flight)
         return _run_suite(
             suite,
             out,
