@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval.diagnostics import DERIVED, contrasted_by_default
+from rageval.io import write_bytes_atomic
 
 __all__ = [
     "frontier_groups",
@@ -325,9 +326,11 @@ def render_pareto(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str
 
 
 def _save_figure(fig: Any, buf: io.BytesIO, png: Path, svg: Path) -> None:
-    """The PNG (rendered into ``buf``) and the SVG of ``fig``."""
-    png.write_bytes(buf.getvalue())
-    fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    """The PNG (rendered into ``buf``) and the SVG of ``fig``, each written atomically (:mod:`rageval.io`)."""
+    write_bytes_atomic(png, buf.getvalue())
+    svg_buf = io.BytesIO()
+    fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None})
+    write_bytes_atomic(svg, svg_buf.getvalue())
 
 
 def render_sweep(an: dict[str, Any], out_dir: str | Path) -> dict[str, Any] | None:
