@@ -312,9 +312,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ablations", action="store_true", help="skip the exploratory packer variants")
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads for the timings, pinned with threadpoolctl")
     args = ap.parse_args(argv)
-    from _threads import pin_blas_threads  # beside this script
+    try:  # (this script is also imported as a module by its tests, so the helper beside it is not used)
+        from threadpoolctl import threadpool_info, threadpool_limits
 
-    print(pin_blas_threads(args.threads), file=sys.stderr)
+        threadpool_limits(args.threads)
+        pools = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info())
+        print(f"BLAS threads: {pools} (pinned to {args.threads})", file=sys.stderr)
+    except ImportError:
+        print("BLAS threads NOT pinned (pip install threadpoolctl, or rageval[bench])", file=sys.stderr)
     examples = load_examples("hotpotqa", args.sample or sample_path("hotpotqa"), limit=args.limit)
     res = run(examples, ablations={} if args.no_ablations else ABLATIONS)
     text = render(res)
