@@ -4,13 +4,14 @@ Drawing the frontier, Pareto and sweep figures is most of a report's time.  The
 figures are a pure function of the analysis (``report.json``: the statistics of
 the run's records) and of the plotting code, so :func:`cached_plots` keys them
 by a hash of the analysis (every key except the manifest and this invocation's
-counters), the source of :mod:`rageval.report.plots`, and the rageval and
-matplotlib versions.  After drawing it records that key, the SHA-256 of every
-file written and what the renderers returned in ``<out>/cache/plots.json``.  A
-rebuild with the same key whose files are all still there, byte for byte,
-returns the recorded result (the PNG bytes read back from the files) and draws
-nothing; anything else (different records, seed or resamples, another version,
-a figure deleted or edited) draws everything again.
+counters), the source of :mod:`rageval.report.plots` with what it reads from the
+diagnostics catalog, and the rageval and matplotlib versions.  After drawing it
+records that key, the SHA-256 of every file written and what the renderers
+returned in ``<out>/cache/plots.json``.  A rebuild with the same key whose files
+are all still there, byte for byte, returns the recorded result (the PNG bytes
+read back from the files) and draws nothing; anything else (different records,
+seed or resamples, another version, a figure deleted or edited) draws everything
+again.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def plots_key(an: dict[str, Any]) -> str:
     shown = {k: v for k, v in an.items() if k not in _SKIP}
     h.update(json.dumps(shown, sort_keys=True, default=str).encode())
     h.update(Path(plots.__file__).read_bytes())
+    # what the plotting code reads from the catalog: which metrics pair up and which are drawn
+    names = an.get("metric_names") or []
+    h.update(repr((sorted(plots.DERIVED.items()), [plots.contrasted_by_default(m) for m in names])).encode())
     h.update(f"rageval {_version('rageval')} matplotlib {_version('matplotlib')}".encode())
     return h.hexdigest()
 
