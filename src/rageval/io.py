@@ -134,13 +134,13 @@ def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
     Call it only while holding the folder's writer lock: then no write is in flight, so
     every ``.<name>.<random>.tmp`` there is a leftover of a killed process.
     """
-    out = []
+    out: list[Path] = []
     try:
-        entries = list(os.scandir(folder))
+        entries = list(os.scandir(os.fspath(folder)))
     except FileNotFoundError:
         return out
     for e in entries:
-        if _TEMP.match(e.name) and e.is_file(follow_symlinks=False):
+        if _TEMP.match(str(e.name)) and e.is_file(follow_symlinks=False):
             try:
                 os.unlink(e.path)
                 out.append(Path(e.path))

@@ -356,7 +356,7 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
     from rageval.diagnostics.inputs import ScoringOptions
     from rageval.readers.base import ReaderOutput
     from rageval.readers.template import DEFAULT_TEMPLATE
-    from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
+    from rageval.suite.cache import CacheTally, RecordCache
     from rageval.suite.execute import Item, Stage, score_outputs
     from rageval.suite.plan import record_hash, sha
     from rageval.text import get_tokenizer
@@ -404,8 +404,8 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
     run_hash = sha({"config": config, "settings": names})[:16]
     cache.mark_suite(SUITE_NAME, run_hash)
 
-    status_counts: dict[str, int] = {}
-    reused = computed = retried = 0
+    tally = CacheTally()
+    computed = 0
     expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
     bar = _progress(len(all_items), progress)
     reader = SimpleNamespace(template=DEFAULT_TEMPLATE)
@@ -419,12 +419,7 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
             retrieved = _Given(it.sources, it.retrieved)
             item = Item(example, retrieved, record_hash(key, example, retrieved))
             expected[(name, qid)] = item.input_hash
-            cached = cache.read(name, qid, item.input_hash)
-            if cached is not None and cached.status in TRANSIENT_STATUSES:
-                retried += 1  # a judge failure may not happen twice: computed again
-            elif cached is not None:
-                reused += 1
-                status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
+            if tally.reuse(cache, name, qid, item.input_hash, retry_failed=True):
                 bar.update(1)
                 continue
             pending.append((item, it))
@@ -443,7 +438,7 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
                 rec = replace(rec, extra={**rec.extra, "input": {"file": it.file_line[0], "line": it.file_line[1]}})
                 cache.write(name, item.example.id, item.input_hash, rec)
                 computed += 1
-                status_counts[rec.status] = status_counts.get(rec.status, 0) + 1
+                tally.count(rec.status)
                 if on_record is not None:
                     on_record(rec)
                 bar.update(1)
@@ -456,15 +451,17 @@ def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report
     from rageval.io import write_json_atomic
 
     stats = {
-        "records_reused": reused,
+        "records_reused": tally.reused,
         "records_computed": computed,
-        "records_retried": retried,
+        "records_retried": tally.retried,
         "records_quarantined": len(cache.quarantined),
-        "status_counts": status_counts,
+        "status_counts": tally.status_counts,
         "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
     }
     write_json_atomic(out / "run_stats.json", stats, indent=2)
-    result = ScoreResult(out, n_records, status_counts, reused, computed, names, matched.unmatched, plan.notes)
+    result = ScoreResult(
+        out, n_records, tally.status_counts, tally.reused, computed, names, matched.unmatched, plan.notes
+    )
     if build_report:
         from rageval.suite.runner import write_report
 

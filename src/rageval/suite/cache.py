@@ -34,7 +34,7 @@ from rageval.errors import RunFailure
 from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
 from rageval.types import Record
 
-__all__ = ["CacheChanged", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
@@ -49,6 +49,33 @@ class CacheChanged(RunFailure):
 def safe_name(name: str) -> str:
     """A file-system-safe, collision-free name for a setting or question id."""
     return re.sub(r"[^A-Za-z0-9._@-]+", "_", name)[:80] + "-" + hashlib.sha1(name.encode()).hexdigest()[:8]
+
+
+class CacheTally:
+    """What a run took from the cache: reused records by status, and transient failures sent back to compute."""
+
+    def __init__(self) -> None:
+        self.status_counts: dict[str, int] = {}
+        self.reused = 0
+        self.retried = 0
+
+    def reuse(self, cache: RecordCache, setting: str, question_id: str, input_hash: str, *, retry_failed: bool) -> bool:
+        """True when the cached record of (setting, question) with this input hash is reused as it is.
+
+        A cached transient failure (:data:`TRANSIENT_STATUSES`) is computed again when ``retry_failed``.
+        """
+        cached = cache.read(setting, question_id, input_hash)
+        if cached is None:
+            return False
+        if retry_failed and cached.status in TRANSIENT_STATUSES:
+            self.retried += 1  # a failure that may not happen twice: computed again
+            return False
+        self.reused += 1
+        self.count(cached.status)
+        return True
+
+    def count(self, status: str) -> None:
+        self.status_counts[status] = self.status_counts.get(status, 0) + 1
 
 
 class RecordCache:

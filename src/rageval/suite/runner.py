@@ -31,7 +31,7 @@ from typing import Any
 from rageval import __version__
 from rageval.errors import ConfigError, ModelUnavailable
 from rageval.io import remove_stale_temps, write_json_atomic, write_text_atomic
-from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
+from rageval.suite.cache import CacheTally, RecordCache
 from rageval.suite.checks import run_problems, tokenizer_problem
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.execute import Item, Stage, run_batch
@@ -252,8 +252,8 @@ def _run_suite(
     try:
         settings = planned_settings(suite)
         bar = _progress(len(settings) * len(examples), progress)
-        status_counts: dict[str, int] = {}
-        reused = computed = retried = 0
+        tally = CacheTally()
+        computed = 0
         models: dict[str, Any] = {
             "judge": getattr(judge, "id", str(suite.judge.spec)),
             "reader": _reader_id(reader, suite),
@@ -282,12 +282,7 @@ def _run_suite(
             for ex, ret in zip(examples, retrieved):
                 item = Item(ex, ret, record_hash(key, ex, ret))
                 expected[(ps.name, ex.id)] = item.input_hash
-                cached = cache.read(ps.name, ex.id, item.input_hash)
-                if cached is not None and retry_failed and cached.status in TRANSIENT_STATUSES:
-                    retried += 1  # a failure that may not happen twice: computed again
-                elif cached is not None:
-                    reused += 1
-                    status_counts[cached.status] = status_counts.get(cached.status, 0) + 1
+                if tally.reuse(cache, ps.name, ex.id, item.input_hash, retry_failed=retry_failed):
                     bar.update(1)
                     continue
                 pending.append(item)
@@ -306,7 +301,7 @@ def _run_suite(
                 for item, rec in zip(batch, run_batch(batch, stage)):
                     cache.write(ps.name, item.example.id, item.input_hash, rec)
                     computed += 1
-                    status_counts[rec.status] = status_counts.get(rec.status, 0) + 1
+                    tally.count(rec.status)
                     if on_record is not None:
                         on_record(rec)
                     bar.update(1)
@@ -320,11 +315,11 @@ def _run_suite(
             indent=2,
         )
         stats = {
-            "records_reused": reused,
+            "records_reused": tally.reused,
             "records_computed": computed,
-            "records_retried": retried,
+            "records_retried": tally.retried,
             "records_quarantined": len(cache.quarantined),
-            "status_counts": status_counts,
+            "status_counts": tally.status_counts,
             "judge": judge.stats() if hasattr(judge, "stats") else {},
         }
         write_json_atomic(out / "run_stats.json", stats, indent=2)
@@ -333,7 +328,9 @@ def _run_suite(
             close = getattr(part, "close", None)
             if callable(close):
                 close()
-    result = RunResult(out, n, status_counts, reused, computed, retried=retried, quarantined=len(cache.quarantined))
+    result = RunResult(
+        out, n, tally.status_counts, tally.reused, computed, retried=tally.retried, quarantined=len(cache.quarantined)
+    )
     if build_report:
         result.report = write_report(out, suite.seed)
     return result
