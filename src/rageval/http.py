@@ -68,7 +68,7 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["HttpClient", "HttpError", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
+__all__ = ["HttpClient", "HttpError", "LazyClient", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large", "closed")
@@ -446,3 +446,41 @@ class HttpClient:
                 )
             chunks.append(chunk)
         return b"".join(chunks)
+
+
+class LazyClient:
+    """The :class:`HttpClient` of one service (a reader's or a judge's), created on first use and closed on demand.
+
+    The API key is ``api_key`` when given, else the environment variable named by
+    ``api_key_env``, read when the client is created (the first request).  ``options``
+    are :class:`HttpClient`'s keyword arguments.  Thread-safe; after :meth:`close`, the
+    next :meth:`get` opens a new client.
+    """
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, api_key_env: str | None = None, **options: Any):
+        self._base_url, self._api_key, self._api_key_env, self._options = base_url, api_key, api_key_env, options
+        self._client: HttpClient | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> HttpClient:
+        import os
+
+        with self._lock:
+            if self._client is None:
+                key = self._api_key
+                if key is None and self._api_key_env:
+                    key = os.environ.get(self._api_key_env) or None
+                self._client = HttpClient(self._base_url, api_key=key, **self._options)
+            return self._client
+
+    @property
+    def current(self) -> HttpClient | None:
+        """The open client, or None before the first request and after :meth:`close`."""
+        with self._lock:
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None

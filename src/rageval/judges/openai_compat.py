@@ -51,7 +51,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import threading
 import time
@@ -265,7 +264,6 @@ class OpenAIJudge:
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
         self.extra_body = extra
         self.api_key_env = api_key_env
-        self._api_key = api_key
         self.trust_env = bool(trust_env)
         self._sleep = sleep
         path = base_url.split("://", 1)[1].partition("/")[2].partition("?")[0].strip("/")
@@ -274,39 +272,31 @@ class OpenAIJudge:
         self.id = f"openai:{model}@{where}|prompt={PROMPT_VERSION}|p={rule}"
         if extra:
             self.id += f"|extra={hashlib.sha256(extra_json.encode()).hexdigest()[:12]}"
-        self._client: Any = None
+        from rageval.http import LazyClient
+
+        self._http = LazyClient(
+            self.base_url,
+            api_key=api_key,
+            api_key_env=self.api_key_env,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            max_backoff=self.max_backoff,
+            max_connections=self.concurrency,
+            trust_env=self.trust_env,
+            sleep=self._sleep,
+        )
         self._lock = threading.Lock()
         self._counts = {"from_logprobs": 0, "from_answer": 0, "off_label": 0, "prompt_overflow": 0}
 
     # -- the HTTP client ---------------------------------------------------------------------
     def client(self) -> Any:
         """The judge's :class:`rageval.http.HttpClient`, created on first use (the key is read then)."""
-        with self._lock:
-            if self._client is None:
-                from rageval.http import HttpClient
-
-                key = self._api_key
-                if key is None and self.api_key_env:
-                    key = os.environ.get(self.api_key_env) or None
-                self._client = HttpClient(
-                    self.base_url,
-                    api_key=key,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    backoff=self.backoff,
-                    max_backoff=self.max_backoff,
-                    max_connections=self.concurrency,
-                    trust_env=self.trust_env,
-                    sleep=self._sleep,
-                )
-            return self._client
+        return self._http.get()
 
     def close(self) -> None:
         """Close the HTTP connections (a later :meth:`predict` opens new ones)."""
-        with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        self._http.close()
 
     # -- scoring -------------------------------------------------------------------------------
     def messages(self, premise: str, hypothesis: str) -> list[dict[str, str]]:
@@ -418,7 +408,7 @@ class OpenAIJudge:
         and the HTTP client's ``http_retries``."""
         with self._lock:
             out = dict(self._counts)
-            client = self._client
+        client = self._http.current
         out["http_retries"] = client.stats()["retries"] if client is not None else 0
         return out
 

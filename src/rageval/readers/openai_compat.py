@@ -38,8 +38,6 @@ the suite tokenizer's count of the rendered prompt.  Requests are sent
 from __future__ import annotations
 
 import math
-import os
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -111,8 +109,19 @@ class OpenAIReader(Reader):
         self.extra_body = dict(extra_body or {})
         self.trust_env = bool(trust_env)
         self._sleep = sleep
-        self._client: Any = None
-        self._client_lock = threading.Lock()
+        from rageval.http import LazyClient
+
+        self._http = LazyClient(
+            self.base_url,
+            api_key_env=self.api_key_env,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff=self.backoff,
+            max_backoff=self.max_backoff,
+            max_connections=self.concurrency,
+            trust_env=self.trust_env,
+            sleep=self._sleep,
+        )
 
     def params(self) -> dict[str, Any]:
         return {
@@ -126,30 +135,11 @@ class OpenAIReader(Reader):
     # -- the HTTP client -------------------------------------------------------------------
     def client(self):
         """The reader's :class:`rageval.http.HttpClient`, created on first use (the key is read then)."""
-        with self._client_lock:
-            if self._client is None:
-                from rageval.http import HttpClient
-
-                key = os.environ.get(self.api_key_env) if self.api_key_env else None
-                self._client = HttpClient(
-                    self.base_url,
-                    api_key=key or None,
-                    timeout=self.timeout,
-                    max_retries=self.max_retries,
-                    backoff=self.backoff,
-                    max_backoff=self.max_backoff,
-                    max_connections=self.concurrency,
-                    trust_env=self.trust_env,
-                    sleep=self._sleep,
-                )
-            return self._client
+        return self._http.get()
 
     def close(self) -> None:
         """Close the HTTP connections (a later :meth:`generate` opens new ones)."""
-        with self._client_lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+        self._http.close()
 
     # -- one request -------------------------------------------------------------------------
     def _one(self, req: ReaderRequest) -> ReaderOutput:
