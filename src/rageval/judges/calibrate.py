@@ -290,10 +290,16 @@ def calibrate_cmd(
         )
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
-    click.echo(format_report(r))
+    _emit(format_report(r), r, json_out)
+
+
+def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
+    """Print the report; with ``--json``, also write the figures (atomically, through :mod:`rageval.io`)."""
+    from rageval.io import write_text_atomic
+
+    click.echo(text)
     if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(r, f, indent=2)
+        write_text_atomic(json_out, json.dumps(result, indent=2))
 
 
 def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
@@ -345,7 +351,4 @@ def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir,
         )
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
-    click.echo(format_alce_report(r))
-    if json_out:
-        with open(json_out, "w", encoding="utf-8") as f:
-            json.dump(r, f, indent=2)
+    _emit(format_alce_report(r), r, json_out)
