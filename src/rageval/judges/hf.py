@@ -39,6 +39,10 @@ Both count a pair's input tokens before and after that truncation
 table counts them, and after it, and each record counts its judge inputs that
 were truncated (docs/design.md#decision-verifier-tokens).
 
+Premises longer than the window can instead be judged in overlapping windows,
+support = the max over them (opt-in, ``window=``; :mod:`rageval.judges.windowed`,
+which plans windows with :meth:`full_lengths`).
+
 Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
 dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
 length before batching), ``device`` (default CPU).  The id is
@@ -218,6 +222,13 @@ class _HFBase:
     def length(self, premise: str, hypothesis: str) -> int:
         return len(premise) + len(hypothesis)
 
+    def full_lengths(self, premises: list[str], hypotheses: list[str]) -> list[int]:
+        """Each pair's input tokens as this judge encodes it (special tokens included), before truncation.
+
+        The hook :mod:`rageval.judges.windowed` plans and checks its premise windows with.
+        """
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.id!r})"
 
@@ -284,6 +295,9 @@ class NLIJudge(_HFBase):
     def _lengths(self, premises, hypotheses) -> list[int]:
         enc = self.tokenizer(premises, hypotheses, truncation=False)
         return [len(x) for x in enc["input_ids"]]
+
+    def full_lengths(self, premises: list[str], hypotheses: list[str]) -> list[int]:
+        return self._lengths(premises, hypotheses)
 
     def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
         """The pair's tokens (special tokens included) before and after truncation at ``max_length``."""
@@ -367,9 +381,12 @@ class Seq2SeqJudge(_HFBase):
     def format(premise: str, hypothesis: str) -> str:
         return f"premise: {premise} hypothesis: {hypothesis}"
 
+    def full_lengths(self, premises: list[str], hypotheses: list[str]) -> list[int]:
+        return [len(x) for x in self.tokenizer([self.format(p, h) for p, h in zip(premises, hypotheses)])["input_ids"]]
+
     def token_counts(self, premise: str, hypothesis: str) -> tuple[int, int]:
         """The formatted input's tokens before and after truncation at ``max_length``."""
-        n = len(self.tokenizer(self.format(premise, hypothesis))["input_ids"])
+        n = self.full_lengths([premise], [hypothesis])[0]
         return n, (min(n, self.max_length) if self.max_length else n)
 
     def input_tokens(self, premise: str, hypothesis: str) -> int:
