@@ -297,7 +297,8 @@ def _run_suite(
                 options,
                 allow_unavailable,
             )
-            for batch in _chunks(pending, (own or suite.reader).batch_size):
+            size = max((own or suite.reader).batch_size, getattr(setting_reader, "min_batch", 1))  # keep it busy
+            for batch in _chunks(pending, size):
                 for item, rec in zip(batch, run_batch(batch, stage)):
                     cache.write(ps.name, item.example.id, item.input_hash, rec)
                     computed += 1
