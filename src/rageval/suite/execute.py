@@ -22,7 +22,7 @@ from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.types import Answer, Context, Record, Setting, SourceSnippet
 
-__all__ = ["Item", "Stage", "run_batch", "score_outputs"]
+__all__ = ["Item", "Stage", "compress_and_read", "run_batch", "score_outputs"]
 
 
 @dataclass
@@ -204,12 +204,23 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
         )
 
 
-def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
-    """One record per item, in order: compress each, read the rest in one call, score the answers."""
+def compress_and_read(batch: Sequence[Item], stage: Stage) -> tuple[list, list, dict[int, Any]]:
+    """Compress each item and read the rest in one call: ``(contexts, records, outputs)``.
+
+    ``records[i]`` is already a failed record where compression or reading failed as a whole, else None;
+    ``outputs[i]`` the reader's output to score.  Needs no judge (``--ray`` runs it in a worker and scores the
+    outputs in the driver).
+    """
     records: list[Record | None] = [None] * len(batch)
     contexts: list[Context | None] = [None] * len(batch)
     for i, item in enumerate(batch):
         contexts[i], records[i] = _compress(item, stage)
     outputs = _read(batch, contexts, records, stage)
+    return contexts, records, outputs
+
+
+def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
+    """One record per item, in order: compress each, read the rest in one call, score the answers."""
+    contexts, records, outputs = compress_and_read(batch, stage)
     score_outputs(batch, contexts, outputs, records, stage)
-    return records  # type: ignore[return-value]
+    return records
