@@ -12,11 +12,10 @@ Prints, for the same random-initialised model and the same pairs:
    disentangled attention) vs the machine's fp32 matmul peak measured here;
 3. the opt-in bf16 path: speed-up and max |p_bf16 − p_fp32| over the pairs
    (random weights make decision agreement meaningless);
-4. calls not made: executed/requested judge pairs on a first run of the
-   attribution diagnostics over the shipped ALCE ASQA demos under four
-   settings (identity context; top-3 documents at two nominal budgets, which
-   give identical contexts as RECOMP's did; documents without provenance),
-   with the lexical judge — and on a rerun from the disk cache.
+4. calls not made: executed/requested judge pairs of the attribution
+   diagnostics over the shipped ALCE ASQA demos under four settings, first run
+   and rerun — ``bench/bench_judge_calls.py`` (its ALCE part runs here;
+   run it alone for the demo suite as well).
 
 Pairs are realistic: premises are 1–2 shipped ASQA passages with titles (mean
 ≈ 200 tokens), hypotheses are sentences of other passages.  The model is a
@@ -34,7 +33,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 from importlib import resources
 
@@ -171,58 +169,6 @@ def runner_run(judge, pairs, batch_size):
     return out, time.perf_counter() - t0, runner.stats()
 
 
-def demo_suite_ratio(cache_dir):
-    """executed/requested of the attribution diagnostics over the ASQA demos under four settings."""
-    from rageval.diagnostics.attribution import attribution_scores_batch
-    from rageval.judges import get_judge
-    from rageval.text import split_sentences
-
-    preds, units, sources = [], [], []
-    for demo in load_demos():
-        src, doc_units = [], []
-        for i, d in enumerate(demo["docs"]):
-            ids = []
-            for j, s in enumerate(split_sentences(d["text"])):
-                src.append({"id": f"d{i}.s{j}", "text": s, "title": d["title"]})
-                ids.append(f"d{i}.s{j}")
-            doc_units.append({"text": d["text"], "title": d["title"], "source_ids": ids})
-        settings = [
-            doc_units,  # identity
-            doc_units[:3],  # top-3 at nominal 0.50
-            doc_units[:3],  # top-3 at nominal 0.25: the same context
-            [{"text": u["text"], "title": u["title"], "source_ids": None} for u in doc_units],  # no provenance
-        ]
-        for us in settings:
-            preds.append(demo["answer"])
-            units.append(us)
-            sources.append(src)
-    figures = {}
-    for run in ("first run", "rerun (cache)"):
-        runner = get_judge("lexical", cache_dir=cache_dir)
-        for p, u, s in zip(preds, units, sources):  # the suite runner's way: one question x setting at a time
-            attribution_scores_batch([p], [u], [s], judge=runner, details=False)
-        st = runner.stats()
-        figures[run] = (st["executed"], st["requested"])
-        if run == "first run":
-            # the suite runner also sweeps the recovery threshold (0.3-0.8) where units lack provenance
-            for p, u, s in zip(preds, units, sources):
-                if any(x["source_ids"] is None for x in u):
-                    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-                        attribution_scores_batch(
-                            [p],
-                            [u],
-                            [s],
-                            judge=runner,
-                            recovery_threshold=t,
-                            parts=("grounded", "re_attributability"),
-                            details=False,
-                        )
-            st = runner.stats()
-            figures["first run + threshold sweep"] = (st["executed"], st["requested"])
-        runner.close()
-    return figures, len(preds)
-
-
 def minilm_agreement(n: int) -> None:
     """bf16 vs fp32 on a trained checkpoint (the MiniLM judge) over WiCE claims: decision agreement and max |dp|."""
     from rageval.judges import get_judge
@@ -348,12 +294,10 @@ def main(argv=None):
     if args.minilm_agreement:
         minilm_agreement(args.minilm_agreement)
 
-    with tempfile.TemporaryDirectory() as cache:
-        figures, n = demo_suite_ratio(cache)
+    from bench_judge_calls import alce  # section 4, beside this script
+
     print()
-    print(f"calls not made (lexical judge, ALCE ASQA demos x 4 settings = {n} question-settings):")
-    for name, (e, r) in figures.items():
-        print(f"  {name + ':':30s} executed/requested = {e}/{r} = {e / r:.2f}")
+    alce(verbose=False)
     return 0
 
 

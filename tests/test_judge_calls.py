@@ -1,0 +1,107 @@
+"""Calls not made: which judge pairs the attribution diagnostics ask for and which the judge runs.
+
+A small case worked out by hand.  Two units ``alpha beta`` and ``gamma delta``, each the text of one source
+snippet, and the answer ``alpha beta [1]. gamma delta [1][2].``, judged by word coverage (1 when every word
+of the hypothesis is in the premise, else 0):
+
+* emitted gate: sentence 1 joint (u1, "alpha beta."); sentence 2 joint (u1+u2, "gamma delta."), which
+  holds with two citations, so each alone: (u1, ...) fails, (u2, ...) holds, and the others without
+  citation 1 = (u2, ...) again: 5 requests, 4 distinct pairs;
+* grounded gate: the declared snippets are written exactly as the units (byte-identical premises): the
+  same 5 requests, nothing new;
+* verification: summary-checked, declared-span and recovered-source premises are the gate's joint
+  premises: 6 requests, nothing new.
+
+So the identity setting asks 16 pairs and the judge runs 4; the same context again (another compressor
+giving identical units) asks 16 more and runs none.  Without provenance, re-attribution asks each unit's
+one BM25 candidate (the other snippet shares no word, so it has no positive score): 2 new pairs
+(hypothesis = the unit text); the recovered snippets are the declared ones, so the gate's 10 requests and
+verification's 4 (declared-span is a structural rejection, no call) are all answered from memory: 16
+asked, 2 run.  The threshold sweep asks the recovery pairs again and the grounded gate once (the
+recovered ids are the same at every threshold): 7 asked, none run.  A rerun from the disk cache runs
+nothing.
+"""
+
+import re
+
+import pytest
+
+from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.diagnostics.attribution.sweep import sweep_batch
+from rageval.judges import CallableJudge, JudgeRunner
+
+SOURCES = [{"id": "s0", "text": "alpha beta"}, {"id": "s1", "text": "gamma delta"}]
+DECLARED = [{"text": "alpha beta", "source_ids": ["s0"]}, {"text": "gamma delta", "source_ids": ["s1"]}]
+NO_PROVENANCE = [{"text": u["text"], "source_ids": None} for u in DECLARED]
+ANSWER = "alpha beta [1]. gamma delta [1][2]."
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+class Recorder:
+    """Word-coverage judge that records every pair it is made to score."""
+
+    id = "test:coverage"
+
+    def __init__(self):
+        self.scored: list[tuple[str, str]] = []
+
+    def predict(self, premises, hypotheses):
+        self.scored.extend(zip(premises, hypotheses))
+        return [1.0 if _words(h) <= _words(p) else 0.0 for p, h in zip(premises, hypotheses)]
+
+
+def _counts(runner):
+    st = runner.stats()
+    return st["requested"], st["executed"]
+
+
+def _score(runner, units):
+    return attribution_scores_batch([ANSWER], [units], [SOURCES], judge=runner)[0]
+
+
+def test_each_distinct_pair_runs_once_and_shared_judgments_are_not_rerun(tmp_path):
+    judge = Recorder()
+    runner = JudgeRunner(judge, cache_dir=tmp_path)
+    row = _score(runner, DECLARED)
+    assert _counts(runner) == (16, 4)
+    assert judge.scored == [
+        ("alpha beta", "alpha beta."),
+        ("alpha beta\ngamma delta", "gamma delta."),
+        ("alpha beta", "gamma delta."),
+        ("gamma delta", "gamma delta."),
+    ]
+    # citation 1 of sentence 2 is imprecise (alone it fails, the others still entail): 2 precise of 3
+    assert row["emitted_precision"] == row["grounded_precision"] == pytest.approx(2 / 3)
+    assert row["unsupported_summary_checked"] == row["unsupported_declared_span"] == 0.0
+
+    _score(runner, DECLARED)  # the same context under another setting
+    assert _counts(runner) == (32, 4)
+
+    row = _score(runner, NO_PROVENANCE)
+    assert _counts(runner) == (48, 6)
+    assert judge.scored[4:] == [("alpha beta", "alpha beta"), ("gamma delta", "gamma delta")]
+    assert row["re_attributability"] == 1.0 and row["grounded_precision"] == pytest.approx(2 / 3)
+    assert row["structural_rejections_declared_span"] == 2
+
+    sweep_batch([ANSWER], [NO_PROVENANCE], [SOURCES], judge=runner)
+    assert _counts(runner) == (55, 6)
+    assert len(judge.scored) == len(set(judge.scored)) == 6  # no pair ever scored twice
+    runner.close()
+
+    again = JudgeRunner(Recorder(), cache_dir=tmp_path)  # a rerun: every pair from the disk cache
+    for units in (DECLARED, DECLARED, NO_PROVENANCE):
+        _score(again, units)
+    st = again.stats()
+    assert (st["requested"], st["executed"], st["cache_hits"]) == (48, 0, 6)
+    again.close()
+
+
+def test_a_callable_judge_without_id_is_counted_the_same_way():
+    runner = JudgeRunner(CallableJudge(Recorder().predict))  # memory only, no disk cache
+    for units in (DECLARED, DECLARED, NO_PROVENANCE):
+        _score(runner, units)
+    assert _counts(runner) == (48, 6)
+    assert runner.stats()["executed_over_requested"] == pytest.approx(6 / 48)
