@@ -249,16 +249,24 @@ def demo_suite() -> dict[str, dict]:
 
     suite = load_suite(resolve_suite_path("demo"))
     figures = {}
+    tally = Tally()
     with tempfile.TemporaryDirectory() as out:
         for name in ("first run", "rerun (records reused)"):
             t0 = time.perf_counter()
-            run_suite(suite, out, progress=False, build_report=False)
+            with tally.installed() if name == "first run" else contextlib.nullcontext():
+                run_suite(suite, out, progress=False, build_report=False)
             st = json.loads((Path(out) / "run_stats.json").read_text("utf-8"))
             figures[name] = st["judge"]
             print(
                 f"  {name:45s} {_ratio(st['judge'])}   ({st['records_computed']} records computed, "
                 f"{st['records_reused']} reused, {time.perf_counter() - t0:.1f} s, no report)"
             )
+    by_phase: dict[str, Counter] = defaultdict(Counter)
+    for (phase, _, kind), v in tally.rows.items():
+        by_phase[phase][kind] += v
+    print("  first run per phase (requested / executed):")
+    for phase in sorted(by_phase, key=lambda p: -by_phase[p]["executed"]):
+        print(f"    {phase:40s} {by_phase[phase]['requested']:6d} / {by_phase[phase]['executed']:<6d}")
     return figures
 
 
