@@ -115,6 +115,11 @@ _ABSTENTIONS = Output(
 _JUDGE_INPUTS = (
     Output("judge_inputs", "none", "distinct (premise, hypothesis) pairs verification asked the judge"),
     Output("judge_inputs_truncated", "none", "of those, the pairs the judge truncated (its token limit, e.g. 512)"),
+    Output(
+        "judge_inputs_windowed",
+        "none",
+        "of those, the pairs a windowed judge read in two or more overlapping windows (None: windowing off)",
+    ),
 )
 _MODES = ("summary_checked", "declared_span", "recovered_source")
 _ATTR = "rageval.diagnostics.attribution"

@@ -27,7 +27,9 @@ Per question:
   Verifier and recovery tokens are counted *before* the judge's truncation (what
   a paper's cost table counts); ``verifier_tokens_<mode>_after_truncation`` is
   what the judge read, and ``judge_inputs_truncated`` how many of the question's
-  ``judge_inputs`` it truncated (docs/design.md#decision-verifier-tokens).
+  ``judge_inputs`` it truncated (docs/design.md#decision-verifier-tokens);
+  ``judge_inputs_windowed`` how many a windowed judge read in several windows
+  (None when the judge does not window; :mod:`rageval.judges.windowed`).
 
 >>> units = [[{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"]}]]
 >>> sources = [[{"id": "d0.s0", "text": "Paris is the capital of France."}, {"id": "d0.s1", "text": "It is."}]]
@@ -142,6 +144,7 @@ def compression(
             "recovery_tokens": r["recovery_tokens"],
             "judge_inputs": r["judge_inputs"],
             "judge_inputs_truncated": r["judge_inputs_truncated"],
+            "judge_inputs_windowed": r["judge_inputs_windowed"],
         }
         d.update({f"verifier_tokens_{m}": r[f"verifier_tokens_{m}"] for m in _MODES})
         d.update({f"verifier_tokens_{m}_after_truncation": r[f"verifier_tokens_{m}_after_truncation"] for m in _MODES})
@@ -159,6 +162,7 @@ def compression(
             "recovery_tokens",
             "judge_inputs",
             "judge_inputs_truncated",
+            "judge_inputs_windowed",
         )
         + tuple(f"verifier_tokens_{m}" for m in _MODES)
         + tuple(f"verifier_tokens_{m}_after_truncation" for m in _MODES)

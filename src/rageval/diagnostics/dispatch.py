@@ -49,7 +49,7 @@ def _engine_values(name: str, row: dict[str, Any], x: ScoringInput) -> dict[str,
         costs = verification_costs(x.reader_input_tokens, row)
         values = {"reader_input_tokens": x.reader_input_tokens, **{f"verification_{k}": v for k, v in costs.items()}}
         values["recovery_candidates_scored"] = row.get("recovery_candidates_scored")
-        values.update({k: row.get(k) for k in ("judge_inputs", "judge_inputs_truncated")})
+        values.update({k: row.get(k) for k in ("judge_inputs", "judge_inputs_truncated", "judge_inputs_windowed")})
         return values
     return {k: row.get(k) for k in CATALOG[name].keys}
 

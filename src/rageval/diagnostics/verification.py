@@ -28,7 +28,8 @@ suite tokenizer; counted *before* the judge's truncation, as a paper's cost
 table counts it, per checked claim, before any cache or de-duplication saving);
 ``verifier_tokens_<mode>_after_truncation`` is what the judge read;
 ``judge_inputs`` / ``judge_inputs_truncated`` count the distinct pairs a question
-asked the judge and how many of them it truncated;
+asked the judge and how many of them it truncated; ``judge_inputs_windowed`` how
+many a windowed judge read in several windows (None when it does not window);
 ``recovery_candidates_scored`` counts the re-attribution pairs scored for the
 cited units without provenance.  The aggregate under ``verification`` is the
 recovered-source rate; all three are returned.
@@ -75,6 +76,7 @@ _COUNTS = (
     "judge_abstentions",
     "judge_inputs",
     "judge_inputs_truncated",
+    "judge_inputs_windowed",
 )
 
 
@@ -133,5 +135,7 @@ def verification(
         "recovery_tokens",
     ):
         out[f"total_{key}"] = sum(r[key] for r in rows)
+    windowed = [r["judge_inputs_windowed"] for r in rows if r["judge_inputs_windowed"] is not None]
+    out["total_judge_inputs_windowed"] = sum(windowed) if windowed else None  # None: the judge does not window
     out["n_zero_claim"] = sum(1 for r in rows if r["claims"] == 0)
     return out

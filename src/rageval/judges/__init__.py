@@ -183,9 +183,28 @@ def build_judge(
     device: str | None = None,
     revision: str | None = None,
     judge_id: str | None = None,
+    window: Any = None,
     **params: Any,
 ) -> Any:
-    """The unwrapped backend for ``spec`` (see the table in the module doc); ``params``: the judge's own options."""
+    """The unwrapped backend for ``spec`` (see the table in the module doc); ``params``: the judge's own options;
+    ``window``: long premises judged in overlapping windows (:mod:`rageval.judges.windowed`)."""
+    if window is not None and window is not False:
+        from rageval.judges.windowed import WindowedJudge, parse_window
+
+        overlap = parse_window(window)
+        if isinstance(spec, JudgeRunner):
+            raise ValueError("window: the judge is already wrapped in a JudgeRunner; give window= when building it")
+        backend = build_judge(
+            spec,
+            batch_size=batch_size,
+            dtype=dtype,
+            max_length=max_length,
+            device=device,
+            revision=revision,
+            judge_id=judge_id,
+            **params,
+        )
+        return WindowedJudge(backend, overlap if overlap is not None else 0)
     if params:
         _check_params(spec, params)
     if spec is None:
@@ -235,6 +254,7 @@ def get_judge(
     revision: str | None = None,
     judge_id: str | None = None,
     tokenizer: Any = None,
+    window: Any = None,
     **params: Any,
 ) -> JudgeRunner:
     """Resolve ``spec`` and wrap it once in a :class:`JudgeRunner` (a runner is returned unchanged).
@@ -244,6 +264,8 @@ def get_judge(
     truncation of model judges (tokens, default 512; None = none).
     ``judge_id``: the cache id of a plain callable (without one it is not cached on disk).
     ``tokenizer``: the suite tokenizer used to count verifier tokens when the judge has none.
+    ``window``: ``True`` or ``{"overlap": N}`` judges premises longer than a model judge's ``max_length`` in
+    overlapping windows, support = the max over them (:mod:`rageval.judges.windowed`; another judge id).
     ``params``: the judge's own options, e.g.
     ``get_judge("openai", model="m", base_url="http://127.0.0.1:8000/v1", concurrency=8)``
     (docs/judges.md, "The LLM judge"); a judge without its own options refuses them.
@@ -251,6 +273,8 @@ def get_judge(
     if isinstance(spec, JudgeRunner):
         if params:
             _check_params(spec, params)
+        if window is not None and window is not False:
+            raise ValueError("window: the judge is already wrapped in a JudgeRunner; give window= when building it")
         return spec
     backend = build_judge(
         spec,
@@ -260,6 +284,7 @@ def get_judge(
         device=device,
         revision=revision,
         judge_id=judge_id,
+        window=window,
         **params,
     )
     return JudgeRunner(backend, cache_dir=cache_dir, batch_size=batch_size, tokenizer=tokenizer)

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
-JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision")
+JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision", "window")
 _DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")
 
 
@@ -216,6 +216,11 @@ def _judge_problems(suite: Any) -> list[str]:
         problem = None if key in own else _judge_param_problem(key, value, own)
         if problem:
             out.append(f"  judge.params.{key}: {problem}")
+        elif key == "window" and value not in (None, False) and name in JUDGES and name not in ("nli", "seq2seq"):
+            out.append(
+                f"  judge.params.window: judge {spec!r} reads whole premises (no token window); "
+                "window applies to model judges (nli:, seq2seq:, a model folder or hub id)"
+            )
     if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
         from rageval.judges import build_judge
 
@@ -244,6 +249,13 @@ def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str |
     if key in ("batch_size", "max_length"):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             return f"must be a positive integer (or null), got {value!r}"
+    elif key == "window":
+        from rageval.judges.windowed import parse_window
+
+        try:
+            parse_window(value)
+        except ValueError as err:
+            return str(err)
     elif key == "dtype":
         if value not in _DTYPES:
             return f"must be one of {', '.join(_DTYPES)} (or null for float32), got {value!r}"

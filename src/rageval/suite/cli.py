@@ -11,12 +11,14 @@ from rageval.suite.config import SuiteError, load_suite
 from rageval.suite.rescore import rescore
 
 
-def _overrides(judge: str | None, reader: str | None, limit: int | None) -> dict:
+def _overrides(judge: str | None, reader: str | None, limit: int | None, judge_window: int | None = None) -> dict:
     """The command-line overrides as dotted suite keys (given means given: an empty value is refused earlier)."""
     out: dict = {}
     if judge is not None:
         out["judge.spec"] = judge
         out["judge.params"] = {}  # the suite's judge options belong to the suite's judge
+    if judge_window is not None:
+        out["judge.params.window"] = {"overlap": judge_window}
     if reader is not None:
         out["reader.backend"] = reader
         out["reader.params"] = {}
@@ -32,7 +34,7 @@ def _non_blank(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 
 def _override_options(fn):
-    """--judge, --reader, --limit, --allow-unavailable: the same for `validate` and `suite`."""
+    """--judge, --judge-window, --reader, --limit, --allow-unavailable: the same for `validate` and `suite`."""
     fn = click.option(
         "--allow-unavailable",
         is_flag=True,
@@ -43,6 +45,15 @@ def _override_options(fn):
     )(fn)
     fn = click.option(
         "--reader", default=None, callback=_non_blank, help="Override the reader backend (e.g. 'extractive')."
+    )(fn)
+    fn = click.option(
+        "--judge-window",
+        "judge_window",
+        type=click.IntRange(min=0),
+        default=None,
+        metavar="OVERLAP",
+        help="Judge premises longer than a model judge's max_length in windows overlapping by OVERLAP tokens; "
+        "support = the max over the windows (sets judge.params.window; docs/judges.md#long-evidence-windows).",
     )(fn)
     fn = click.option(
         "--judge", default=None, callback=_non_blank, help="Override the judge (e.g. 'lexical', a local model path)."
@@ -59,7 +70,7 @@ _OFFLINE_FIX = (
 @click.command("validate")
 @click.argument("suite_file", type=click.Path(dir_okay=False))
 @_override_options
-def validate_cmd(suite_file: str, judge, reader, limit, allow_unavailable) -> None:
+def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unavailable) -> None:
     """Check a suite YAML without running it: everything a run would check before computing a record.
 
     The configuration (exit 2 when wrong), the dataset as the run reads it, the
@@ -69,7 +80,7 @@ def validate_cmd(suite_file: str, judge, reader, limit, allow_unavailable) -> No
     from rageval.errors import ModelUnavailable
     from rageval.suite.checks import check_suite
 
-    suite = load_suite(suite_file, **_overrides(judge, reader, limit))
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window))
     found = check_suite(suite)
     if found.problems:
         raise SuiteError(f"{suite_file}: invalid suite:\n" + "\n".join(found.problems))
@@ -150,13 +161,15 @@ def _plan_lines(suite) -> list[str]:
     help="Compute cached records that failed transiently (reader_error, judge_error) again.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def suite_cmd(suite_file, out_dir, judge, reader, limit, allow_unavailable, retry_failed, no_progress) -> None:
+def suite_cmd(
+    suite_file, out_dir, judge, judge_window, reader, limit, allow_unavailable, retry_failed, no_progress
+) -> None:
     """Run a suite YAML: every question x setting, cached and resumable."""
     from rageval.data import DataUnavailable
     from rageval.errors import ModelUnavailable
     from rageval.suite.runner import run_suite
 
-    suite = load_suite(suite_file, **_overrides(judge, reader, limit))
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window))
     try:
         result = run_suite(
             suite,

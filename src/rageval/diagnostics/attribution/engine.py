@@ -110,14 +110,17 @@ def _re_attributability(r, q: PreparedQuestion, q_rec: dict[int, Recovery]) -> N
 
 def _judge_inputs(r: dict[str, Any], pairs: dict[tuple[str, str], None], runner: Any) -> None:
     """``judge_inputs``: the distinct pairs verification asked the judge (its three modes and the recovery of
-    the cited units without provenance), and ``judge_inputs_truncated``: how many of them the judge truncated
-    (its token count after truncation is below the one before)."""
+    the cited units without provenance), ``judge_inputs_truncated``: how many of them the judge truncated
+    (its token count after truncation is below the one before), and ``judge_inputs_windowed``: how many a
+    windowed judge read in two or more windows (None when the judge does not window: :mod:`rageval.judges.windowed`)."""
     truncated = 0
     for p, h in pairs:
         before, after = runner.token_counts(p, h)
         truncated += after < before
     r["judge_inputs"] = len(pairs)
     r["judge_inputs_truncated"] = truncated
+    windows = getattr(getattr(runner, "judge", None), "window_count", None)
+    r["judge_inputs_windowed"] = sum(windows(p, h) > 1 for p, h in pairs) if callable(windows) else None
 
 
 def _question_row(
