@@ -1,7 +1,8 @@
 """One HTTP client for every network call rageval makes (built on ``httpx``).
 
-The OpenAI-compatible reader uses it; an LLM judge or a reader over several
-endpoints builds on it the same way.  The API is small::
+The OpenAI-compatible reader and the LLM judge use it (through :class:`LazyClient`);
+a service served by several endpoints (replicas) goes through :class:`EndpointPool`,
+one client per endpoint.  The API is small::
 
     client = HttpClient("http://127.0.0.1:8000/v1", api_key=None, timeout=60.0, max_retries=3)
     data = client.post_json("chat/completions", {"model": "m", "messages": [...]})  # decoded JSON
@@ -68,7 +69,16 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["HttpClient", "HttpError", "LazyClient", "ERROR_KINDS", "RETRY_STATUS", "origin_of"]
+__all__ = [
+    "HttpClient",
+    "HttpError",
+    "LazyClient",
+    "EndpointPool",
+    "ERROR_KINDS",
+    "RETRY_STATUS",
+    "endpoint_list",
+    "origin_of",
+]
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large", "closed")
@@ -88,9 +98,11 @@ class HttpError(RuntimeError):
         status: int | None = None,
         attempts: int = 1,
         retry_after: float | None = None,
+        endpoints: tuple[str, ...] = (),
     ):
         self.kind, self.detail, self.url, self.status = kind, detail, url, status
         self.attempts, self.retry_after = attempts, retry_after
+        self.endpoints = tuple(endpoints)  # EndpointPool: the base URLs tried for this request, in order
         self.retryable = kind in _TRANSIENT_KINDS or (kind == "status" and status in RETRY_STATUS)
         tries = f" (after {attempts} attempts)" if attempts > 1 else ""
         super().__init__(f"POST {url}: {detail}{tries}" if url else f"{detail}{tries}")
@@ -484,3 +496,186 @@ class LazyClient:
             if self._client is not None:
                 self._client.close()
                 self._client = None
+
+
+def endpoint_list(base_url: Any, *, what: str = "http client") -> tuple[str, ...]:
+    """``base_url`` (one URL or a list of them) as a tuple of distinct ``http(s)://`` URLs without a trailing ``/``.
+
+    >>> endpoint_list("http://127.0.0.1:8000/v1/")
+    ('http://127.0.0.1:8000/v1',)
+    >>> endpoint_list(["http://a:8000/v1", "http://A:8000/v1/"])
+    Traceback (most recent call last):
+    ...
+    ValueError: http client: base_url lists http://A:8000/v1/ twice (as http://a:8000/v1); give each endpoint once
+    """
+    urls = [base_url] if isinstance(base_url, str) else base_url
+    if not isinstance(urls, (list, tuple)) or not urls:
+        raise ValueError(
+            f"{what}: base_url must be a URL or a non-empty list of URLs (one per endpoint), got {base_url!r} "
+            "(e.g. http://127.0.0.1:8000/v1 or [http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1])"
+        )
+    out: list[str] = []
+    seen: dict[tuple[tuple[str, str, int], str], str] = {}
+    for url in urls:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"{what}: base_url must start with http:// or https://, got {url!r} (e.g. http://127.0.0.1:8000/v1)"
+            )
+        parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 - raises on a port that is not a number
+        except ValueError:
+            raise ValueError(f"{what}: base_url {url!r} has a port that is not a number") from None
+        if not parts.hostname:
+            raise ValueError(f"{what}: base_url {url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        same = (origin_of(url), parts.path.rstrip("/"))
+        if same in seen:
+            raise ValueError(
+                f"{what}: base_url lists {url} twice (as {seen[same]}); give each endpoint once"
+                if url != seen[same]
+                else f"{what}: base_url lists {url} twice; give each endpoint once"
+            )
+        seen[same] = url.rstrip("/")
+        out.append(url.rstrip("/"))
+    return tuple(out)
+
+
+class EndpointPool:
+    """One service served by several endpoints (replicas of one model), each with its own :class:`HttpClient`.
+
+    ``base_urls``: one URL or a list (distinct; see :func:`endpoint_list`).  ``per_endpoint``: at most this
+    many requests in flight to one endpoint (a caller beyond it waits for a slot); it is also each client's
+    connection-pool size.  ``api_key`` / ``api_key_env``: as :class:`LazyClient` — the same key goes to every
+    endpoint, each client sending it to its own origin only.  ``options``: :class:`HttpClient`'s keyword
+    arguments (``timeout``, ``max_retries``, ...), the same for every endpoint.
+
+    :meth:`post_json` is thread-safe.  It picks the endpoint with the fewest requests in flight (ties: round
+    robin), skipping endpoints that are *down*.  When that endpoint gives up on a request with a transient
+    failure (after its own ``max_retries``), the endpoint is down for ``cooldown`` seconds and the request
+    is sent to another endpoint it has not tried; when every endpoint has failed it, the :class:`HttpError`
+    names each endpoint's last failure (``endpoints`` lists them).  A failure that is not transient (a 4xx,
+    a refused redirect, a body too large, a closed client) is raised at once: another replica of the same
+    model would answer the same request the same way.  A down endpoint is used only when every endpoint
+    the request has not tried is down; a success brings it back.
+    """
+
+    def __init__(
+        self,
+        base_urls: str | list[str] | tuple[str, ...],
+        *,
+        per_endpoint: int = 4,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        cooldown: float = 30.0,
+        clock: Callable[[], float] = time.monotonic,
+        **options: Any,
+    ):
+        self.base_urls = endpoint_list(base_urls)
+        _check_positive("per_endpoint", per_endpoint, integer=True)
+        _check_positive("cooldown", cooldown, allow_zero=True)
+        self.per_endpoint, self.cooldown, self._clock = per_endpoint, float(cooldown), clock
+        self._clients = [
+            LazyClient(u, api_key=api_key, api_key_env=api_key_env, max_connections=per_endpoint, **options)
+            for u in self.base_urls
+        ]
+        n = len(self.base_urls)
+        self._cond = threading.Condition()
+        self._in_flight = [0] * n
+        self._down_until = [-math.inf] * n
+        self._next = 0
+        self._counts = [{"sent": 0, "ok": 0, "failed": 0, "failed_over": 0, "max_in_flight": 0} for _ in range(n)]
+
+    def __len__(self) -> int:
+        return len(self.base_urls)
+
+    def client(self, i: int = 0) -> HttpClient:
+        """The :class:`HttpClient` of endpoint ``i`` (created on first use)."""
+        return self._clients[i].get()
+
+    def post_json(self, path: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Any:
+        """POST to one endpoint (failing over as the class says); the decoded JSON, or :class:`HttpError`."""
+        tried: list[int] = []
+        errors: list[HttpError] = []
+        while True:
+            i = self._acquire(tried)
+            tried.append(i)
+            try:
+                data = self._clients[i].get().post_json(path, payload, headers=headers)
+            except HttpError as err:
+                self._release(i, ok=False, down=err.retryable)
+                errors.append(err)
+                if err.retryable and len(tried) < len(self._clients):
+                    with self._cond:
+                        self._counts[i]["failed_over"] += 1
+                    continue
+                raise self._final(err, tried, errors) from None
+            except BaseException:
+                self._release(i, ok=False, down=False)
+                raise
+            self._release(i, ok=True, down=False)
+            return data
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Per endpoint (base URL): ``sent``, ``ok``, ``failed``, ``failed_over`` (requests passed on to another
+        endpoint) and ``max_in_flight`` (the most requests this pool had in flight to it at once)."""
+        with self._cond:
+            return {u: dict(c) for u, c in zip(self.base_urls, self._counts)}
+
+    def close(self) -> None:
+        """Close every endpoint's client (a later request opens new ones)."""
+        for c in self._clients:
+            c.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals ---------------------------------------------------------------------
+    def _acquire(self, tried: list[int]) -> int:
+        n = len(self._clients)
+        with self._cond:
+            while True:
+                now = self._clock()
+                untried = [j for j in range(n) if j not in tried]
+                up = [j for j in untried if self._down_until[j] <= now]
+                free = [j for j in (up or untried) if self._in_flight[j] < self.per_endpoint]
+                if free:
+                    i = min(free, key=lambda j: (self._in_flight[j], (j - self._next) % n))
+                    self._next = (i + 1) % n
+                    self._in_flight[i] += 1
+                    c = self._counts[i]
+                    c["sent"] += 1
+                    c["max_in_flight"] = max(c["max_in_flight"], self._in_flight[i])
+                    return i
+                self._cond.wait(timeout=1.0)  # a slot frees (notified) or a down endpoint's cooldown ends
+
+    def _release(self, i: int, *, ok: bool, down: bool) -> None:
+        with self._cond:
+            self._in_flight[i] -= 1
+            self._counts[i]["ok" if ok else "failed"] += 1
+            if ok:
+                self._down_until[i] = -math.inf
+            elif down:
+                self._down_until[i] = self._clock() + self.cooldown
+            self._cond.notify_all()
+
+    def _final(self, err: HttpError, tried: list[int], errors: list[HttpError]) -> HttpError:
+        urls = tuple(self.base_urls[j] for j in tried)
+        if len(errors) == 1:
+            detail = err.detail
+        else:
+            detail = f"all {len(errors)} endpoints failed: " + "; ".join(
+                f"{u}: {e.detail}" + (f" (after {e.attempts} attempts)" if e.attempts > 1 else "")
+                for u, e in zip(urls, errors)
+            )
+        return HttpError(
+            err.kind,
+            detail,
+            url=err.url if len(errors) == 1 else "",
+            status=err.status,
+            attempts=sum(e.attempts for e in errors),
+            retry_after=err.retry_after,
+            endpoints=urls,
+        )

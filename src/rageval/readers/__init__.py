@@ -52,6 +52,7 @@ __all__ = [
     "needs_model",
     "reader_class",
     "template_hash",
+    "transport_params",
 ]
 
 #: backend name -> ``"module:Class"`` (imported only when used), with ``needs_model``.
@@ -59,7 +60,30 @@ READERS = Registry("reader", cutoff=0.5)
 READERS.register("extractive", "rageval.readers.extractive:ExtractiveReader", needs_model=False)
 READERS.register("saved", "rageval.readers.saved:SavedReader", needs_model=False)
 READERS.register("transformers", "rageval.readers.hf:TransformersReader", needs_model=True)
-READERS.register("openai", "rageval.readers.openai_compat:OpenAIReader", needs_model=True)
+READERS.register(
+    "openai",
+    "rageval.readers.openai_compat:OpenAIReader",
+    needs_model=True,
+    # how requests travel, not what they answer: left out of the record key (docs/readers.md#several-endpoints)
+    transport=(
+        "base_url",
+        "concurrency",
+        "endpoint_concurrency",
+        "cooldown",
+        "timeout",
+        "max_retries",
+        "backoff",
+        "max_backoff",
+        "api_key_env",
+        "trust_env",
+    ),
+)
+
+
+def transport_params(name: str) -> tuple[str, ...]:
+    """The options of backend ``name`` that change how requests travel but not the answers (registry meta
+    ``transport``): the suite leaves them out of the record key, so e.g. one endpoint or two share a cache."""
+    return tuple(READERS.meta(name).get("transport") or ()) if name in READERS else ()
 
 
 def needs_model(name: str) -> bool:

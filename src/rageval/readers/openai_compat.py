@@ -7,8 +7,15 @@ messages to ``{base_url}/chat/completions`` with ``temperature`` 0 (greedy) and
 it no ``Authorization`` header is sent (local servers need none).  The key never
 appears in :meth:`info` and never leaves ``base_url``'s origin.
 
-HTTP goes through :class:`rageval.http.HttpClient` (one client per reader, created
-on first use, ``concurrency`` connections), which gives:
+``base_url`` may be a list of endpoints (replicas of the same model, e.g. vLLM
+servers): requests go through :class:`rageval.http.EndpointPool`, one
+:class:`rageval.http.HttpClient` per endpoint (created on first use), at most
+``concurrency`` requests in flight in all and at most ``endpoint_concurrency``
+(default: ``concurrency``) to one endpoint; each request goes to the endpoint with
+the fewest requests in flight (ties: round robin).  An endpoint that gives up on a
+request with a transient failure (after its own retries) is passed over for
+``cooldown`` seconds and the request is sent to another endpoint; see
+:class:`~rageval.http.EndpointPool`.  Each client gives:
 
 * a **total deadline** of ``timeout`` seconds per attempt (not per read: a server
   that drips bytes cannot hold a request past it);
@@ -32,7 +39,17 @@ Then:
 No failure of one request escapes as an exception: every request gets an output.
 ``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports one, else
 the suite tokenizer's count of the rendered prompt.  Requests are sent
-``concurrency`` at a time (threads), results in request order.
+``concurrency`` at a time (threads), results in request order; with greedy
+decoding (``temperature`` 0) on replicas of one model the outputs are those of
+``concurrency`` 1 on one endpoint.
+
+:meth:`info` (the reader's part of every record's input hash) holds the model
+name, ``max_tokens``, ``temperature`` and ``extra_body`` — what decides an answer
+— and not the endpoints or the transport options (``base_url``, ``concurrency``,
+``endpoint_concurrency``, ``timeout``, retries, ``cooldown``, ...; the registry's
+``transport`` list): the same model behind one endpoint or two gives the same
+records, so a cache made with one is reused with the other.  The endpoints are in
+the run's manifest (the suite's configuration).
 """
 
 from __future__ import annotations
@@ -61,7 +78,7 @@ class OpenAIReader(Reader):
         self,
         model: str,
         *,
-        base_url: str,
+        base_url: str | Sequence[str],
         api_key_env: str = "OPENAI_API_KEY",
         template: PromptTemplate | Mapping[str, Any] | None = None,
         max_tokens: int = 256,
@@ -71,6 +88,8 @@ class OpenAIReader(Reader):
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         concurrency: int = 1,
+        endpoint_concurrency: int | None = None,
+        cooldown: float = 30.0,
         extra_body: Mapping[str, Any] | None = None,
         tokenizer: Any = "regex",
         trust_env: bool = False,
@@ -79,12 +98,16 @@ class OpenAIReader(Reader):
         super().__init__(template=template, tokenizer=tokenizer)
         if not isinstance(model, str) or not model.strip():
             raise ValueError("openai reader: 'model' must name the served model (e.g. the name vLLM was started with)")
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"openai reader: base_url must start with http:// or https://, got {base_url!r} "
-                "(e.g. http://127.0.0.1:8000/v1)"
-            )
-        for name, v in (("max_tokens", max_tokens), ("concurrency", concurrency)):
+        from rageval.http import EndpointPool, endpoint_list
+
+        base_urls = endpoint_list(base_url, what="openai reader")
+        if endpoint_concurrency is None:
+            endpoint_concurrency = concurrency
+        for name, v in (
+            ("max_tokens", max_tokens),
+            ("concurrency", concurrency),
+            ("endpoint_concurrency", endpoint_concurrency),
+        ):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"openai reader: {name} must be a positive integer, got {v!r}")
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
@@ -94,48 +117,59 @@ class OpenAIReader(Reader):
             ("backoff", backoff),
             ("max_backoff", max_backoff),
             ("temperature", temperature),
+            ("cooldown", cooldown),
         ):
             if isinstance(num, bool) or not isinstance(num, (int, float)) or not math.isfinite(num) or num < 0:
                 raise ValueError(f"openai reader: {name} must be a finite number >= 0, got {num!r}")
         if timeout == 0:
             raise ValueError("openai reader: timeout must be a positive number of seconds, got 0")
         self.model_name = model
-        self.base_url = base_url.rstrip("/")
+        self.base_urls = base_urls
+        self.base_url = base_urls[0]  # the first (the only one, for a single endpoint)
         self.api_key_env = api_key_env
         self.max_tokens, self.temperature = max_tokens, float(temperature)
         self.timeout, self.max_retries = float(timeout), max_retries
         self.backoff, self.max_backoff = float(backoff), float(max_backoff)
-        self.concurrency = concurrency
+        self.concurrency, self.endpoint_concurrency = concurrency, endpoint_concurrency
+        self.cooldown = float(cooldown)
         self.extra_body = dict(extra_body or {})
         self.trust_env = bool(trust_env)
         self._sleep = sleep
-        from rageval.http import LazyClient
-
-        self._http = LazyClient(
-            self.base_url,
+        self._http = EndpointPool(
+            self.base_urls,
+            per_endpoint=min(self.endpoint_concurrency, self.concurrency),
+            cooldown=self.cooldown,
             api_key_env=self.api_key_env,
             timeout=self.timeout,
             max_retries=self.max_retries,
             backoff=self.backoff,
             max_backoff=self.max_backoff,
-            max_connections=self.concurrency,
             trust_env=self.trust_env,
             sleep=self._sleep,
         )
 
     def params(self) -> dict[str, Any]:
-        return {
+        return {  # what decides an answer; not the endpoints (see the module doc)
             "model": self.model_name,
-            "base_url": self.base_url,
             "max_tokens": self.max_tokens,
             "temperature": self.temperature,
             "extra_body": self.extra_body,
         }
 
     # -- the HTTP client -------------------------------------------------------------------
-    def client(self):
-        """The reader's :class:`rageval.http.HttpClient`, created on first use (the key is read then)."""
-        return self._http.get()
+    @property
+    def min_batch(self) -> int:
+        """The fewest requests per :meth:`generate` call that keep ``concurrency`` busy (the suite runner
+        hands the reader batches at least this large)."""
+        return self.concurrency
+
+    def client(self, i: int = 0):
+        """Endpoint ``i``'s :class:`rageval.http.HttpClient`, created on first use (the key is read then)."""
+        return self._http.client(i)
+
+    def endpoint_stats(self) -> dict[str, dict[str, int]]:
+        """Per endpoint: requests sent, ok, failed, failed over, most in flight at once (see EndpointPool)."""
+        return self._http.stats()
 
     def close(self) -> None:
         """Close the HTTP connections (a later :meth:`generate` opens new ones)."""
@@ -154,19 +188,22 @@ class OpenAIReader(Reader):
             **self.extra_body,
         }
         try:
-            resp = self.client().post_json("chat/completions", body)
+            resp = self._http.post_json("chat/completions", body)
         except HttpError as e:
             tokens = self.count_prompt_tokens(req)
             if e.kind == "status" and e.status == 400 and any(h in e.detail.lower() for h in _OVERFLOW_HINTS):
                 return ReaderOutput(
                     "", "prompt_overflow", tokens, f"server rejected the prompt as too long: {e.detail}"
                 )
-            if e.attempts > 1:
-                msg = f"gave up after {e.attempts} attempts to {self.base_url}: {e.detail}"
+            where = e.endpoints[-1] if e.endpoints else self.base_url
+            if len(e.endpoints) > 1:
+                msg = f"gave up after {e.attempts} attempts on {len(e.endpoints)} endpoints: {e.detail}"
+            elif e.attempts > 1:
+                msg = f"gave up after {e.attempts} attempts to {where}: {e.detail}"
             elif e.kind == "status":
-                msg = f"{e.detail.replace(f'HTTP {e.status}', f'HTTP {e.status} from {self.base_url}', 1)}"
+                msg = f"{e.detail.replace(f'HTTP {e.status}', f'HTTP {e.status} from {where}', 1)}"
             else:
-                msg = f"{e.kind} error from {self.base_url}: {e.detail}"
+                msg = f"{e.kind} error from {where}: {e.detail}"
             return ReaderOutput("", "reader_error", tokens, msg)
         return self._parse(req, resp)
 

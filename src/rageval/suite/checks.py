@@ -404,8 +404,10 @@ def model_availability(suite: Any) -> list[Availability]:
             ref = reader.params["model"]
             out.append(Availability(f"{where}.params.model", ref, _hf_available(ref, reader.params.get("revision"))))
         elif reader.backend == "openai":
-            url = str(reader.params.get("base_url"))
-            out.append(Availability(f"{where}.params.base_url", url, None, "an endpoint: not contacted here"))
+            urls = reader.params.get("base_url")
+            url = ", ".join(map(str, urls)) if isinstance(urls, (list, tuple)) else str(urls)
+            what = "endpoints" if isinstance(urls, (list, tuple)) and len(urls) > 1 else "an endpoint"
+            out.append(Availability(f"{where}.params.base_url", url, None, f"{what}: not contacted here"))
     from rageval.compressors import CompressorConfigError, get
 
     for i, (sname, comp, _, params) in enumerate(suite.expand_settings()):

@@ -166,7 +166,7 @@ def setting_key(
         "params": params,
         "compressor": getattr(compressor, "config", None) if compressor is not None else None,
         "tokenizer": suite.tokenizer,
-        "reader": (reader or suite.reader).model_dump(mode="json"),
+        "reader": _reader_key(reader or suite.reader),
         "reader_id": models[f"reader:{setting.name}"] if reader is not None else models["reader"],
         "judge": suite.judge.model_dump(mode="json"),
         "judge_id": models["judge"],
@@ -175,6 +175,18 @@ def setting_key(
         "diagnostics": {d: CATALOG[d].version for d in diagnostics},
         "retrieval": suite.retrieval.model_dump(mode="json"),
     }
+
+
+def _reader_key(spec: Any) -> dict[str, Any]:
+    """The reader spec without its transport options (endpoints, concurrency, timeouts: they do not change an
+    answer; ``rageval.readers.transport_params``), so one endpoint or two of the same model share records."""
+    from rageval.readers import transport_params
+
+    d = spec.model_dump(mode="json")
+    drop = transport_params(spec.backend)
+    if drop:
+        d["params"] = {k: v for k, v in d["params"].items() if k not in drop}
+    return d
 
 
 def record_hash(key: dict[str, Any], example: Any, retrieved: Any) -> str:
