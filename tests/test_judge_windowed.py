@@ -334,3 +334,51 @@ def test_seq2seq_windows_fit(tmp_path):
     got = runner([PREMISE], [CLAIM])[0]
     each = runner.judge.backend.predict(list(plan.texts), [CLAIM, CLAIM])
     assert got == pytest.approx(max(each), abs=1e-6)
+
+
+SUITE = """\
+name: windows
+dataset: {{name: hotpotqa, limit: 3}}
+retrieval: {{method: bm25, k: 3}}
+settings:
+  - {{compressor: identity}}
+reader: {{backend: extractive}}
+judge: {{spec: "nli:{path}", params: {{max_length: 64{window}}}}}
+diagnostics: [verification, compression]
+output_dir: {out}
+seed: 0
+"""
+
+
+@pytest.mark.slow
+def test_suite_records_and_summary_count_windowed_inputs(nli_path, tmp_path):
+    import csv
+    import json
+
+    from rageval.suite.config import load_suite
+    from rageval.suite.runner import run_suite
+
+    def run(name, window):
+        p = tmp_path / f"{name}.yaml"
+        p.write_text(SUITE.format(path=nli_path, out=tmp_path / name, window=window))
+        out = run_suite(load_suite(p), progress=False).out_dir
+        recs = [json.loads(x) for x in (out / "records.jsonl").read_text().splitlines()]
+        return out, {r["question_id"]: r["metrics"] for r in recs if r["status"] == "ok"}
+
+    _, cut = run("cut", "")
+    out, win = run("win", ", window: {overlap: 8}")
+    assert cut and cut.keys() == win.keys()
+    for qid, m in win.items():
+        c = cut[qid]
+        assert c["judge_inputs_windowed"] is None  # windowing off
+        assert m["judge_inputs"] == c["judge_inputs"]  # the same pairs are asked
+        # an input the truncating judge cut is windowed, unless its claim takes over half the window
+        assert m["judge_inputs_windowed"] + m["judge_inputs_truncated"] == c["judge_inputs_truncated"]
+        # the pair counted whole is the same; what is read differs
+        assert m["verifier_tokens_declared_span"] == c["verifier_tokens_declared_span"]
+    assert sum(m["judge_inputs_windowed"] for m in win.values()) > 0
+    with open(out / "summary.csv", newline="") as f:
+        row = next(csv.DictReader(f))
+    mean = sum(m["judge_inputs_windowed"] for m in win.values()) / len(win)
+    assert float(row["judge_inputs_windowed"]) == pytest.approx(mean)
+    assert "judge_inputs_windowed" in (out / "summary.md").read_text()
