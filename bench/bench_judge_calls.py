@@ -2,6 +2,7 @@
 
     python bench/bench_judge_calls.py              # ALCE ASQA demos (~2 s), then the demo suite (~20-40 s)
     python bench/bench_judge_calls.py --no-suite   # the ALCE demos only
+    python bench/bench_judge_calls.py --no-suite --check-needed   # + is every executed pair needed? (~30 s)
 
 ``requested`` counts every pair a diagnostic asks the judge runner for (duplicates included),
 ``executed`` the pairs the judge backend actually scored; the rest were answered from the
@@ -243,6 +244,48 @@ def alce(verbose: bool) -> dict[str, dict]:
     return figures
 
 
+def check_needed() -> tuple[int, int]:
+    """Flip the decision of each executed pair in turn (p -> 1.0 below 0.5, else 0.0) and rerun the ALCE first
+    run with the sweep from scratch; return (pairs, pairs whose flip changed no record value).  A pair whose
+    flip changes nothing is one the diagnostics did not need at all."""
+    from rageval.diagnostics.attribution import attribution_scores_batch
+    from rageval.diagnostics.attribution.sweep import sweep_batch
+    from rageval.judges import CallableJudge, JudgeRunner, get_judge
+
+    lexical = get_judge("lexical").judge
+    inputs = alce_inputs()
+
+    def records(fn) -> str:
+        runner = JudgeRunner(CallableJudge(fn, judge_id="check"))
+        out: list = []
+        for _, answer, units, sources in inputs:
+            out.append(attribution_scores_batch([answer], [units], [sources], judge=runner, details=True))
+            if any(u["source_ids"] is None for u in units):
+                by_t = sweep_batch([answer], [units], [sources], judge=runner, thresholds=SWEEP)
+                out.append({str(t): rows for t, rows in by_t.items()})
+        return json.dumps(out, sort_keys=True, default=str)
+
+    scored: list = []
+
+    def plain(premises, hypotheses):
+        scored.extend(zip(premises, hypotheses))
+        return lexical.predict(premises, hypotheses)
+
+    reference = records(plain)
+    pairs = list(dict.fromkeys(scored))
+    probs = dict(zip(pairs, lexical.predict([p for p, _ in pairs], [h for _, h in pairs])))
+    idle = 0
+    for pair in pairs:
+        flipped = 1.0 if probs[pair] < 0.5 else 0.0
+
+        def fn(premises, hypotheses, pair=pair, flipped=flipped):
+            out = lexical.predict(premises, hypotheses)
+            return [flipped if pq == pair else v for pq, v in zip(zip(premises, hypotheses), out)]
+
+        idle += records(fn) == reference
+    return len(pairs), idle
+
+
 def demo_suite() -> dict[str, dict]:
     from rageval.suite.config import load_suite, resolve_suite_path
     from rageval.suite.runner import run_suite
@@ -274,11 +317,23 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--no-suite", action="store_true", help="skip the demo suite (the ALCE demos only)")
     ap.add_argument("--verbose", action="store_true", help="also print the runner's counters")
+    ap.add_argument(
+        "--check-needed",
+        action="store_true",
+        help="also flip each executed ALCE pair's decision in turn and count the flips that change no record (~30 s)",
+    )
     args = ap.parse_args(argv)
     from _threads import pin_blas_threads  # beside this script
 
     print(pin_blas_threads(1))
     alce(args.verbose)
+    if args.check_needed:
+        t0 = time.perf_counter()
+        n, idle = check_needed()
+        print(
+            f"  needed: flipping the decision of one executed pair (of the {n} executed with the sweep) left every "
+            f"record value unchanged for {idle} of them; each other flip changed a record ({time.perf_counter() - t0:.0f} s)"
+        )
     if not args.no_suite:
         print()
         print("demo suite (rageval suite demo: 100 HotpotQA questions x 17 settings, lexical judge; run_stats.json):")

@@ -105,3 +105,26 @@ def test_a_callable_judge_without_id_is_counted_the_same_way():
         _score(runner, units)
     assert _counts(runner) == (48, 6)
     assert runner.stats()["executed_over_requested"] == pytest.approx(6 / 48)
+
+
+def _records(predict) -> list:
+    runner = JudgeRunner(CallableJudge(predict, judge_id="test:flip"))
+    out: list = [_score(runner, units) for units in (DECLARED, DECLARED, NO_PROVENANCE)]
+    out.append(sweep_batch([ANSWER], [NO_PROVENANCE], [SOURCES], judge=runner))
+    return out
+
+
+def test_every_executed_pair_decides_a_recorded_value():
+    """Flip the decision of one executed pair at a time: every flip changes some record (so none of the 6 pairs
+    could have been left unasked without changing a value)."""
+    judge = Recorder()
+    reference = _records(judge.predict)
+    pairs = list(dict.fromkeys(judge.scored))
+    assert len(pairs) == 6
+    for pair in pairs:
+
+        def flipped(premises, hypotheses, pair=pair):
+            values = Recorder().predict(premises, hypotheses)
+            return [1.0 - v if pq == pair else v for pq, v in zip(zip(premises, hypotheses), values)]
+
+        assert _records(flipped) != reference, pair
