@@ -19,9 +19,9 @@ runner's memory (the same pair asked before in this run) or from its disk cache 
 2. **The demo suite** (``rageval suite demo``: 100 HotpotQA questions x 17 settings, lexical
    judge), first run and rerun, from the run's own ``run_stats.json`` (its ``judge`` counters).
 
-Everything runs with the lexical judge (no model, no download); the counts do not depend on the
-judge's speed, only on which pairs are asked, so they hold for a model judge on the same inputs
-(a model judge's probabilities change which recovery candidates pass, hence a few grounded premises).
+Everything runs with the lexical judge (no model, no download).  The counts depend on which pairs
+are asked, not on the judge's speed; a model judge asks the same pairs except where its probabilities
+change which recovery candidates pass (hence some grounded premises).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def alce_inputs():
 def _phase() -> str:
     """The phase of the attribution engine that is asking the judge (read off the call stack)."""
     names = []
-    for fr in inspect.stack()[3:16]:
+    for fr in inspect.stack(0)[3:16]:
         fn, loc = fr.function, fr.frame.f_locals
         if fn == "run_gate":
             step = "joint" if "multi" not in loc else "alone" if "alone_ok" not in loc else "others"
