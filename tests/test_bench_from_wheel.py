@@ -33,15 +33,9 @@ print("COMPRESSORS", rageval.compressors.__file__)
 
 
 @pytest.fixture(scope="module")
-def wheel_site(tmp_path_factory):
+def wheel_site(project_wheel, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("wheel")
-    res = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp)],
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
-    (wheel,) = tmp.glob("rageval-*.whl")
+    wheel = project_wheel
     site = tmp / "site"
     zipfile.ZipFile(wheel).extractall(site)
     return site

@@ -154,28 +154,11 @@ def test_evaluate_module_doctests_run_by_bare_name(tmp_path):
     assert res.stdout.strip().splitlines()[-1] == "FAILED 0", res.stdout[-3000:]
 
 
-def test_plain_install_ships_modules_compressors_suites_and_samples(tmp_path):
+def test_plain_install_ships_modules_compressors_suites_and_samples(project_wheel):
     """A wheel (what `pip install .` installs) holds every metric module, card, compressor, suite and sample."""
     import zipfile
 
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            str(ROOT),
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
-    (wheel,) = tmp_path.glob("rageval-*.whl")
+    wheel = project_wheel
     names = set(zipfile.ZipFile(wheel).namelist())
     for mod in (p.name for p in (ROOT / "metrics").iterdir() if (p / f"{p.name}.py").is_file()):
         assert f"rageval/metric_modules/{mod}/{mod}.py" in names
