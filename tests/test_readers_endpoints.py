@@ -364,3 +364,20 @@ def test_the_runner_hands_the_reader_enough_requests_for_its_concurrency(tmp_pat
     reader = f"{{backend: openai, params: {{model: m, base_url: '{a.url}', concurrency: 3}}, batch_size: 1}}"
     res = run_suite(load_suite(_suite(tmp_path, reader)), progress=False, build_report=False)
     assert res.status_counts == {"ok": 3} and a.max_in_flight == 3
+
+
+# -- one endpoint's client: connections in lanes --------------------------------------------------------------------
+
+
+def test_an_http_client_splits_its_connections_into_lanes_and_uses_them_all(replicas):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rageval.http import HttpClient
+
+    a = replicas(gather=20, max_wait=3.0)
+    body = {"messages": [{"role": "user", "content": "QID-1"}]}
+    with HttpClient(a.url, max_connections=20, timeout=10) as client, ThreadPoolExecutor(24) as pool:
+        assert len(client._clients) == 3  # ceil(20 / 8) httpx pools of 7, 7 and 6 connections
+        out = list(pool.map(lambda _: client.post_json("chat/completions", body), range(40)))
+    assert all(o["choices"][0]["message"]["content"] == "answer QID-1 [1]." for o in out)
+    assert a.max_in_flight == 20  # all 20 connections at once, never more (24 threads call)

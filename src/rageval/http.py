@@ -84,6 +84,7 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large", "closed")
 _TRANSIENT_KINDS = frozenset({"timeout", "connect", "protocol", "decode", "json"})
 _MAX_REDIRECTS = 5
+_LANE_CONNECTIONS = 8  # connections per httpx pool (see HttpClient.__init__)
 
 
 class HttpError(RuntimeError):
@@ -178,16 +179,17 @@ def _check_positive(name: str, value: Any, *, integer: bool = False, allow_zero:
         raise ValueError(f"http client: {name} must be a {sign} {what}, got {value!r}")
 
 
-async def _cancel_and_close(client: Any) -> None:
+async def _cancel_and_close(clients: list[Any]) -> None:
     """Cancel the attempts in flight (their callers get HttpError kind "closed"), then close the connections."""
     tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
     for t in tasks:
         t.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    await client.aclose()
+    for client in clients:
+        await client.aclose()
 
 
-def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, client: Any) -> None:
+def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, clients: list[Any]) -> None:
     if loop.is_closed():
         return
     if threading.current_thread() is thread:  # collected on the loop's own thread: just stop it
@@ -195,7 +197,7 @@ def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, client:
         return
     if thread.is_alive():
         try:
-            asyncio.run_coroutine_threadsafe(_cancel_and_close(client), loop).result(timeout=5)
+            asyncio.run_coroutine_threadsafe(_cancel_and_close(clients), loop).result(timeout=5)
         except Exception:  # noqa: BLE001, S110 - closing is best effort: the loop is stopped below either way
             pass
         loop.call_soon_threadsafe(loop.stop)
@@ -271,17 +273,27 @@ class HttpClient:
         self._counts = {"requests": 0, "attempts": 0, "retries": 0, "ok": 0, "failed": 0}
         self._httpx = httpx
         # The per-operation timeouts are a second fence; the deadline of an attempt is enforced by cancelling it.
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(self.timeout),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
-            follow_redirects=False,
-            trust_env=trust_env,
-        )
+        # The connections are split into lanes of at most _LANE_CONNECTIONS, one httpx pool each: httpx's pool
+        # (httpcore 1.0) does work per request that grows with its number of connections, so one pool of 64
+        # served a local server at a third of the rate of 16 (bench/bench_readers.py); each attempt takes the
+        # lane with the fewest attempts in flight.
+        lanes = -(-max_connections // _LANE_CONNECTIONS)
+        sizes = [max_connections // lanes + (i < max_connections % lanes) for i in range(lanes)]
+        self._clients = [
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout),
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                follow_redirects=False,
+                trust_env=trust_env,
+            )
+            for size in sizes
+        ]
+        self._lane_load = [0] * lanes  # attempts in flight per lane (read and written on the loop's thread only)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="rageval-http", daemon=True)
         self._thread.start()
         self._closed = False
-        self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._thread, self._client)
+        self._finalizer = weakref.finalize(self, _shutdown, self._loop, self._thread, self._clients)
 
     # -- public ------------------------------------------------------------------------
     def post_json(self, path: str, payload: Any, *, headers: Mapping[str, str] | None = None) -> Any:
@@ -379,9 +391,11 @@ class HttpClient:
 
     async def _exchange(self, url: str, body: bytes, headers: dict[str, str]) -> Any:
         httpx = self._httpx
+        lane = min(range(len(self._clients)), key=self._lane_load.__getitem__)
+        self._lane_load[lane] += 1
         try:
             for _hop in range(_MAX_REDIRECTS + 1):
-                async with self._client.stream("POST", url, content=body, headers=headers) as resp:
+                async with self._clients[lane].stream("POST", url, content=body, headers=headers) as resp:
                     status = resp.status_code
                     if 300 <= status < 400:
                         url = self._redirect_target(resp, url)
@@ -403,6 +417,8 @@ class HttpClient:
             raise HttpError("protocol", f"{type(err).__name__}: {err or 'connection broken'}") from None
         except httpx.HTTPError as err:  # anything else httpx reports about the exchange
             raise HttpError("protocol", f"{type(err).__name__}: {err}") from None
+        finally:
+            self._lane_load[lane] -= 1
         if status >= 400 or status < 200:
             raise HttpError(
                 "status",
