@@ -161,10 +161,37 @@ def _plan_lines(suite) -> list[str]:
     help="Compute cached records that failed transiently (reader_error, judge_error) again.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Scale out on Ray (pip install 'rageval[ray]'): questions in Ray tasks, judge calls on Ray actors, this "
+    "process writing every file; the same outputs. Alone: a local Ray instance (or RAY_ADDRESS); else a cluster "
+    "address ('auto', 'ray://head:10001'). See docs/scale.md.",
+)
+@click.option(
+    "--ray-judges",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --ray: number of judge actors (default: one per GPU for a torch judge, else one per 4 CPUs).",
+)
 def suite_cmd(
-    suite_file, out_dir, judge, judge_window, reader, limit, allow_unavailable, retry_failed, no_progress
+    suite_file,
+    out_dir,
+    judge,
+    judge_window,
+    reader,
+    limit,
+    allow_unavailable,
+    retry_failed,
+    no_progress,
+    ray_address,
+    ray_judges,
 ) -> None:
-    """Run a suite YAML: every question x setting, cached and resumable."""
+    """Run a suite YAML: every question x setting, cached and resumable (--ray: scaled out on Ray)."""
     from rageval.data import DataUnavailable
     from rageval.errors import ModelUnavailable
     from rageval.suite.runner import run_suite
@@ -177,6 +204,8 @@ def suite_cmd(
             allow_unavailable=allow_unavailable,
             progress=not no_progress,
             retry_failed=retry_failed,
+            ray=ray_address,
+            ray_judges=ray_judges,
         )
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None

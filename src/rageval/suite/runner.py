@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import platform
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from rageval.suite.checks import run_problems, tokenizer_problem
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.execute import Item, Stage, run_batch
 from rageval.suite.plan import (
+    PlannedSetting,
     RunDirError,
     check_out_dir,
     load_inputs,
@@ -98,6 +99,28 @@ def _chunks(items: list, n: int) -> Iterable[list]:
         yield items[i : i + n]
 
 
+@dataclass
+class SettingWork:
+    """One setting's records still to compute: its planned setting, its own reader spec (None: the suite's),
+    the pending items, the reader batch size and the stage that runs them."""
+
+    planned: PlannedSetting
+    own_reader: Any
+    pending: list[Item]
+    batch_size: int
+    stage: Stage
+
+    def batches(self) -> Iterable[list[Item]]:
+        return _chunks(self.pending, self.batch_size)
+
+
+def _local_batches(work: Iterable[SettingWork]) -> Iterator[tuple[SettingWork, list[Item], list[Record]]]:
+    """The single-process path: each batch compressed, read and scored here, in order."""
+    for w in work:
+        for batch in w.batches():
+            yield w, batch, run_batch(batch, w.stage)
+
+
 class _NoBar:
     def update(self, n: int = 1) -> None:
         pass
@@ -138,6 +161,72 @@ def load_judge(suite: Suite, cache_dir: Path, tokenizer: Any):
         return get_judge(suite.judge.spec, cache_dir=cache_dir, tokenizer=tokenizer, **suite.judge.params)
     except (ValueError, OSError) as err:
         raise ModelUnavailable(f"judge {suite.judge.spec!r} cannot be loaded: {err}") from err
+
+
+def _plan_settings(
+    suite: Suite,
+    settings: list[PlannedSetting],
+    examples: list,
+    retrieved: list,
+    reader: Any,
+    tokenizer: Any,
+    judge: Any,
+    diagnostics: list[str],
+    options: Any,
+    models: dict[str, Any],
+    expected: dict[tuple[str, str], str],
+    opened: list[Any],
+    cache: RecordCache,
+    tally: CacheTally,
+    bar: Any,
+    *,
+    allow_unavailable: bool,
+    retry_failed: bool,
+) -> Iterator[SettingWork]:
+    """Setting by setting: load its compressor (and its own reader), hash its records, reuse what the cache holds
+    (counted, the bar advanced) and yield the rest as a :class:`SettingWork`."""
+    from rageval.compressors import get as get_compressor
+
+    for ps in settings:
+        own = ps.reader if ps.reader is not None and ps.reader != suite.reader else None
+        setting_reader = reader
+        if own is not None:  # the setting's own reader (docs/suites.md): e.g. saved answers beside compressors
+            setting_reader = _make_reader(suite, own)
+            opened.append(setting_reader)
+            models[f"reader:{ps.name}"] = _reader_id(setting_reader, suite)
+        setting = Setting(
+            name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=(own or suite.reader).backend
+        )
+        comp_error: str | None = None
+        try:
+            compressor = get_compressor(ps.compressor, **ps.params)
+            models[f"compressor:{ps.name}"] = getattr(compressor, "model_id", None) or ps.compressor
+        except ModelUnavailable as err:
+            if not allow_unavailable:
+                raise
+            compressor, comp_error = None, str(err)
+        key = setting_key(suite, setting, ps.params, compressor, models, diagnostics, own)
+        pending: list[Item] = []
+        for ex, ret in zip(examples, retrieved):
+            item = Item(ex, ret, record_hash(key, ex, ret))
+            expected[(ps.name, ex.id)] = item.input_hash
+            if tally.reuse(cache, ps.name, ex.id, item.input_hash, retry_failed=retry_failed):
+                bar.update(1)
+                continue
+            pending.append(item)
+        stage = Stage(
+            setting,
+            compressor,
+            comp_error,
+            setting_reader,
+            tokenizer,
+            judge,
+            diagnostics,
+            options,
+            allow_unavailable,
+        )
+        size = max((own or suite.reader).batch_size, getattr(setting_reader, "min_batch", 1))  # keep it busy
+        yield SettingWork(ps, own, pending, size, stage)
 
 
 def _manifest(suite: Suite, shash: str, settings, examples, retrieved, diagnostics, models, reader) -> dict:
@@ -187,13 +276,26 @@ def run_suite(
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
     retry_failed: bool = True,
+    ray: str | None = None,
+    ray_judges: int | None = None,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
     One writer per output directory (:mod:`rageval.suite.lock`): a second process on the
     same directory is refused with :class:`~rageval.suite.lock.OutDirBusy`.
+
+    ``ray``: scale out on Ray (:mod:`rageval.suite.scale`, docs/scale.md): ``"local"`` starts a local
+    instance (or joins the cluster ``RAY_ADDRESS`` names), any other string is the address of a cluster
+    (``"auto"``, ``"ray://host:10001"``); questions are compressed and read in Ray tasks and judged by
+    ``ray_judges`` Ray actors (default: one per GPU, else one per 4 CPUs), while this process alone
+    scores, writes the records and the judge cache.  The outputs are the same bytes as without ``ray``.
     """
     from rageval.suite.lock import OutDirLock
+
+    if ray is not None:
+        from rageval.suite.scale import require_ray
+
+        require_ray()  # a clear install hint before anything starts
 
     out = Path(out_dir if out_dir is not None else suite.output_dir)
     if out.exists() and not out.is_dir():
@@ -208,6 +310,8 @@ def run_suite(
             build_report=build_report,
             on_record=on_record,
             retry_failed=retry_failed,
+            ray=ray,
+            ray_judges=ray_judges,
         )
 
 
@@ -220,13 +324,14 @@ def _run_suite(
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
     retry_failed: bool = True,
+    ray: str | None = None,
+    ray_judges: int | None = None,
 ) -> RunResult:
     """The run itself (see :func:`run_suite`).
 
     ``retry_failed``: compute cached records with a transient status (``reader_error``, ``judge_error``) again;
     False reuses them like every other cached record (docs/suites.md#statuses).
     """
-    from rageval.compressors import get as get_compressor
     from rageval.text import get_tokenizer
 
     out = Path(out_dir if out_dir is not None else suite.output_dir)
@@ -246,7 +351,57 @@ def _run_suite(
     if problems:
         raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n" + "\n".join(problems))
     options = scoring_options(suite)
-    judge = load_judge(suite, out / "cache" / "judge", tokenizer)
+    session = None
+    if ray is not None:
+        from rageval.suite.scale import RaySession
+
+        session = RaySession(ray, judge_actors=ray_judges)
+    try:
+        return _run_planned(
+            suite,
+            out,
+            shash,
+            cache,
+            tokenizer,
+            examples,
+            retrieved,
+            diagnostics,
+            options,
+            session,
+            allow_unavailable=allow_unavailable,
+            progress=progress,
+            build_report=build_report,
+            on_record=on_record,
+            retry_failed=retry_failed,
+        )
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _run_planned(
+    suite: Suite,
+    out: Path,
+    shash: str,
+    cache: RecordCache,
+    tokenizer: Any,
+    examples: list,
+    retrieved: list,
+    diagnostics: list[str],
+    options: Any,
+    session: Any,
+    *,
+    allow_unavailable: bool,
+    progress: bool,
+    build_report: bool,
+    on_record: Callable[[Record], None] | None,
+    retry_failed: bool,
+) -> RunResult:
+    """Compute what the cache lacks (here, or on Ray through ``session``), then write the run's files."""
+    if session is None:
+        judge = load_judge(suite, out / "cache" / "judge", tokenizer)
+    else:  # the same runner and cache here; the backend's predict fans out to Ray actors
+        judge = session.judge(suite, out / "cache" / "judge", tokenizer)
     reader = _make_reader(suite)
     opened: list[Any] = [judge, reader]  # closed however the run ends: the judge's sqlite, readers' connections
     try:
@@ -259,53 +414,35 @@ def _run_suite(
             "reader": _reader_id(reader, suite),
         }
         expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this suite's record
-        for ps in settings:
-            own = ps.reader if ps.reader is not None and ps.reader != suite.reader else None
-            setting_reader = reader
-            if own is not None:  # the setting's own reader (docs/suites.md): e.g. saved answers beside compressors
-                setting_reader = _make_reader(suite, own)
-                opened.append(setting_reader)
-                models[f"reader:{ps.name}"] = _reader_id(setting_reader, suite)
-            setting = Setting(
-                name=ps.name, compressor=ps.compressor, budget=ps.budget, reader=(own or suite.reader).backend
-            )
-            comp_error: str | None = None
-            try:
-                compressor = get_compressor(ps.compressor, **ps.params)
-                models[f"compressor:{ps.name}"] = getattr(compressor, "model_id", None) or ps.compressor
-            except ModelUnavailable as err:
-                if not allow_unavailable:
-                    raise
-                compressor, comp_error = None, str(err)
-            key = setting_key(suite, setting, ps.params, compressor, models, diagnostics, own)
-            pending: list[Item] = []
-            for ex, ret in zip(examples, retrieved):
-                item = Item(ex, ret, record_hash(key, ex, ret))
-                expected[(ps.name, ex.id)] = item.input_hash
-                if tally.reuse(cache, ps.name, ex.id, item.input_hash, retry_failed=retry_failed):
-                    bar.update(1)
-                    continue
-                pending.append(item)
-            stage = Stage(
-                setting,
-                compressor,
-                comp_error,
-                setting_reader,
-                tokenizer,
-                judge,
-                diagnostics,
-                options,
-                allow_unavailable,
-            )
-            size = max((own or suite.reader).batch_size, getattr(setting_reader, "min_batch", 1))  # keep it busy
-            for batch in _chunks(pending, size):
-                for item, rec in zip(batch, run_batch(batch, stage)):
-                    cache.write(ps.name, item.example.id, item.input_hash, rec)
-                    computed += 1
-                    tally.count(rec.status)
-                    if on_record is not None:
-                        on_record(rec)
-                    bar.update(1)
+
+        work = _plan_settings(  # a generator: setting by setting, as the batches are consumed
+            suite,
+            settings,
+            examples,
+            retrieved,
+            reader,
+            tokenizer,
+            judge,
+            diagnostics,
+            options,
+            models,
+            expected,
+            opened,
+            cache,
+            tally,
+            bar,
+            allow_unavailable=allow_unavailable,
+            retry_failed=retry_failed,
+        )
+        batches = _local_batches(work) if session is None else session.batches(work, suite)
+        for w, batch, records in batches:
+            for item, rec in zip(batch, records):
+                cache.write(w.planned.name, item.example.id, item.input_hash, rec)
+                computed += 1
+                tally.count(rec.status)
+                if on_record is not None:
+                    on_record(rec)
+                bar.update(1)
         bar.close()
 
         # Final files, from the cache alone (identical whether or not the run was resumed).
@@ -323,6 +460,8 @@ def _run_suite(
             "status_counts": tally.status_counts,
             "judge": judge.stats() if hasattr(judge, "stats") else {},
         }
+        if session is not None:
+            stats["ray"] = session.stats()
         write_json_atomic(out / "run_stats.json", stats, indent=2)
     finally:
         for part in opened:

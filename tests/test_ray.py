@@ -1,0 +1,200 @@
+"""``rageval suite FILE --ray``: the same bytes as a single-process run, a killed worker, resume, no Ray installed.
+
+One local Ray instance (2 CPUs) for the whole session.  Its workers import the plugins of ``tests/ray_plugins.py``
+at start-up (``worker_process_setup_hook``): a compressor and a judge that kill their own worker process once, and a
+judge whose values depend on its batches.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import ray_plugins
+from click.testing import CliRunner
+
+from rageval.cli import main
+from rageval.suite.config import load_suite
+from rageval.suite.runner import run_suite
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "suites" / "demo.yaml"
+LIMIT = 4  # questions of the demo suite (all 17 settings): 68 records
+
+
+@pytest.fixture(scope="session")
+def ray_local(tmp_path_factory):
+    """A local Ray instance with 2 CPUs; its workers register the test plugins and may kill themselves once."""
+    import ray
+
+    kill_dir = tmp_path_factory.mktemp("ray-kills")
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level=logging.WARNING,
+        log_to_driver=False,
+        runtime_env={
+            "env_vars": {"PYTHONPATH": path, ray_plugins.KILL_DIR: str(kill_dir)},
+            "worker_process_setup_hook": "ray_plugins.setup",
+        },
+    )
+    yield kill_dir
+    ray.shutdown()
+
+
+@pytest.fixture
+def plugins():
+    """The test plugins registered in this process too (and removed afterwards: other tests list the names)."""
+    from rageval.compressors import REGISTRY
+
+    from rageval.judges import JUDGES
+
+    ray_plugins.setup()
+    yield
+    REGISTRY.unregister("naive_kill_once")
+    JUDGES.unregister("batchmark")
+
+
+def _strip_counters(name: str, data: bytes) -> bytes:
+    """report.html holds this invocation's cache counters (and the cache's path) between markers."""
+    if name != "report.html":
+        return data
+    from rageval.report.html import RUN_COUNTERS_BEGIN, RUN_COUNTERS_END
+
+    text = data.decode()
+    a, b = text.index(RUN_COUNTERS_BEGIN), text.index(RUN_COUNTERS_END)
+    return (text[:a] + text[b:]).encode()
+
+
+def snapshot(run_dir: Path) -> dict[str, bytes]:
+    """Every file of the run directory but run_stats.json (counters of the path taken) and the judge's sqlite
+    (compared by content, :func:`judgements`), by relative path; the counters stripped from report.html."""
+    out = {}
+    for p in sorted(run_dir.rglob("*")):
+        rel = p.relative_to(run_dir).as_posix()
+        if p.is_file() and p.name != "run_stats.json" and not rel.startswith("cache/judge/"):
+            out[rel] = _strip_counters(p.name, p.read_bytes())
+    return out
+
+
+def judgements(run_dir: Path) -> dict[str, float | None]:
+    """The judge cache's rows: key -> probability (None: an abstention)."""
+    (path,) = (run_dir / "cache" / "judge").glob("judge-*.sqlite")
+    db = sqlite3.connect(str(path))
+    try:
+        rows: dict[str, float | None] = dict(db.execute("SELECT key, prob FROM judgements"))
+        rows.update({k: None for (k,) in db.execute("SELECT key FROM abstentions")})
+    finally:
+        db.close()
+    return rows
+
+
+def assert_same(got: Path, want: Path) -> None:
+    a, b = snapshot(got), snapshot(want)
+    assert sorted(a) == sorted(b)
+    for name in b:
+        assert a[name] == b[name], f"{name} differs between --ray and the single-process run"
+    assert judgements(got) == judgements(want)
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory, ray_local):
+    """The demo suite (first 4 questions) single-process and on Ray, reports included."""
+    tmp = tmp_path_factory.mktemp("demo")
+    suite = load_suite(DEMO, **{"dataset.limit": LIMIT})
+    single = run_suite(suite, tmp / "single", progress=False)
+    seen = []
+    on_ray = run_suite(suite, tmp / "ray", progress=False, ray="local", on_record=seen.append)
+    return single, on_ray, seen
+
+
+def test_ray_run_is_byte_identical_to_single_process(demo_runs):
+    single, on_ray, seen = demo_runs
+    assert on_ray.n_records == single.n_records == 17 * LIMIT
+    assert on_ray.computed == len(seen) == 17 * LIMIT and on_ray.reused == 0
+    assert on_ray.status_counts == single.status_counts
+    assert_same(on_ray.out_dir, single.out_dir)
+    stats = json.loads((on_ray.out_dir / "run_stats.json").read_text())
+    assert stats["ray"]["judge_actors"] == 1 and stats["ray"]["cpus"] == 2
+    assert stats["ray"]["tasks"] == 17  # one batch (reader batch_size 8 >= 4 questions) per setting
+    one = json.loads((single.out_dir / "run_stats.json").read_text())["judge"]
+    assert stats["judge"]["requested"] == one["requested"] and stats["judge"]["executed"] == one["executed"]
+    assert stats["judge"]["executed"] > 0  # the judge really ran, on the actor
+
+
+def test_resume_under_ray_recomputes_only_what_is_missing(demo_runs, tmp_path):
+    single, on_ray, _ = demo_runs
+    out = tmp_path / "resumed"
+    shutil.copytree(on_ray.out_dir, out)
+    gone = sorted((out / "cache" / "records").glob("naive@96-*/*.json"))[:3]
+    gone += sorted((out / "cache" / "records").glob("submodular@160-*/*.json"))
+    for p in gone:
+        p.unlink()
+    (out / "records.jsonl").unlink()
+    res = CliRunner().invoke(
+        main, ["suite", str(DEMO), "--out", str(out), "--limit", str(LIMIT), "--no-progress", "--ray"]
+    )
+    assert res.exit_code == 0, res.output
+    total = 17 * LIMIT
+    assert f"{len(gone)} computed, {total - len(gone)} reused from cache" in res.output
+    assert_same(out, single.out_dir)
+
+
+KILL_SUITE = """\
+name: ray-kill
+dataset: {{name: hotpotqa, limit: 6}}
+retrieval: {{method: bm25, k: 5}}
+settings:
+  - {{compressor: identity}}
+  - {{compressor: naive_kill_once, budgets: [96]}}
+  - {{compressor: extractive, budgets: [96]}}
+reader: {{backend: extractive, batch_size: 3}}
+judge: {{spec: batchmark}}
+contrasts: [{{vs: identity}}]
+output_dir: {out}
+seed: 0
+"""
+
+
+def test_killed_workers_are_retried_and_the_bytes_stay_the_same(ray_local, plugins, tmp_path):
+    suite_path = tmp_path / "kill.yaml"
+    suite_path.write_text(KILL_SUITE.format(out=tmp_path / "unused"))
+    suite = load_suite(suite_path)
+    single = run_suite(suite, tmp_path / "single", progress=False, build_report=False)
+    assert not (ray_local / "compressor").exists() and not (ray_local / "judge").exists()  # no kill here
+    on_ray = run_suite(suite, tmp_path / "ray", progress=False, build_report=False, ray="local")
+    # each plugin ended its worker process once (the marker holds that process id) and Ray ran the work again
+    assert (ray_local / "compressor").read_text().isdigit() and (ray_local / "judge").read_text().isdigit()
+    assert int((ray_local / "compressor").read_text()) != os.getpid()
+    assert on_ray.n_records == single.n_records == 18 and on_ray.status_counts == single.status_counts
+    assert_same(on_ray.out_dir, single.out_dir)
+    values = set(judgements(single.out_dir).values())
+    assert len(values) > 2  # the batch-dependent judge really gave batch-dependent values
+
+
+def test_without_ray_installed_the_error_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    out = tmp_path / "out"
+    res = CliRunner().invoke(main, ["suite", str(DEMO), "--out", str(out), "--limit", "2", "--ray"])
+    assert res.exit_code == 2, res.output
+    assert "pip install 'rageval[ray]'" in res.output and "--ray needs Ray" in res.output
+    assert not out.exists()  # refused before the run started
+
+
+def test_ray_option_takes_an_optional_address():
+    from rageval.suite.cli import suite_cmd
+
+    (opt,) = [p for p in suite_cmd.params if p.name == "ray_address"]
+    ctx = suite_cmd.make_context("suite", ["f.yaml", "--ray"], resilient_parsing=True)
+    assert ctx.params["ray_address"] == "local"
+    ctx = suite_cmd.make_context("suite", ["f.yaml", "--ray", "ray://head:10001"], resilient_parsing=True)
+    assert ctx.params["ray_address"] == "ray://head:10001"
+    ctx = suite_cmd.make_context("suite", ["f.yaml"], resilient_parsing=True)
+    assert ctx.params["ray_address"] is None and opt.default is None
