@@ -228,7 +228,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "verification",
-        "2.0.0",
+        "2.1.0",
         "Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
         "attribution",
         "rageval.diagnostics.verification:verification",
@@ -247,7 +247,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         "compression",
-        "3.0.0",
+        "3.1.0",
         "Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
         "cost",
         "rageval.diagnostics.compression:compression",
