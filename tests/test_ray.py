@@ -12,6 +12,7 @@ import logging
 import os
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -198,3 +199,19 @@ def test_ray_option_takes_an_optional_address():
     assert ctx.params["ray_address"] == "ray://head:10001"
     ctx = suite_cmd.make_context("suite", ["f.yaml"], resilient_parsing=True)
     assert ctx.params["ray_address"] is None and opt.default is None
+
+
+def test_ray_is_imported_only_on_the_ray_path():
+    code = (
+        "import sys\n"
+        "from click.testing import CliRunner\n"
+        "import rageval, rageval.suite.runner\n"
+        "from rageval.cli import main\n"
+        "for args in (['--help'], ['suite', '--help']):\n"
+        "    r = CliRunner().invoke(main, args)\n"
+        "    assert r.exit_code == 0, r.output\n"
+        "assert '--ray' in r.output\n"
+        "print('ray' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "False"
