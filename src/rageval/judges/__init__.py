@@ -87,17 +87,18 @@ class _Options(NamedTuple):
     device: str | None
     revision: str | None
     params: Mapping[str, Any] | None = None  # the judge's own parameters (registry meta ``params``)
+    execution: str = "auto"  # how a model judge runs (rageval.judges.paths), already read from the environment
 
 
 @functools.lru_cache(maxsize=2)
-def _embedding_judge(path, batch_size, device, dtype):
+def _embedding_judge(path, batch_size, device, dtype, execution="auto"):
     from rageval.judges.embedding import EmbeddingJudge
 
-    return EmbeddingJudge(path, batch_size=batch_size, device=device, dtype=dtype)
+    return EmbeddingJudge(path, batch_size=batch_size, device=device, dtype=dtype, execution=execution)
 
 
 @functools.lru_cache(maxsize=4)
-def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
+def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execution="auto"):
     """Model judges are loaded once per process and spec (evaluate modules called one after another share it)."""
     if s.startswith(("nli:", "seq2seq:")):
         kind, _, target = s.partition(":")
@@ -116,24 +117,38 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device):
     from rageval.judges.hf import NLIJudge, Seq2SeqJudge
 
     return (NLIJudge if kind == "nli" else Seq2SeqJudge)(
-        target, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+        target,
+        revision=revision,
+        max_length=max_length,
+        batch_size=batch_size,
+        dtype=dtype,
+        device=device,
+        execution=execution,
     )
 
 
 #: judge name -> factory(arg, options); ``arg`` (meta): whether the spec is ``name:<arg>``.
 JUDGES = Registry("judge")
 JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
-JUDGES.register("minilm", lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype), arg=False)
+JUDGES.register(
+    "minilm", lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype, o.execution), arg=False
+)
 JUDGES.register("replay", lambda arg, o: ReplayJudge(arg), arg=True)
-JUDGES.register("embedding", lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype), arg=True)
+JUDGES.register(
+    "embedding", lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype, o.execution), arg=True
+)
 JUDGES.register(
     "nli",
-    lambda arg, o: _model_judge(f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device),
+    lambda arg, o: _model_judge(
+        f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
+    ),
     arg=True,
 )
 JUDGES.register(
     "seq2seq",
-    lambda arg, o: _model_judge(f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device),
+    lambda arg, o: _model_judge(
+        f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
+    ),
     arg=True,
 )
 JUDGES.register(
@@ -184,10 +199,12 @@ def build_judge(
     revision: str | None = None,
     judge_id: str | None = None,
     window: Any = None,
+    execution: str | None = None,
     **params: Any,
 ) -> Any:
     """The unwrapped backend for ``spec`` (see the table in the module doc); ``params``: the judge's own options;
-    ``window``: long premises judged in overlapping windows (:mod:`rageval.judges.windowed`)."""
+    ``window``: long premises judged in overlapping windows (:mod:`rageval.judges.windowed`);
+    ``execution``: how a model judge runs (:mod:`rageval.judges.paths`; default ``$RAGEVAL_JUDGE_EXECUTION`` or auto)."""
     if window is not None and window is not False:
         from rageval.judges.windowed import WindowedJudge, parse_window
 
@@ -202,6 +219,7 @@ def build_judge(
             device=device,
             revision=revision,
             judge_id=judge_id,
+            execution=execution,
             **params,
         )
         return WindowedJudge(backend, overlap if overlap is not None else 0)
@@ -218,8 +236,11 @@ def build_judge(
         named = _named(s)
         if named is not None:
             name, arg = named
-            return JUDGES.get(name)(arg, _Options(batch_size, dtype, max_length, device, revision, params))
-        return _model_judge(s, revision, max_length, batch_size or 8, dtype, device)
+            opts = _Options(batch_size, dtype, max_length, device, revision, params, _requested(execution, name))
+            return JUDGES.get(name)(arg, opts)
+        return _model_judge(s, revision, max_length, batch_size or 8, dtype, device, _requested(execution, None))
+    if execution not in (None, "", "auto"):
+        raise ValueError(f"execution={execution!r} applies to model judges named by a spec, not to a judge object")
     if isinstance(spec, Judge):
         return spec
     if callable(spec):
@@ -228,6 +249,17 @@ def build_judge(
         f"judge must be a name ('lexical', 'replay:<path>', a model path or hub id), a Judge or a callable "
         f"judge(premises, hypotheses) -> list[float]; got {type(spec).__name__}"
     )
+
+
+def _requested(execution: str | None, name: str | None) -> str:
+    """The execution path asked for (argument, else environment, else auto); only model judges take one."""
+    from rageval.judges.paths import requested
+
+    if name is not None and name not in ("nli", "seq2seq", "minilm", "embedding"):
+        if execution not in (None, "", "auto"):
+            raise ValueError(f"execution={execution!r}: judge {name!r} runs no model; execution is for model judges")
+        return "auto"
+    return requested(execution)
 
 
 def _check_params(spec: Any, params: Mapping[str, Any]) -> None:
@@ -255,6 +287,7 @@ def get_judge(
     judge_id: str | None = None,
     tokenizer: Any = None,
     window: Any = None,
+    execution: str | None = None,
     **params: Any,
 ) -> JudgeRunner:
     """Resolve ``spec`` and wrap it once in a :class:`JudgeRunner` (a runner is returned unchanged).
@@ -266,6 +299,8 @@ def get_judge(
     ``tokenizer``: the suite tokenizer used to count verifier tokens when the judge has none.
     ``window``: ``True`` or ``{"overlap": N}`` judges premises longer than a model judge's ``max_length`` in
     overlapping windows, support = the max over them (:mod:`rageval.judges.windowed`; another judge id).
+    ``execution``: how a model judge runs: ``auto`` (default), ``fp32-loop``, ``fp32-bucketed``,
+    ``fp32-batched``, ``bf16``, ``int8``, ``onnx`` (:mod:`rageval.judges.paths`; else ``$RAGEVAL_JUDGE_EXECUTION``; lossy paths change the id).
     ``params``: the judge's own options, e.g.
     ``get_judge("openai", model="m", base_url="http://127.0.0.1:8000/v1", concurrency=8)``
     (docs/judges.md, "The LLM judge"); a judge without its own options refuses them.
@@ -275,6 +310,8 @@ def get_judge(
             _check_params(spec, params)
         if window is not None and window is not False:
             raise ValueError("window: the judge is already wrapped in a JudgeRunner; give window= when building it")
+        if execution not in (None, "", "auto"):
+            raise ValueError("execution: the judge is already wrapped in a JudgeRunner; give it when building it")
         return spec
     backend = build_judge(
         spec,
@@ -285,6 +322,7 @@ def get_judge(
         revision=revision,
         judge_id=judge_id,
         window=window,
+        execution=execution,
         **params,
     )
     return JudgeRunner(backend, cache_dir=cache_dir, batch_size=batch_size, tokenizer=tokenizer)

@@ -45,11 +45,13 @@ class EmbeddingJudge:
         max_length: int = 256,
         device: str | None = None,
         dtype: Any = None,
+        execution: str | None = None,
     ):
         from pathlib import Path
 
         from transformers import AutoModel, AutoTokenizer
 
+        from rageval.judges import paths
         from rageval.judges.hf import weights_fingerprint
 
         self.path = path or minilm_path()
@@ -59,25 +61,39 @@ class EmbeddingJudge:
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         from rageval.judges.hf import _resolve_dtype
 
-        torch_dtype = _resolve_dtype(dtype)
+        self.choice = paths.resolve(execution, device=self.device, dtype=dtype)
+        self.execution = self.choice.execution
+        torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self.model = AutoModel.from_pretrained(self.path).to(self.device).to(torch_dtype).eval()
+        if self.execution in ("int8", "onnx"):
+            example = dict(self.tokenizer(["a b c", "a"], padding=True, return_tensors="pt"))
+            self.model = paths.prepare_model(self.model, self.execution, example=example, output="last_hidden_state")
         name = "all-MiniLM-L6-v2" if path is None else Path(self.path).name
         dt = str(torch_dtype).replace("torch.", "")
         self.id = f"embedding:{name}@sha256:{weights_fingerprint(self.path)}|{dt}|max_length={max_length}|rule=v1"
+        self.id += paths.id_suffix(self.execution)
         self._emb: dict[str, Any] = {}
         self._truncated = 0
 
-    def stats(self) -> dict[str, int]:
-        return {"truncated": self._truncated}
+    def stats(self) -> dict[str, Any]:
+        return {"truncated": self._truncated, "execution": self.execution, "execution_reason": self.choice.reason}
 
     def _embed(self, texts: list[str]) -> None:
         import torch
 
+        from rageval.judges import paths
+
         todo = [t for t in dict.fromkeys(texts) if t not in self._emb]
-        for i in range(0, len(todo), 32):
-            chunk = todo[i : i + 32]
-            full = self.tokenizer(chunk, truncation=False)["input_ids"]
-            self._truncated += sum(len(x) > self.max_length for x in full)
+        if not todo:
+            return
+        full = [len(x) for x in self.tokenizer(todo, truncation=False)["input_ids"]]
+        self._truncated += sum(n > self.max_length for n in full)
+        if self.execution in ("fp32-loop", "fp32-bucketed"):  # one text per pass / passes of at most 512 tokens
+            passes = paths.groups(self.execution, len(todo), lambda: [min(n, self.max_length) for n in full])
+        else:
+            passes = [list(range(i, min(i + 32, len(todo)))) for i in range(0, len(todo), 32)]
+        for idx in passes:
+            chunk = [todo[i] for i in idx]
             enc = self.tokenizer(chunk, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
             enc = {k: v.to(self.device) for k, v in enc.items()}
             with torch.inference_mode():

@@ -43,8 +43,10 @@ Premises longer than the window can instead be judged in overlapping windows,
 support = the max over them (opt-in, ``window=``; :mod:`rageval.judges.windowed`,
 which plans windows with :meth:`full_lengths`).
 
-Both: ``dtype="bfloat16"`` casts the weights (opt-in; the id changes with the
-dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
+Both: ``execution`` (default ``auto``; :mod:`rageval.judges.paths`): how the forward
+passes run — fp32 one pair at a time or in padded batches (same id), bf16, int8 or ONNX
+Runtime (other ids); ``dtype="bfloat16"`` casts the weights (opt-in, the ``bf16`` path;
+the id changes with the dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
 length before batching), ``device`` (default CPU).  The id is
 ``{kind}:{name}@{revision}|{dtype}|max_length=…`` where the revision is a sha256
 over the files of a local folder (weights, config, tokenizer), else the hub commit;
@@ -172,6 +174,8 @@ class _HFBase:
     uses_torch = True
     kind = "hf"
     id_suffix = ""  # names a change of the scoring rule, so caches of the old rule are never reused
+    execution = "fp32-batched"  # the resolved path (rageval.judges.paths), set by __init__
+    choice: Any = None  # paths.Choice: the path, what was asked for, why
 
     def __init__(
         self,
@@ -182,14 +186,19 @@ class _HFBase:
         batch_size: int,
         dtype: Any,
         device: str | None,
+        execution: str | None = None,
     ):
+        from rageval.judges import paths
+
         if max_length is not None and (not isinstance(max_length, int) or max_length < 8):
             raise ValueError(f"max_length must be an integer >= 8 or None, got {max_length!r}")
         self.name_or_path = str(name_or_path)
         self.max_length = max_length
         self.batch_size = batch_size
-        self.torch_dtype = _resolve_dtype(dtype)
         self.device = device or "cpu"
+        self.choice = paths.resolve(execution, device=self.device, dtype=dtype)
+        self.execution = self.choice.execution
+        self.torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self._truncated = 0
         self._scored = 0
         self._off_label = 0
@@ -207,9 +216,47 @@ class _HFBase:
         # a local folder is named by its content hash (portable: moving it keeps the cache valid)
         name = Path(self.name_or_path).name if Path(self.name_or_path).is_dir() else self.name_or_path
         self.id = f"{self.kind}:{name}@{self.revision}|{dt}|max_length={self.max_length}{self.id_suffix}"
+        self._prepare_execution()
 
-    def stats(self) -> dict[str, int]:
-        return {"truncated": self._truncated, "scored": self._scored}
+    def _prepare_execution(self) -> None:
+        """int8: quantize the linear layers; onnx: export and load in ONNX Runtime (rageval.judges.paths)."""
+        from rageval.judges import paths
+
+        self.id += paths.id_suffix(self.execution)
+        if self.execution in ("int8", "onnx"):
+            self.model = paths.prepare_model(self.model, self.execution, example=self._example(), output="logits")
+
+    def _example(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _predict_batch(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        raise NotImplementedError
+
+    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+        """One value per pair; the forward passes as :func:`rageval.judges.paths.groups` splits them."""
+        from rageval.judges import paths
+
+        def lengths() -> list[int]:
+            full = self.full_lengths(premises, hypotheses)
+            return [min(n, self.max_length) if self.max_length else n for n in full]
+
+        passes = paths.groups(self.execution, len(premises), lengths)
+        if len(passes) == 1:
+            return self._predict_batch(premises, hypotheses)
+        out = [math.nan] * len(premises)
+        for idx in passes:
+            for i, p in zip(idx, self._predict_batch([premises[i] for i in idx], [hypotheses[i] for i in idx])):
+                out[i] = p
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        """``truncated``, ``scored``; ``execution`` (the resolved path) and ``execution_reason`` (why)."""
+        return {
+            "truncated": self._truncated,
+            "scored": self._scored,
+            "execution": self.execution,
+            "execution_reason": self.choice.reason if self.choice is not None else "",
+        }
 
     def _numerical_failure(self, row: int, hypotheses: list[str]):
         from rageval.judges.base import JudgeError
@@ -247,9 +294,16 @@ class NLIJudge(_HFBase):
         batch_size: int = 8,
         dtype: Any = None,
         device: str | None = None,
+        execution: str | None = None,
     ):
         super().__init__(
-            name_or_path, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+            name_or_path,
+            revision=revision,
+            max_length=max_length,
+            batch_size=batch_size,
+            dtype=dtype,
+            device=device,
+            execution=execution,
         )
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -281,16 +335,27 @@ class NLIJudge(_HFBase):
         batch_size: int = 8,
         dtype: Any = None,
         device: str | None = None,
+        execution: str | None = None,
     ) -> NLIJudge:
         """Wrap an already loaded classifier (benchmarks, notebooks).  ``revision`` names its weights in the id:
         give a real one before caching on disk."""
         self = cls.__new__(cls)
         _HFBase.__init__(
-            self, name, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+            self,
+            name,
+            revision=revision,
+            max_length=max_length,
+            batch_size=batch_size,
+            dtype=dtype,
+            device=device,
+            execution=execution,
         )
         self._setup(model, tokenizer, revision)
         self.cacheable = revision != "unsaved"  # never disk-cache weights nobody named
         return self
+
+    def _example(self) -> dict[str, Any]:
+        return dict(self.tokenizer(["a b c d", "a"], ["b", "c d"], padding=True, return_tensors="pt"))
 
     def _lengths(self, premises, hypotheses) -> list[int]:
         enc = self.tokenizer(premises, hypotheses, truncation=False)
@@ -307,7 +372,7 @@ class NLIJudge(_HFBase):
     def input_tokens(self, premise: str, hypothesis: str) -> int:
         return self.token_counts(premise, hypothesis)[1]
 
-    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+    def _predict_batch(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         import torch
 
         if self.max_length is not None:
@@ -346,9 +411,16 @@ class Seq2SeqJudge(_HFBase):
         batch_size: int = 8,
         dtype: Any = None,
         device: str | None = None,
+        execution: str | None = None,
     ):
         super().__init__(
-            name_or_path, revision=revision, max_length=max_length, batch_size=batch_size, dtype=dtype, device=device
+            name_or_path,
+            revision=revision,
+            max_length=max_length,
+            batch_size=batch_size,
+            dtype=dtype,
+            device=device,
+            execution=execution,
         )
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -377,6 +449,15 @@ class Seq2SeqJudge(_HFBase):
             "a TRUE-style judge must answer '0' or '1' in its first decoded token"
         )
 
+    def _example(self) -> dict[str, Any]:
+        import torch
+
+        enc = dict(
+            self.tokenizer([self.format("a b c d", "b"), self.format("a", "c")], padding=True, return_tensors="pt")
+        )
+        enc["decoder_input_ids"] = torch.full((2, 1), self.decoder_start, dtype=torch.long)
+        return enc
+
     @staticmethod
     def format(premise: str, hypothesis: str) -> str:
         return f"premise: {premise} hypothesis: {hypothesis}"
@@ -392,7 +473,7 @@ class Seq2SeqJudge(_HFBase):
     def input_tokens(self, premise: str, hypothesis: str) -> int:
         return self.token_counts(premise, hypothesis)[1]
 
-    def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
+    def _predict_batch(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         import torch
 
         texts = [self.format(p, h) for p, h in zip(premises, hypotheses)]
@@ -422,6 +503,6 @@ class Seq2SeqJudge(_HFBase):
         self._scored += len(texts)
         return probs
 
-    def stats(self) -> dict[str, int]:
-        """``truncated``, ``scored`` and ``off_label`` (pairs whose first answer token was neither "0" nor "1")."""
+    def stats(self) -> dict[str, Any]:
+        """``truncated``, ``scored``, ``execution``, ``execution_reason`` and ``off_label`` (pairs whose first answer token was neither "0" nor "1")."""
         return {**super().stats(), "off_label": self._off_label}

@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 #: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
-JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision", "window")
+JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision", "window", "execution")
 _DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")
 
 
@@ -256,6 +256,11 @@ def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str |
             parse_window(value)
         except ValueError as err:
             return str(err)
+    elif key == "execution":
+        from rageval.judges.paths import EXECUTIONS
+
+        if value not in EXECUTIONS:
+            return f"must be one of {', '.join(EXECUTIONS)} (or null for auto), got {value!r}"
     elif key == "dtype":
         if value not in _DTYPES:
             return f"must be one of {', '.join(_DTYPES)} (or null for float32), got {value!r}"
