@@ -381,3 +381,32 @@ def test_an_http_client_splits_its_connections_into_lanes_and_uses_them_all(repl
         out = list(pool.map(lambda _: client.post_json("chat/completions", body), range(40)))
     assert all(o["choices"][0]["message"]["content"] == "answer QID-1 [1]." for o in out)
     assert a.max_in_flight == 20  # all 20 connections at once, never more (24 threads call)
+
+
+def test_a_redirect_to_another_listed_endpoint_is_still_refused(replicas, monkeypatch):
+    from fault_http import FaultServer
+
+    monkeypatch.setenv("RAGEVAL_TEST_KEY", "sk-origin")
+    other = replicas()
+    with FaultServer() as first:
+        first.play(("redirect", {"code": 307, "location": f"{other.url}/chat/completions"}))
+        r = _reader([first.url, other.url], api_key_env="RAGEVAL_TEST_KEY")
+        try:
+            out = r.generate(_reqs(1))[0]
+        finally:
+            r.close()
+    # each endpoint's client keeps to its own origin: being in the list does not make another origin a target
+    assert out.status == "reader_error" and "redirect to another origin" in out.error
+    assert other.count == 0 and first.requests[0]["headers"]["authorization"] == "Bearer sk-origin"
+
+
+def test_validate_lists_the_endpoints_without_contacting_them(tmp_path):
+    from rageval.suite.checks import model_availability
+
+    path = _suite(
+        tmp_path,
+        "{backend: openai, params: {model: m, base_url: ['http://10.0.0.1:8000/v1', 'http://10.0.0.2:8000/v1']}}",
+    )
+    (entry,) = [a for a in model_availability(load_suite(path)) if a.where == "reader.params.base_url"]
+    assert entry.ref == "http://10.0.0.1:8000/v1, http://10.0.0.2:8000/v1"
+    assert entry.note == "endpoints: not contacted here"
