@@ -65,9 +65,22 @@ class BatchMarkJudge(LexicalJudge):
         return [0.9 * float(p) + 0.1 * ((n * 7 + i) % 11) / 11 for i, p in enumerate(base)]
 
 
+class FailingJudge(LexicalJudge):
+    """A judge whose every call fails as a whole (an outage): the records get ``judge_error``."""
+
+    id = "test-failing:v1"
+
+    def predict(self, premises, hypotheses):
+        from rageval.judges import JudgeError
+
+        raise JudgeError(f"test judge: no answer for {len(premises)} pairs")
+
+
 def setup() -> None:
     """Register the plugins (idempotent): the test process calls it, and every Ray worker at start-up."""
     if "naive_kill_once" not in REGISTRY:
         REGISTRY.register("naive_kill_once", KillOnceNaive)
     if "batchmark" not in JUDGES:
         JUDGES.register("batchmark", lambda arg, o: BatchMarkJudge(), arg=False)
+    if "failing" not in JUDGES:
+        JUDGES.register("failing", lambda arg, o: FailingJudge(), arg=False)

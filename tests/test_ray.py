@@ -61,6 +61,7 @@ def plugins():
     yield
     REGISTRY.unregister("naive_kill_once")
     JUDGES.unregister("batchmark")
+    JUDGES.unregister("failing")
 
 
 def _strip_counters(name: str, data: bytes) -> bytes:
@@ -178,6 +179,26 @@ def test_killed_workers_are_retried_and_the_bytes_stay_the_same(ray_local, plugi
     assert_same(on_ray.out_dir, single.out_dir)
     values = set(judgements(single.out_dir).values())
     assert len(values) > 2  # the batch-dependent judge really gave batch-dependent values
+
+
+def test_a_judge_failing_on_an_actor_gives_the_same_judge_error_records(ray_local, plugins, tmp_path):
+    suite_path = tmp_path / "fail.yaml"
+    suite_path.write_text(
+        KILL_SUITE.format(out=tmp_path / "unused")
+        .replace("limit: 6", "limit: 2")
+        .replace("spec: batchmark", "spec: failing")
+        .replace("  - {compressor: naive_kill_once, budgets: [96]}\n", "")
+    )
+    suite = load_suite(suite_path)
+    runs = [
+        run_suite(suite, tmp_path / name, progress=False, build_report=False, ray=ray)
+        for name, ray in (("single", None), ("ray", "local"))
+    ]
+    got = [[json.loads(line) for line in (r.out_dir / "records.jsonl").read_text().splitlines()] for r in runs]
+    assert [r.status_counts for r in runs] == [{"judge_error": 4}] * 2
+    for a, b in zip(*got):  # the JudgeError raised on the actor arrives as itself (not wrapped by Ray)
+        assert a["status"] == b["status"] == "judge_error"
+        assert a["error"] == b["error"] and b["error"].startswith("JudgeError: test judge: no answer for ")
 
 
 def test_without_ray_installed_the_error_says_how_to_install(monkeypatch, tmp_path):
