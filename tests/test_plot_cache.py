@@ -43,9 +43,9 @@ def snapshot(d):
 
 @pytest.fixture
 def draws(monkeypatch):
-    """Count the calls of each renderer (they still draw)."""
+    """Count the calls of the renderer (it still draws)."""
     calls = []
-    for name in ("render_frontiers", "render_pareto", "render_sweep"):
+    for name in ("render_figures",):
         real = getattr(plots_mod, name)
 
         def spy(*a, _real=real, _name=name, **kw):
@@ -59,7 +59,7 @@ def draws(monkeypatch):
 def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_bytes(run_dir, tmp_path, draws):
     out = tmp_path / "rep"
     build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
-    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert draws == ["render_figures"]
     first = snapshot(out)
     assert any(n.endswith(".png") for n in first) and any(n.endswith(".svg") for n in first)
     assert "reattribution_sweep.png" in first  # token pruning: the sweep figure is there too
@@ -72,7 +72,7 @@ def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_byt
     # and the same bytes as a build that draws, in a fresh folder
     fresh = tmp_path / "fresh"
     build_report(run_dir, out_dir=fresh, n_resamples=RESAMPLES)
-    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert draws == ["render_figures"]
     assert snapshot(fresh) == first
 
 
@@ -92,7 +92,7 @@ def test_any_change_draws_again(run_dir, tmp_path, draws, damage, monkeypatch):
         monkeypatch.setattr(plot_cache, "_version", lambda dist: "99.0")
     draws.clear()
     build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
-    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert draws == ["render_figures"]
     assert snapshot(out) == first  # redrawn to the same bytes
 
 
@@ -102,7 +102,7 @@ def test_changed_statistics_draw_again(run_dir, tmp_path, draws):
     key = json.loads((out / "cache" / "plots.json").read_text())["key"]
     draws.clear()
     build_report(run_dir, out_dir=out, n_resamples=RESAMPLES + 1)  # other intervals in the figures
-    assert draws == ["render_frontiers", "render_pareto", "render_sweep"]
+    assert draws == ["render_figures"]
     assert json.loads((out / "cache" / "plots.json").read_text())["key"] != key
 
 

@@ -116,13 +116,7 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
     pareto_figs: dict[str, Any] = {}
     sweep_fig = None
     if plots:
-        from rageval.report.plots import (
-            constant_metrics,
-            render_frontiers,
-            render_pareto,
-            render_sweep,
-            unplotted_metrics,
-        )
+        from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
 
         an["unplotted"] = unplotted_metrics(an)
         an["constant_metrics"] = constant_metrics(an)
@@ -130,9 +124,8 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
         from rageval.report.plot_cache import cached_plots
 
         # drawn only when the analysis or the plotting code changed since the figures in ``out`` were drawn
-        figures, pareto_figs, sweep_fig = cached_plots(
-            out, an, lambda: (render_frontiers(an, out), render_pareto(an, out), render_sweep(an, out))
-        )
+        # (in worker processes forked from this one where that is safe: rageval.report.plots.render_figures)
+        figures, pareto_figs, sweep_fig = cached_plots(out, an, lambda: render_figures(an, out))
         for name, fig in figures.items():
             written[f"frontier_{name}_png"] = fig["png"]
             written[f"frontier_{name}_svg"] = fig["svg"]

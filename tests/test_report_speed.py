@@ -1,0 +1,188 @@
+"""The report's first build made faster without changing a number or a pixel.
+
+* the resampling products run on one BLAS thread for a family of ordinary size, with the same results;
+* the figures are drawn in forked worker processes, to the same bytes as one process;
+* a legend's ``loc="best"`` search runs once per figure and a leader line's clipping once per drawing,
+  with the same placement as matplotlib's own search.
+"""
+
+import io
+
+import numpy as np
+import pytest
+
+from rageval.report import plots
+from rageval.stats import paired_tests, resample
+from rageval.suite.config import load_suite
+from rageval.suite.runner import run_suite
+
+SUITE = """\
+name: reportspeed
+dataset: {{name: hotpotqa, limit: 5}}
+retrieval: {{method: bm25, k: 4}}
+settings:
+  - {{compressor: identity}}
+  - {{compressor: naive, budgets: [60, 120]}}
+  - {{compressor: focused, budgets: [60]}}
+  - {{compressor: token_prune, budgets: [0.5]}}
+reader: {{backend: extractive}}
+judge: {{spec: lexical}}
+contrasts: [{{vs: identity}}]
+output_dir: {out}
+seed: 0
+"""
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def test_paired_tests_hand_case_unchanged():
+    """Three questions, one contrast: every number by hand (2**3 = 8 <= 200 sign vectors: the exact test)."""
+    r = paired_tests([1.0, 2.0, 3.0], n_resamples=200, seed=0)
+    assert r.estimate[0] == 2.0
+    # |sum| = 6; the eight sign vectors give |±1±2±3| in {6, 4, 2, 0, 0, 2, 4, 6}: two reach 6
+    assert r.exact_p and r.p_value[0] == 2 / 8
+    # a bootstrap mean of three draws from {1, 2, 3} lies in [1, 3] and is a multiple of 1/3
+    assert 1.0 <= r.ci_low[0] <= r.ci_high[0] <= 3.0
+    for v in (r.ci_low[0], r.ci_high[0]):
+        assert abs(v * 3 - round(v * 3)) < 1e-9
+
+
+def test_one_blas_thread_gives_the_same_numbers_as_the_blas_default(monkeypatch):
+    """The same family with the single-thread limit on and off: identical arrays, bit for bit."""
+    rng = np.random.default_rng(3)
+    D = rng.normal(size=(60, 40))
+    D[rng.random(D.shape) < 0.1] = np.nan
+    limited = paired_tests(D, n_resamples=2500, seed=7)
+    monkeypatch.setattr(resample, "ONE_THREAD_WORK", -1)  # every product above the limit: BLAS default threads
+    free = paired_tests(D, n_resamples=2500, seed=7)
+    for field in ("estimate", "ci_low", "ci_high", "p_value", "n", "n_blocks", "n_empty_replicates"):
+        np.testing.assert_array_equal(getattr(limited, field), getattr(free, field))
+
+
+def test_blas_limit_applies_to_small_products_only():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    with resample._blas_threads(1000 * 100 * 252):  # the demo's family
+        blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)
+    assert isinstance(resample._blas_threads(resample.ONE_THREAD_WORK + 1), type(resample.contextlib.nullcontext()))
+
+
+# ---------------------------------------------------------------- figures
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("reportspeed")
+    path = tmp / "suite.yaml"
+    path.write_text(SUITE.format(out=tmp / "run"))
+    run_suite(load_suite(path), tmp / "run", progress=False, build_report=False)
+    return tmp / "run"
+
+
+def _figures(d):
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if p.suffix in (".png", ".svg")}
+
+
+def test_figure_processes_rules(monkeypatch):
+    monkeypatch.setattr(plots.sys, "platform", "linux")
+    assert plots.figure_processes(13, 4) == 4
+    assert plots.figure_processes(3, 8) == 3  # never more processes than figures
+    assert plots.figure_processes(0, 8) == 1
+    assert plots.figure_processes(5, 1) == 1
+    assert 1 <= plots.figure_processes(13) <= 8
+    monkeypatch.setattr(plots.sys, "platform", "darwin")
+    assert plots.figure_processes(13, 4) == 1
+
+
+def test_no_fork_while_another_thread_runs():
+    import threading
+
+    assert plots._fork_safe()  # pytest's main thread alone (or with tqdm's monitor)
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait, daemon=True)
+    worker.start()
+    try:
+        assert not plots._fork_safe()
+        assert plots.figure_processes(13, 4) == 1
+    finally:
+        stop.set()
+        worker.join()
+    assert plots._fork_safe()
+
+
+def test_forked_workers_write_the_same_files_as_one_process(run_dir, tmp_path):
+    from rageval.report.analysis import analyze
+    from rageval.report.load import load_run
+
+    an = analyze(load_run(run_dir), n_resamples=300)
+    one = plots.render_figures(an, tmp_path / "one", processes=1)
+    if plots.figure_processes(99, 2) < 2:
+        pytest.skip("no fork here (not Linux, or a thread is running)")
+    two = plots.render_figures(an, tmp_path / "two", processes=2)
+    first, second = _figures(tmp_path / "one"), _figures(tmp_path / "two")
+    assert len(first) >= 2 * 6 and first == second  # frontiers, Pareto, sweep: PNG and SVG each
+    assert "reattribution_sweep.svg" in first
+    # what the renderers return (the HTML embeds the PNG bytes) is the same too, in the same order
+    for a, b in zip(one, two):
+        if a is None:
+            assert b is None
+            continue
+        if "png" in a:
+            a, b = {"_": a}, {"_": b}
+        assert list(a) == list(b)
+        for name in a:
+            assert a[name]["png_bytes"] == b[name]["png_bytes"]
+            assert a[name]["png"].name == b[name]["png"].name
+
+
+def _legend_figure(memo: bool):
+    """A panel whose best legend spot is forced: points fill every corner but the lower right."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context({"svg.hashsalt": "t", "svg.fonttype": "none"}):
+        fig = Figure(figsize=(4, 3), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        xs = np.linspace(0, 1, 30)
+        ax.plot(xs, np.ones(30), "o", label="top")
+        ax.plot(np.zeros(30), xs, "o", label="left")
+        ax.plot(xs[:10], np.zeros(10), "o", label="bottom left")
+        leg = ax.legend(loc="best")
+        calls = []
+        if memo:
+            real = leg._find_best_position
+
+            def counted(*a):
+                calls.append(1)
+                return real(*a)
+
+            leg._find_best_position = counted
+            plots._best_once(leg)
+        png, svg = io.BytesIO(), io.BytesIO()
+        fig.savefig(png, format="png", metadata={"Software": None})
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    return png.getvalue(), svg.getvalue(), calls
+
+
+def test_best_legend_searched_once_same_bytes():
+    png0, svg0, _ = _legend_figure(memo=False)
+    png1, svg1, calls = _legend_figure(memo=True)
+    assert calls == [1]  # one search for the PNG's two layout passes and the SVG's two
+    assert png1 == png0 and svg1 == svg0
+
+
+def test_leader_line_clipped_once_per_drawing_same_path():
+    """The remembered connection returns matplotlib's own clipped path, and computes it once per endpoints."""
+    from matplotlib.patches import ConnectionStyle, Rectangle
+
+    box = Rectangle((0, 0), 10, 6)
+    conn = plots._leader_connection()
+    ref = ConnectionStyle.Arc3(rad=0.0)((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
+    got = conn((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
+    np.testing.assert_array_equal(got.vertices, ref.vertices)
+    assert conn((5, 3), (40, 30), patchA=Rectangle((0, 0), 10, 6), shrinkA=2, shrinkB=2) is got  # same box: reused
+    moved = conn((5, 3), (40, 31), patchA=box, shrinkA=2, shrinkB=2)
+    assert moved is not got and moved.vertices[-1][1] != got.vertices[-1][1]
