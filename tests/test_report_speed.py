@@ -85,12 +85,17 @@ def _figures(d):
 
 
 def test_figure_processes_rules(monkeypatch):
+    monkeypatch.delenv("RAGEVAL_FIGURE_PROCESSES", raising=False)
     monkeypatch.setattr(plots.sys, "platform", "linux")
     assert plots.figure_processes(13, 4) == 4
     assert plots.figure_processes(3, 8) == 3  # never more processes than figures
     assert plots.figure_processes(0, 8) == 1
     assert plots.figure_processes(5, 1) == 1
     assert 1 <= plots.figure_processes(13) <= 8
+    monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "1")
+    assert plots.figure_processes(13) == 1
+    monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "3")
+    assert plots.figure_processes(13) == 3 and plots.figure_processes(13, 2) == 2  # the argument wins
     monkeypatch.setattr(plots.sys, "platform", "darwin")
     assert plots.figure_processes(13, 4) == 1
 

@@ -271,11 +271,14 @@ def _cost(job: _Job) -> float:
 def figure_processes(n_figures: int, processes: int | None = None) -> int:
     """How many processes :func:`render_figures` draws ``n_figures`` with (1: in this process).
 
-    ``processes`` None: one per core this process may use (at most 8), never more than
-    the figures.  Forking needs Linux and a process without other threads (a thread
+    ``processes`` None: the environment variable ``RAGEVAL_FIGURE_PROCESSES`` where set
+    (``1``: draw in this process), else one per core this process may use (at most 8);
+    never more than the figures.  Forking needs Linux and a process without other threads (a thread
     holding a lock at the fork would leave the child's copy locked forever); tqdm's
     progress-bar monitor is the one thread allowed (:func:`_fork_safe`).
     """
+    if processes is None and os.environ.get("RAGEVAL_FIGURE_PROCESSES", "").strip().isdigit():
+        processes = int(os.environ["RAGEVAL_FIGURE_PROCESSES"])
     if processes is None:
         try:
             processes = len(os.sched_getaffinity(0))
