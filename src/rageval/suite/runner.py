@@ -357,7 +357,7 @@ def _run_suite(
 
         session = RaySession(ray, judge_actors=ray_judges)
     try:
-        return _run_planned(
+        result = _run_planned(
             suite,
             out,
             shash,
@@ -370,13 +370,15 @@ def _run_suite(
             session,
             allow_unavailable=allow_unavailable,
             progress=progress,
-            build_report=build_report,
             on_record=on_record,
             retry_failed=retry_failed,
         )
     finally:
         if session is not None:
-            session.close()
+            session.close()  # before the report: Ray's threads and workers gone (the figures may fork)
+    if build_report:
+        result.report = write_report(out, suite.seed)
+    return result
 
 
 def _run_planned(
@@ -393,11 +395,11 @@ def _run_planned(
     *,
     allow_unavailable: bool,
     progress: bool,
-    build_report: bool,
     on_record: Callable[[Record], None] | None,
     retry_failed: bool,
 ) -> RunResult:
-    """Compute what the cache lacks (here, or on Ray through ``session``), then write the run's files."""
+    """Compute what the cache lacks (here, or on Ray through ``session``), then write the run's files but the
+    report."""
     if session is None:
         judge = load_judge(suite, out / "cache" / "judge", tokenizer)
     else:  # the same runner and cache here; the backend's predict fans out to Ray actors
@@ -468,9 +470,6 @@ def _run_planned(
             close = getattr(part, "close", None)
             if callable(close):
                 close()
-    result = RunResult(
+    return RunResult(
         out, n, tally.status_counts, tally.reused, computed, retried=tally.retried, quarantined=len(cache.quarantined)
     )
-    if build_report:
-        result.report = write_report(out, suite.seed)
-    return result
