@@ -92,6 +92,14 @@ def test_figure_processes_rules(monkeypatch):
     assert plots.figure_processes(0, 8) == 1
     assert plots.figure_processes(5, 1) == 1
     assert 1 <= plots.figure_processes(13) <= 8
+    monkeypatch.setattr(plots.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(plots.os, "getloadavg", lambda: (0.7, 0.0, 0.0))
+    assert plots.figure_processes(13) == 4  # four cores, none busy
+    monkeypatch.setattr(plots.os, "getloadavg", lambda: (2.9, 0.0, 0.0))
+    assert plots.figure_processes(13) == 2  # two of the four busy
+    monkeypatch.setattr(plots.os, "getloadavg", lambda: (9.5, 0.0, 0.0))
+    assert plots.figure_processes(13) == 1  # all busy: draw here
+    assert plots.figure_processes(13, 3) == 3  # an explicit number is taken as it is
     monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "1")
     assert plots.figure_processes(13) == 1
     monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "3")

@@ -272,8 +272,10 @@ def figure_processes(n_figures: int, processes: int | None = None) -> int:
     """How many processes :func:`render_figures` draws ``n_figures`` with (1: in this process).
 
     ``processes`` None: the environment variable ``RAGEVAL_FIGURE_PROCESSES`` where set
-    (``1``: draw in this process), else one per core this process may use (at most 8);
-    never more than the figures.  Forking needs Linux and a process without other threads (a thread
+    (``1``: draw in this process), else one per core this process may use (at most 8)
+    less the cores the 1-minute load average says are busy, at least one: on a machine
+    whose cores are all taken, workers only add their start-up (measured: 5% slower at
+    load 5.5 on 2 cores, ``bench/bench_report.py``).  Never more than the figures.  Forking needs Linux and a process without other threads (a thread
     holding a lock at the fork would leave the child's copy locked forever); tqdm's
     progress-bar monitor is the one thread allowed (:func:`_fork_safe`).
     """
@@ -284,11 +286,19 @@ def figure_processes(n_figures: int, processes: int | None = None) -> int:
             processes = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             processes = os.cpu_count() or 1
-        processes = min(processes, _MAX_PROCESSES)
+        processes = min(processes, _MAX_PROCESSES) - _busy_cores()
     n = max(1, min(int(processes), n_figures))
     if n > 1 and (not sys.platform.startswith("linux") or not _fork_safe()):
         return 1
     return n
+
+
+def _busy_cores() -> int:
+    """Whole cores the 1-minute load average says other work holds (0 where the system has no load average)."""
+    try:
+        return int(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return 0
 
 
 def _fork_safe() -> bool:
