@@ -199,3 +199,57 @@ def test_leader_line_clipped_once_per_drawing_same_path():
     assert conn((5, 3), (40, 30), patchA=Rectangle((0, 0), 10, 6), shrinkA=2, shrinkB=2) is got  # same box: reused
     moved = conn((5, 3), (40, 31), patchA=box, shrinkA=2, shrinkB=2)
     assert moved is not got and moved.vertices[-1][1] != got.vertices[-1][1]
+
+
+def _per_point_errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio"):
+    """The drawing before: one errorbar call per point."""
+    for x, y, _lab, setting in pts:
+        ivy = plots._interval(an, setting, key_y)
+        ivx = plots._interval(an, setting, key_x)
+        yerr = [[max(0.0, y - ivy[0])], [max(0.0, ivy[1] - y)]] if ivy else None
+        xerr = [[max(0.0, x - ivx[0])], [max(0.0, ivx[1] - x)]] if ivx and ivx[1] - ivx[0] > 1e-12 else None
+        if yerr is None and xerr is None:
+            continue
+        ax.errorbar([x], [y], yerr=yerr, xerr=xerr, fmt="none", ecolor=color, elinewidth=0.8, capsize=2, alpha=0.7)
+
+
+def _errorbar_figure(draw):
+    import re
+    from collections import Counter
+
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    iv = {
+        "a": {"m": {"ci_low": 0.2, "ci_high": 0.5}, "achieved_ratio": {"ci_low": 0.3, "ci_high": 0.45}},
+        "b": {"m": {"ci_low": 0.55, "ci_high": 0.7}},  # no x interval
+        "c": {"m": {"ci_low": 0.1, "ci_high": 0.3}, "achieved_ratio": {"ci_low": 0.8, "ci_high": 0.8}},  # x: no width
+        "d": {},  # no interval at all
+    }
+    an = {"frontier": {"intervals": iv}}
+    pts = [(0.4, 0.3, "", "a"), (0.6, 0.6, "", "b"), (0.8, 0.2, "", "c"), (0.9, 0.9, "", "d")]
+    with matplotlib.rc_context({"svg.hashsalt": "t", "svg.fonttype": "none"}):
+        fig = Figure(figsize=(4, 3), dpi=100)
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color="C1", label="line")
+        draw(ax, an, pts, "m", "C1")
+        ax.legend(loc="best")
+        png, svg = io.BytesIO(), io.BytesIO()
+        fig.savefig(png, format="png", metadata={"Software": None})
+        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    text = svg.getvalue().decode()
+    drawn = (
+        Counter(re.findall(r' d="([^"]+)"', text)),
+        Counter(re.findall(r'<use [^>]* x="([^"]+)" y="([^"]+)"', text)),
+    )
+    return png.getvalue(), drawn
+
+
+def test_error_bars_per_line_draw_what_per_point_calls_drew():
+    """Same PNG bytes, and the SVG holds the same paths and cap marks (only its grouping differs)."""
+    png_old, svg_old = _errorbar_figure(_per_point_errorbars)
+    png_new, svg_new = _errorbar_figure(plots._errorbars)
+    assert png_new == png_old
+    assert svg_new == svg_old

@@ -116,17 +116,36 @@ def _interval(an: dict[str, Any], setting: str, key: str) -> tuple[float, float]
 
 
 def _errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio") -> None:
-    """95% bootstrap intervals as error bars: on y always, on x where the interval has a width."""
+    """95% bootstrap intervals as error bars: on y always, on x where the interval has a width.
+
+    One ``errorbar`` call per kind of point of a line (with a y interval, an x interval or
+    both) instead of one per point: the same bars and caps in the same colour, drawn to
+    the same PNG pixels on the demo, with far fewer artists to build and draw.
+    """
+    groups: dict[tuple[bool, bool], list[tuple[float, float, Any, Any]]] = {}
     for x, y, _lab, setting in pts:
         ivy = _interval(an, setting, key_y)
         ivx = _interval(an, setting, key_x)
         # a bootstrap bound can sit a rounding error on the wrong side of the mean (a constant metric):
         # clamp at 0, since matplotlib rejects negative error bars
-        yerr = [[max(0.0, y - ivy[0])], [max(0.0, ivy[1] - y)]] if ivy else None
-        xerr = [[max(0.0, x - ivx[0])], [max(0.0, ivx[1] - x)]] if ivx and ivx[1] - ivx[0] > 1e-12 else None
+        yerr = (max(0.0, y - ivy[0]), max(0.0, ivy[1] - y)) if ivy else None
+        xerr = (max(0.0, x - ivx[0]), max(0.0, ivx[1] - x)) if ivx and ivx[1] - ivx[0] > 1e-12 else None
         if yerr is None and xerr is None:
             continue
-        ax.errorbar([x], [y], yerr=yerr, xerr=xerr, fmt="none", ecolor=color, elinewidth=0.8, capsize=2, alpha=0.7)
+        groups.setdefault((yerr is not None, xerr is not None), []).append((x, y, yerr, xerr))
+    for (has_y, has_x), group in groups.items():
+        xs, ys, yerrs, xerrs = zip(*group)
+        ax.errorbar(
+            list(xs),
+            list(ys),
+            yerr=[[e[0] for e in yerrs], [e[1] for e in yerrs]] if has_y else None,
+            xerr=[[e[0] for e in xerrs], [e[1] for e in xerrs]] if has_x else None,
+            fmt="none",
+            ecolor=color,
+            elinewidth=0.8,
+            capsize=2,
+            alpha=0.7,
+        )
 
 
 _OFFSETS = ((4, 4), (4, -11), (-1, 4), (-1, -11), (4, -3), (-1, -3), (-0.5, 9), (-0.5, -16))
