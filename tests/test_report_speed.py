@@ -93,11 +93,11 @@ def test_figure_processes_rules(monkeypatch):
     assert plots.figure_processes(5, 1) == 1
     assert 1 <= plots.figure_processes(13) <= 8
     monkeypatch.setattr(plots.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
-    monkeypatch.setattr(plots.os, "getloadavg", lambda: (0.7, 0.0, 0.0))
+    monkeypatch.setattr(plots, "_busy_cores", lambda: 0)
     assert plots.figure_processes(13) == 4  # four cores, none busy
-    monkeypatch.setattr(plots.os, "getloadavg", lambda: (2.9, 0.0, 0.0))
+    monkeypatch.setattr(plots, "_busy_cores", lambda: 2)
     assert plots.figure_processes(13) == 2  # two of the four busy
-    monkeypatch.setattr(plots.os, "getloadavg", lambda: (9.5, 0.0, 0.0))
+    monkeypatch.setattr(plots, "_busy_cores", lambda: 9)
     assert plots.figure_processes(13) == 1  # all busy: draw here
     assert plots.figure_processes(13, 3) == 3  # an explicit number is taken as it is
     monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "1")
@@ -106,6 +106,24 @@ def test_figure_processes_rules(monkeypatch):
     assert plots.figure_processes(13) == 3 and plots.figure_processes(13, 2) == 2  # the argument wins
     monkeypatch.setattr(plots.sys, "platform", "darwin")
     assert plots.figure_processes(13, 4) == 1
+
+
+def test_busy_cores_reads_the_running_processes(monkeypatch, tmp_path):
+    import builtins
+
+    fake = tmp_path / "loadavg"
+    real_open = builtins.open
+
+    def fake_open(path, *a, **kw):
+        return real_open(fake if path == "/proc/loadavg" else path, *a, **kw)
+
+    monkeypatch.setattr(builtins, "open", fake_open)
+    fake.write_text("2.39 4.11 5.96 3/88 21268\n")
+    assert plots._busy_cores() == 2  # three running, this process one of them
+    fake.write_text("0.10 0.20 0.30 1/88 21268\n")
+    assert plots._busy_cores() == 0
+    fake.write_text("garbage\n")
+    assert plots._busy_cores() == 0
 
 
 def test_no_fork_while_another_thread_runs():

@@ -292,9 +292,11 @@ def figure_processes(n_figures: int, processes: int | None = None) -> int:
 
     ``processes`` None: the environment variable ``RAGEVAL_FIGURE_PROCESSES`` where set
     (``1``: draw in this process), else one per core this process may use (at most 8)
-    less the cores the 1-minute load average says are busy, at least one: on a machine
-    whose cores are all taken, workers only add their start-up (measured: 5% slower at
-    load 5.5 on 2 cores, ``bench/bench_report.py``).  Never more than the figures.  Forking needs Linux and a process without other threads (a thread
+    less the cores other processes are running on at that moment (:func:`_busy_cores`),
+    at least one: on a machine whose cores are all taken, workers only add their
+    start-up (5% slower at load 5.5 on 2 cores, ``bench/bench_report.py``), while on an
+    idle one two workers took the demo's report from 4.8 s to 3.3 s.  Never more than
+    the figures.  Forking needs Linux and a process without other threads (a thread
     holding a lock at the fork would leave the child's copy locked forever); tqdm's
     progress-bar monitor is the one thread allowed (:func:`_fork_safe`).
     """
@@ -313,11 +315,18 @@ def figure_processes(n_figures: int, processes: int | None = None) -> int:
 
 
 def _busy_cores() -> int:
-    """Whole cores the 1-minute load average says other work holds (0 where the system has no load average)."""
+    """Processes other than this one running right now (Linux ``/proc/loadavg``; 0 where unreadable).
+
+    The instantaneous count, not the 1-minute load average: that average still holds the
+    work this process did just before (a suite's records), which would leave an idle
+    machine's second core unused.
+    """
     try:
-        return int(os.getloadavg()[0])
-    except (AttributeError, OSError):
+        with open("/proc/loadavg", encoding="ascii") as fh:
+            running = int(fh.read().split()[3].split("/")[0])
+    except (OSError, ValueError, IndexError):
         return 0
+    return max(0, running - 1)  # this process is one of them
 
 
 def _fork_safe() -> bool:
