@@ -124,6 +124,8 @@ def main(argv=None):
     judges, load = {}, {}
     for e in paths_run:
         judges[e], load[e] = build_judge(model, tok, e)
+    state = "kept (set when the judges were built)" if jp.keep_freed_memory() else "returned to the system"
+    print(f"allocator: freed memory {state}")
     if "onnx" in load:
         print(f"onnx: export + session {load['onnx']:.1f} s once per process (not in the timings)")
     load0 = os.getloadavg()[0]

@@ -149,9 +149,9 @@ def test_seq2seq_paths_keep_p1_and_abstentions(t5_dir, execution):
 
 # -- auto -------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("features", [NO_UNITS, BF16_CPU, AMX_CPU], ids=["avx2", "avx512-bf16", "amx"])
-def test_auto_on_a_cpu_is_fp32_bucketed_whatever_its_units(features):
+def test_auto_on_a_cpu_is_fp32_batched_whatever_its_units(features):
     choice = resolve("auto", device="cpu", features=features)
-    assert (choice.execution, choice.requested) == ("fp32-bucketed", "auto")
+    assert (choice.execution, choice.requested) == ("fp32-batched", "auto")
     assert ("bf16 (execution=bf16) has hardware units here" in choice.reason) == features.bf16_units
     assert ("int8 (execution=int8) has VNNI units here" in choice.reason) == features.vnni
 
@@ -164,11 +164,11 @@ def test_auto_resolves_in_the_judge_from_the_probed_cpu(nli_dir, monkeypatch):
     monkeypatch.setattr(paths, "probe_cpu", lambda: AMX_CPU)
     runner = get_judge(f"nli:{nli_dir}", max_length=500)  # a spec not built before in this process
     st = runner.stats()
-    assert st["execution"] == "fp32-bucketed"
+    assert st["execution"] == "fp32-batched"
     assert "AMX" in st["execution_reason"] and "bf16 units" in st["execution_reason"]
     monkeypatch.setattr(paths, "probe_cpu", lambda: NO_UNITS)
     st = get_judge(f"nli:{nli_dir}", max_length=501).stats()
-    assert st["execution"] == "fp32-bucketed" and "no bf16, AMX or VNNI units" in st["execution_reason"]
+    assert st["execution"] == "fp32-batched" and "no bf16, AMX or VNNI units" in st["execution_reason"]
 
 
 def test_probe_reads_the_flags_line(tmp_path, monkeypatch):
@@ -254,3 +254,11 @@ def test_a_suite_checks_the_execution_option():
     assert _judge_param_problem("execution", "int8") is None
     assert _judge_param_problem("execution", None) is None
     assert "fp32-bucketed" in _judge_param_problem("execution", "fast")
+
+
+def test_allocator_setting_is_once_per_process_and_can_be_refused(monkeypatch):
+    monkeypatch.setattr(paths, "_ALLOCATOR", [])
+    monkeypatch.setenv("RAGEVAL_JUDGE_MALLOPT", "0")
+    assert paths.keep_freed_memory() is False
+    monkeypatch.delenv("RAGEVAL_JUDGE_MALLOPT")
+    assert paths.keep_freed_memory() is False  # decided once per process: the first answer stays

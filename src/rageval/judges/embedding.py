@@ -62,6 +62,8 @@ class EmbeddingJudge:
         from rageval.judges.hf import _resolve_dtype
 
         self.choice = paths.resolve(execution, device=self.device, dtype=dtype)
+        if self.device == "cpu":
+            paths.keep_freed_memory()
         self.execution = self.choice.execution
         torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self.model = AutoModel.from_pretrained(self.path).to(self.device).to(torch_dtype).eval()

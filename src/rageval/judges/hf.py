@@ -197,6 +197,8 @@ class _HFBase:
         self.batch_size = batch_size
         self.device = device or "cpu"
         self.choice = paths.resolve(execution, device=self.device, dtype=dtype)
+        if self.device == "cpu":
+            paths.keep_freed_memory()
         self.execution = self.choice.execution
         self.torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self._truncated = 0
