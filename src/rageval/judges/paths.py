@@ -35,12 +35,12 @@ paths are never chosen automatically, so a default run gives the same probabilit
 every machine whatever its CPU (bf16 units or not); among the fp32 paths it is
 ``fp32-batched``, on a GPU and on a CPU alike: with the allocator keeping freed memory
 (:func:`keep_freed_memory`, set when a CPU judge is built) length-sorted batches of 8 were
-measured at 1.12-1.38x the fp32 loop on pairs of ~200 tokens and 1.70-2.22x on pairs of ~46
-tokens on this 2-core CPU; without that setting every judge path, the one-pair loop included,
-ran at 0.46-0.58x a plain loop (page faults), which is what made batches look slower than
-the loop before.  The CPU's features
-(:func:`probe_cpu`: bf16/AMX/VNNI units from ``/proc/cpuinfo``, torch's CPU capability)
-are stated in the reason, with which opt-in path they would speed up.
+measured at 1.12-1.38x the fp32 loop on pairs of ~200 tokens and 1.70-2.49x on pairs of ~46
+tokens on a 2-core AVX-512 CPU; without that setting every judge path ran at 0.25-0.58x a
+plain loop (page faults; the one-pair loop 0.46-0.58x), which is what made batches look
+slower than the loop before.  The CPU's features (:func:`probe_cpu`: bf16/AMX/VNNI units
+from ``/proc/cpuinfo``, torch's CPU capability) are stated in the reason, with the opt-in
+paths they would speed up; they do not change the default.
 """
 
 from __future__ import annotations
