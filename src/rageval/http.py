@@ -64,7 +64,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -189,6 +189,22 @@ async def _cancel_and_close(clients: list[Any]) -> None:
         await client.aclose()
 
 
+def _split_base_url(url: Any, what: str) -> SplitResult:
+    """``url``'s parts, after checking it is an ``http(s)://`` URL with a host and a numeric port (if any)."""
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ValueError(
+            f"{what}: base_url must start with http:// or https://, got {url!r} (e.g. http://127.0.0.1:8000/v1)"
+        )
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        raise ValueError(f"{what}: base_url {url!r} has a port that is not a number") from None
+    if not parts.hostname:
+        raise ValueError(f"{what}: base_url {url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+    return parts
+
+
 def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, clients: list[Any]) -> None:
     if loop.is_closed():
         return
@@ -232,18 +248,7 @@ class HttpClient:
         trust_env: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"http client: base_url must start with http:// or https://, got {base_url!r} "
-                "(e.g. http://127.0.0.1:8000/v1)"
-            )
-        parts = urlsplit(base_url)
-        try:
-            parts.port  # noqa: B018 - raises on a port that is not a number
-        except ValueError:
-            raise ValueError(f"http client: base_url {base_url!r} has a port that is not a number") from None
-        if not parts.hostname:
-            raise ValueError(f"http client: base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        parts = _split_base_url(base_url, "http client")
         if parts.username or parts.password:
             raise ValueError(
                 f"http client: base_url for host {parts.hostname!r} carries credentials; "
@@ -533,17 +538,7 @@ def endpoint_list(base_url: Any, *, what: str = "http client") -> tuple[str, ...
     out: list[str] = []
     seen: dict[tuple[tuple[str, str, int], str], str] = {}
     for url in urls:
-        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"{what}: base_url must start with http:// or https://, got {url!r} (e.g. http://127.0.0.1:8000/v1)"
-            )
-        parts = urlsplit(url)
-        try:
-            parts.port  # noqa: B018 - raises on a port that is not a number
-        except ValueError:
-            raise ValueError(f"{what}: base_url {url!r} has a port that is not a number") from None
-        if not parts.hostname:
-            raise ValueError(f"{what}: base_url {url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        parts = _split_base_url(url, what)
         same = (origin_of(url), parts.path.rstrip("/"))
         if same in seen:
             raise ValueError(
