@@ -37,7 +37,7 @@ from pathlib import Path
 
 from _threads import pin_blas_threads  # beside this script
 
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 

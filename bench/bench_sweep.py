@@ -34,7 +34,7 @@ from rageval.diagnostics.dispatch import SWEEP_THRESHOLDS, _engine_rows, _sweep
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
 from rageval.judges import get_judge
 from rageval.readers import PromptTemplate
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.plan import scoring_options
 from rageval.suite.runner import run_suite
 from rageval.types import Record

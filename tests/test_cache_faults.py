@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rageval.judges.base import CallableJudge, JudgeRunner, _DiskCache
-from rageval.suite.cache import TRANSIENT_STATUSES, RecordCache
-from rageval.suite.config import load_suite
+from rageval.run.cache import TRANSIENT_STATUSES, RecordCache
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 from rageval.types import Record, Setting
 
@@ -416,7 +416,7 @@ def test_cli_retry_flags(tmp_path, server):
 )
 def test_an_unreadable_run_marker_is_a_clear_refusal(tmp_path, junk, msg):
     """cache/suite.json says whose run the folder holds: unreadable, the run is refused with the fix, no traceback."""
-    from rageval.suite.plan import RunDirError
+    from rageval.run.rundir import RunDirError
 
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir

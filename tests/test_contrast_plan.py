@@ -16,9 +16,11 @@ from rageval.report.contrasts import expand_plan, parse_contrasts
 from rageval.report.load import RunError, load_run
 from rageval.report.union import adjust_union, describe_holm
 from rageval.stats.holm import holm, holm_grouped
-from rageval.suite.config import SuiteError, load_suite, suite_hash
+from rageval.suite.config import SuiteError, suite_hash
 
 # identity, two compressors at three budgets, one at two (tokens for the last, to keep the kinds apart)
+from rageval.suite.load import load_suite
+
 SETTINGS = [
     {"name": "identity", "compressor": "identity", "budget": None},
     {"name": "rerank@0.5", "compressor": "rerank", "budget": 0.5},

@@ -421,7 +421,7 @@ def test_reader_mixed_batch_keeps_order_and_counts(server):
 def test_a_suite_over_a_misbehaving_server_counts_every_fault_and_retries_them(tmp_path, server, other, monkeypatch):
     import json
 
-    from rageval.suite.config import load_suite
+    from rageval.suite.load import load_suite
     from rageval.suite.runner import run_suite
 
     monkeypatch.setenv("RAGEVAL_FAULT_KEY", "sk-suite-secret")

@@ -77,7 +77,8 @@ def test_window_refused_for_judges_without_a_token_window():
 
 def test_suite_checks_and_cli_option(tmp_path):
     from rageval.suite.cli import _overrides
-    from rageval.suite.config import SuiteError, load_suite
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import load_suite
 
     assert _overrides(None, None, None, 64) == {"judge.params.window": {"overlap": 64}}
     assert _overrides("nli:/m", None, None, 0) == {
@@ -355,7 +356,7 @@ def test_suite_records_and_summary_count_windowed_inputs(nli_path, tmp_path):
     import csv
     import json
 
-    from rageval.suite.config import load_suite
+    from rageval.suite.load import load_suite
     from rageval.suite.runner import run_suite
 
     def run(name, window):

@@ -504,7 +504,7 @@ output_dir: {tmp_path / "out"}
 
 
 def test_a_suite_with_the_openai_judge_and_judge_errors_retried(server, tmp_path):
-    from rageval.suite.config import load_suite
+    from rageval.suite.load import load_suite
     from rageval.suite.runner import run_suite
 
     spec = f"{{spec: openai, params: {{model: stub-llm, base_url: '{server.url}', max_retries: 0, concurrency: 2}}}}"
@@ -526,7 +526,8 @@ def test_a_suite_with_the_openai_judge_and_judge_errors_retried(server, tmp_path
 
 def test_suite_validation_of_the_openai_judge(tmp_path, server):
     from rageval.suite.checks import model_availability
-    from rageval.suite.config import SuiteError, load_suite
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import load_suite
 
     ok = load_suite(_suite(tmp_path, f"{{spec: openai, params: {{model: m, base_url: '{server.url}'}}}}"))
     (avail,) = [a for a in model_availability(ok) if a.where == "judge.spec"]

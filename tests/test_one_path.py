@@ -24,7 +24,7 @@ from rageval.diagnostics.catalog import get
 from rageval.diagnostics.evidence import evidence_f1
 from rageval.diagnostics.inputs import ScoringInput
 from rageval.readers import PromptTemplate
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.plan import scoring_options
 from rageval.suite.runner import run_suite
 from rageval.types import Record
@@ -298,7 +298,7 @@ def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
     finally:
         JUDGES.unregister("exact-string-test")
     out = getattr(result, "out_dir", copy)  # the rescored run's folder
-    assert json.loads((out / "rescore_stats.json").read_text())["judge"]["judge_id"] == "exact-string-test"
+    assert json.loads((out / "run_stats.json").read_text())["judge"]["judge_id"] == "exact-string-test"
     rows = _summary(out)
     for s, row in rows.items():
         if _compressor(s) in JOINS:

@@ -24,9 +24,9 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.io import UnsafePathError, write_bytes_atomic, write_text_atomic
-from rageval.suite.cache import CacheChanged, RecordCache
-from rageval.suite.config import load_suite
-from rageval.suite.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
+from rageval.run.cache import CacheChanged, RecordCache
+from rageval.suite.load import load_suite
+from rageval.run.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
 from rageval.suite.runner import run_suite
 
 SUITE = """\
@@ -69,7 +69,7 @@ def tree_bytes(d: Path, skip=("run_stats.json",)) -> dict[str, bytes]:
 
 _HOLDER = """
 import sys, time
-from rageval.suite.lock import OutDirLock
+from rageval.run.lock import OutDirLock
 lock = OutDirLock(sys.argv[1], "holder").acquire()
 print("locked", flush=True)
 time.sleep(60)
@@ -113,7 +113,7 @@ def test_the_lock_is_reentrant_in_one_process(tmp_path):
 def test_without_flock_the_pid_decides(tmp_path, monkeypatch, alive):
     import socket
 
-    import rageval.suite.lock as lk
+    import rageval.run.lock as lk
 
     def no_flock(fd, op):
         raise OSError(errno.ENOLCK, "No locks available")
@@ -355,7 +355,7 @@ def test_rescore_refuses_what_it_cannot_rescore(tmp_path, demo_run):
     assert res.exit_code == 2 and handled(res) and "Did you mean 'lexical'?" in res.output
     (run_dir / "manifest.json").write_text("null\n")
     res = run(["rescore", str(run_dir)])
-    assert res.exit_code == 2 and handled(res) and "not a rageval manifest" in res.output
+    assert res.exit_code == 2 and handled(res) and "must hold a JSON object" in res.output
     (run_dir / "records.jsonl").write_bytes(b"\xff\n")
     shutil.copy(demo_run / "manifest.json", run_dir / "manifest.json")
     res = run(["rescore", str(run_dir)])

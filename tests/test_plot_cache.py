@@ -7,7 +7,7 @@ import pytest
 from rageval.report import plot_cache
 from rageval.report import plots as plots_mod
 from rageval.report.build import build_report
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 SUITE = """\

@@ -21,7 +21,7 @@ import ray_plugins
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]

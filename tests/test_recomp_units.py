@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 from rageval.compressors import get  # noqa: E402
 from rageval.compressors.abstractive import recomp_prompt  # noqa: E402
 from rageval.compressors.base import join_sentences  # noqa: E402
-from rageval.suite.config import load_suite  # noqa: E402
+from rageval.suite.load import load_suite  # noqa: E402
 from rageval.suite.runner import run_suite  # noqa: E402
 from rageval.text import passage_to_snippets  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 
 from rageval.report import plots
 from rageval.stats import paired_tests, resample
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 SUITE = """\

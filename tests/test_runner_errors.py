@@ -6,7 +6,7 @@ import pytest
 
 from rageval.compressors import REGISTRY, CompressorError
 from rageval.compressors.base import BaseCompressor
-from rageval.suite.config import load_suite
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 

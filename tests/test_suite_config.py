@@ -4,7 +4,8 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.suite.config import SuiteError, load_suite, suite_hash
+from rageval.suite.config import SuiteError, suite_hash
+from rageval.suite.load import load_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = sorted((ROOT / "suites").glob("*.yaml"))

@@ -13,8 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.suite.config import SuiteError, load_suite
-from rageval.suite.runner import RunDirError, run_suite
+from rageval.suite.config import SuiteError
+from rageval.suite.load import load_suite
+from rageval.run.rundir import RunDirError
+from rageval.suite.runner import run_suite
 
 TINY = """\
 name: tiny
@@ -234,7 +236,7 @@ def test_rescore_recomputes_metrics_without_generation(reference_run, tmp_path):
     rescored = run_dir / "rescore-lexical"
     assert (rescored / "records.jsonl").read_bytes() == original
     assert [json.loads(l)["metrics"] for l in records.read_text().splitlines()] == [{}] * len(blanked)  # untouched
-    stats = json.loads((rescored / "rescore_stats.json").read_text())
+    stats = json.loads((rescored / "run_stats.json").read_text())
     assert stats["judge"]["executed"] == 0  # every judgement came from the run's cache
 
 
@@ -286,7 +288,7 @@ def test_paper_suite_without_overrides_says_how_to_run_offline(tmp_path):
 def test_runner_never_imports_evaluate(tmp_path):
     code = (
         "import sys\n"
-        "from rageval.suite.config import load_suite\n"
+        "from rageval.suite.load import load_suite\n"
         "from rageval.suite.runner import run_suite\n"
         f"run_suite(load_suite({str(tiny(tmp_path, limit=1))!r}), {str(tmp_path / 'o')!r}, progress=False, build_report=False)\n"
         "print('evaluate' in sys.modules)\n"

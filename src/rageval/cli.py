@@ -42,7 +42,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 USER_ERRORS: dict[str, int] = {
     "rageval.errors:ConfigError": 2,
     "rageval.suite.config:SuiteError": 2,
-    "rageval.suite.plan:RunDirError": 2,
+    "rageval.run.rundir:RunDirError": 2,
     "rageval.registry:UnknownNameError": 2,
     "rageval.data.loaders:DataLoadError": 2,
     "rageval.compressors.base:CompressorConfigError": 2,

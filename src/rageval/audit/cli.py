@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
-__all__ = ["audit_cmd", "audit_defaults"]
+__all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 
 
 def audit_defaults(run_dir: Path) -> dict:
-    """The ``audit:`` section of the run's suite (from its manifest), or {}."""
+    """The ``audit:`` section of the run's suite (from its manifest), or {} (a score run, an unreadable manifest:
+    the audit itself then says what is wrong)."""
+    from rageval.run.rundir import RunDir, RunDirError
+
     try:
-        manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        manifest = RunDir(run_dir).read_manifest()
+    except RunDirError:
         return {}
-    return dict(((manifest.get("suite") or {}).get("config") or {}).get("audit") or {})
+    audit = manifest.suite.config.get("audit") if manifest.origin.kind == "suite" else None
+    return dict(audit) if isinstance(audit, dict) else {}
 
 
-def _echo_summary(result: dict) -> None:
+def echo_summary(result: dict) -> None:
     click.echo(
         f"audit of {result['run']}: {len(result['questions'])} questions x {len(result['settings'])} settings "
         f"= {result['n_records']} records; second judge {result['second_judge']['spec']} "
@@ -92,4 +95,4 @@ def audit_cmd(run_dir: Path, judge, n, settings, modes, seed, threshold, n_resam
         )
     except (AuditError, ModelUnavailable) as err:
         raise click.ClickException(str(err)) from None
-    _echo_summary(result)
+    echo_summary(result)

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from rageval.errors import ConfigError
+
 __all__ = ["AuditError", "run_audit", "audit_dir", "judge_slug", "MODES", "SCORES", "select_sample"]
 
 MODES = ("fixed", "rerecover")
@@ -44,7 +46,7 @@ GAPS = (("precision", "emitted_precision", "grounded_precision"), ("recall", "em
 WAYS = (("as_unsupported", ""), ("left_out", "_excl_abstain"))
 
 
-class AuditError(ValueError):
+class AuditError(ConfigError):
     """A run that cannot be audited as asked; the message names what, where and the fix."""
 
 
@@ -382,36 +384,35 @@ def _abstentions_table(items, settings, modes) -> list[dict[str, Any]]:
 
 
 def _load(run_dir: Path):
+    """The run's records (as the report reads them) and its typed manifest, whatever command wrote the run."""
     from rageval.report.load import RunError, load_run
+    from rageval.run.rundir import RunDir, RunDirError
 
     try:
+        manifest = RunDir(run_dir).read_manifest()
         run = load_run(run_dir)
-    except RunError as err:
+    except (RunError, RunDirError) as err:
         raise AuditError(str(err)) from None
-    config = (run.suite or {}).get("config")
-    if not isinstance(config, Mapping):
-        raise AuditError(
-            f"{run_dir / 'manifest.json'} holds no suite config (suite.config): the audit needs the run's scoring "
-            "options; was the run made by rageval suite?"
-        )
-    return run, dict(config)
+    return run, manifest
 
 
-def _suite_and_options(config: Mapping[str, Any], threshold: float | None):
-    from rageval.suite.config import Suite
-    from rageval.suite.plan import scoring_options
-
-    suite = Suite.model_validate(config)
-    opts = scoring_options(suite).attribution
+def _options(manifest: Any, threshold: float | None):
+    """The run's attribution options (from its manifest's scoring options), with the second judge's threshold."""
+    try:
+        opts = manifest.scoring_spec().options().attribution
+    except ValueError as err:
+        raise AuditError(f"manifest.json: scoring options: {' '.join(str(err).split())}; rescore the run") from None
     if threshold is not None:
         opts = opts.model_copy(update={"threshold": threshold})
-    return suite, opts
+    return opts
 
 
-def _build_items(run, settings: Sequence[str], sample: Sequence[str], evidence_text) -> list[_Item]:
+def _build_items(run, settings: Sequence[str], sample: Sequence[str], manifest: Any) -> list[_Item]:
     from rageval.diagnostics.inputs import ScoringInput
+    from rageval.readers import PromptTemplate
     from rageval.types import Record
 
+    shown = {s: PromptTemplate.coerce(manifest.template_of(s)).evidence_text for s in settings}
     wanted = set(sample)
     order = {q: i for i, q in enumerate(sample)}
     sorder = {s: i for i, s in enumerate(settings)}
@@ -426,7 +427,7 @@ def _build_items(run, settings: Sequence[str], sample: Sequence[str], evidence_t
         items.append(
             _Item(
                 record=r,
-                input=ScoringInput.from_record(Record.from_dict(clean), evidence_text),
+                input=ScoringInput.from_record(Record.from_dict(clean), shown[r["setting"]["name"]]),
                 fixed=_fixed_map(r, where),
                 first=_first(r, where),
             )
@@ -458,22 +459,31 @@ def run_audit(
     n_resamples: int = 10_000,
     judge_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Audit ``run_dir`` with the second judge ``judge`` (see the module doc); write and return the figures."""
-    from rageval.readers import PromptTemplate
-    from rageval.suite.runner import load_judge
-    from rageval.text import get_tokenizer
+    """Audit ``run_dir`` (a suite's or a score run) with the second judge ``judge`` (see the module doc); write and
+    return the figures.  The run directory's lock is held throughout."""
+    from rageval.run.rundir import RunDir
 
     run_dir = Path(run_dir)
+    with RunDir(run_dir).lock("rageval audit"):
+        return _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples, judge_options)
+
+
+def _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples, judge_options) -> dict[str, Any]:
+    from rageval.judges.spec import JudgeSpec
+    from rageval.run.parts import Parts, load_judge
+    from rageval.text import get_tokenizer
+
     if n < 1:
         raise AuditError(f"the audit needs at least one question, got n={n}")
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
-    run, config = _load(run_dir)
-    suite, options = _suite_and_options(config, threshold)
-    if judge == suite.judge.spec:
+    run, manifest = _load(run_dir)
+    options = _options(manifest, threshold)
+    first = manifest.scoring.judge
+    if judge == first.spec:
         raise AuditError(f"judge {judge!r} is the run's own judge: the audit needs a second evaluator")
-    seed = suite.seed if seed is None else seed
+    seed = manifest.suite.seed if seed is None else seed
     audited, left_out = _settings(run, settings)
     if not audited:
         raise AuditError(
@@ -487,22 +497,53 @@ def run_audit(
         )
     sample = select_sample(cohort, n, seed)
     out = audit_dir(run_dir, judge)  # created by the judge's cache once the judge loads, never before
-    first_id = (run.manifest.get("models") or {}).get("judge")
-    second_cfg = suite.model_copy(
-        update={"judge": suite.judge.model_copy(update={"spec": judge, "params": dict(judge_options or {})})}
+    second = JudgeSpec(spec=judge, threshold=options.threshold, params=dict(judge_options or {}))
+    scope = _Scope(run, manifest, run_dir, judge, n, tuple(modes), seed, options, n_resamples, out)
+    with Parts() as parts:
+        runner = parts.add(load_judge(second, out / "cache", get_tokenizer(manifest.scoring.tokenizer)))
+        return _audit_with(scope, runner, audited, left_out, cohort, sample)
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one audit was asked: the run, the second judge, the subsample's size and seed, the output folder."""
+
+    run: Any
+    manifest: Any
+    run_dir: Path
+    judge: str
+    n: int
+    modes: tuple[str, ...]
+    seed: int
+    options: Any
+    n_resamples: int
+    out: Path
+
+
+def _audit_with(sc: _Scope, runner: Any, audited, left_out, cohort, sample) -> dict[str, Any]:
+    run, manifest, judge, modes, seed, options, n_resamples = (
+        sc.run,
+        sc.manifest,
+        sc.judge,
+        sc.modes,
+        sc.seed,
+        sc.options,
+        sc.n_resamples,
     )
-    runner = load_judge(second_cfg, out / "cache", get_tokenizer(suite.tokenizer))
+    run_dir, out, n = sc.run_dir, sc.out, sc.n
+    first = manifest.scoring.judge
+    first_id = (run.manifest.get("models") or {}).get("judge")
     if first_id is not None and getattr(runner, "id", None) == first_id:
         raise AuditError(f"judge {judge!r} is the run's own judge ({first_id}): the audit needs a second evaluator")
-    template = PromptTemplate.coerce(suite.reader.template)
-    items = _build_items(run, audited, sample, template.evidence_text)
+    items = _build_items(run, audited, sample, manifest)
     _score_second(items, runner, options, modes)
     _check_alignment(items, modes)
     clusters_of = _question_clusters(run)
     result = {
         "run": str(run_dir),
-        "suite": suite.name,
-        "first_judge": {"spec": suite.judge.spec, "id": first_id, "threshold": suite.judge.threshold},
+        "suite": manifest.suite.name,
+        "origin": manifest.origin.kind,
+        "first_judge": {"spec": first.spec, "id": first_id, "threshold": first.threshold},
         "second_judge": {"spec": judge, "id": getattr(runner, "id", None), "threshold": options.threshold},
         "modes": [MODE_LABELS[m] for m in modes],
         "settings": audited,
@@ -525,8 +566,6 @@ def run_audit(
     from rageval.audit.write import write_audit
 
     result["files"] = {k: str(v) for k, v in write_audit(out, result, items, modes).items()}
-    if hasattr(runner, "close"):
-        runner.close()
     return result
 
 

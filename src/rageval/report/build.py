@@ -11,7 +11,7 @@ from rageval.io import write_text_atomic
 from rageval.report import tables as T
 from rageval.report.analysis import analyze
 from rageval.report.load import Run, RunError, load_run
-from rageval.suite.lock import holds_out_dir
+from rageval.run.lock import holds_out_dir
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
 

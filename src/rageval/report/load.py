@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rageval.run.rundir import RunDir, RunDirError
 from rageval.types import STATUSES
 
 __all__ = ["Run", "load_run", "RunError"]
@@ -56,12 +57,10 @@ def load_run(run_dir: str | Path) -> Run:
         raise RunError(f"{rec_path} is missing: run the suite first (rageval suite FILE --out {path})")
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
-    try:
-        manifest = json.loads(man_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise RunError(f"{man_path} is not valid JSON: {err}") from err
-    if not isinstance(manifest, dict):
-        raise RunError(f"{man_path} must hold a JSON object, got {type(manifest).__name__}")
+    try:  # the one reader of a run directory's manifest (a 0.1.0 one migrated)
+        manifest = RunDir(path).read_manifest_data()
+    except RunDirError as err:
+        raise RunError(str(err)) from None
     suite = manifest.get("suite")
     if suite is not None and not isinstance(suite, dict):
         raise RunError(f"{man_path}: 'suite' must be an object, got {type(suite).__name__}")

@@ -351,7 +351,14 @@ def _run_jobs(an: dict[str, Any], out_dir: Path, jobs: list[_Job], processes: in
     _WORK = (an, out_dir, jobs)
     try:
         order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))  # longest first: the last to finish is short
-        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+        from rageval.run.lock import child_of_lock_holder
+
+        with ProcessPoolExecutor(
+            max_workers=n,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=child_of_lock_holder,
+            initargs=(os.getpid(),),
+        ) as pool:
             drawn = dict(zip(order, pool.map(_draw_inherited, order)))
     finally:
         _WORK = None

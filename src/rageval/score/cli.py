@@ -92,9 +92,9 @@ def score_cmd(
         return
     if not files:
         raise click.UsageError("give at least one FILE (or --schema)")
+    from rageval.run.rundir import RunDirError
     from rageval.score.importers import parse_mapping
     from rageval.score.run import ScoreOptions, score_files
-    from rageval.suite.plan import RunDirError
 
     try:
         options = ScoreOptions(

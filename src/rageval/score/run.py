@@ -1,18 +1,19 @@
 """``rageval score``: score the outputs a RAG system already wrote, and compare systems (docs/score.md).
 
-The run reuses the suite runner's pieces, one piece of code per idea:
+The front-end reads the files and plans; the one engine runs the plan:
 
-* each input line becomes an :class:`~rageval.data.Example` (gold; the answer,
-  units and reader tokens in ``meta``) and its sources, and the record's input
-  hash is :func:`rageval.suite.plan.record_hash` of them and of the run's key;
-* records are scored and assembled by :func:`rageval.suite.execute.score_outputs`
-  (the suite runner's scoring step: :func:`rageval.diagnostics.dispatch.score`,
-  citation parsing, ``judge_error`` records) and cached per record by
-  :class:`rageval.suite.cache.RecordCache`, so a killed run resumes and a rerun
-  reuses every record whose input did not change;
-* ``records.jsonl``, ``manifest.json``, ``run_stats.json`` and the report
-  (summary, paired contrasts with bootstrap CIs, sign-flip tests and Holm on the
-  common cohort, plots, ``report.html``) are written as a suite's are.
+* :func:`_read_inputs` reads each file (:mod:`rageval.score.importers`), assigns
+  settings (a file, or each ``system`` of a file) and matches questions across
+  them;
+* :func:`build_plan` makes each input line an :class:`~rageval.run.plan.Item` of a
+  :class:`~rageval.run.plan.Given` setting: an :class:`~rageval.data.Example`
+  (gold; the answer, units and reader tokens in ``meta``, so they enter the
+  input hash), its sources, and the context and answer the file gives;
+* :func:`rageval.run.engine.execute` scores, caches and writes the run as it
+  does a suite's (so a killed run resumes and a rerun reuses every record whose
+  input did not change), then the report (summary, paired contrasts with
+  bootstrap CIs, sign-flip tests and Holm on the common cohort, plots,
+  ``report.html``) is built.
 
 Nothing on the path to the first record imports a model library or ``evaluate``
 (the lexical judge needs none; a model judge loads its own).
@@ -22,10 +23,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from rageval import __version__
 from rageval.score.importers import ImportedFile, read_input
@@ -244,34 +244,8 @@ def _write_unmatched(out: Path, matched: Matched) -> None:
     write_text_atomic(path, buf.getvalue())
 
 
-def _load_judge(options: ScoreOptions, out: Path, tokenizer: Any, needed: bool):
-    if not needed:
-        return None
-    from rageval.errors import ModelUnavailable
-    from rageval.judges import get_judge
-
-    try:
-        return get_judge(options.judge, cache_dir=out / "cache" / "judge", tokenizer=tokenizer, **options.judge_params)
-    except (ValueError, OSError) as err:
-        raise ModelUnavailable(f"judge {options.judge!r} cannot be loaded: {err}") from err
-
-
-def _progress(total: int, enabled: bool):
-    from rageval.suite.runner import _progress as bar
-
-    return bar(total, enabled)
-
-
-def _batches(items: list, size: int, first: int = 16):
-    """``items`` in batches of ``size``, the first one small (the first record is on disk sooner)."""
-    start, n = 0, min(first, size)
-    while start < len(items):
-        yield items[start : start + n]
-        start, n = start + n, size
-
-
 @dataclass
-class _Plan:
+class _Inputs:
     """What the inputs say, before anything is scored: settings, matched questions, diagnostics, notes."""
 
     files: list[ImportedFile]
@@ -292,7 +266,7 @@ class _Plan:
         return list(self.settings)
 
 
-def _plan(inputs, fmt, mapping, split, options: ScoreOptions) -> _Plan:
+def _read_inputs(inputs, fmt, mapping, split, options: ScoreOptions) -> _Inputs:
     if not inputs:
         raise ScoreInputError("no input file given")
     named = [_split_named(s) for s in inputs]
@@ -307,7 +281,7 @@ def _plan(inputs, fmt, mapping, split, options: ScoreOptions) -> _Plan:
     diagnostics = _select(options, [it for items in settings.values() for it in items])
     uncited = [n for n, items in settings.items() if not any(has_markers(it.answer) for it in items)]
     per_setting = {n: [d for d in diagnostics if n not in uncited or d not in CITATION_DIAGNOSTICS] for n in names}
-    return _Plan(
+    return _Inputs(
         files=files,
         labels=labels,
         sources=[src for _, src in named],
@@ -340,170 +314,133 @@ def score_files(
     Raises :class:`~rageval.score.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.
     """
-    from rageval.suite.lock import OutDirLock
-    from rageval.suite.plan import check_out_dir
+    from rageval.run.engine import execute
+    from rageval.run.rundir import RunDir
 
-    plan = _plan(inputs, fmt, mapping, split, options)
-    out = Path(out_dir)
-    with OutDirLock(out, "rageval score"):  # one writer per output directory, as a suite run
-        check_out_dir(out, cast(Any, SimpleNamespace(name=SUITE_NAME)))  # it reads the name only
-        return _score(out, plan, options, progress, build_report, on_record)
+    read = _read_inputs(inputs, fmt, mapping, split, options)
+    plan = build_plan(read, options)
+    rundir = RunDir(out_dir)
+    with rundir.lock("rageval score"):  # one writer per output directory, as a suite run
+        run = execute(plan, rundir, progress_bar=progress, on_record=on_record)
+        _write_unmatched(rundir.path, read.matched)
+        result = ScoreResult(
+            rundir.path,
+            run.n_records,
+            run.status_counts,
+            run.reused,
+            run.computed,
+            read.names,
+            read.matched.unmatched,
+            read.notes,
+        )
+        if build_report:
+            from rageval.report import build_report as _build
+
+            result.report = _build(rundir.path, seed=options.seed)
+    return result
 
 
-def _score(out: Path, plan: _Plan, options: ScoreOptions, progress, build_report, on_record) -> ScoreResult:
+def _scoring(options: ScoreOptions, mode: str):
+    from rageval.judges.spec import JudgeSpec
+    from rageval.run.plan import Scoring
+
+    try:
+        judge = JudgeSpec(spec=options.judge, threshold=float(options.threshold), params=dict(options.judge_params))
+        scoring = Scoring(
+            judge=judge,
+            tokenizer=options.tokenizer,
+            citations={"mode": mode, "max_citations": options.max_citations},
+            retrieval_k=options.retrieval_k,
+        )
+        scoring.options()  # validated here, before anything is written
+    except ValueError as err:
+        raise ScoreInputError(f"scoring options: {' '.join(str(err).split())}") from None
+    return scoring
+
+
+def build_plan(read: _Inputs, options: ScoreOptions):
+    """The run :class:`~rageval.run.plan.Plan` of the inputs: one setting per file or system, every item given
+    (its units and answer), keyed by the file's content and the scoring options."""
     from rageval.diagnostics import CATALOG
-    from rageval.diagnostics.attribution import AttributionOptions
-    from rageval.diagnostics.inputs import ScoringOptions
-    from rageval.readers.base import ReaderOutput
-    from rageval.readers.template import DEFAULT_TEMPLATE
-    from rageval.suite.cache import CacheTally, RecordCache
-    from rageval.suite.execute import Item, Stage, score_outputs
-    from rageval.suite.plan import record_hash, sha
+    from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
     from rageval.text import get_tokenizer
     from rageval.tokens import evidence_tokens
     from rageval.types import Context
 
-    settings, matched, names, diagnostics, mode = (
-        plan.settings,
-        plan.matched,
-        plan.names,
-        plan.diagnostics,
-        plan.mode,
-    )
-    per_setting, fmt_of = plan.per_setting, plan.fmt_of
-    all_items = [it for items in settings.values() for it in items]
-    out.mkdir(parents=True, exist_ok=True)
-    cache = RecordCache(out, durable=False)  # no fsync per record (rageval.io): the rename stays atomic
+    scoring = _scoring(options, read.mode)
     tokenizer = get_tokenizer(options.tokenizer)
-    judge = _load_judge(options, out, tokenizer, any(CATALOG[d].engine_parts for d in diagnostics))
-    judge_id = getattr(judge, "id", None) if judge is not None else None
-    try:
-        attribution = AttributionOptions(
-            threshold=options.threshold, max_citations=options.max_citations, alce_compat=mode == "alce"
-        )
-    except ValueError as err:
-        raise ScoreInputError(f"scoring options: {err}") from None
-    scoring = ScoringOptions(attribution=attribution, retrieval_k=options.retrieval_k)
     config = {
         "inputs": [
             {"name": lab, "source": src, "format": f.format}
-            for lab, src, f in zip(plan.labels, plan.sources, plan.files)
+            for lab, src, f in zip(read.labels, read.sources, read.files)
         ],
         "judge": options.judge,
         "judge_params": dict(options.judge_params),
         "threshold": options.threshold,
-        "citations": mode,
+        "citations": read.mode,
         "max_citations": options.max_citations,
         "diagnostics": options.diagnostics,
         "tokenizer": options.tokenizer,
         "retrieval_k": options.retrieval_k,
-        "baseline": plan.baseline,
+        "baseline": read.baseline,
         "all_pairs": options.all_pairs,
         "seed": options.seed,
     }
-    run_hash = sha({"config": config, "settings": names})[:16]
-    cache.mark_suite(SUITE_NAME, run_hash)
-
-    tally = CacheTally()
-    computed = 0
-    expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
-    bar = _progress(len(all_items), progress)
-    reader = SimpleNamespace(template=DEFAULT_TEMPLATE)
-    for name in names:
-        items, qids = settings[name], matched.ids[name]
-        setting = Setting(name=name, compressor=f"given:{fmt_of.get(name, 'generic')}", budget=None, reader="saved")
-        key = _setting_key(options, setting, fmt_of.get(name, "generic"), mode, per_setting[name], judge_id)
-        pending: list[tuple[Item, ScoreItem]] = []
-        for it, qid in zip(items, qids):
-            example = _example(it, qid)
-            retrieved = _Given(it.sources, it.retrieved)
-            item = Item(example, retrieved, record_hash(key, example, retrieved))
-            expected[(name, qid)] = item.input_hash
-            if tally.reuse(cache, name, qid, item.input_hash, retry_failed=True):
-                bar.update(1)
-                continue
-            pending.append((item, it))
-        stage = Stage(setting, None, None, reader, tokenizer, judge, per_setting[name], scoring, False)
-        for chunk in _batches(pending, options.batch_size):
-            batch = [p[0] for p in chunk]
-            contexts = [
-                Context.measure(it.units, tokenizer=tokenizer, retrieved_tokens=evidence_tokens(it.sources, tokenizer))
-                for _, it in chunk
-            ]
-            outputs = {i: ReaderOutput(it.answer, "ok", it.input_tokens, None) for i, (_, it) in enumerate(chunk)}
-            records: list[Record | None] = [None] * len(batch)
-            score_outputs(batch, contexts, outputs, records, stage)
-            for (item, it), rec in zip(chunk, records):
-                assert rec is not None
-                rec = replace(rec, extra={**rec.extra, "input": {"file": it.file_line[0], "line": it.file_line[1]}})
-                cache.write(name, item.example.id, item.input_hash, rec)
-                computed += 1
-                tally.count(rec.status)
-                if on_record is not None:
-                    on_record(rec)
-                bar.update(1)
-    bar.close()
-
-    present = {(n, q) for n in names for q in matched.ids[n]}
-    n_records = cache.assemble(names, matched.order, present=lambda s, q: (s, q) in present, expected=expected)
-    _write_unmatched(out, matched)
-    _write_manifest(out, run_hash, config, plan)
-    from rageval.io import write_json_atomic
-
-    stats = {
-        "records_reused": tally.reused,
-        "records_computed": computed,
-        "records_retried": tally.retried,
-        "records_quarantined": len(cache.quarantined),
-        "status_counts": tally.status_counts,
-        "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
-    }
-    write_json_atomic(out / "run_stats.json", stats, indent=2)
-    result = ScoreResult(
-        out, n_records, tally.status_counts, tally.reused, computed, names, matched.unmatched, plan.notes
-    )
-    if build_report:
-        from rageval.suite.runner import write_report
-
-        result.report = write_report(out, options.seed)
-    return result
-
-
-def _write_manifest(out: Path, run_hash: str, config: dict, plan: _Plan) -> None:
-    from rageval.io import write_json_atomic
-    from rageval.suite.plan import sha
-    from rageval.suite.runner import _package_versions
-
-    names, fmt_of, matched = plan.names, plan.fmt_of, plan.matched
-    manifest = {
-        "suite": {
-            "name": SUITE_NAME,
-            "hash": run_hash,
+    settings = []
+    for name in read.names:
+        fmt = read.fmt_of.get(name, "generic")
+        setting = Setting(name=name, compressor=f"given:{fmt}", budget=None, reader="saved")
+        key = _setting_key(options, setting, fmt, read.mode, read.per_setting[name], None)
+        items = []
+        for it, qid in zip(read.settings[name], read.matched.ids[name]):
+            context = Context.measure(
+                it.units, tokenizer=tokenizer, retrieved_tokens=evidence_tokens(it.sources, tokenizer)
+            )
+            given = GivenOutput(
+                context, it.answer, it.input_tokens, extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}}
+            )
+            items.append(Item(_example(it, qid), _Given(it.sources, it.retrieved), given=given))
+        settings.append(
+            SettingPlan(
+                setting,
+                Given(label=setting.compressor),
+                tuple(read.per_setting[name]),
+                key,
+                tuple(items),
+                batch_size=options.batch_size,
+            )
+        )
+    return Plan(
+        origin=Origin(
+            "score",
+            SUITE_NAME,
+            sha({"config": config, "settings": read.names})[:16],
+            config,
+            source=", ".join(read.sources),
+        ),
+        settings=tuple(settings),
+        question_order=tuple(read.matched.order),
+        scoring=scoring,
+        diagnostics=tuple(read.diagnostics),
+        seed=options.seed,
+        contrasts=read.contrasts,
+        summary={
             "dataset": ", ".join(c["source"] for c in config["inputs"]),
-            "seed": config.get("seed", 0),
-            "contrasts": plan.contrasts,
-            "settings": [
-                {"name": n, "compressor": f"given:{fmt_of.get(n, 'generic')}", "budget": None, "params": {}}
-                for n in names
-            ],
-            "cluster_key": None,
-            "diagnostics": plan.diagnostics,
-            "config": config,
+            "inputs": {
+                "questions": len(read.matched.order),
+                "questions_hash": sha([[q, read.matched.questions[q]] for q in read.matched.order])[:32],
+            },
+            "score": {
+                "diagnostics_per_setting": read.per_setting,
+                "unmatched": len(read.matched.unmatched),
+                "matched_by_text": len(read.matched.by_text),
+                "files": [
+                    {"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in read.files
+                ],
+            },
         },
-        "score": {
-            "diagnostics_per_setting": plan.per_setting,
-            "unmatched": len(matched.unmatched),
-            "matched_by_text": len(matched.by_text),
-            "files": [
-                {"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in plan.files
-            ],
-        },
-        "notes": plan.notes,
-        "package": _package_versions(),
-        "models": {"judge": config["judge"]},
-        "inputs": {
-            "questions": len(matched.order),
-            "questions_hash": sha([[q, matched.questions[q]] for q in matched.order])[:32],
-        },
-    }
-    write_json_atomic(out / "manifest.json", manifest, indent=2)
+        notes=tuple(read.notes),
+        judge_needed=any(CATALOG[d].engine_parts for d in read.diagnostics),
+        durable=False,  # no fsync per record (rageval.io): the rename stays atomic
+        first_batch=16,  # the first record on disk sooner
+    )

@@ -2,7 +2,7 @@
 
 Two levels:
 
-* :func:`config_problems` — cheap, run by every :func:`~rageval.suite.config.load_suite`
+* :func:`config_problems` — cheap, run by every :func:`~rageval.suite.load.load_suite`
   (beside its checks of compressors, parameters, diagnostics and contrasts): the
   dataset (name, shipped sample, local path, hub-only keys), the tokenizer name,
   the reader (backend, parameter names and values, template fields) and the judge
@@ -75,7 +75,7 @@ def _dataset_problems(suite: Any) -> list[str]:
             hint = did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
             out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
     if ds.path is not None:
-        from rageval.suite.plan import resolve_dataset_path
+        from rageval.suite.inputs import resolve_dataset_path
 
         try:
             p = resolve_dataset_path(suite)
@@ -438,7 +438,7 @@ def model_availability(suite: Any) -> list[Availability]:
 def check_suite(suite: Any) -> SuiteCheck:
     """What the run would find wrong with ``suite`` before computing anything (see the module doc)."""
     from rageval.data import DataLoadError, DataUnavailable
-    from rageval.suite.plan import load_inputs, select_diagnostics
+    from rageval.suite.inputs import load_inputs, select_diagnostics
     from rageval.text import get_tokenizer
 
     res = SuiteCheck()

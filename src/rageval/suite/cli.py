@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from rageval.suite.config import SuiteError, load_suite
+from rageval.suite.config import SuiteError
+from rageval.suite.load import load_suite
 from rageval.suite.rescore import rescore
 
 
@@ -216,7 +217,7 @@ def suite_cmd(
 
 def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     """The suite's ``audit:`` section, run after the report (docs/statistics.md#second-evaluator-audit)."""
-    from rageval.audit.cli import _echo_summary
+    from rageval.audit.cli import echo_summary
     from rageval.audit.core import AuditError, run_audit
     from rageval.errors import ModelUnavailable
 
@@ -233,7 +234,7 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
         return
     except AuditError as err:
         raise click.ClickException(f"audit: {err}") from None
-    _echo_summary(result)
+    echo_summary(result)
 
 
 def _summary(result) -> None:

@@ -1,175 +1,70 @@
-"""Planning a run: inputs, the diagnostics to score, resolved options and the input hash of every record.
+"""The suite's planner: a validated :class:`~rageval.suite.config.Suite` resolved into a run :class:`~rageval.run.plan.Plan`.
 
-Nothing here runs a model.  :func:`load_inputs` reads the dataset and
-retrieves; :func:`select_diagnostics` resolves ``diagnostics: auto`` through
-the catalog; :func:`scoring_options` turns the suite into the typed
-:class:`~rageval.diagnostics.inputs.ScoringOptions`; :func:`setting_key` and
-:func:`record_hash` give the input hash that decides whether a cached record
-can be reused (everything that can change a record is in it, including each
-selected diagnostic's version).
+Nothing here runs a model.  The inputs (dataset, retrieval, the diagnostics
+that apply) come from :mod:`rageval.suite.inputs`; :func:`suite_scoring` gives the run's scoring options;
+:func:`setting_key` the key that enters each record's input hash (everything
+that can change a record is in it, including each selected diagnostic's
+version); :func:`build_plan` puts it together: one
+:class:`~rageval.run.plan.SettingPlan` per compressor x budget, whose items
+are compressed and read (:class:`~rageval.run.plan.CompressRead`), or — for
+``compressor: given`` on a dataset read from a ``rageval score`` file — bring
+the units (and the answers) the file gives (:class:`~rageval.run.plan.Given`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rageval import __version__
-from rageval.suite.config import Suite
+from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
+from rageval.suite.config import Suite, SuiteError, suite_hash
+from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
+from rageval.types import Setting
 
 __all__ = [
-    "RunDirError",
-    "PlannedSetting",
-    "sha",
-    "check_out_dir",
-    "resolve_dataset_path",
-    "load_inputs",
-    "select_diagnostics",
+    "build_plan",
     "scoring_options",
-    "planned_settings",
+    "suite_scoring",
     "setting_key",
-    "record_hash",
 ]
 
 
-class RunDirError(ValueError):
-    """An output directory that belongs to another suite, or is unreadable."""
-
-
-@dataclass(frozen=True)
-class PlannedSetting:
-    name: str
-    compressor: str
-    budget: Any
-    params: dict[str, Any]
-    reader: Any = None  # the ReaderSpec that reads this setting (its own, else the suite's)
-
-
-def sha(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def planned_settings(suite: Suite) -> list[PlannedSetting]:
-    readers = suite.setting_readers()
-    return [PlannedSetting(n, c, b, p, readers[n]) for n, c, b, p in suite.expand_settings()]
-
-
-def check_out_dir(out_dir: Path, suite: Suite) -> None:
-    """Refuse an output directory that holds a run of another suite."""
-    for path in (out_dir / "cache" / "suite.json", out_dir / "manifest.json"):
-        if path.is_file():
-            fix = "delete the output directory or choose another --out"
-            try:
-                data = json.loads(path.read_bytes().decode("utf-8"))
-            except (ValueError, RecursionError) as err:  # not UTF-8, not JSON
-                raise RunDirError(f"{path}: not valid JSON ({str(err)[:100]}); {fix}") from None
-            try:
-                found = data["suite"]["name"]
-            except (KeyError, TypeError, IndexError):
-                raise RunDirError(f"{path}: names no suite, so the run it holds is unknown; {fix}") from None
-            if found != suite.name:
-                raise RunDirError(
-                    f"output directory {out_dir} holds a run of suite {found!r}, not {suite.name!r}; "
-                    "choose another --out (or delete it)"
-                )
-            return
-
-
-def resolve_dataset_path(suite: Suite) -> Path | None:
-    """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
-    from rageval.data import LOADERS, sample_path
-
-    ds = suite.dataset
-    if ds.hub_id is not None:
-        return None
-    if ds.path is None:  # the dataset's own sample, under its canonical name (`hotpot` is `hotpotqa`)
-        return sample_path(ds.sample or LOADERS.canonical(ds.name))
-    p = Path(ds.path).expanduser()
-    if not p.is_absolute() and suite.source:
-        beside = Path(suite.source).resolve().parent / p
-        if beside.exists():
-            return beside
-    if not p.exists():
-        raise FileNotFoundError(f"dataset.path {ds.path!r} not found (looked beside the suite file and in the cwd)")
-    return p
-
-
-def load_inputs(suite: Suite):
-    """Examples and their retrieval, as the suite describes."""
-    from rageval.data import load_corpus, load_examples
-    from rageval.retrieval import retrieve_all
-
-    ds = suite.dataset
-    path = resolve_dataset_path(suite)
-    if ds.format is not None:  # a file `rageval score` reads (docs/score.md#suites-that-read-the-same-files)
-        from rageval.score.suite_data import read_examples
-
-        source = str(path) if path is not None else f"hf:{ds.hub_id}"
-        examples = read_examples(source, ds.format, split=ds.split, limit=ds.limit)
-    else:
-        examples = load_examples(
-            ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit
-        )
-    corpus = None
-    if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
-        if ds.format is not None:
-            raise ValueError(
-                f"retrieval.corpus: dataset has no corpus for dataset.format {ds.format!r} (a file of outputs); "
-                "use corpus: example (each question's own sources)"
-            )
-        corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
-    retrieved = retrieve_all(examples, method=suite.retrieval.method, k=suite.retrieval.k, corpus=corpus)
-    return examples, retrieved
-
-
-def select_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
-    """The suite's diagnostics; ``auto``: every catalog entry whose gold some example carries."""
-    from rageval.diagnostics import applicable
-
-    return applicable(suite.diagnostics, lambda field: any(getattr(e, field, None) for e in examples))
+def suite_scoring(suite: Suite) -> Scoring:
+    """The suite's scoring options as the run records them (judge, tokenizer, citations, attribution, k)."""
+    return Scoring(
+        judge=suite.judge,
+        tokenizer=suite.tokenizer,
+        citations=suite.citations.model_dump(mode="json"),
+        attribution=suite.attribution.model_dump(),
+        retrieval_k=suite.retrieval.k,
+    )
 
 
 def scoring_options(suite: Suite):
     """The suite's scoring options, typed and validated."""
-    from rageval.diagnostics.attribution import AttributionOptions
-    from rageval.diagnostics.inputs import ScoringOptions
-
-    attribution = AttributionOptions(
-        **suite.attribution.model_dump(),
-        threshold=suite.judge.threshold,
-        max_citations=suite.citations.max_citations,
-        alce_compat=suite.citations.mode == "alce",
-    )
-    return ScoringOptions(attribution=attribution, retrieval_k=suite.retrieval.k)
+    return suite_scoring(suite).options()
 
 
 def setting_key(
-    suite: Suite,
-    setting: Any,
-    params: dict[str, Any],
-    compressor: Any,
-    models: dict[str, Any],
-    diagnostics: Sequence[str],
-    reader: Any = None,
+    suite: Suite, setting: Setting, params: dict[str, Any], diagnostics: Sequence[str], reader: Any = None
 ) -> dict[str, Any]:
-    """Everything of the suite and the setting that can change a record of it (``reader``: the setting's
-    ReaderSpec when it has its own, its id in ``models["reader:<setting>"]``)."""
+    """Everything of the suite and the setting that can change a record of it (``reader``: the setting's own
+    ReaderSpec, else the suite's).  ``compressor``, ``reader_id`` and ``judge_id`` name built parts: the engine
+    fills them (:data:`rageval.run.plan.PART_KEYS`)."""
     from rageval.diagnostics import CATALOG
 
     return {
         "rageval": __version__,
         "setting": setting.to_dict(),
         "params": params,
-        "compressor": getattr(compressor, "config", None) if compressor is not None else None,
+        "compressor": None,
         "tokenizer": suite.tokenizer,
         "reader": _reader_key(reader or suite.reader),
-        "reader_id": models[f"reader:{setting.name}"] if reader is not None else models["reader"],
+        "reader_id": None,
         "judge": suite.judge.model_dump(mode="json"),
-        "judge_id": models["judge"],
+        "judge_id": None,
         "citations": suite.citations.model_dump(mode="json"),
         "attribution": suite.attribution.model_dump(mode="json"),
         "diagnostics": {d: CATALOG[d].version for d in diagnostics},
@@ -189,15 +84,141 @@ def _reader_key(spec: Any) -> dict[str, Any]:
     return d
 
 
-def record_hash(key: dict[str, Any], example: Any, retrieved: Any) -> str:
-    """The input hash of one (setting, question) record."""
-    return sha(
-        {
-            **key,
-            "question": example.id,
-            "q": example.question,
-            "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
-            "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
-            "retrieved": list(retrieved.doc_ids),
-        }
-    )[:32]
+def _given_outputs(suite: Suite, compressor: str, params: dict[str, Any], own: Any, examples, retrieved, budget):
+    """Per item, the units (and, when the setting's reader is the ``saved`` reader of the dataset file itself,
+    the answers) the dataset file gives its system: the file is read once, as the dataset."""
+    from rageval.text import get_tokenizer
+    from rageval.tokens import evidence_tokens
+    from rageval.types import Context, Unit
+
+    system = params.get("system")
+    key = "" if system is None else system
+    answers = _answers_from_dataset(suite, own, system)
+    tok = get_tokenizer(suite.tokenizer)
+    out = []
+    for ex, ret in zip(examples, retrieved):
+        given = (getattr(ex, "meta", None) or {}).get("given")
+        if not given:
+            raise SuiteError(
+                f"{suite.source or suite.name}: settings: compressor {compressor!r} takes the units a dataset file "
+                "gives: read the dataset from a file (dataset: {format: generic, path: ...})"
+            )
+        if key not in given:
+            known = sorted(k for k in given if k)
+            what = "several systems" if system is None else f"no system {system!r}"
+            err = f"given: question {ex.id!r} has {what} ({known}); set params: {{system: ...}}"
+            out.append(GivenOutput(context=None, error=err))  # type: ignore[arg-type]
+            continue
+        units = [Unit(u["text"], u["source_ids"], u.get("title")) for u in given[key]["units"]]
+        ctx = Context.measure(
+            units, tokenizer=tok, retrieved_tokens=evidence_tokens(list(ret.snippets), tok), budget=budget
+        )
+        g = given[key]
+        out.append(GivenOutput(ctx, g.get("answer") if answers else None, g.get("input_tokens") if answers else None))
+    return out
+
+
+def _answers_from_dataset(suite: Suite, reader: Any, system: str | None) -> bool:
+    """True when ``reader`` is the ``saved`` reader of the dataset file itself (same file, format and system)."""
+    if reader is None or reader.backend != "saved" or suite.dataset.format is None:
+        return False
+    params = reader.params
+    if params.get("format") != suite.dataset.format or params.get("system") != system:
+        return False
+    path = resolve_dataset_path(suite)
+    given = Path(str(params.get("path", ""))).expanduser()
+    if not given.is_absolute() and suite.source:
+        beside = Path(suite.source).resolve().parent / given
+        given = beside if beside.exists() else given
+    try:
+        return path is not None and given.resolve() == path.resolve()
+    except OSError:
+        return False
+
+
+def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: Sequence[Any] | None = None) -> Plan:
+    """The run :class:`~rageval.run.plan.Plan` of ``suite`` (its data read and retrieved unless given)."""
+    from rageval.readers import PromptTemplate
+    from rageval.suite.checks import run_problems, tokenizer_problem
+
+    problem = tokenizer_problem(suite.tokenizer)  # configuration errors stop the run before any record
+    if problem:
+        raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n  tokenizer: {problem}")
+    if examples is None or retrieved is None:
+        examples, retrieved = load_inputs(suite)
+    diagnostics = select_diagnostics(suite, examples)
+    problems = run_problems(suite, examples, diagnostics)
+    if problems:
+        raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n" + "\n".join(problems))
+    readers = suite.setting_readers()
+    settings = []
+    for name, compressor, budget, params in suite.expand_settings():
+        spec = readers[name]
+        own = spec if spec is not None and spec != suite.reader else None
+        setting = Setting(name=name, compressor=compressor, budget=budget, reader=(own or suite.reader).backend)
+        key = setting_key(suite, setting, params, diagnostics, own)
+        items: tuple[Item, ...]
+        if compressor == "given":
+            givens = _given_outputs(suite, compressor, params, own or suite.reader, examples, retrieved, budget)
+            answered = all(g.answer is not None or g.error is not None for g in givens)
+            # answers from the dataset file itself: no reader is built (the file is not read a second time)
+            reader = None if answered else own or suite.reader
+            source: Any = Given(label=compressor, reader=reader, own_reader=own is not None and reader is not None)
+            items = tuple(Item(ex, ret, given=g) for ex, ret, g in zip(examples, retrieved, givens))
+        else:
+            source = CompressRead(compressor, dict(params), own or suite.reader, own_reader=own is not None)
+            items = tuple(Item(ex, ret) for ex, ret in zip(examples, retrieved))
+        shown = PromptTemplate.coerce((own or suite.reader).template).evidence_text
+        settings.append(SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown))
+    return Plan(
+        origin=Origin(
+            kind="suite",
+            name=suite.name,
+            hash=suite_hash(suite),
+            config=suite.model_dump(mode="json", exclude={"source", "output_dir"}),
+            source=None,  # where the suite file lies is not recorded: a moved suite resumes with the same bytes
+        ),
+        settings=tuple(settings),
+        question_order=tuple(e.id for e in examples),
+        scoring=suite_scoring(suite),
+        diagnostics=tuple(diagnostics),
+        seed=suite.seed,
+        contrasts=suite.contrasts,
+        cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
+        summary=_summary(suite, examples, retrieved),
+        reader=suite.reader,
+    )
+
+
+def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
+    """The manifest's description of the suite's inputs and its offline stand-ins."""
+    return {
+        "dataset": suite.dataset.name,
+        "inputs": {
+            "dataset": str(
+                suite.dataset.path
+                or suite.dataset.hub_id
+                or f"shipped sample: {suite.dataset.sample or suite.dataset.name}"
+            ),
+            "questions": len(examples),
+            "questions_hash": sha([[e.id, e.question] for e in examples])[:32],
+            "sources_hash": sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
+            "template_hash": _template_hash(suite.reader),
+        },
+        "offline_defaults": {
+            "judge": suite.judge.spec,
+            "reader": suite.reader.backend,
+            "note": "lexical judge / extractive reader are model-free stand-ins"
+            if suite.judge.spec == "lexical" or suite.reader.backend == "extractive"
+            else None,
+        },
+    }
+
+
+def _template_hash(spec: Any) -> str | None:
+    from rageval.readers import PromptTemplate
+
+    try:
+        return PromptTemplate.coerce(spec.template).hash
+    except (TypeError, ValueError):
+        return None

@@ -1,34 +1,37 @@
 """``rageval rescore``: recompute every metric of a run from its saved records, into a folder of its own.
 
-The saved ``ok`` records become :class:`~rageval.diagnostics.inputs.ScoringInput` s
-(:meth:`~rageval.diagnostics.inputs.ScoringInput.from_record`) and are scored
-by :func:`rageval.diagnostics.dispatch.score` — the same path as the suite runner.
+Any run directory — written by ``rageval suite`` or ``rageval score``, by this
+rageval or by 0.1.0 (:mod:`rageval.run.rundir` migrates its manifest) — is
+rescored from its manifest's scoring options (``scoring``: the judge, citation
+rules, attribution options, tokenizer, each setting's diagnostics and prompt
+template), optionally with another judge.
 
-Nothing of the run is changed.  The rescored run is written to
-``RUN_DIR/rescore-<judge>/`` (:func:`rescore_dir_name`): its own ``records.jsonl``
-(the run's records, in the run's order, with the new metrics; failed records as
-they were), its own ``manifest.json`` (the run's, with the judge replaced and a
-``rescore`` section naming the judge, its id and the run it comes from),
-``rescore_stats.json`` and its own report.  So a later ``rageval suite`` on the
-run directory — which rebuilds ``records.jsonl`` from its record cache — can
-never write the old scores over the rescored ones, and the rescored folder is a
-run directory of its own for ``rageval report``.  Judge decisions are cached
-with the run's (``RUN_DIR/cache/judge/``, keyed by judge id), so rescoring twice
-makes no judge call.  The run directory's lock (:mod:`rageval.suite.lock`) is
-held throughout.
+The front-end plans, the one engine runs: each saved record becomes an item of
+a :class:`~rageval.run.plan.Saved` setting (its context and answer scored again
+by :func:`rageval.diagnostics.dispatch.score`, the suite's scoring path; a
+failed record kept as it was), and :func:`rageval.run.engine.execute` writes
+``RUN_DIR/rescore-<judge>/`` (:func:`rescore_dir_name`) as a run directory of its
+own: ``records.jsonl`` (the run's records, in the run's order, with the new
+metrics), ``manifest.json`` (origin ``rescore``, the run's settings and
+contrasts, the new judge), ``run_stats.json``, its record cache and its report.
+Nothing of the run is changed, so a later ``rageval suite`` on the run directory
+can never write the old scores over the rescored ones.  Judge decisions are
+cached with the run's (``RUN_DIR/cache/judge/``, keyed by judge id), so
+rescoring twice makes no judge call.  The run directory's lock is held
+throughout.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rageval import __version__
 from rageval.errors import ConfigError
-from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
+from rageval.run.rundir import Manifest, RunDir, RunDirError
 
 __all__ = ["RescoreError", "RescoreResult", "rescore", "rescore_dir_name"]
 
@@ -61,114 +64,116 @@ def rescore_dir_name(judge: str) -> str:
     return f"rescore-{slug}"
 
 
-def _load(run_dir: Path) -> tuple[dict[str, Any], list[Any]]:
-    from rageval.types import Record
-
-    manifest_path = run_dir / "manifest.json"
-    records_path = run_dir / "records.jsonl"
-    for p in (manifest_path, records_path):
-        if not p.is_file():
-            raise RescoreError(f"{p} is missing: is {run_dir} a rageval run directory? (rageval suite FILE --out DIR)")
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        config = manifest["suite"]["config"]
-        if not isinstance(config, dict):
-            raise TypeError("suite.config is not an object")
-    except (ValueError, KeyError, TypeError) as err:
-        raise RescoreError(
-            f"{manifest_path}: not a rageval manifest ({type(err).__name__}: {err}); rerun the suite"
-        ) from None
-    records = []
-    try:
-        lines = records_path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise RescoreError(f"{records_path}: not UTF-8 (byte {err.start}); rerun the suite to rebuild it") from None
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(Record.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError, AttributeError) as err:
-            raise RescoreError(
-                f"{records_path}: line {i}: not a valid record ({type(err).__name__}: {err}); rerun the suite"
-            ) from None
-    return manifest, records
-
-
 def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
     """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``."""
-    from pydantic import ValidationError
+    from rageval.judges.spec import JudgeSpec, judge_problems
+    from rageval.run.engine import execute
 
-    from rageval.suite.config import Suite
-    from rageval.suite.lock import OutDirLock
-
-    run_dir = Path(run_dir)
+    rundir = RunDir(run_dir)
     if judge is not None and not judge.strip():
         raise RescoreError("--judge is empty: give a judge spec (e.g. 'lexical') or leave the option out")
-    with OutDirLock(run_dir, "rageval rescore"):
-        manifest, records = _load(run_dir)
-        if "score" in manifest:  # written by `rageval score`: its inputs are files, not a suite (docs/score.md)
-            raise RescoreError(
-                f"{run_dir} was written by `rageval score`: run `rageval score` again on the same files with "
-                f"--judge ... --out {run_dir} (records whose inputs did not change are reused)"
-            )
-        cfg = dict(manifest["suite"]["config"])
-        if judge is not None:
-            cfg["judge"] = {**(cfg.get("judge") or {}), "spec": judge, "params": {}}
+    with rundir.lock("rageval rescore"):
         try:
-            suite = Suite.model_validate(cfg)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(map(str, first["loc"]))
-            raise RescoreError(f"{run_dir / 'manifest.json'}: suite.config.{where}: {first['msg']}") from None
-        from rageval.suite.checks import _judge_problems
-
-        problems = _judge_problems(suite)
+            manifest = rundir.read_manifest()
+            records = rundir.records()
+        except RunDirError as err:
+            raise RescoreError(str(err)) from None
+        new_judge = None
+        if judge is not None:
+            new_judge = JudgeSpec(spec=judge, threshold=manifest.scoring.judge.threshold, params={})
+        scoring = manifest.scoring_spec(new_judge)
+        problems = judge_problems(scoring.judge.spec, scoring.judge.params)
         if problems:
-            raise RescoreError(f"--judge {suite.judge.spec!r}: " + "; ".join(p.strip() for p in problems))
-        return _rescore(run_dir, manifest, records, suite)
+            raise RescoreError(f"--judge {scoring.judge.spec!r}: " + "; ".join(p.strip() for p in problems))
+        plan = plan_rescore(rundir, manifest, records, scoring)
+        out = RunDir(rundir.path / rescore_dir_name(scoring.judge.spec))
+        result = execute(plan, out, progress_bar=False)
+        from rageval.report import build_report
+
+        build_report(out.path, seed=manifest.suite.seed)
+    rescored = sum(r.status == "ok" for r in records)
+    judge_id = str((_read_models(out) or {}).get("judge", scoring.judge.spec))
+    return RescoreResult(out.path, result.n_records, rescored, scoring.judge.spec, judge_id)
 
 
-def _rescore(run_dir: Path, manifest: dict[str, Any], records: list[Any], suite: Any) -> RescoreResult:
-    from rageval.diagnostics.dispatch import score
-    from rageval.diagnostics.inputs import ScoringInput
+def _read_models(out: RunDir) -> dict[str, Any]:
+    return dict(out.read_manifest().models)
+
+
+def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring: Any):
+    """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
+    setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
+    from rageval.diagnostics import CATALOG
     from rageval.readers import PromptTemplate
-    from rageval.suite.config import suite_hash
-    from rageval.suite.plan import scoring_options
-    from rageval.suite.runner import load_judge, write_report
-    from rageval.text import get_tokenizer
+    from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
 
-    out = run_dir / rescore_dir_name(suite.judge.spec)
-    runner = load_judge(suite, run_dir / "cache" / "judge", get_tokenizer(suite.tokenizer))
-    try:
-        template = PromptTemplate.coerce(suite.reader.template)
-        idx = [i for i, r in enumerate(records) if r.status == "ok"]
-        inputs = [ScoringInput.from_record(records[i], template.evidence_text) for i in idx]
-        results = score(inputs, manifest["suite"].get("diagnostics") or [], scoring_options(suite), runner)
-        for i, (metrics, extra) in zip(idx, results):
-            records[i] = replace(records[i], metrics=metrics, extra={**records[i].extra, **extra})
-        judge_id = str(getattr(runner, "id", suite.judge.spec))
-        new_manifest = json.loads(json.dumps(manifest))  # a deep copy
-        new_manifest["suite"]["config"] = suite.model_dump(mode="json", exclude={"source", "output_dir"})
-        new_manifest["suite"]["hash"] = suite_hash(suite)
-        new_manifest.setdefault("models", {})["judge"] = judge_id
-        new_manifest.setdefault("offline_defaults", {})["judge"] = suite.judge.spec
-        new_manifest["rescore"] = {
-            "judge": suite.judge.spec,
-            "judge_id": judge_id,
-            "of_run": str(run_dir.resolve()),
-            "of_suite_hash": manifest["suite"].get("hash"),
-            "records": len(records),
-            "rescored": len(idx),
+    names = [s.name for s in manifest.suite.settings] or list(dict.fromkeys(r.setting.name for r in records))
+    by_setting: dict[str, list[Any]] = {n: [] for n in names}
+    for r in records:
+        if r.setting.name not in by_setting:
+            raise RescoreError(
+                f"{rundir.records_path}: setting {r.setting.name!r} is not a setting of the run "
+                f"({', '.join(names)}); rerun the command that wrote it"
+            )
+        by_setting[r.setting.name].append(r)
+    judge = scoring.judge.model_dump(mode="json")
+    settings = []
+    for name in names:
+        recs = by_setting[name]
+        if not recs:
+            continue
+        diagnostics = tuple(d for d in manifest.diagnostics_of(name) if d in CATALOG)
+        key = {
+            "rageval": __version__,
+            "kind": "rescore",
+            "scoring": scoring.to_json(),
+            "judge": judge,
+            "judge_id": None,
+            "diagnostics": {d: CATALOG[d].version for d in diagnostics},
         }
-        lines = "".join(dump_json_line(r.to_dict()) + "\n" for r in records)
-        write_text_atomic(out / "records.jsonl", lines, root=run_dir)
-        write_json_atomic(out / "manifest.json", new_manifest, indent=2, root=run_dir)
-        stats = {"rescored": len(idx), "judge": runner.stats() if hasattr(runner, "stats") else {}}
-        write_json_atomic(out / "rescore_stats.json", stats, indent=2, root=run_dir)
-    finally:
-        close = getattr(runner, "close", None)
-        if callable(close):
-            close()
-    write_report(out, suite.seed)
-    return RescoreResult(out, len(records), len(idx), suite.judge.spec, judge_id)
+        shown = PromptTemplate.coerce(manifest.template_of(name)).evidence_text
+        items = tuple(Item(None, None, saved=r) for r in recs)
+        settings.append(
+            SettingPlan(recs[0].setting, Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
+        )
+    of_run = str(rundir.path.resolve())
+    suite = manifest.suite
+    summary: dict[str, Any] = {
+        "dataset": suite.dataset,
+        "inputs": dict(manifest.inputs),
+        "models": {k: v for k, v in manifest.models.items() if k != "judge"},
+        "origin": {"of_run": of_run},
+        "rescore": {
+            "judge": scoring.judge.spec,
+            "of_run": of_run,
+            "of_suite_hash": suite.hash,
+            "of_origin": manifest.origin.kind,
+            "records": len(records),
+            "rescored": sum(r.status == "ok" for r in records),
+        },
+    }
+    for section in ("score", "offline_defaults"):
+        extra = getattr(manifest, "model_extra", None) or {}
+        if section in extra:
+            summary[section] = extra[section]
+    if isinstance(summary.get("offline_defaults"), dict):
+        summary["offline_defaults"] = {**summary["offline_defaults"], "judge": scoring.judge.spec}
+    diagnostics_all = tuple(d for d in suite.diagnostics if d in CATALOG)
+    config = dict(suite.config)  # the run's configuration, with the judge it is rescored with
+    if isinstance(config.get("judge"), dict):  # a suite's
+        config["judge"] = {**config["judge"], "spec": scoring.judge.spec, "params": dict(scoring.judge.params)}
+    elif "judge" in config:  # a score run's
+        config["judge"], config["judge_params"] = scoring.judge.spec, dict(scoring.judge.params)
+    return Plan(
+        origin=Origin("rescore", suite.name, sha([suite.hash, judge])[:16], config, source=of_run),
+        settings=tuple(settings),
+        question_order=tuple(dict.fromkeys(r.question_id for r in records)),
+        scoring=scoring,
+        diagnostics=diagnostics_all,
+        seed=suite.seed,
+        contrasts=suite.contrasts,
+        cluster_key=suite.cluster_key,
+        summary=summary,
+        judge_needed=any(CATALOG[d].engine_parts for s in settings for d in s.diagnostics),
+        judge_cache=rundir.judge_cache,
+    )

@@ -44,7 +44,7 @@ from rageval.errors import RunFailure
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["LOCK_NAME", "OutDirBusy", "OutDirLock", "holds_out_dir", "read_lock"]
+__all__ = ["LOCK_NAME", "OutDirBusy", "OutDirLock", "child_of_lock_holder", "holds_out_dir", "read_lock"]
 
 LOCK_NAME = ".rageval.lock"
 log = logging.getLogger("rageval")
@@ -91,6 +91,38 @@ def _describe(info: dict[str, Any]) -> str:
     host = info.get("host")
     where = f" on {host}" if host and host != socket.gethostname() else ""
     return f"process {pid}{where} ({cmd}{when})"
+
+
+def child_of_lock_holder(parent: int | None = None) -> None:
+    """In a process forked from a lock holder (the report's figure workers): let go of every inherited lock and die
+    with the parent.
+
+    A forked child shares the parent's open lock files, so while it lives the ``flock`` it inherited stays held:
+    a parent killed with SIGKILL would leave children that keep its run directory locked for good.  The child
+    closes its copies (the parent's own are untouched) and, on Linux, asks to be killed when its parent dies
+    (``parent``: the parent's pid, taken before the fork; a child whose parent is already gone exits).
+    """
+    with _GUARD:
+        for fd, _ in _HELD.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        _HELD.clear()
+    _die_with_parent(os.getppid() if parent is None else parent)
+
+
+def _die_with_parent(parent: int) -> None:
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux: the lock files are closed all the same
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 class OutDirLock:

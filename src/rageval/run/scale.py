@@ -81,31 +81,30 @@ def _part(key: str, build: Callable[[], Any]) -> Any:
     return got
 
 
-def compress_read_task(suite: Any, spec: tuple, batch: list) -> tuple[list, list, dict[int, Any]]:
-    """A Ray task: compress and read one batch as :func:`rageval.suite.execute.compress_and_read` does.
+def compress_read_task(spec: tuple, batch: list) -> tuple[list, list, dict[int, Any]]:
+    """A Ray task: compress and read one batch as :func:`rageval.run.execute.compress_and_read` does.
 
-    ``spec``: ``(setting, compressor name, its params, the driver's compressor error or None, the setting's own
-    ReaderSpec or None, allow_unavailable, suite hash)``.  The parts are built from the suite in this worker,
-    once per worker process.
+    ``spec``: ``(setting, compressor name, its params, the driver's compressor error or None, the ReaderSpec that
+    reads the setting, the tokenizer spec, allow_unavailable, run hash)``.  The parts are built in this worker,
+    once per worker process (:mod:`rageval.run.parts`).
     """
-    from rageval.compressors import get as get_compressor
-    from rageval.suite.execute import Stage, compress_and_read
-    from rageval.suite.plan import sha
-    from rageval.suite.runner import _make_reader
+    from rageval.run.execute import Stage, compress_and_read
+    from rageval.run.parts import make_compressor, make_reader
+    from rageval.run.plan import sha
     from rageval.text import get_tokenizer
 
-    setting, name, params, comp_error, own, allow_unavailable, shash = spec
-    tokenizer = _part(f"tokenizer:{suite.tokenizer}", lambda: get_tokenizer(suite.tokenizer))
+    setting, name, params, comp_error, reader_spec, tokenizer_spec, allow_unavailable, run_hash = spec
+    tokenizer = _part(f"tokenizer:{tokenizer_spec}", lambda: get_tokenizer(tokenizer_spec))
     compressor = None
     if comp_error is None:
         try:
-            compressor = _part(f"compressor:{sha([shash, name, params])}", lambda: get_compressor(name, **params))
+            compressor = _part(f"compressor:{sha([run_hash, name, params])}", lambda: make_compressor(name, params))
         except ModelUnavailable as err:
             if not allow_unavailable:
                 raise
             comp_error = str(err)
-    reader_spec = (own or suite.reader).model_dump(mode="json")
-    reader = _part(f"reader:{sha([shash, reader_spec])}", lambda: _make_reader(suite, own))
+    key = sha([run_hash, reader_spec.model_dump(mode="json"), tokenizer_spec])
+    reader = _part(f"reader:{key}", lambda: make_reader(reader_spec, tokenizer_spec))
     stage = Stage(setting, compressor, comp_error, reader, tokenizer, None, (), None, allow_unavailable)  # type: ignore[arg-type]
     return compress_and_read(batch, stage)
 
@@ -262,15 +261,15 @@ class RaySession:
                 f"{' '.join(str(err).split())[:400]}); the records written so far are kept: rerun to resume"
             ) from None
 
-    def judge(self, suite: Any, cache_dir: Path, tokenizer: Any) -> Any:
-        """The run's :class:`~rageval.judges.base.JudgeRunner` (here, with the sqlite cache) over a :class:`RayJudge`."""
-        from rageval.judges import JudgeRunner, get_judge
+    def judge(self, judge: Any, cache_dir: Path, tokenizer: Any) -> Any:
+        """The run's :class:`~rageval.judges.base.JudgeRunner` (here, with the sqlite cache) over a :class:`RayJudge`
+        (``judge``: the run's JudgeSpec)."""
+        from rageval.judges import JudgeRunner
+        from rageval.run.parts import load_judge
 
-        params = dict(suite.judge.params)
-        try:  # the driver's own instance: the id (cache key), tokenizer and token counts of a single-process run
-            local = get_judge(suite.judge.spec, tokenizer=tokenizer, **params).judge
-        except (ValueError, OSError) as err:
-            raise ModelUnavailable(f"judge {suite.judge.spec!r} cannot be loaded: {err}") from err
+        params = dict(judge.params)
+        # the driver's own instance: the id (cache key), tokenizer and token counts of a single-process run
+        local = load_judge(judge, None, tokenizer).judge
         uses_torch = bool(getattr(local, "uses_torch", False))
         on_gpu = bool(self.gpus) and uses_torch
         n = self.judge_actors or (self.gpus if on_gpu else max(1, self.cpus // 4))
@@ -282,7 +281,7 @@ class RaySession:
         if on_gpu:
             options["num_gpus"] = 1
         worker = self.ray.remote(**options)(JudgeWorker)
-        self.actors = [worker.remote(suite.judge.spec, params) for _ in range(n)]
+        self.actors = [worker.remote(judge.spec, params) for _ in range(n)]
         self._actor_info = [self.get(a.info.remote()) for a in self.actors]
         for info in self._actor_info:
             if info["id"] != local.id:
@@ -293,29 +292,32 @@ class RaySession:
         sub = int(params.get("batch_size") or getattr(local, "batch_size", None) or (8 if uses_torch else 256))
         return JudgeRunner(RayJudge(local, self.actors, sub, self), cache_dir=cache_dir, tokenizer=tokenizer)
 
-    def batches(self, work: Iterable[Any], suite: Any) -> Iterator[tuple[Any, list, list]]:
-        """Each pending batch of each :class:`~rageval.suite.runner.SettingWork` compressed and read in a Ray task
-        (up to :attr:`window` ahead), then scored here, in the single-process order: ``(work, batch, records)``."""
-        from rageval.suite.config import suite_hash
-        from rageval.suite.execute import score_outputs
-
-        suite_ref = self.ray.put(suite)
-        shash = suite_hash(suite)
+    def batches(self, work: Iterable[Any]) -> Iterator[tuple[Any, list, list]]:
+        """Each pending batch of each :class:`~rageval.run.engine.SettingWork` compressed and read in a Ray task
+        (up to :attr:`window` ahead), then scored here, in the single-process order: ``(work, batch, records)``.
+        A setting whose items bring their contexts (no compressor to run) is run here."""
+        from rageval.run.execute import finish, run_batch, score_outputs
+        from rageval.run.plan import CompressRead
 
         def submitted() -> Iterator[tuple[Any, list, Any]]:
             for w in work:
-                s = w.stage
+                s, src = w.stage, w.planned.source
+                if not isinstance(src, CompressRead):
+                    for batch in w.batches():
+                        yield w, batch, None
+                    continue
                 spec = (
                     s.setting,
-                    w.planned.compressor,
-                    w.planned.params,
+                    src.compressor,
+                    dict(src.params),
                     s.compressor_error,
-                    w.own_reader,
+                    src.reader,
+                    w.tokenizer_spec,
                     s.allow_unavailable,
-                    shash,
+                    w.run_hash,
                 )
                 for batch in w.batches():
-                    yield w, batch, self._task.remote(suite_ref, spec, batch)
+                    yield w, batch, self._task.remote(spec, batch)
 
         queue: collections.deque = collections.deque()
         source = submitted()
@@ -331,10 +333,13 @@ class RaySession:
         while queue:
             w, batch, ref = queue.popleft()
             fill()
+            if ref is None:
+                yield w, batch, run_batch(batch, w.stage)
+                continue
             contexts, records, outputs = self.get(ref)
             self.tasks += 1
             score_outputs(batch, contexts, outputs, records, w.stage)
-            yield w, batch, records
+            yield w, batch, finish(batch, records)
 
     def stats(self) -> dict[str, Any]:
         """What this run used (``run_stats.json``)."""

@@ -1,5 +1,9 @@
 """Executing one batch of (question, setting) items: compress, read, then score through the catalog.
 
+An item's context comes from the setting's compressor, or with the item (a
+:class:`~rageval.run.plan.Given` or :class:`~rageval.run.plan.Saved` source);
+its answer from the reader, or with the item.
+
 Each failure the runner *declares* becomes a record with a status, never a
 dropped question: ``budget_check`` (a budget error or a context over budget),
 ``unavailable`` (weights missing, with ``--allow-unavailable``),
@@ -14,29 +18,16 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rageval.citations import parse_answer
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
-from rageval.types import Answer, Context, Record, Setting, SourceSnippet
+from rageval.run.plan import Item
+from rageval.types import Answer, Context, Record, Setting
 
 __all__ = ["Item", "Stage", "compress_and_read", "run_batch", "score_outputs"]
-
-
-@dataclass
-class Item:
-    """One pending (question, setting): its example, retrieval (anything with ``snippets`` and ``doc_ids``) and
-    input hash."""
-
-    example: Any
-    retrieved: Any
-    input_hash: str
-
-    @property
-    def sources(self) -> tuple[SourceSnippet, ...]:
-        return tuple(self.retrieved.snippets)
 
 
 @dataclass(frozen=True)
@@ -44,14 +35,24 @@ class Stage:
     """What a batch needs besides its items: the setting and the loaded parts."""
 
     setting: Setting
-    compressor: Any  # None when unavailable
+    compressor: Any  # None when unavailable (or when the items bring their contexts)
     compressor_error: str | None
-    reader: Any
+    reader: Any  # None when every item brings its answer
     tokenizer: Any
     judge: Any
     diagnostics: Sequence[str]
     options: ScoringOptions
     allow_unavailable: bool
+    evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
+
+    def shown(self) -> Any:
+        if self.evidence_text is not None:
+            return self.evidence_text
+        if self.reader is not None:
+            return self.reader.template.evidence_text
+        from rageval.readers.template import DEFAULT_TEMPLATE
+
+        return DEFAULT_TEMPLATE.evidence_text
 
 
 def common_extra(item: Item, reader_input_tokens: int | None = None) -> dict[str, Any]:
@@ -96,16 +97,18 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     from rageval.compressors import BudgetError, CompressorError
 
     setting = stage.setting
+    if item.saved is not None:  # a saved record: its own context (a failed one is kept as it was)
+        return item.saved.context, (None if item.saved.status == "ok" else item.saved)
+    if item.given is not None:  # the context the file gives
+        if item.given.error is not None or item.given.context is None:
+            return None, failed(item, setting, "compressor_error", item.given.error or "no context given")
+        return item.given.context, None
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
-    from_example = getattr(stage.compressor, "compress_example", None)  # packs what the dataset file gives
     try:
-        if from_example is not None:
-            ctx = from_example(item.example, list(item.sources), setting.budget, tokenizer=stage.tokenizer)
-        else:
-            ctx = stage.compressor.compress(
-                item.example.question, list(item.sources), setting.budget, tokenizer=stage.tokenizer
-            )
+        ctx = stage.compressor.compress(
+            item.example.question, list(item.sources), setting.budget, tokenizer=stage.tokenizer
+        )
     except BudgetError as err:
         return None, failed(item, setting, "budget_check", str(err))
     except ModelUnavailable as err:
@@ -121,23 +124,45 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     return ctx, None
 
 
+def _brought(item: Item) -> Any:
+    """The reader output an item brings with it (a saved or given answer), else None."""
+    from rageval.readers.base import ReaderOutput
+
+    if item.saved is not None:
+        answer = item.saved.answer
+        tokens = (item.saved.extra or {}).get("reader_input_tokens")
+        return ReaderOutput(answer.text if answer is not None else "", "ok", tokens, None)
+    if item.given is not None and item.given.answer is not None:
+        return ReaderOutput(item.given.answer, "ok", item.given.input_tokens, None)
+    return None
+
+
 def _read(batch: Sequence[Item], contexts: list, records: list, stage: Stage) -> dict[int, Any]:
     from rageval.readers import ReaderRequest
 
-    todo = [i for i in range(len(batch)) if records[i] is None]
+    brought: dict[int, Any] = {}
+    todo = []
+    for i in range(len(batch)):
+        if records[i] is not None:
+            continue
+        out = _brought(batch[i])
+        if out is None:
+            todo.append(i)
+        else:
+            brought[i] = out
     if not todo:
-        return {}
+        return brought
     requests = [
         ReaderRequest(batch[i].example.id, batch[i].example.question, contexts[i].units, stage.setting.name)
         for i in todo
     ]
     try:
-        return dict(zip(todo, stage.reader.generate(requests)))
+        brought.update(zip(todo, stage.reader.generate(requests)))
     except (ReaderError, OSError) as err:  # a backend that fails as a whole: every record gets the status
         msg = f"{type(err).__name__}: {err}"
         for i in todo:
             records[i] = failed(batch[i], stage.setting, "reader_error", msg, context=contexts[i])
-        return {}
+    return dict(sorted(brought.items()))
 
 
 def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], records: list, stage: Stage) -> None:
@@ -155,6 +180,10 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
             records[i] = failed(batch[i], stage.setting, status, getattr(o, "error", None), context=contexts[i])
             continue
         scored.append(i)
+        saved = batch[i].saved
+        if saved is not None:
+            inputs.append(ScoringInput.from_record(saved, stage.shown()))
+            continue
         inputs.append(
             ScoringInput.build(
                 question_id=batch[i].example.id,
@@ -162,7 +191,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 context=contexts[i],
                 sources=batch[i].sources,
                 gold=Gold.of(batch[i].example),
-                evidence_text=stage.reader.template.evidence_text,
+                evidence_text=stage.shown(),
                 retrieved_ids=batch[i].retrieved.doc_ids,
                 reader_input_tokens=tokens,
             )
@@ -173,6 +202,11 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
         results = score(inputs, stage.diagnostics, stage.options, stage.judge)
     except JudgeError as err:  # judge failures are recorded, not fatal; bugs still raise
         for i, x in zip(scored, inputs):
+            saved = batch[i].saved
+            if saved is not None:
+                msg = f"{type(err).__name__}: {err}"
+                records[i] = replace(saved, status="judge_error", error=msg, metrics={})
+                continue
             records[i] = failed(
                 batch[i],
                 stage.setting,
@@ -185,6 +219,10 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
             )
         return
     for i, x, (metrics, extra) in zip(scored, inputs, results):
+        saved = batch[i].saved
+        if saved is not None:  # rescored: the saved record with the new metrics
+            records[i] = replace(saved, metrics=metrics, extra={**saved.extra, **extra})
+            continue
         answer = parse_answer(
             x.answer,
             len(x.units),
@@ -219,8 +257,20 @@ def compress_and_read(batch: Sequence[Item], stage: Stage) -> tuple[list, list, 
     return contexts, records, outputs
 
 
+def finish(batch: Sequence[Item], records: list) -> list[Record]:
+    """The records of a batch with what each item's file adds to ``extra`` (e.g. the input file and line)."""
+    out = []
+    for item, rec in zip(batch, records):
+        if rec is None:  # pragma: no cover - every path above fills its record
+            raise RuntimeError(f"no record for question {item.example.id!r}")
+        if item.given is not None and item.given.extra:
+            rec = replace(rec, extra={**rec.extra, **item.given.extra})
+        out.append(rec)
+    return out
+
+
 def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
     """One record per item, in order: compress each, read the rest in one call, score the answers."""
     contexts, records, outputs = compress_and_read(batch, stage)
     score_outputs(batch, contexts, outputs, records, stage)
-    return records
+    return finish(batch, records)

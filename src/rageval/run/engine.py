@@ -1,0 +1,343 @@
+"""The one run loop: ``execute(plan, run_dir)`` — every command's records are computed here.
+
+For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory:
+
+1. hold the directory's lock, remove a killed run's temporary files, refuse a
+   directory that holds another run (:meth:`~rageval.run.rundir.RunDir.check_owner`);
+2. build the parts (:mod:`rageval.run.parts`): the tokenizer, the judge (once,
+   with its sqlite cache), the run's reader, each setting's compressor and own
+   reader — on Ray with ``ray=`` (:mod:`rageval.run.scale`);
+3. per setting, fill the part-dependent fields of its key
+   (:data:`~rageval.run.plan.PART_KEYS`), hash each item, reuse what the record
+   cache holds (:mod:`rageval.run.cache`) and compress, read and score the rest in
+   batches (:mod:`rageval.run.execute`), each record written to the cache the
+   moment it is finished;
+4. write ``records.jsonl`` (from the cache alone, so a resumed run ends with the
+   same bytes), ``manifest.json`` (a :class:`~rageval.run.rundir.Manifest`) and
+   ``run_stats.json``; close every part however the run ends.
+
+The report is the front-end's: the engine imports nothing from ``rageval.suite``,
+``score``, ``audit`` or ``report``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from rageval.errors import ConfigError, ModelUnavailable
+from rageval.io import remove_stale_temps
+from rageval.run.cache import CacheTally, RecordCache
+from rageval.run.execute import Stage, run_batch
+from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
+from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
+from rageval.run.rundir import Manifest, RunDir
+from rageval.types import Record
+
+__all__ = ["RunResult", "SettingWork", "execute"]
+
+
+@dataclass
+class RunResult:
+    out_dir: Path
+    n_records: int
+    status_counts: dict[str, int]
+    reused: int
+    computed: int
+    report: dict[str, Any] = field(default_factory=dict)
+    retried: int = 0  # cached transient failures computed again (counted in computed too)
+    quarantined: int = 0  # unreadable cache files moved to cache/quarantine/
+    settings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _chunks(items: list, n: int, first: int | None = None) -> Iterable[list]:
+    start, size = 0, min(first, n) if first else n
+    while start < len(items):
+        yield items[start : start + size]
+        start, size = start + size, n
+
+
+@dataclass
+class SettingWork:
+    """One setting's records still to compute: its plan, the pending (hashed) items, the batch size, the stage."""
+
+    planned: SettingPlan
+    pending: list[Item]
+    batch_size: int
+    stage: Stage
+    first_batch: int | None = None
+    tokenizer_spec: str = "regex"
+    run_hash: str = ""
+
+    def batches(self) -> Iterable[list[Item]]:
+        return _chunks(self.pending, self.batch_size, self.first_batch)
+
+
+def _local_batches(work: Iterable[SettingWork]) -> Iterator[tuple[SettingWork, list[Item], list[Record]]]:
+    """The single-process path: each batch compressed, read and scored here, in order."""
+    for w in work:
+        for batch in w.batches():
+            yield w, batch, run_batch(batch, w.stage)
+
+
+def item_hash(key: Mapping[str, Any], item: Item) -> str:
+    """The input hash of an item: of its example and retrieval, or of the saved record it rescores."""
+    if item.saved is not None:
+        r = item.saved
+        return sha(
+            {
+                **key,
+                "record": r.input_hash,
+                "question": r.question_id,
+                "status": r.status,
+                "answer": r.answer.text if r.answer is not None else None,
+                "context": r.context.to_dict() if r.context is not None else None,
+            }
+        )[:32]
+    return record_hash(key, item.example, item.retrieved)
+
+
+def execute(
+    plan: Plan,
+    run_dir: str | Path | RunDir,
+    *,
+    allow_unavailable: bool = False,
+    progress_bar: bool = True,
+    on_record: Callable[[Record], None] | None = None,
+    retry_failed: bool = True,
+    ray: str | None = None,
+    ray_judges: int | None = None,
+) -> RunResult:
+    """Run (or resume) ``plan`` into ``run_dir`` (see the module doc); returns the counts.
+
+    ``retry_failed``: compute cached records with a transient status (``reader_error``, ``judge_error``) again.
+    ``ray``: scale out on Ray (``"local"`` or a cluster address; :mod:`rageval.run.scale`); the outputs are the
+    same bytes.
+    """
+    rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    out = rundir.path
+    if ray is not None:
+        from rageval.run.scale import require_ray
+
+        require_ray()  # a clear install hint before anything starts
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output directory {out} is a file; choose another --out (or output_dir)")
+    with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):
+        remove_stale_temps(out)  # a killed run's half-written outputs (we hold the lock: no write is in flight)
+        rundir.check_owner(plan.origin.name)
+        out.mkdir(parents=True, exist_ok=True)
+        cache = RecordCache(out, durable=plan.durable)
+        cache.mark_suite(plan.origin.name, plan.origin.hash)
+        session = None
+        if ray is not None:
+            from rageval.run.scale import RaySession
+
+            session = RaySession(ray, judge_actors=ray_judges)
+        try:
+            return _execute(plan, rundir, cache, session, allow_unavailable, progress_bar, on_record, retry_failed)
+        finally:
+            if session is not None:
+                session.close()  # before the report: Ray's threads and workers gone (the figures may fork)
+
+
+def _resolve_key(key: Mapping[str, Any], compressor: Any, reader: Any, judge: Any) -> dict[str, Any]:
+    out = dict(key)
+    parts = {
+        "compressor": getattr(compressor, "config", None) if compressor is not None else None,
+        "reader_id": reader,
+        "judge_id": getattr(judge, "id", None) if judge is not None else None,
+    }
+    for k in PART_KEYS:
+        if k in out:
+            out[k] = parts[k]
+    return out
+
+
+def _plan_settings(
+    plan: Plan,
+    parts: Parts,
+    judge: Any,
+    reader: Any,
+    tokenizer: Any,
+    models: dict[str, Any],
+    expected: dict[tuple[str, str], str],
+    cache: RecordCache,
+    tally: CacheTally,
+    bar: Any,
+    *,
+    allow_unavailable: bool,
+    retry_failed: bool,
+) -> Iterator[SettingWork]:
+    """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, the bar advanced)
+    and yield the rest as a :class:`SettingWork`."""
+    options = plan.scoring.options()
+    for sp in plan.settings:
+        src = sp.source
+        spec = getattr(src, "reader", None)
+        setting_reader = reader if spec is not None else None
+        if spec is not None and getattr(src, "own_reader", False):
+            setting_reader = parts.add(make_reader(spec, plan.scoring.tokenizer))
+            models[f"reader:{sp.name}"] = reader_id(setting_reader, spec)
+        rid = models.get(f"reader:{sp.name}") if getattr(src, "own_reader", False) else models.get("reader")
+        compressor, comp_error = None, None
+        if isinstance(src, CompressRead):
+            try:
+                compressor = make_compressor(src.compressor, src.params)
+                models[f"compressor:{sp.name}"] = getattr(compressor, "model_id", None) or src.compressor
+            except ModelUnavailable as err:
+                if not allow_unavailable:
+                    raise
+                comp_error = str(err)
+        key = _resolve_key(sp.key, compressor, rid, judge)
+        pending: list[Item] = []
+        for item in sp.items:
+            item = replace(item, input_hash=item_hash(key, item))
+            qid = item.saved.question_id if item.saved is not None else item.example.id
+            expected[(sp.name, qid)] = item.input_hash
+            if tally.reuse(cache, sp.name, qid, item.input_hash, retry_failed=retry_failed):
+                bar.update(1)
+                continue
+            pending.append(item)
+        stage = Stage(
+            sp.setting,
+            compressor,
+            comp_error,
+            setting_reader,
+            tokenizer,
+            judge,
+            sp.diagnostics,
+            options,
+            allow_unavailable,
+            evidence_text=sp.evidence_text,
+        )
+        size = sp.batch_size or (spec.batch_size if spec is not None else 256)
+        size = max(size, getattr(setting_reader, "min_batch", 1))  # keep a concurrent reader busy
+        yield SettingWork(sp, pending, size, stage, plan.first_batch, plan.scoring.tokenizer, plan.origin.hash)
+
+
+def _execute(
+    plan: Plan,
+    rundir: RunDir,
+    cache: RecordCache,
+    session: Any,
+    allow_unavailable: bool,
+    progress_bar: bool,
+    on_record: Callable[[Record], None] | None,
+    retry_failed: bool,
+) -> RunResult:
+    from rageval.text import get_tokenizer
+
+    out = rundir.path
+    tokenizer = get_tokenizer(plan.scoring.tokenizer)
+    with Parts() as parts:
+        judge = None
+        if plan.judge_needed:
+            cache_dir = plan.judge_cache or rundir.judge_cache
+            if session is None:
+                judge = parts.add(load_judge(plan.scoring.judge, cache_dir, tokenizer))
+            else:  # the same runner and cache here; the backend's predict fans out to Ray actors
+                judge = parts.add(session.judge(plan.scoring.judge, cache_dir, tokenizer))
+        models: dict[str, Any] = {"judge": getattr(judge, "id", None) if judge is not None else plan.scoring.judge.spec}
+        reader = None
+        if plan.reader is not None:
+            reader = parts.add(make_reader(plan.reader, plan.scoring.tokenizer))
+            models["reader"] = reader_id(reader, plan.reader)
+        bar = progress(plan.n_items(), progress_bar)
+        tally = CacheTally()
+        computed = 0
+        expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
+        work = _plan_settings(  # a generator: setting by setting, as the batches are consumed
+            plan,
+            parts,
+            judge,
+            reader,
+            tokenizer,
+            models,
+            expected,
+            cache,
+            tally,
+            bar,
+            allow_unavailable=allow_unavailable,
+            retry_failed=retry_failed,
+        )
+        batches = _local_batches(work) if session is None else session.batches(work)
+        for w, batch, records in batches:
+            for item, rec in zip(batch, records):
+                cache.write(w.planned.name, rec.question_id, item.input_hash, rec)
+                computed += 1
+                tally.count(rec.status)
+                if on_record is not None:
+                    on_record(rec)
+                bar.update(1)
+        bar.close()
+
+        # Final files, from the cache alone (identical whether or not the run was resumed).
+        n = cache.assemble(
+            plan.setting_names,
+            list(plan.question_order),
+            present=lambda s, q: (s, q) in expected,
+            expected=expected,
+        )
+        rundir.write_manifest(_manifest(plan, models))
+        stats = {
+            "records_reused": tally.reused,
+            "records_computed": computed,
+            "records_retried": tally.retried,
+            "records_quarantined": len(cache.quarantined),
+            "status_counts": tally.status_counts,
+            "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
+        }
+        if session is not None:
+            stats["ray"] = session.stats()
+        rundir.write_stats(stats)
+    return RunResult(
+        out,
+        n,
+        tally.status_counts,
+        tally.reused,
+        computed,
+        retried=tally.retried,
+        quarantined=len(cache.quarantined),
+        settings=plan.setting_names,
+        notes=list(plan.notes),
+    )
+
+
+def _manifest(plan: Plan, models: Mapping[str, Any]) -> Manifest:
+    o = plan.origin
+    summary = dict(plan.summary)
+    scoring = plan.scoring.to_json()
+    # per setting only where it differs from the run's: its diagnostics, and its reader's template when not default
+    scoring["diagnostics"] = {s.name: list(s.diagnostics) for s in plan.settings if s.diagnostics != plan.diagnostics}
+    scoring["templates"] = {s.name: t for s in plan.settings if (t := _template_of(s)) is not None}
+    origin: dict[str, Any] = {"kind": o.kind, "name": o.name, "hash": o.hash, "source": o.source}
+    origin.update(summary.pop("origin", {}) or {})
+    data = {
+        "origin": origin,
+        "suite": {
+            "name": o.name,
+            "hash": o.hash,
+            "dataset": summary.pop("dataset", None),
+            "seed": plan.seed,
+            "contrasts": plan.contrasts,
+            "settings": settings_json(plan.settings),
+            "cluster_key": plan.cluster_key,
+            "diagnostics": list(plan.diagnostics),
+            "config": dict(o.config),
+        },
+        "scoring": scoring,
+        "package": package_versions(),
+        "models": {**(summary.pop("models", None) or {}), **models},
+        "inputs": summary.pop("inputs", {}),
+        "notes": list(plan.notes),
+        **summary,  # the front-end's own sections (score, offline_defaults, rescore)
+    }
+    return Manifest.model_validate(data)
+
+
+def _template_of(sp: SettingPlan) -> Any:
+    spec = getattr(sp.source, "reader", None)
+    return getattr(spec, "template", None) if spec is not None else None

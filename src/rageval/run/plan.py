@@ -1,0 +1,237 @@
+"""The typed plan of a run: what to compute, from what, with which parts — built by a front-end, run by the engine.
+
+A front-end (``rageval suite``, ``score``, ``rescore``; :mod:`rageval.suite.plan`,
+:mod:`rageval.score.run`, :mod:`rageval.suite.rescore`) resolves its own
+configuration into one frozen :class:`Plan`:
+
+* :class:`Origin` — which command built it, the name and hash that own the run
+  directory, and the front-end's configuration as JSON (recorded in the manifest);
+* :class:`SettingPlan` s in report order, each with its :class:`Setting`, where its
+  records come from (its *source*), the diagnostics it scores, the key that
+  enters each record's input hash and its :class:`Item` s;
+* :class:`Scoring` — the scoring options (judge, citation rules, attribution,
+  retrieval ``k``, tokenizer), recorded in the manifest so that ``rescore`` and
+  ``audit`` score any run the same way whatever command wrote it.
+
+Three item sources:
+
+* :class:`CompressRead` — compress the retrieved sources and read the context
+  (a suite's compressor settings);
+* :class:`Given` — the context units (and, when the file has them, the answer)
+  come with each item from a file (``rageval score``, a suite's ``compressor:
+  given``); an item without a given answer is read by the setting's reader;
+* :class:`Saved` — each item is a saved record (``rageval rescore``): its
+  context and answer are scored again, a failed record is kept as it was.
+
+Nothing here runs a model; the engine (:mod:`rageval.run.engine`) builds the
+parts a plan names, fills the part-dependent fields of each key
+(:data:`PART_KEYS`) and hashes every item.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rageval.types import Context, Record, Setting, SourceSnippet
+
+__all__ = [
+    "PART_KEYS",
+    "CompressRead",
+    "Given",
+    "GivenOutput",
+    "Item",
+    "Origin",
+    "Plan",
+    "Saved",
+    "Scoring",
+    "SettingPlan",
+    "record_hash",
+    "sha",
+]
+
+#: the fields of a setting's key that name a built part; the engine fills them once the part is built:
+#: ``compressor`` (its ``config``), ``reader_id`` (the reader's ``info()``), ``judge_id`` (the judge's ``id``)
+PART_KEYS = ("compressor", "reader_id", "judge_id")
+OriginKind = Literal["suite", "score", "rescore"]
+
+
+def sha(obj: Any) -> str:
+    """The sha256 of ``obj`` as canonical JSON (sorted keys, UTF-8)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What built the plan: the command, the run's name and hash (they own the run directory), the config."""
+
+    kind: OriginKind
+    name: str
+    hash: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    source: str | None = None  # a suite file, the input files, the run rescored
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """The scoring options of a run, as recorded in its manifest (``scoring``) and read back by rescore/audit."""
+
+    judge: Any  # a JudgeSpec (spec, threshold, params)
+    tokenizer: str = "regex"
+    citations: Mapping[str, Any] = field(default_factory=lambda: {"mode": "default", "max_citations": 3})
+    attribution: Mapping[str, Any] = field(default_factory=dict)
+    retrieval_k: int | None = None
+
+    def options(self):
+        """The typed :class:`~rageval.diagnostics.inputs.ScoringOptions` (validated)."""
+        from rageval.diagnostics.attribution import AttributionOptions
+        from rageval.diagnostics.inputs import ScoringOptions
+
+        attribution = AttributionOptions(
+            **dict(self.attribution),
+            threshold=self.judge.threshold,
+            max_citations=self.citations.get("max_citations"),
+            alce_compat=self.citations.get("mode") == "alce",
+        )
+        return ScoringOptions(attribution=attribution, retrieval_k=self.retrieval_k)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge.model_dump(mode="json"),
+            "tokenizer": self.tokenizer,
+            "citations": dict(self.citations),
+            "attribution": dict(self.attribution),
+            "retrieval_k": self.retrieval_k,
+        }
+
+
+@dataclass(frozen=True)
+class CompressRead:
+    """Compress each item's sources with ``compressor`` (``params``) and read the context with ``reader``."""
+
+    compressor: str
+    params: Mapping[str, Any]
+    reader: Any  # the ReaderSpec that reads this setting
+    own_reader: bool = False  # the setting's own reader, not the run's (its id is recorded per setting)
+
+
+@dataclass(frozen=True)
+class Given:
+    """Each item brings its context (and maybe its answer); items without an answer are read by ``reader``."""
+
+    label: str  # recorded as the setting's compressor, e.g. "given:generic"
+    reader: Any = None  # the ReaderSpec reading items without a given answer (None: every item has one)
+    own_reader: bool = False
+
+
+@dataclass(frozen=True)
+class Saved:
+    """Each item is a saved record: scored again from its context and answer; a failed record is kept."""
+
+
+Source = CompressRead | Given | Saved
+
+
+@dataclass(frozen=True)
+class GivenOutput:
+    """What a file gives for one item: the context the reader saw and, when the file has it, the answer."""
+
+    context: Context | None
+    answer: str | None = None
+    input_tokens: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # added to the record's ``extra`` (e.g. file and line)
+    error: str | None = None  # the file gives nothing usable for this item: a ``compressor_error`` record
+
+
+@dataclass
+class Item:
+    """One (question, setting): its example, retrieval (``snippets``, ``doc_ids``), input hash, and what a
+    :class:`Given` or :class:`Saved` source brings with it."""
+
+    example: Any
+    retrieved: Any
+    input_hash: str = ""
+    given: GivenOutput | None = None
+    saved: Record | None = None
+
+    @property
+    def sources(self) -> tuple[SourceSnippet, ...]:
+        return tuple(self.retrieved.snippets)
+
+
+@dataclass(frozen=True)
+class SettingPlan:
+    """One setting: its name and record fields, its source, its diagnostics, its key and its items.
+
+    ``key`` is everything of the run and the setting that can change a record; the entries named in
+    :data:`PART_KEYS` that it holds are filled by the engine from the built parts.  ``items`` are in the
+    order ``records.jsonl`` lists them.
+    """
+
+    setting: Setting
+    source: Source
+    diagnostics: tuple[str, ...]
+    key: Mapping[str, Any]
+    items: tuple[Item, ...]
+    evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
+    batch_size: int | None = None  # items per batch (default: the reader's batch_size)
+
+    @property
+    def name(self) -> str:
+        return self.setting.name
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole run (see the module doc)."""
+
+    origin: Origin
+    settings: tuple[SettingPlan, ...]
+    question_order: tuple[str, ...]
+    scoring: Scoring
+    diagnostics: tuple[str, ...] = ()  # every diagnostic the run selected (the manifest's list)
+    seed: int = 0
+    contrasts: Any = None
+    cluster_key: str | None = None
+    #: the manifest's summary of the run: dataset, inputs (hashes), offline notes, the front-end's own section
+    summary: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    reader: Any = None  # the run's reader spec (None: no setting reads)
+    judge_needed: bool = True
+    judge_cache: Path | None = None  # the judge's sqlite folder (default: <run dir>/cache/judge)
+    durable: bool = True  # fsync each record file (False: renamed into place only)
+    first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
+
+    @property
+    def setting_names(self) -> list[str]:
+        return [s.name for s in self.settings]
+
+    def n_items(self) -> int:
+        return sum(len(s.items) for s in self.settings)
+
+
+def record_hash(key: Mapping[str, Any], example: Any, retrieved: Any) -> str:
+    """The input hash of one (setting, question) record."""
+    return sha(
+        {
+            **key,
+            "question": example.id,
+            "q": example.question,
+            "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
+            "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
+            "retrieved": list(retrieved.doc_ids),
+        }
+    )[:32]
+
+
+def settings_json(settings: Sequence[SettingPlan]) -> list[dict[str, Any]]:
+    """The manifest's ``suite.settings``: name, compressor, budget, params per setting."""
+    out = []
+    for s in settings:
+        params = dict(s.source.params) if isinstance(s.source, CompressRead) else {}
+        out.append({"name": s.name, "compressor": s.setting.compressor, "budget": s.setting.budget, "params": params})
+    return out

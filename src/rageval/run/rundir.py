@@ -1,0 +1,341 @@
+"""One run directory, one on-disk format, read and written by every command.
+
+A run directory holds ``manifest.json`` (a :class:`Manifest`), ``records.jsonl``
+(one :class:`~rageval.types.Record` per line, in the plan's order),
+``run_stats.json`` (counters that depend on the path taken), ``cache/`` (the
+record cache and the judge's sqlite) and what the report writes.  ``rageval
+suite``, ``score`` and ``rescore`` write it through the engine; ``report``,
+``rescore`` and ``audit`` read it through :class:`RunDir`, whatever command
+wrote it.
+
+The manifest carries ``format`` (:data:`FORMAT`).  A manifest without one was
+written by rageval 0.1.0 and is migrated when read (:func:`migrate`): its
+``scoring`` section is rebuilt from the suite's or the score run's recorded
+configuration.  A manifest of a newer format, or one that is not a rageval
+manifest at all, is refused with one line saying what to do — never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rageval.errors import ConfigError
+from rageval.io import write_json_atomic
+
+__all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate"]
+
+#: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1)
+FORMAT = 2
+
+
+_FIX = "rerun the command that wrote it (rageval suite FILE --out DIR, or rageval score FILES --out DIR)"
+
+
+class RunDirError(ConfigError):
+    """A run directory that cannot be used as asked (another run's, unreadable, of an unknown format)."""
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class OriginModel(_Open):
+    kind: Literal["suite", "score", "rescore"]
+    name: str
+    hash: str
+    source: str | None = None
+    of_run: str | None = None  # rescore: the run directory rescored
+
+
+class JudgeRecord(_Open):
+    spec: str = "lexical"
+    threshold: float = 0.5
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScoringRecord(_Open):
+    """The scoring options of the run (:class:`rageval.run.plan.Scoring`)."""
+
+    judge: JudgeRecord = Field(default_factory=JudgeRecord)
+    tokenizer: str = "regex"
+    citations: dict[str, Any] = Field(default_factory=lambda: {"mode": "default", "max_citations": 3})
+    attribution: dict[str, Any] = Field(default_factory=dict)
+    retrieval_k: int | None = None
+    #: per setting: its diagnostics and how a unit was shown to its reader (the template's evidence fields)
+    diagnostics: dict[str, list[str]] = Field(default_factory=dict)
+    templates: dict[str, Any] = Field(default_factory=dict)
+
+
+class SettingRecord(_Open):
+    name: str
+    compressor: str | None = None
+    budget: Any = None
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class SuiteRecord(_Open):
+    """The run's summary the report reads (name, hash, settings, contrasts, seed, diagnostics)."""
+
+    name: str
+    hash: str | None = None
+    dataset: str | None = None
+    seed: int = 0
+    contrasts: Any = None
+    settings: list[SettingRecord] = Field(default_factory=list)
+    cluster_key: str | None = None
+    diagnostics: list[str] = Field(default_factory=list)
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class Manifest(_Open):
+    """``manifest.json``: what ran, from what, with which parts and options."""
+
+    format: int = FORMAT
+    origin: OriginModel
+    suite: SuiteRecord
+    scoring: ScoringRecord = Field(default_factory=ScoringRecord)
+    package: dict[str, str] = Field(default_factory=dict)
+    models: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=False)
+
+    def diagnostics_of(self, setting: str) -> list[str]:
+        """The diagnostics a setting scored (the run's, unless it scored others)."""
+        return list(self.scoring.diagnostics.get(setting, self.suite.diagnostics))
+
+    def template_of(self, setting: str) -> Any:
+        """The prompt template (fields) a setting's reader used, None for the built-in one."""
+        return self.scoring.templates.get(setting)
+
+    def scoring_spec(self, judge: Any = None):
+        """The run's :class:`~rageval.run.plan.Scoring` (``judge``: a JudgeSpec to score with instead)."""
+        from rageval.judges.spec import JudgeSpec
+        from rageval.run.plan import Scoring
+
+        s = self.scoring
+        if judge is None:
+            judge = JudgeSpec(spec=s.judge.spec, threshold=s.judge.threshold, params=dict(s.judge.params))
+        return Scoring(
+            judge=judge,
+            tokenizer=s.tokenizer,
+            citations=dict(s.citations),
+            attribution=dict(s.attribution),
+            retrieval_k=s.retrieval_k,
+        )
+
+
+# -- 0.1.0 --------------------------------------------------------------------------------------------------------
+
+
+def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]], diagnostics: list[str]) -> dict:
+    judge = dict(config.get("judge") or {})
+    reader = dict(config.get("reader") or {})
+    own = {}
+    for s in config.get("settings") or []:
+        if isinstance(s, Mapping) and isinstance(s.get("reader"), Mapping):
+            prefix = s.get("name") or s.get("compressor")
+            for b in s.get("budgets") or [None]:
+                own[prefix if b is None else f"{prefix}@{b}"] = s["reader"].get("template")
+    names = [s["name"] for s in settings if isinstance(s, Mapping) and "name" in s]
+    return {
+        "judge": {
+            "spec": judge.get("spec", "lexical"),
+            "threshold": judge.get("threshold", 0.5),
+            "params": dict(judge.get("params") or {}),
+        },
+        "tokenizer": config.get("tokenizer", "regex"),
+        "citations": dict(config.get("citations") or {"mode": "default", "max_citations": 3}),
+        "attribution": dict(config.get("attribution") or {}),
+        "retrieval_k": (config.get("retrieval") or {}).get("k"),
+        "diagnostics": {},
+        "templates": {n: t for n in names if (t := own.get(n, reader.get("template"))) is not None},
+    }
+
+
+def _scoring_of_score(config: Mapping[str, Any], score: Mapping[str, Any], diagnostics: list[str]) -> dict:
+    per = score.get("diagnostics_per_setting") or {}
+    return {
+        "judge": {
+            "spec": config.get("judge", "lexical"),
+            "threshold": config.get("threshold", 0.5),
+            "params": dict(config.get("judge_params") or {}),
+        },
+        "tokenizer": config.get("tokenizer", "regex"),
+        "citations": {"mode": config.get("citations", "default"), "max_citations": config.get("max_citations", 3)},
+        "attribution": {},
+        "retrieval_k": config.get("retrieval_k"),
+        "diagnostics": {str(k): list(v) for k, v in per.items() if list(v) != diagnostics}
+        if isinstance(per, Mapping)
+        else {},
+        "templates": {},
+    }
+
+
+def migrate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A 0.1.0 manifest (no ``format``) in today's shape; raises :class:`RunDirError` when it is none."""
+    suite = data.get("suite")
+    if suite is not None and not isinstance(suite, Mapping):
+        raise RunDirError(f"{where}: 'suite' must be an object, got {type(suite).__name__}; {_FIX}")
+    out = dict(data)
+    out["format"] = FORMAT
+    if suite is None or not isinstance(suite.get("name"), str):
+        return out  # no run of a command (a hand-made manifest): the report reads it, rescore and audit refuse it
+    config = suite.get("config")
+    config = dict(config) if isinstance(config, Mapping) else {}
+    settings = [dict(s) for s in suite.get("settings") or [] if isinstance(s, Mapping)]
+    diagnostics = [d for d in suite.get("diagnostics") or [] if isinstance(d, str)]
+    if isinstance(data.get("score"), Mapping):
+        kind, scoring = "score", _scoring_of_score(config, data["score"], diagnostics)
+    else:
+        kind, scoring = "suite", _scoring_of_suite(config, settings, diagnostics)
+    rescored = data.get("rescore")
+    origin = {"kind": kind, "name": suite["name"], "hash": str(suite.get("hash") or "")}
+    if isinstance(rescored, Mapping):
+        origin = {**origin, "kind": "rescore", "of_run": rescored.get("of_run")}
+    out["origin"] = origin
+    out["scoring"] = scoring
+    out.setdefault("notes", [])
+    return out
+
+
+# -- the directory ------------------------------------------------------------------------------------------------
+
+
+class RunDir:
+    """A run directory (see the module doc); nothing is read or written until asked."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.path / "manifest.json"
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / "records.jsonl"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.path / "cache"
+
+    @property
+    def judge_cache(self) -> Path:
+        return self.path / "cache" / "judge"
+
+    def lock(self, command: str):
+        """The directory's one-writer lock (:class:`~rageval.run.lock.OutDirLock`; re-entrant in a process)."""
+        from rageval.run.lock import OutDirLock
+
+        if self.path.exists() and not self.path.is_dir():
+            raise ConfigError(f"output directory {self.path} is a file; choose another --out (or output_dir)")
+        return OutDirLock(self.path, command)
+
+    # -- reading
+
+    def exists(self) -> bool:
+        return self.manifest_path.is_file()
+
+    def read_manifest_data(self) -> dict[str, Any]:
+        """``manifest.json`` as JSON, migrated to today's shape (unchecked beyond that)."""
+        p = self.manifest_path
+        if not p.is_file():
+            raise RunDirError(
+                f"{p} is missing: is {self.path} a rageval run directory? (rageval suite FILE --out DIR, "
+                "or rageval score FILES --out DIR)"
+            )
+        try:
+            data = json.loads(p.read_bytes().decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError) as err:
+            raise RunDirError(f"{p}: not valid JSON ({str(err)[:100]}); rerun the command that wrote it") from None
+        if not isinstance(data, dict):
+            raise RunDirError(f"{p}: must hold a JSON object, got {type(data).__name__}; rerun the command")
+        version = data.get("format")
+        if version is None:
+            return migrate(data, str(p))
+        if isinstance(version, bool) or not isinstance(version, int) or version < 2:
+            raise RunDirError(f"{p}: unknown run-directory format {version!r}; rerun the command that wrote it")
+        if version > FORMAT:
+            raise RunDirError(
+                f"{p}: written by a newer rageval (run-directory format {version}, this one reads up to {FORMAT}); "
+                "upgrade rageval, or rerun the command with this one into another --out"
+            )
+        return data
+
+    def read_manifest(self) -> Manifest:
+        """The typed :class:`Manifest` (a 0.1.0 one migrated); one-line :class:`RunDirError` when unusable."""
+        data = self.read_manifest_data()
+        if "origin" not in data:
+            named = isinstance(data.get("suite"), Mapping) and isinstance(data["suite"].get("name"), str)
+            what = "no origin: which command wrote it is unknown" if named else "no suite name"
+            raise RunDirError(f"{self.manifest_path}: not a rageval run manifest ({what}); {_FIX}")
+        try:
+            return Manifest.model_validate(data)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(map(str, first["loc"]))
+            raise RunDirError(
+                f"{self.manifest_path}: {where}: {first['msg']}; rerun the command that wrote it"
+            ) from None
+
+    def iter_records(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped)."""
+        from rageval.types import Record
+
+        p = self.records_path
+        if not p.is_file():
+            raise RunDirError(f"{p} is missing: run the command that writes it first (rageval suite / score)")
+        try:
+            lines = p.read_text(encoding="utf-8").split("\n")
+        except UnicodeDecodeError as err:
+            raise RunDirError(f"{p}: not UTF-8 (byte {err.start}); rerun the command to rebuild it") from None
+        for i, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                yield i, Record.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+                raise RunDirError(
+                    f"{p}: line {i}: not a valid record ({type(err).__name__}: {str(err)[:160]}); rerun the command"
+                ) from None
+
+    def records(self) -> list[Any]:
+        return [r for _, r in self.iter_records()]
+
+    # -- writing (the engine's)
+
+    def check_owner(self, name: str) -> None:
+        """Refuse a directory that holds a run of another name (``cache/suite.json`` or the manifest)."""
+        for path in (self.path / "cache" / "suite.json", self.manifest_path):
+            if not path.is_file():
+                continue
+            fix = "delete the output directory or choose another --out"
+            try:
+                data = json.loads(path.read_bytes().decode("utf-8"))
+            except (ValueError, RecursionError) as err:  # not UTF-8, not JSON
+                raise RunDirError(f"{path}: not valid JSON ({str(err)[:100]}); {fix}") from None
+            try:
+                found = data["suite"]["name"]
+            except (KeyError, TypeError, IndexError):
+                raise RunDirError(f"{path}: names no suite, so the run it holds is unknown; {fix}") from None
+            if found != name:
+                raise RunDirError(
+                    f"output directory {self.path} holds a run of suite {found!r}, not {name!r}; "
+                    "choose another --out (or delete it)"
+                )
+            return
+
+    def write_manifest(self, manifest: Manifest, *, root: Path | None = None) -> None:
+        write_json_atomic(self.manifest_path, manifest.to_json(), indent=2, root=root)
+
+    def write_stats(self, stats: Mapping[str, Any], name: str = "run_stats.json", *, root: Path | None = None) -> None:
+        write_json_atomic(self.path / name, dict(stats), indent=2, root=root)

@@ -1,0 +1,70 @@
+"""A suite's inputs: the dataset file, its examples and their retrieval, and the diagnostics that apply.
+
+Nothing here runs a model.  :func:`load_inputs` reads the dataset and retrieves
+as the run does (``rageval validate`` calls the same function);
+:func:`select_diagnostics` resolves ``diagnostics: auto`` through the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rageval.suite.config import Suite
+
+__all__ = ["load_inputs", "resolve_dataset_path", "select_diagnostics"]
+
+
+def resolve_dataset_path(suite: Suite) -> Path | None:
+    """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
+    from rageval.data import LOADERS, sample_path
+
+    ds = suite.dataset
+    if ds.hub_id is not None:
+        return None
+    if ds.path is None:  # the dataset's own sample, under its canonical name (`hotpot` is `hotpotqa`)
+        return sample_path(ds.sample or LOADERS.canonical(ds.name))
+    p = Path(ds.path).expanduser()
+    if not p.is_absolute() and suite.source:
+        beside = Path(suite.source).resolve().parent / p
+        if beside.exists():
+            return beside
+    if not p.exists():
+        raise FileNotFoundError(f"dataset.path {ds.path!r} not found (looked beside the suite file and in the cwd)")
+    return p
+
+
+def load_inputs(suite: Suite):
+    """Examples and their retrieval, as the suite describes."""
+    from rageval.data import load_corpus, load_examples
+    from rageval.retrieval import retrieve_all
+
+    ds = suite.dataset
+    path = resolve_dataset_path(suite)
+    if ds.format is not None:  # a file `rageval score` reads (docs/score.md#suites-that-read-the-same-files)
+        from rageval.score.suite_data import read_examples
+
+        source = str(path) if path is not None else f"hf:{ds.hub_id}"
+        examples = read_examples(source, ds.format, split=ds.split, limit=ds.limit)
+    else:
+        examples = load_examples(
+            ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split, limit=ds.limit
+        )
+    corpus = None
+    if suite.retrieval.method == "bm25" and suite.retrieval.corpus == "dataset":
+        if ds.format is not None:
+            raise ValueError(
+                f"retrieval.corpus: dataset has no corpus for dataset.format {ds.format!r} (a file of outputs); "
+                "use corpus: example (each question's own sources)"
+            )
+        corpus = load_corpus(ds.name, path, hub_id=ds.hub_id, hub_config=ds.hub_config, split=ds.split)
+    retrieved = retrieve_all(examples, method=suite.retrieval.method, k=suite.retrieval.k, corpus=corpus)
+    return examples, retrieved
+
+
+def select_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
+    """The suite's diagnostics; ``auto``: every catalog entry whose gold some example carries."""
+    from rageval.diagnostics import applicable
+
+    return applicable(suite.diagnostics, lambda field: any(getattr(e, field, None) for e in examples))
