@@ -49,15 +49,26 @@ def test_paired_tests_hand_case_unchanged():
 
 
 def test_one_blas_thread_gives_the_same_numbers_as_the_blas_default(monkeypatch):
-    """The same family with the single-thread limit on and off: identical arrays, bit for bit."""
+    """The same family with the single-thread limit on and off.
+
+    The bootstrap products are float32 (exact counts times block sums): the BLAS may sum them in another order on
+    several threads, so the intervals agree to float32 accumulation precision, not bit for bit (on this project's
+    2-core machine they differ by up to 3e-8); counts and the sign-flip p-values (float64 products) agree exactly,
+    and one thread count gives the same bits on every run.
+    """
     rng = np.random.default_rng(3)
     D = rng.normal(size=(60, 40))
     D[rng.random(D.shape) < 0.1] = np.nan
     limited = paired_tests(D, n_resamples=2500, seed=7)
+    again = paired_tests(D, n_resamples=2500, seed=7)
     monkeypatch.setattr(resample, "ONE_THREAD_WORK", -1)  # every product above the limit: BLAS default threads
     free = paired_tests(D, n_resamples=2500, seed=7)
     for field in ("estimate", "ci_low", "ci_high", "p_value", "n", "n_blocks", "n_empty_replicates"):
+        np.testing.assert_array_equal(getattr(limited, field), getattr(again, field))
+    for field in ("estimate", "p_value", "n", "n_blocks", "n_empty_replicates"):
         np.testing.assert_array_equal(getattr(limited, field), getattr(free, field))
+    for field in ("ci_low", "ci_high"):
+        np.testing.assert_allclose(getattr(limited, field), getattr(free, field), rtol=1e-6, atol=1e-7)
 
 
 def test_blas_limit_applies_to_small_products_only():

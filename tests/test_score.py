@@ -696,12 +696,19 @@ def test_saved_reader_on_a_scored_file_names_a_missing_system(tmp_path):
     assert len(SavedReader(data, format="generic", system="theirs")) == 1
 
 
-def test_given_compressor_outside_a_file_dataset_is_a_compressor_error():
+def test_given_compressor_outside_a_file_dataset_is_an_error(tmp_path):
     from rageval.compressors import CompressorError, get
-    from rageval.data import Example
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import load_suite
+    from rageval.suite.runner import run_suite
+    from rageval.types import SourceSnippet
 
-    with pytest.raises(CompressorError, match="carries no given units"):
-        get("given").compress_example(Example("q", "Q?"), [])
+    with pytest.raises(CompressorError, match="the units come from the dataset file"):
+        get("given").compress("Q?", [SourceSnippet("d.s0", "Some text.", "d")], None)
+    path = tmp_path / "s.yaml"
+    path.write_text("name: g\ndataset: {name: hotpotqa, limit: 1}\nsettings: [{compressor: given}]\n")
+    with pytest.raises(SuiteError, match="takes the units a dataset file gives"):
+        run_suite(load_suite(path), tmp_path / "out", progress=False, build_report=False)
 
 
 def test_rescore_of_a_score_run_rescores_it(tmp_path):

@@ -156,66 +156,92 @@ def _resolve_key(key: Mapping[str, Any], compressor: Any, reader: Any, judge: An
     return out
 
 
-def _plan_settings(
-    plan: Plan,
-    parts: Parts,
-    judge: Any,
-    reader: Any,
-    tokenizer: Any,
-    models: dict[str, Any],
-    expected: dict[tuple[str, str], str],
-    cache: RecordCache,
-    tally: CacheTally,
-    bar: Any,
-    *,
-    allow_unavailable: bool,
-    retry_failed: bool,
-) -> Iterator[SettingWork]:
-    """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, the bar advanced)
-    and yield the rest as a :class:`SettingWork`."""
-    options = plan.scoring.options()
-    for sp in plan.settings:
+class _Execution:
+    """One execution of a plan: the parts it built, the counters it keeps, the hashes it expects."""
+
+    def __init__(self, plan: Plan, rundir: RunDir, cache: RecordCache, session: Any, parts: Parts, **how: Any):
+        from rageval.text import get_tokenizer
+
+        self.plan, self.rundir, self.cache, self.session, self.parts = plan, rundir, cache, session, parts
+        self.allow_unavailable: bool = how["allow_unavailable"]
+        self.retry_failed: bool = how["retry_failed"]
+        self.tokenizer = get_tokenizer(plan.scoring.tokenizer)
+        self.options = plan.scoring.options()
+        self.tally = CacheTally()
+        self.expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
+        self.judge = self._judge() if plan.judge_needed else None
+        self.models: dict[str, Any] = {
+            "judge": getattr(self.judge, "id", None) if self.judge is not None else plan.scoring.judge.spec
+        }
+        self.reader = None
+        if plan.reader is not None:
+            self.reader = parts.add(make_reader(plan.reader, plan.scoring.tokenizer))
+            self.models["reader"] = reader_id(self.reader, plan.reader)
+
+    def _judge(self) -> Any:
+        cache_dir = self.plan.judge_cache or self.rundir.judge_cache
+        if self.session is None:
+            return self.parts.add(load_judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+        # the same runner and cache here; the backend's predict fans out to Ray actors
+        return self.parts.add(self.session.judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+
+    def _compressor(self, sp: SettingPlan) -> tuple[Any, str | None]:
         src = sp.source
-        spec = getattr(src, "reader", None)
-        setting_reader = reader if spec is not None else None
-        if spec is not None and getattr(src, "own_reader", False):
-            setting_reader = parts.add(make_reader(spec, plan.scoring.tokenizer))
-            models[f"reader:{sp.name}"] = reader_id(setting_reader, spec)
-        rid = models.get(f"reader:{sp.name}") if getattr(src, "own_reader", False) else models.get("reader")
-        compressor, comp_error = None, None
-        if isinstance(src, CompressRead):
-            try:
-                compressor = make_compressor(src.compressor, src.params)
-                models[f"compressor:{sp.name}"] = getattr(compressor, "model_id", None) or src.compressor
-            except ModelUnavailable as err:
-                if not allow_unavailable:
-                    raise
-                comp_error = str(err)
-        key = _resolve_key(sp.key, compressor, rid, judge)
-        pending: list[Item] = []
-        for item in sp.items:
-            item = replace(item, input_hash=item_hash(key, item))
-            qid = item.saved.question_id if item.saved is not None else item.example.id
-            expected[(sp.name, qid)] = item.input_hash
-            if tally.reuse(cache, sp.name, qid, item.input_hash, retry_failed=retry_failed):
-                bar.update(1)
-                continue
-            pending.append(item)
-        stage = Stage(
-            sp.setting,
-            compressor,
-            comp_error,
-            setting_reader,
-            tokenizer,
-            judge,
-            sp.diagnostics,
-            options,
-            allow_unavailable,
-            evidence_text=sp.evidence_text,
-        )
-        size = sp.batch_size or (spec.batch_size if spec is not None else 256)
-        size = max(size, getattr(setting_reader, "min_batch", 1))  # keep a concurrent reader busy
-        yield SettingWork(sp, pending, size, stage, plan.first_batch, plan.scoring.tokenizer, plan.origin.hash)
+        if not isinstance(src, CompressRead):
+            return None, None
+        try:
+            compressor = make_compressor(src.compressor, src.params)
+        except ModelUnavailable as err:
+            if not self.allow_unavailable:
+                raise
+            return None, str(err)
+        self.models[f"compressor:{sp.name}"] = getattr(compressor, "model_id", None) or src.compressor
+        return compressor, None
+
+    def _reader(self, sp: SettingPlan) -> tuple[Any, Any]:
+        """The reader of a setting (None: its items bring their answers) and its id in the record key."""
+        spec = getattr(sp.source, "reader", None)
+        if spec is None:
+            return None, None
+        if not getattr(sp.source, "own_reader", False):
+            return self.reader, self.models.get("reader")
+        reader = self.parts.add(make_reader(spec, self.plan.scoring.tokenizer))
+        self.models[f"reader:{sp.name}"] = reader_id(reader, spec)
+        return reader, self.models[f"reader:{sp.name}"]
+
+    def work(self, bar: Any) -> Iterator[SettingWork]:
+        """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, the bar
+        advanced) and yield the rest as a :class:`SettingWork`."""
+        plan = self.plan
+        for sp in plan.settings:
+            reader, rid = self._reader(sp)
+            compressor, comp_error = self._compressor(sp)
+            key = _resolve_key(sp.key, compressor, rid, self.judge)
+            pending: list[Item] = []
+            for item in sp.items:
+                item = replace(item, input_hash=item_hash(key, item))
+                qid = item.saved.question_id if item.saved is not None else item.example.id
+                self.expected[(sp.name, qid)] = item.input_hash
+                if self.tally.reuse(self.cache, sp.name, qid, item.input_hash, retry_failed=self.retry_failed):
+                    bar.update(1)
+                    continue
+                pending.append(item)
+            stage = Stage(
+                sp.setting,
+                compressor,
+                comp_error,
+                reader,
+                self.tokenizer,
+                self.judge,
+                sp.diagnostics,
+                self.options,
+                self.allow_unavailable,
+                evidence_text=sp.evidence_text,
+            )
+            spec = getattr(sp.source, "reader", None)
+            size = sp.batch_size or (spec.batch_size if spec is not None else 256)
+            size = max(size, getattr(reader, "min_batch", 1))  # keep a concurrent reader busy
+            yield SettingWork(sp, pending, size, stage, plan.first_batch, plan.scoring.tokenizer, plan.origin.hash)
 
 
 def _execute(
@@ -228,73 +254,48 @@ def _execute(
     on_record: Callable[[Record], None] | None,
     retry_failed: bool,
 ) -> RunResult:
-    from rageval.text import get_tokenizer
-
-    out = rundir.path
-    tokenizer = get_tokenizer(plan.scoring.tokenizer)
     with Parts() as parts:
-        judge = None
-        if plan.judge_needed:
-            cache_dir = plan.judge_cache or rundir.judge_cache
-            if session is None:
-                judge = parts.add(load_judge(plan.scoring.judge, cache_dir, tokenizer))
-            else:  # the same runner and cache here; the backend's predict fans out to Ray actors
-                judge = parts.add(session.judge(plan.scoring.judge, cache_dir, tokenizer))
-        models: dict[str, Any] = {"judge": getattr(judge, "id", None) if judge is not None else plan.scoring.judge.spec}
-        reader = None
-        if plan.reader is not None:
-            reader = parts.add(make_reader(plan.reader, plan.scoring.tokenizer))
-            models["reader"] = reader_id(reader, plan.reader)
-        bar = progress(plan.n_items(), progress_bar)
-        tally = CacheTally()
-        computed = 0
-        expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
-        work = _plan_settings(  # a generator: setting by setting, as the batches are consumed
-            plan,
-            parts,
-            judge,
-            reader,
-            tokenizer,
-            models,
-            expected,
-            cache,
-            tally,
-            bar,
-            allow_unavailable=allow_unavailable,
-            retry_failed=retry_failed,
+        run = _Execution(
+            plan, rundir, cache, session, parts, allow_unavailable=allow_unavailable, retry_failed=retry_failed
         )
+        bar = progress(plan.n_items(), progress_bar)
+        computed = 0
+        work = run.work(bar)  # a generator: setting by setting, as the batches are consumed
         batches = _local_batches(work) if session is None else session.batches(work)
         for w, batch, records in batches:
             for item, rec in zip(batch, records):
                 cache.write(w.planned.name, rec.question_id, item.input_hash, rec)
                 computed += 1
-                tally.count(rec.status)
+                run.tally.count(rec.status)
                 if on_record is not None:
                     on_record(rec)
                 bar.update(1)
         bar.close()
 
         # Final files, from the cache alone (identical whether or not the run was resumed).
+        expected = run.expected
         n = cache.assemble(
             plan.setting_names,
             list(plan.question_order),
             present=lambda s, q: (s, q) in expected,
             expected=expected,
         )
-        rundir.write_manifest(_manifest(plan, models))
+        rundir.write_manifest(_manifest(plan, run.models))
+        judge = run.judge
         stats = {
-            "records_reused": tally.reused,
+            "records_reused": run.tally.reused,
             "records_computed": computed,
-            "records_retried": tally.retried,
+            "records_retried": run.tally.retried,
             "records_quarantined": len(cache.quarantined),
-            "status_counts": tally.status_counts,
+            "status_counts": run.tally.status_counts,
             "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
         }
         if session is not None:
             stats["ray"] = session.stats()
         rundir.write_stats(stats)
+    tally = run.tally
     return RunResult(
-        out,
+        rundir.path,
         n,
         tally.status_counts,
         tally.reused,
