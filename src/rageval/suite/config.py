@@ -31,18 +31,11 @@ import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.registry import did_you_mean
+from rageval.strict import Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
 from rageval.suite.yamlsafe import YamlError, load_yaml_file
 
@@ -53,16 +46,7 @@ class SuiteError(ValueError):
     """A suite file that cannot be used; the message names the file, field and fix."""
 
 
-class _Strict(BaseModel):
-    # strict: no bool where a number is meant, no "3" for 3; no NaN/inf; no blank string for a field
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_blank_strings(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, str) and not value.strip() and info.field_name != "description":
-            raise ValueError("empty string; give a value or leave the key out")
-        return value
+_Strict = Strict  # unknown keys, coercion, NaN/inf and blank strings refused (rageval.strict)
 
 
 class DatasetSpec(_Strict):
