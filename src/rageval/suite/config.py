@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.registry import did_you_mean
 from rageval.strict import Strict
@@ -97,22 +97,7 @@ class SettingSpec(_Strict):
     @field_validator("budgets", mode="before")
     @classmethod
     def _budgets(cls, v):
-        if not isinstance(v, list) or not v:
-            raise ValueError("budgets must list at least one budget (use [null] for no budget)")
-        for b in v:
-            if b is None:
-                continue
-            if isinstance(b, bool) or not isinstance(b, (int, float)):
-                raise ValueError(
-                    f"budget {b!r} is not a number: give a token count (an integer) or a fraction in (0, 1]"
-                )
-            if isinstance(b, float) and not math.isfinite(b):
-                raise ValueError(f"budget {b!r} must be a finite number")
-            if b <= 0:
-                raise ValueError(f"budget {b!r} must be a positive token count or a fraction in (0, 1]")
-            if isinstance(b, float) and b > 1:
-                raise ValueError(f"budget {b!r}: a float is a fraction in (0, 1]; write an integer for tokens")
-        return v
+        return check_budgets(v)  # the one budget check (rageval.budget), shared with the compressors
 
 
 class ReaderSpec(_Strict):
