@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
+from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.strict import Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
@@ -110,12 +111,6 @@ class ReaderSpec(_Strict):
 
 
 SettingSpec.model_rebuild()  # its `reader` is a ReaderSpec, defined after it
-
-
-class JudgeSpec(_Strict):
-    spec: str = "lexical"
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    params: dict[str, Any] = Field(default_factory=dict)
 
 
 #: the suite's ``attribution:`` section is the attribution engine's own settings object
