@@ -20,7 +20,6 @@ Each problem is one line ``  <field>: <what is wrong>; <the fix>``.
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -125,51 +124,9 @@ def _reader_problems(suite: Any) -> list[str]:
 
 
 def _reader_spec_problems(spec: Any, where: str) -> list[str]:
-    from rageval.readers import READERS, PromptTemplate, reader_class
+    from rageval.readers.spec import reader_problems
 
-    out = []
-    try:
-        PromptTemplate.coerce(spec.template)
-    except (TypeError, ValueError) as err:
-        out.append(f"  {where}.template: {err}")
-    if spec.backend not in READERS:
-        return out  # reported by the name check
-    cls = reader_class(spec.backend)
-    params = dict(spec.params)
-    if "template" in params:
-        out.append(f"  {where}.params.template: give the prompt template as {where}.template (its own section)")
-        return out
-    sig = inspect.signature(cls.__init__)
-    accepted = [p for p in sig.parameters if p not in ("self", "sleep", "template")]
-    unknown = [k for k in params if k not in accepted]
-    for k in unknown:
-        hint = did_you_mean(k, accepted)
-        out.append(
-            f"  {where}.params.{k}: unknown option for reader {spec.backend!r}.{hint} Accepted: {', '.join(accepted)}."
-        )
-    required = [
-        p.name
-        for p in sig.parameters.values()
-        if p.name != "self" and p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
-    ]
-    missing = [r for r in required if r not in params]
-    if missing:
-        out.append(f"  {where}.params: reader {spec.backend!r} needs {', '.join(map(repr, missing))}")
-    if unknown or missing or out:
-        return out
-    params.setdefault("tokenizer", "regex")
-    if isinstance(params["tokenizer"], str) and params["tokenizer"] not in ("regex", "whitespace"):
-        params["tokenizer"] = "regex"  # an HF tokenizer is loaded by check_suite, not here
-    check = getattr(cls, "check_params", None)
-    try:
-        if check is not None:  # a backend that loads a model checks its values without loading it
-            check(**params, template=spec.template)
-        else:  # model-free (or lazy) backends are cheap to build: build one, as the run does
-            cls(**params, template=spec.template)
-    except (TypeError, ValueError, OSError) as err:
-        msg = (err.strerror or "") if isinstance(err, OSError) and not str(err) else str(err)
-        out.append(f"  {where}.params: {' '.join(msg.split())}")
-    return out
+    return reader_problems(spec, where)
 
 
 def _judge_problems(suite: Any) -> list[str]:

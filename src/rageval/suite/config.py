@@ -35,6 +35,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
+from rageval.readers.spec import ReaderSpec
 from rageval.registry import did_you_mean
 from rageval.strict import Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
@@ -99,18 +100,6 @@ class SettingSpec(_Strict):
     @classmethod
     def _budgets(cls, v):
         return check_budgets(v)  # the one budget check (rageval.budget), shared with the compressors
-
-
-class ReaderSpec(_Strict):
-    backend: str = "extractive"
-    params: dict[str, Any] = Field(default_factory=dict)
-    template: dict[str, Any] | None = Field(
-        None, description="prompt template fields (instruction, user, system, unit, ...); default: the built-in one"
-    )
-    batch_size: int = Field(8, ge=1)
-
-
-SettingSpec.model_rebuild()  # its `reader` is a ReaderSpec, defined after it
 
 
 #: the suite's ``attribution:`` section is the attribution engine's own settings object
