@@ -136,7 +136,7 @@ def params_model(cls: type) -> type[ReaderParams]:
     if not (isinstance(model, type) and issubclass(model, ReaderParams)):
         raise TypeError(
             f"reader class {cls.__name__} declares no Params model: give it `Params = <a subclass of "
-            "rageval.readers.spec.ReaderParams>` listing its options (docs/architecture.md#add-a-reader)"
+            "rageval.readers.spec.ReaderParams>` listing its options (as the shipped readers do)"
         )
     return model
 
