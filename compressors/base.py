@@ -10,7 +10,9 @@ docs/design.md)::
 in ``(0, 1]`` is a fraction of the retrieved tokens (the tokens of all the
 question's snippets, counted with the suite's tokenizer); ``None`` is unbounded.
 Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
-:class:`BudgetError` that says how to write the budget instead.
+:class:`BudgetError` that says how to write the budget instead (the one budget
+check, shared with the suite's ``budgets:``, is :mod:`rageval.budget`; its names
+are re-exported here).
 
 >>> resolve_budget(160, retrieved_tokens=1000)
 160
@@ -22,7 +24,7 @@ True
 ...     resolve_budget(0, retrieved_tokens=1000)
 ... except BudgetError as e:
 ...     print(e)
-budget=0 is not a valid budget: give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or None for no budget
+budget 0 is not positive: give a token count (a positive integer, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or null (None) for no budget
 
 **Defined outcomes for degenerate input** (never a crash mid-suite):
 
@@ -50,6 +52,7 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from rageval.budget import Budget, BudgetError, check_budget, resolve_budget  # re-exported: the one budget check
 from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
 from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
@@ -73,15 +76,10 @@ __all__ = [
     "pack_guard",
 ]
 
-Budget = "int | float | None"
-
 
 class CompressorError(ValueError):
-    """Base class of the compressor errors that come from user input."""
-
-
-class BudgetError(CompressorError):
-    """A budget that is not a positive int, a fraction in (0, 1], or None."""
+    """Base class of the compressor errors that come from user input (a bad budget: :class:`BudgetError`,
+    a ValueError of :mod:`rageval.budget`)."""
 
 
 class SnippetError(CompressorError):
@@ -107,47 +105,6 @@ class Compressor(Protocol):
         *,
         tokenizer: Tokenizer | str | None = None,
     ) -> Context: ...
-
-
-# --------------------------------------------------------------------------- budgets
-
-
-def check_budget(budget: Any) -> None:
-    """Raise :class:`BudgetError` unless ``budget`` is a valid budget spec (see module doc)."""
-    fix = (
-        "give a positive integer (absolute tokens, e.g. 160), a fraction in (0, 1] of the "
-        "retrieved tokens (e.g. 0.25), or None for no budget"
-    )
-    if budget is None:
-        return
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-        raise BudgetError(f"budget={budget!r} ({type(budget).__name__}) is not a valid budget: {fix}")
-    if isinstance(budget, float):
-        if math.isnan(budget) or budget <= 0:
-            raise BudgetError(f"budget={budget!r} is not a valid budget: {fix}")
-        if budget > 1:
-            raise BudgetError(
-                f"budget={budget!r} is a float above 1: fractions must lie in (0, 1]; "
-                f"for an absolute budget write an integer (e.g. {int(budget)})"
-            )
-        return
-    if budget <= 0:
-        raise BudgetError(f"budget={budget!r} is not a valid budget: {fix}")
-
-
-def resolve_budget(budget: int | float | None, *, retrieved_tokens: int) -> int | None:
-    """The budget in tokens: ``int`` as is, ``float`` fraction x retrieved tokens (floored), None stays None.
-
-    A fraction of a non-empty retrieval is at least 1 token.
-    """
-    check_budget(budget)
-    if budget is None:
-        return None
-    if isinstance(budget, float):
-        if retrieved_tokens <= 0:
-            return 0
-        return max(1, int(math.floor(budget * retrieved_tokens + 1e-9)))
-    return int(budget)
 
 
 # --------------------------------------------------------------------------- inputs

@@ -37,7 +37,11 @@ parameters (``openai``: ``model``, ``base_url``, …) declares them as
 ``params=(...)``; they reach its factory as ``options.params`` (from
 ``get_judge(spec, **params)`` or a suite's ``judge.params``), and any other judge
 given parameters is an error.  ``arg_optional=True``: the judge is also named
-without ``:<arg>``.
+without ``:<arg>``; ``runs_model=True``: a model runs here (``execution``
+applies); ``window=True``: it truncates premises (``window`` applies);
+``endpoint=True``: its argument is ``<model>@<base_url>``.  A spec string is read
+in one place, :func:`rageval.judges.spec.parse_judge_spec`, which also holds the
+options model and the suite's judge checks.
 """
 
 from __future__ import annotations
@@ -100,8 +104,11 @@ def _embedding_judge(path, batch_size, device, dtype, execution="auto"):
 @functools.lru_cache(maxsize=4)
 def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execution="auto"):
     """Model judges are loaded once per process and spec (evaluate modules called one after another share it)."""
-    if s.startswith(("nli:", "seq2seq:")):
-        kind, _, target = s.partition(":")
+    from rageval.judges.spec import parse_judge_spec
+
+    ref = parse_judge_spec(s)
+    if ref.name in ("nli", "seq2seq") and ref.model is not None:
+        kind, target = ref.name, ref.model
     else:
         target = s
         try:
@@ -131,11 +138,17 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execut
 JUDGES = Registry("judge")
 JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
 JUDGES.register(
-    "minilm", lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype, o.execution), arg=False
+    "minilm",
+    lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype, o.execution),
+    arg=False,
+    runs_model=True,
 )
 JUDGES.register("replay", lambda arg, o: ReplayJudge(arg), arg=True)
 JUDGES.register(
-    "embedding", lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype, o.execution), arg=True
+    "embedding",
+    lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype, o.execution),
+    arg=True,
+    runs_model=True,
 )
 JUDGES.register(
     "nli",
@@ -143,6 +156,8 @@ JUDGES.register(
         f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
     ),
     arg=True,
+    runs_model=True,
+    window=True,
 )
 JUDGES.register(
     "seq2seq",
@@ -150,6 +165,8 @@ JUDGES.register(
         f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
     ),
     arg=True,
+    runs_model=True,
+    window=True,
 )
 JUDGES.register(
     "openai",
@@ -157,6 +174,7 @@ JUDGES.register(
     arg=True,
     arg_optional=True,
     arg_form="<model>@<base_url>",
+    endpoint=True,
     params=OPENAI_PARAMS,
 )
 
@@ -177,16 +195,6 @@ def _spec_form(name: str) -> str:
 
 #: The named judges as written in a spec.
 BUILTIN = tuple(_spec_form(n) for n in JUDGES.names())
-
-
-def _named(s: str) -> tuple[str, str | None] | None:
-    """``(registered name, argument)`` of a spec naming a registered judge, else None (a model path or id)."""
-    if s in JUDGES and (not JUDGES.meta(s)["arg"] or JUDGES.meta(s).get("arg_optional")):
-        return s, None
-    name, sep, arg = s.partition(":")
-    if sep and name in JUDGES and JUDGES.meta(name)["arg"]:
-        return name, arg
-    return None
 
 
 def build_judge(
@@ -230,14 +238,13 @@ def build_judge(
     if isinstance(spec, JudgeRunner):
         return spec.judge
     if isinstance(spec, (str, os.PathLike)):
+        from rageval.judges.spec import parse_judge_spec
+
         s = str(spec)
-        if not s.strip():
-            raise ValueError("judge spec is empty: use 'lexical', 'replay:<path>', a model path or hub id")
-        named = _named(s)
-        if named is not None:
-            name, arg = named
-            opts = _Options(batch_size, dtype, max_length, device, revision, params, _requested(execution, name))
-            return JUDGES.get(name)(arg, opts)
+        ref = parse_judge_spec(s).checked()  # blank, 'nli' without ':<path>', 'nli:' -> JudgeSpecError
+        if ref.name is not None:
+            opts = _Options(batch_size, dtype, max_length, device, revision, params, _requested(execution, ref.name))
+            return JUDGES.get(ref.name)(ref.arg, opts)
         return _model_judge(s, revision, max_length, batch_size or 8, dtype, device, _requested(execution, None))
     if execution not in (None, "", "auto"):
         raise ValueError(f"execution={execution!r} applies to model judges named by a spec, not to a judge object")
@@ -255,7 +262,7 @@ def _requested(execution: str | None, name: str | None) -> str:
     """The execution path asked for (argument, else environment, else auto); only model judges take one."""
     from rageval.judges.paths import requested
 
-    if name is not None and name not in ("nli", "seq2seq", "minilm", "embedding"):
+    if name is not None and not JUDGES.meta(name).get("runs_model"):
         if execution not in (None, "", "auto"):
             raise ValueError(f"execution={execution!r}: judge {name!r} runs no model; execution is for model judges")
         return "auto"
@@ -264,9 +271,11 @@ def _requested(execution: str | None, name: str | None) -> str:
 
 def _check_params(spec: Any, params: Mapping[str, Any]) -> None:
     """Only a registered judge that declares parameters takes them (``openai``: model, base_url, ...)."""
-    named = _named(str(spec)) if isinstance(spec, (str, os.PathLike)) and str(spec).strip() else None
-    if named is not None and JUDGES.meta(named[0]).get("params"):
-        return
+    if isinstance(spec, (str, os.PathLike)):
+        from rageval.judges.spec import parse_judge_spec
+
+        if parse_judge_spec(str(spec)).params:
+            return
     takers = [n for n in JUDGES.names() if JUDGES.meta(n).get("params")]
     shown = spec if isinstance(spec, (str, os.PathLike)) or spec is None else type(spec).__name__
     raise ValueError(

@@ -171,10 +171,9 @@ def parse_spec(arg: str) -> tuple[str, str | None]:
     >>> parse_spec("meta-llama/Llama-3.1-8B-Instruct")
     ('meta-llama/Llama-3.1-8B-Instruct', None)
     """
-    cut = max(arg.rfind("@http://"), arg.rfind("@https://"))
-    if cut < 0:
-        return arg, None
-    return arg[:cut], arg[cut + 1 :]
+    from rageval.judges.spec import model_and_url  # the one reading of a judge spec (rageval.judges.spec)
+
+    return model_and_url(arg)
 
 
 def _check_number(name: str, value: Any, *, integer: bool = False, minimum: float = 0.0, strict: bool = False) -> None:

@@ -1,11 +1,343 @@
-"""TEMPORARY until the spec branch lands."""
+"""Judge specs: the suite's ``judge:`` section, the one parser of a spec string, and the judge's options.
 
-from rageval.suite.config import JudgeSpec  # noqa: F401
+* :class:`JudgeSpec` — the suite's ``judge:`` section (``spec``, ``threshold``,
+  ``params``); its JSON dump is part of the suite hash.
+* :func:`parse_judge_spec` — the one reading of a spec string into a
+  :class:`JudgeRef`: which registered judge it names (:data:`rageval.judges.JUDGES`)
+  and with what argument, or that it is a model folder / hub id.  The builder
+  (:func:`rageval.judges.build_judge`), the suite checks and the OpenAI judge's
+  ``<model>@<base_url>`` all read a spec through it.
+* :class:`JudgeOptions` — the options every spec takes (``batch_size``, ``dtype``,
+  ``max_length``, ``device``, ``revision``, ``window``, ``execution``), checked
+  with one-line messages; a judge with its own parameters (registry meta
+  ``params``, e.g. ``openai``'s ``model``, ``base_url``, ...) adds them
+  (:func:`options_model`).
+* :func:`judge_problems` — what a suite's judge gets wrong, one line each
+  (called by :func:`rageval.suite.checks.config_problems`).
+
+>>> ref = parse_judge_spec("nli:/models/deberta")
+>>> ref.name, ref.arg, ref.model, ref.runs_model, ref.windowed
+('nli', '/models/deberta', '/models/deberta', True, True)
+>>> parse_judge_spec("openai:llama3:8b@http://127.0.0.1:11434/v1").base_url
+'http://127.0.0.1:11434/v1'
+>>> parse_judge_spec("org/model").name is None
+True
+>>> parse_judge_spec("replay").problem
+"'replay' needs a path after a colon, e.g. 'replay:/models/x'"
+
+Importing this module is cheap: pydantic and the judge registry, no torch, no
+HTTP client (the replay and OpenAI judges are built, when a check needs it, on
+first use).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, create_model, field_validator
+
+from rageval.registry import closest, did_you_mean
+from rageval.strict import Strict
+
+__all__ = [
+    "JUDGE_PARAMS",
+    "JudgeOptions",
+    "JudgeRef",
+    "JudgeSpec",
+    "JudgeSpecError",
+    "judge_param_problem",
+    "judge_problems",
+    "model_and_url",
+    "options_model",
+    "parse_judge_spec",
+]
 
 
-def judge_problems(spec, params, where="judge"):  # TEMPORARY
-    from types import SimpleNamespace
+class JudgeSpec(Strict):
+    """The suite's ``judge:`` section."""
 
-    from rageval.suite.checks import _judge_problems
+    spec: str = "lexical"
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
+    params: dict[str, Any] = Field(default_factory=dict)
 
-    return _judge_problems(SimpleNamespace(judge=SimpleNamespace(spec=spec, params=dict(params))))
+
+class JudgeSpecError(ValueError):
+    """A spec string that names no judge (blank, a name without its ``:<arg>``, an empty argument)."""
+
+
+# -- the one parser ----------------------------------------------------------------------------
+
+
+def _judges() -> Any:
+    from rageval.judges import JUDGES  # the registry (the package imports this module lazily)
+
+    return JUDGES
+
+
+def model_and_url(arg: str) -> tuple[str, str | None]:
+    """``"<model>@<base_url>"`` (or ``"<model>"``) -> ``(model, base_url or None)``.
+
+    The base URL starts at the last ``@http://`` or ``@https://``, so a model name
+    may hold ``/``, ``:`` or ``@``.
+
+    >>> model_and_url("llama3:8b@http://127.0.0.1:11434/v1")
+    ('llama3:8b', 'http://127.0.0.1:11434/v1')
+    >>> model_and_url("org/model@v2@https://x.org/v1"), model_and_url("org/model")
+    (('org/model@v2', 'https://x.org/v1'), ('org/model', None))
+    """
+    cut = max(arg.rfind("@http://"), arg.rfind("@https://"))
+    if cut < 0:
+        return arg, None
+    return arg[:cut], arg[cut + 1 :]
+
+
+@dataclass(frozen=True)
+class JudgeRef:
+    """A judge spec string, read once (:func:`parse_judge_spec`).
+
+    ``name``: the registered judge it names (``lexical``, ``nli``, ``openai``, ...),
+    or None for a model folder or hub id (NLI or seq2seq, told apart from its
+    config).  ``arg``: the text after ``<name>:`` (None when the spec is the bare
+    name).  ``problem``: why the spec names no judge (None when it is well formed;
+    whether a folder exists or a hub id resolves is not the parser's business).
+    """
+
+    spec: str
+    name: str | None
+    arg: str | None = None
+    problem: str | None = None
+
+    def _meta(self, key: str) -> Any:
+        return _judges().meta(self.name).get(key) if self.name is not None else None
+
+    @property
+    def runs_model(self) -> bool:
+        """Whether a model runs here (nli, seq2seq, minilm, embedding, a model folder or hub id): ``execution``
+        applies (registry meta ``runs_model``)."""
+        return self.name is None or bool(self._meta("runs_model"))
+
+    @property
+    def windowed(self) -> bool:
+        """Whether the judge truncates premises, so that ``window`` applies (nli, seq2seq, a model folder or hub
+        id; registry meta ``window``)."""
+        return self.name is None or bool(self._meta("window"))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The judge's own parameters (registry meta ``params``; ``openai``: model, base_url, ...), else ()."""
+        return tuple(self._meta("params") or ())
+
+    @property
+    def model(self) -> str | None:
+        """The model the judge loads (folder or hub id) or asks (``openai``: the served model); None when the spec
+        names none (lexical, replay, minilm's packaged model, ``openai`` with the model in ``params``)."""
+        if self.name is None:
+            return self.spec
+        if self.arg is None:
+            return None
+        if self._meta("endpoint"):
+            return model_and_url(self.arg)[0]
+        return self.arg if self._meta("runs_model") else None
+
+    @property
+    def base_url(self) -> str | None:
+        """The server of ``openai:<model>@<base_url>`` (registry meta ``endpoint``), else None."""
+        if self.arg is None or not self._meta("endpoint"):
+            return None
+        return model_and_url(self.arg)[1]
+
+    @property
+    def prefix(self) -> str | None:
+        """The text before the first colon of a spec that names no registered judge (a model path such as
+        ``C:/m``, or a misspelt kind such as ``nil:/m``), else None."""
+        return self.spec.partition(":")[0] if self.name is None and ":" in self.spec else None
+
+    def checked(self) -> JudgeRef:
+        """``self``, or :class:`JudgeSpecError` with :attr:`problem`."""
+        if self.problem is not None:
+            raise JudgeSpecError(self.problem)
+        return self
+
+
+def parse_judge_spec(spec: str) -> JudgeRef:
+    """Read a judge spec string (see the table in :mod:`rageval.judges`); never touches the filesystem.
+
+    >>> [(r.name, r.arg) for r in map(parse_judge_spec, ["lexical", "openai", "replay:r.jsonl", "/m", "nil:/m"])]
+    [('lexical', None), ('openai', None), ('replay', 'r.jsonl'), (None, None), (None, None)]
+    >>> parse_judge_spec("nli:").problem
+    "'nli:' names no model; give 'nli:<local folder or hub id>'"
+    """
+    s = str(spec)
+    if not s.strip():
+        return JudgeRef(s, None, problem="judge spec is empty: use 'lexical', 'replay:<path>', a model path or hub id")
+    judges = _judges()
+    if s in judges:
+        name = judges.canonical(s)
+        meta = judges.meta(name)
+        if meta["arg"] and not meta.get("arg_optional"):
+            return JudgeRef(s, name, problem=f"{s!r} needs a path after a colon, e.g. '{s}:/models/x'")
+        return JudgeRef(s, name)
+    head, sep, arg = s.partition(":")
+    if sep and head in judges and judges.meta(head)["arg"]:
+        name = judges.canonical(head)
+        if not arg.strip():
+            form = judges.meta(name).get("arg_form", "<local folder or hub id>")
+            return JudgeRef(s, name, arg, problem=f"{s!r} names no model; give '{name}:{form}'")
+        return JudgeRef(s, name, arg)
+    return JudgeRef(s, None)
+
+
+# -- the options -------------------------------------------------------------------------------
+
+_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")
+
+
+class JudgeOptions(Strict):
+    """The options every judge spec takes (a suite's ``judge.params``; keywords of :func:`rageval.judges.get_judge`).
+
+    Each bad value fails with one line (``must be a positive integer (or null), got 0``);
+    null is each option's default (``max_length`` null: no truncation).
+    """
+
+    batch_size: int | None = Field(None, description="pairs per forward pass (default: the judge's own)")
+    dtype: str | None = Field(None, description="weights of a model judge: " + " | ".join(_DTYPES))
+    max_length: int | None = Field(512, description="truncation of a model judge, tokens (null: none)")
+    device: str | None = Field(None, description="torch device of a model judge (default: cuda when available)")
+    revision: str | None = Field(None, description="hub revision of a model judge")
+    window: Any = Field(None, description="true or {overlap: N}: long premises in overlapping windows")
+    execution: str | None = Field(None, description="how a model judge runs (rageval.judges.paths; null: auto)")
+
+    @field_validator("batch_size", "max_length", mode="before")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"must be a positive integer (or null), got {value!r}")
+        return value
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype(cls, value: Any) -> Any:
+        if value is not None and value not in _DTYPES:
+            raise ValueError(f"must be one of {', '.join(_DTYPES)} (or null for float32), got {value!r}")
+        return value
+
+    @field_validator("device", "revision", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"must be a non-empty string (or null), got {value!r}")
+        return value
+
+    @field_validator("window", mode="before")
+    @classmethod
+    def _window(cls, value: Any) -> Any:
+        from rageval.judges.windowed import parse_window
+
+        parse_window(value)  # its ValueError names the fix
+        return value
+
+    @field_validator("execution", mode="before")
+    @classmethod
+    def _execution(cls, value: Any) -> Any:
+        from rageval.judges.paths import EXECUTIONS
+
+        if value is not None and value not in EXECUTIONS:
+            raise ValueError(f"must be one of {', '.join(EXECUTIONS)} (or null for auto), got {value!r}")
+        return value
+
+
+#: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
+JUDGE_PARAMS = tuple(JudgeOptions.model_fields)
+
+
+@functools.cache
+def options_model(own: tuple[str, ...] = ()) -> type[JudgeOptions]:
+    """:class:`JudgeOptions` plus a judge's own parameters ``own`` (their values are the judge's to check)."""
+    if not own:
+        return JudgeOptions
+    fields: dict[str, Any] = {k: (Any, None) for k in own if k not in JudgeOptions.model_fields}
+    return create_model("JudgeOptionsWithOwn", __base__=JudgeOptions, **fields)
+
+
+def _option_problems(params: Mapping[str, Any], own: Sequence[str] = ()) -> dict[str, str]:
+    """Option name -> what is wrong with it (only the options with a problem), in ``params`` order."""
+    try:
+        options_model(tuple(own)).model_validate(dict(params))
+    except ValidationError as err:
+        found: dict[str, str] = {}
+        for e in err.errors():
+            key = str(e["loc"][0]) if e["loc"] else ""
+            if e["type"] == "extra_forbidden":
+                accepted = [*JUDGE_PARAMS, *own]
+                found[key] = f"unknown judge option.{did_you_mean(key, accepted)} Accepted: {', '.join(accepted)}."
+            else:
+                found.setdefault(key, str(e["msg"]).removeprefix("Value error, "))
+        return {k: found[k] for k in params if k in found}
+    return {}
+
+
+def judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
+    """What is wrong with the option ``key: value`` (``own``: the judge's own parameters), else None."""
+    return _option_problems({key: value}, own).get(key)
+
+
+# -- the suite's checks ------------------------------------------------------------------------
+
+
+def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -> list[str]:
+    """The problems of a judge ``spec`` with ``params`` (a suite's ``judge:``), one line each
+    (``  judge.spec: ...``, ``  judge.params.<key>: ...``).  Nothing is downloaded and no model is loaded; a
+    replay judge reads its file, a judge with its own parameters (openai) is built (no connection is made)."""
+    from rageval.judges import BUILTIN
+
+    judges = _judges()
+    ref = parse_judge_spec(spec)
+    out = []
+    if ref.problem is not None:
+        out.append(f"  {where}.spec: {ref.problem}")
+    elif ref.name == "replay" and ref.arg is not None:
+        from rageval.judges import ReplayJudge
+
+        try:
+            ReplayJudge(ref.arg)
+        except (OSError, ValueError) as err:
+            out.append(f"  {where}.spec: {' '.join(str(err).split())}")
+    elif ref.name is None and not Path(spec).expanduser().exists():
+        if ref.prefix is not None and "/" not in ref.prefix:
+            known = [n for n in judges.names() if judges.meta(n)["arg"]]
+            hint = did_you_mean(ref.prefix, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+            out.append(f"  {where}.spec: unknown judge kind {ref.prefix!r} in {spec!r}.{hint}")
+        elif ref.prefix is None and "/" not in spec:
+            close = closest(spec, [n for n in judges.names() if not judges.meta(n)["arg"]])
+            if close is not None:
+                out.append(
+                    f"  {where}.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
+                    f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+                )
+    own = ref.params  # a judge with its own parameters (openai: model, base_url, ...)
+    problems = _option_problems(params, own)
+    for key, value in params.items():
+        if key == "api_key" and key in own:
+            out.append(
+                f"  {where}.params.api_key: do not write a key into a suite (the suite is recorded in the run's "
+                "manifest); name the environment variable that holds it with api_key_env"
+            )
+        elif key in problems:
+            out.append(f"  {where}.params.{key}: {problems[key]}")
+        elif key == "window" and value not in (None, False) and not ref.windowed:
+            out.append(
+                f"  {where}.params.window: judge {spec!r} reads whole premises (no token window); "
+                "window applies to model judges (nli:, seq2seq:, a model folder or hub id)"
+            )
+    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
+        from rageval.judges import build_judge
+
+        try:
+            build_judge(spec, **params)
+        except (TypeError, ValueError) as err:
+            out.append(f"  {where}.params: {' '.join(str(err).split())}")
+    return out

@@ -21,12 +21,12 @@ Traceback (most recent call last):
 rageval.registry.UnknownNameError: Unknown reader 'extractiv'. Did you mean 'extractive'?
 
 :data:`READERS` is a :class:`rageval.registry.Registry`: adding a backend is one
-``READERS.register(...)`` line below plus its module.
+``READERS.register(...)`` line below plus its module, whose class declares its
+options as a parameter model (``Params``, a :class:`rageval.readers.spec.ReaderParams`).
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from rageval.readers.base import (
@@ -37,7 +37,7 @@ from rageval.readers.base import (
     ReaderRequest,
 )
 from rageval.readers.template import DEFAULT_TEMPLATE, PromptTemplate, template_hash
-from rageval.registry import Registry, did_you_mean
+from rageval.registry import Registry
 
 __all__ = [
     "READERS",
@@ -110,18 +110,7 @@ def get_reader(spec: str | Reader, **params: Any) -> Reader:
     if not isinstance(spec, str):
         raise TypeError(f"reader must be a name ({', '.join(READERS)}) or a Reader, got {type(spec).__name__}")
     cls = reader_class(spec)
-    sig = inspect.signature(cls.__init__)
-    accepted = [p for p in sig.parameters if p not in ("self", "sleep")]
-    for key in params:
-        if key not in accepted:
-            hint = did_you_mean(key, accepted)
-            raise ValueError(f"Unknown option {key!r} for reader {spec!r}.{hint} Accepted: {', '.join(accepted)}")
-    required = [
-        p.name
-        for p in sig.parameters.values()
-        if p.name != "self" and p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
-    ]
-    missing = [r for r in required if r not in params]
-    if missing:
-        raise ValueError(f"reader {spec!r} needs option(s) {', '.join(map(repr, missing))}")
+    from rageval.readers.spec import check_options  # the options the class's Params model declares
+
+    check_options(spec, cls, params)
     return cls(**params)

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rageval.errors import ModelUnavailable
 from rageval.readers.template import PromptTemplate
 from rageval.text.tokenize import get_tokenizer
 from rageval.types import Unit
+
+if TYPE_CHECKING:  # a backend's module imports pydantic (rageval.readers.spec); this one stays light
+    from rageval.readers.spec import ReaderParams
 
 __all__ = [
     "READER_STATUSES",
@@ -92,13 +95,16 @@ class ReaderOutput:
 class Reader:
     """Base class of every reader backend.
 
-    Subclasses set ``name`` and ``needs_model`` and implement :meth:`generate`.
+    Subclasses set ``name``, ``needs_model`` and ``Params`` (their options: a
+    :class:`~rageval.readers.spec.ReaderParams` model, which ``get_reader`` and the
+    suite check) and implement :meth:`generate`.
     :meth:`info` is what identifies the reader in a record's input hash and in the
     run manifest (it never contains secrets).
     """
 
     name: ClassVar[str] = "reader"
     needs_model: ClassVar[bool] = False
+    Params: ClassVar[type[ReaderParams]]
 
     def __init__(self, *, template: PromptTemplate | Mapping[str, Any] | None = None, tokenizer: Any = "regex"):
         self.template = PromptTemplate.coerce(template)

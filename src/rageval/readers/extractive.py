@@ -40,12 +40,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.spec import ReaderParams, positive_int
 from rageval.readers.template import PromptTemplate
 from rageval.retrieval import bm25_tokenize
 from rageval.text.segment import split_sentences
 
-__all__ = ["ExtractiveReader"]
+__all__ = ["ExtractiveParams", "ExtractiveReader"]
 
 _END = re.compile(r"([.!?])(['\"\u2019\u201d)\]]*)\s*$")
 
@@ -60,11 +63,23 @@ def _cite(sentence: str, k: int) -> str:
     return f"{s} [{k}]."
 
 
+class ExtractiveParams(ReaderParams):
+    """The extractive reader's options."""
+
+    what = "extractive reader"
+
+    max_sentences: int = Field(2, description="sentences quoted at most")
+    min_overlap: int = Field(1, description="question content words a quoted sentence shares at least")
+
+    _positive = field_validator("max_sentences", "min_overlap", mode="before")(positive_int)
+
+
 class ExtractiveReader(Reader):
     """Quote the top question-relevant sentences of the context and cite their units."""
 
     name = "extractive"
     needs_model = False
+    Params = ExtractiveParams
 
     def __init__(
         self,
@@ -75,10 +90,7 @@ class ExtractiveReader(Reader):
         tokenizer: Any = "regex",
     ):
         super().__init__(template=template, tokenizer=tokenizer)
-        if isinstance(max_sentences, bool) or not isinstance(max_sentences, int) or max_sentences < 1:
-            raise ValueError(f"extractive reader: max_sentences must be a positive integer, got {max_sentences!r}")
-        if isinstance(min_overlap, bool) or not isinstance(min_overlap, int) or min_overlap < 1:
-            raise ValueError(f"extractive reader: min_overlap must be a positive integer, got {min_overlap!r}")
+        self.Params.check(max_sentences=max_sentences, min_overlap=min_overlap)
         self.max_sentences = max_sentences
         self.min_overlap = min_overlap
 

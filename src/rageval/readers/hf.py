@@ -24,13 +24,54 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from pydantic import Field, field_validator
+
 from rageval.readers.base import ModelUnavailable, Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.spec import ReaderParams, non_empty_text, positive_int
 from rageval.readers.template import PromptTemplate
 
-__all__ = ["TransformersReader"]
+__all__ = ["TransformersParams", "TransformersReader"]
 
 #: the weight dtypes the reader accepts (torch attribute names)
 _DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+class TransformersParams(ReaderParams):
+    """The transformers reader's options (checked without loading anything)."""
+
+    what = "transformers reader"
+
+    model: str = Field(description="a hub id or a local checkpoint folder")
+    revision: str | None = Field(None, description="hub revision")
+    max_new_tokens: int = Field(256, description="tokens generated at most (greedy)")
+    batch_size: int = Field(4, description="prompts per generate call")
+    max_input_tokens: int | None = Field(None, description="prompt limit (default: the context minus max_new_tokens)")
+    device: str | None = Field(None, description="torch device (default: cuda when available)")
+    dtype: str | None = Field(None, description="weights: " + " | ".join(_DTYPES))
+
+    _positive = field_validator("max_new_tokens", "batch_size", mode="before")(positive_int)
+    _text = field_validator("revision", "device", mode="before")(non_empty_text)
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
+        return value
+
+    @field_validator("max_input_tokens", mode="before")
+    @classmethod
+    def _max_input_tokens(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"transformers reader: max_input_tokens must be a positive integer or None, got {value!r}")
+        return value
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype(cls, value: Any) -> Any:
+        if value is not None and value not in _DTYPES:
+            raise ValueError(f"transformers reader: unknown dtype {value!r} (use one of {', '.join(_DTYPES)})")
+        return value
 
 
 class TransformersReader(Reader):
@@ -38,6 +79,7 @@ class TransformersReader(Reader):
 
     name = "transformers"
     needs_model = True
+    Params = TransformersParams
 
     def __init__(
         self,
@@ -105,35 +147,10 @@ class TransformersReader(Reader):
         self.max_input_tokens = limit
 
     @classmethod
-    def check_params(
-        cls,
-        model: Any,
-        *,
-        revision: Any = None,
-        max_new_tokens: Any = 256,
-        batch_size: Any = 4,
-        max_input_tokens: Any = None,
-        device: Any = None,
-        dtype: Any = None,
-        **_: Any,
-    ) -> None:
-        """Check the options' values without loading anything (the suite validator calls this)."""
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
-        for name, v in (("max_new_tokens", max_new_tokens), ("batch_size", batch_size)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"transformers reader: {name} must be a positive integer, got {v!r}")
-        if max_input_tokens is not None and (
-            isinstance(max_input_tokens, bool) or not isinstance(max_input_tokens, int) or max_input_tokens < 1
-        ):
-            raise ValueError(
-                f"transformers reader: max_input_tokens must be a positive integer or None, got {max_input_tokens!r}"
-            )
-        for name, v in (("revision", revision), ("device", device)):
-            if v is not None and (not isinstance(v, str) or not v.strip()):
-                raise ValueError(f"transformers reader: {name} must be a non-empty string or None, got {v!r}")
-        if dtype is not None and dtype not in _DTYPES:
-            raise ValueError(f"transformers reader: unknown dtype {dtype!r} (use one of {', '.join(_DTYPES)})")
+    def check_params(cls, model: Any, **params: Any) -> None:
+        """Check the options' values without loading anything (the suite validator calls this): :attr:`Params`."""
+        params.pop("template", None)  # taken beside the options
+        cls.Params.check(model=model, **params)
 
     def params(self) -> dict[str, Any]:
         return {

@@ -54,18 +54,94 @@ the run's manifest (the suite's configuration).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from pydantic import Field, field_validator
+
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
 from rageval.readers.template import PromptTemplate
 
-__all__ = ["OpenAIReader"]
+__all__ = ["OpenAIParams", "OpenAIReader"]
 
 _OVERFLOW_HINTS = ("context length", "context_length", "maximum context", "too long", "context window")
+
+
+class OpenAIParams(ReaderParams):
+    """The openai reader's options (checked without a connection)."""
+
+    what = "openai reader"
+
+    model: str = Field(description="the served model (e.g. the name vLLM was started with)")
+    base_url: Any = Field(description="the endpoint, or a list of replicas (http:// or https://, e.g. .../v1)")
+    api_key_env: str | None = Field("OPENAI_API_KEY", description="the variable that holds the API key (null: none)")
+    max_tokens: int = Field(256, description="tokens generated at most")
+    temperature: float = Field(0.0, description="sampling temperature (0: greedy)")
+    timeout: float = Field(60.0, description="total deadline per attempt, seconds")
+    max_retries: int = Field(3, description="retries of a transient failure")
+    backoff: float = Field(1.0, description="first retry delay, seconds (doubled per attempt)")
+    max_backoff: float = Field(30.0, description="longest retry delay, seconds")
+    concurrency: int = Field(1, description="requests in flight in all")
+    endpoint_concurrency: int | None = Field(None, description="requests in flight per endpoint (default: all)")
+    cooldown: float = Field(30.0, description="seconds a failing endpoint is passed over")
+    extra_body: Any = Field(None, description="extra request fields (a mapping)")
+    trust_env: Any = Field(False, description="use the environment's proxy settings")
+
+    _positive = field_validator("max_tokens", "concurrency", mode="before")(positive_int)
+    _numbers = field_validator("timeout", "backoff", "max_backoff", "temperature", "cooldown", mode="before")(
+        finite_non_negative
+    )
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("openai reader: 'model' must name the served model (e.g. the name vLLM was started with)")
+        return value
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _base_url(cls, value: Any) -> Any:
+        from rageval.http import endpoint_list
+
+        endpoint_list(value, what="openai reader")  # its ValueError names the fix
+        return value
+
+    @field_validator("api_key_env", mode="before")
+    @classmethod
+    def _api_key_env(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"openai reader: api_key_env must name an environment variable (or null), got {value!r}")
+        return value
+
+    @field_validator("endpoint_concurrency", mode="before")
+    @classmethod
+    def _endpoint_concurrency(cls, value: Any, info: Any) -> Any:
+        return value if value is None else positive_int(cls, value, info)
+
+    @field_validator("max_retries", mode="before")
+    @classmethod
+    def _max_retries(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"openai reader: max_retries must be a non-negative integer, got {value!r}")
+        return value
+
+    @field_validator("timeout", mode="after")
+    @classmethod
+    def _timeout(cls, value: float) -> float:
+        if value == 0:
+            raise ValueError("openai reader: timeout must be a positive number of seconds, got 0")
+        return value
+
+    @field_validator("extra_body", mode="before")
+    @classmethod
+    def _extra_body(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, Mapping):
+            raise ValueError(f"openai reader: extra_body must be a mapping, got {type(value).__name__}")
+        return value
 
 
 class OpenAIReader(Reader):
@@ -73,6 +149,7 @@ class OpenAIReader(Reader):
 
     name = "openai"
     needs_model = True
+    Params = OpenAIParams
 
     def __init__(
         self,
@@ -96,33 +173,27 @@ class OpenAIReader(Reader):
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__(template=template, tokenizer=tokenizer)
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError("openai reader: 'model' must name the served model (e.g. the name vLLM was started with)")
+        self.Params.check(
+            model=model,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            concurrency=concurrency,
+            endpoint_concurrency=endpoint_concurrency,
+            cooldown=cooldown,
+            extra_body=extra_body,
+            trust_env=trust_env,
+        )
         from rageval.http import EndpointPool, endpoint_list
 
         base_urls = endpoint_list(base_url, what="openai reader")
         if endpoint_concurrency is None:
             endpoint_concurrency = concurrency
-        for name, v in (
-            ("max_tokens", max_tokens),
-            ("concurrency", concurrency),
-            ("endpoint_concurrency", endpoint_concurrency),
-        ):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"openai reader: {name} must be a positive integer, got {v!r}")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValueError(f"openai reader: max_retries must be a non-negative integer, got {max_retries!r}")
-        for name, num in (
-            ("timeout", timeout),
-            ("backoff", backoff),
-            ("max_backoff", max_backoff),
-            ("temperature", temperature),
-            ("cooldown", cooldown),
-        ):
-            if isinstance(num, bool) or not isinstance(num, (int, float)) or not math.isfinite(num) or num < 0:
-                raise ValueError(f"openai reader: {name} must be a finite number >= 0, got {num!r}")
-        if timeout == 0:
-            raise ValueError("openai reader: timeout must be a positive number of seconds, got 0")
         self.model_name = model
         self.base_urls = base_urls
         self.base_url = base_urls[0]  # the first (the only one, for a single endpoint)

@@ -21,16 +21,45 @@ its question ids as ``rageval score`` assigns them, the lines of one ``system``
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, field_validator, model_validator
+
 from rageval.readers.base import READER_STATUSES, Reader, ReaderOutput, ReaderRequest, check_requests
+from rageval.readers.spec import ReaderParams, non_empty_text
 from rageval.readers.template import PromptTemplate
 
-__all__ = ["SavedReader"]
+__all__ = ["SavedParams", "SavedReader"]
 
 _ANSWER_KEYS = ("answer", "output", "prediction")
+
+
+class SavedParams(ReaderParams):
+    """The saved reader's options."""
+
+    what = "saved reader"
+
+    path: Any = Field(description="the answers file (JSONL, or a file `rageval score` reads with `format`)")
+    format: str | None = Field(None, description="generic | alce | ragchecker | ragas: a file `rageval score` reads")
+    system: str | None = Field(None, description="the system whose lines answer (a file read with `format`)")
+
+    _text = field_validator("format", "system", mode="before")(non_empty_text)
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _path(cls, value: Any) -> Any:
+        if not isinstance(value, (str, os.PathLike)) or not str(value).strip():
+            raise ValueError(f"saved reader: path must name the answers file, got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _system_needs_format(self) -> SavedParams:
+        if self.system is not None and self.format is None:
+            raise ValueError("saved reader: `system` selects the lines of a file read with `format`; add format")
+        return self
 
 
 class SavedReader(Reader):
@@ -38,6 +67,7 @@ class SavedReader(Reader):
 
     name = "saved"
     needs_model = False
+    Params = SavedParams
 
     def __init__(
         self,
@@ -49,6 +79,7 @@ class SavedReader(Reader):
         tokenizer: Any = "regex",
     ):
         super().__init__(template=template, tokenizer=tokenizer)
+        self.Params.check(path=path, format=format, system=system)
         self.path = Path(path)
         self.format, self.system = format, system
         if not self.path.exists():
@@ -60,8 +91,6 @@ class SavedReader(Reader):
         self._by_question: dict[str, list[str | None]] = {}
         if format is not None:
             self._load_scored_file()
-        elif system is not None:
-            raise ValueError("saved reader: `system` selects the lines of a file read with `format`; add format")
         else:
             self._load()
 

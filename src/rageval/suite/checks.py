@@ -20,13 +20,13 @@ Each problem is one line ``  <field>: <what is wrong>; <the fix>``.
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rageval.judges.spec import JUDGE_PARAMS  # the options of judge.params (re-exported)
 from rageval.registry import closest, did_you_mean
 
 __all__ = [
@@ -40,10 +40,6 @@ __all__ = [
     "model_availability",
     "run_problems",
 ]
-
-#: the keyword options of :func:`rageval.judges.get_judge` a suite may set in ``judge.params``
-JUDGE_PARAMS = ("batch_size", "dtype", "max_length", "device", "revision", "window", "execution")
-_DTYPES = ("float32", "fp32", "bfloat16", "bf16", "float16", "fp16")
 
 
 # -- cheap checks (every load_suite) ---------------------------------------------------------------
@@ -128,145 +124,21 @@ def _reader_problems(suite: Any) -> list[str]:
 
 
 def _reader_spec_problems(spec: Any, where: str) -> list[str]:
-    from rageval.readers import READERS, PromptTemplate, reader_class
+    from rageval.readers.spec import reader_problems
 
-    out = []
-    try:
-        PromptTemplate.coerce(spec.template)
-    except (TypeError, ValueError) as err:
-        out.append(f"  {where}.template: {err}")
-    if spec.backend not in READERS:
-        return out  # reported by the name check
-    cls = reader_class(spec.backend)
-    params = dict(spec.params)
-    if "template" in params:
-        out.append(f"  {where}.params.template: give the prompt template as {where}.template (its own section)")
-        return out
-    sig = inspect.signature(cls.__init__)
-    accepted = [p for p in sig.parameters if p not in ("self", "sleep", "template")]
-    unknown = [k for k in params if k not in accepted]
-    for k in unknown:
-        hint = did_you_mean(k, accepted)
-        out.append(
-            f"  {where}.params.{k}: unknown option for reader {spec.backend!r}.{hint} Accepted: {', '.join(accepted)}."
-        )
-    required = [
-        p.name
-        for p in sig.parameters.values()
-        if p.name != "self" and p.default is inspect.Parameter.empty and p.kind is not inspect.Parameter.VAR_KEYWORD
-    ]
-    missing = [r for r in required if r not in params]
-    if missing:
-        out.append(f"  {where}.params: reader {spec.backend!r} needs {', '.join(map(repr, missing))}")
-    if unknown or missing or out:
-        return out
-    params.setdefault("tokenizer", "regex")
-    if isinstance(params["tokenizer"], str) and params["tokenizer"] not in ("regex", "whitespace"):
-        params["tokenizer"] = "regex"  # an HF tokenizer is loaded by check_suite, not here
-    check = getattr(cls, "check_params", None)
-    try:
-        if check is not None:  # a backend that loads a model checks its values without loading it
-            check(**params, template=spec.template)
-        else:  # model-free (or lazy) backends are cheap to build: build one, as the run does
-            cls(**params, template=spec.template)
-    except (TypeError, ValueError, OSError) as err:
-        msg = (err.strerror or "") if isinstance(err, OSError) and not str(err) else str(err)
-        out.append(f"  {where}.params: {' '.join(msg.split())}")
-    return out
+    return reader_problems(spec, where)
 
 
 def _judge_problems(suite: Any) -> list[str]:
-    from rageval.judges import BUILTIN, JUDGES
+    from rageval.judges.spec import judge_problems
 
-    spec = suite.judge.spec
-    out = []
-    name, sep, arg = spec.partition(":")
-    if spec in JUDGES:
-        if JUDGES.meta(spec)["arg"] and not JUDGES.meta(spec).get("arg_optional"):
-            out.append(f"  judge.spec: {spec!r} needs a path after a colon, e.g. '{spec}:/models/x'")
-    elif sep and name in JUDGES and JUDGES.meta(name)["arg"]:
-        if not arg.strip():
-            out.append(f"  judge.spec: {spec!r} names no model; give '{name}:<local folder or hub id>'")
-        elif name == "replay":
-            from rageval.judges import ReplayJudge
-
-            try:
-                ReplayJudge(arg)
-            except (OSError, ValueError) as err:
-                out.append(f"  judge.spec: {' '.join(str(err).split())}")
-    elif sep and not Path(spec).expanduser().exists() and "/" not in name:
-        known = [n for n in JUDGES.names() if JUDGES.meta(n)["arg"]]
-        hint = did_you_mean(name, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-        out.append(f"  judge.spec: unknown judge kind {name!r} in {spec!r}.{hint}")
-    elif not sep and "/" not in spec and not Path(spec).expanduser().exists():
-        close = closest(spec, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
-        if close is not None:
-            out.append(
-                f"  judge.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
-                f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-            )
-    own = _own_judge_params(spec)  # a judge with its own parameters (openai: model, base_url, ...)
-    for key, value in suite.judge.params.items():
-        if key == "api_key" and "api_key" in own:
-            out.append(
-                "  judge.params.api_key: do not write a key into a suite (the suite is recorded in the run's "
-                "manifest); name the environment variable that holds it with api_key_env"
-            )
-            continue
-        problem = None if key in own else _judge_param_problem(key, value, own)
-        if problem:
-            out.append(f"  judge.params.{key}: {problem}")
-        elif key == "window" and value not in (None, False) and name in JUDGES and name not in ("nli", "seq2seq"):
-            out.append(
-                f"  judge.params.window: judge {spec!r} reads whole premises (no token window); "
-                "window applies to model judges (nli:, seq2seq:, a model folder or hub id)"
-            )
-    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
-        from rageval.judges import build_judge
-
-        try:
-            build_judge(spec, **suite.judge.params)
-        except (TypeError, ValueError) as err:
-            out.append(f"  judge.params: {' '.join(str(err).split())}")
-    return out
-
-
-def _own_judge_params(spec: str) -> tuple[str, ...]:
-    """The parameters a registered judge declares (registry meta ``params``); () for the others."""
-    from rageval.judges import JUDGES
-
-    name = spec.partition(":")[0]
-    return tuple(JUDGES.meta(name).get("params") or ()) if name in JUDGES else ()
+    return judge_problems(suite.judge.spec, suite.judge.params)
 
 
 def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
-    if key not in JUDGE_PARAMS:
-        accepted = [*JUDGE_PARAMS, *own]
-        hint = did_you_mean(key, accepted)
-        return f"unknown judge option.{hint} Accepted: {', '.join(accepted)}."
-    if value is None:
-        return None
-    if key in ("batch_size", "max_length"):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            return f"must be a positive integer (or null), got {value!r}"
-    elif key == "window":
-        from rageval.judges.windowed import parse_window
+    from rageval.judges.spec import judge_param_problem
 
-        try:
-            parse_window(value)
-        except ValueError as err:
-            return str(err)
-    elif key == "execution":
-        from rageval.judges.paths import EXECUTIONS
-
-        if value not in EXECUTIONS:
-            return f"must be one of {', '.join(EXECUTIONS)} (or null for auto), got {value!r}"
-    elif key == "dtype":
-        if value not in _DTYPES:
-            return f"must be one of {', '.join(_DTYPES)} (or null for float32), got {value!r}"
-    elif not isinstance(value, str) or not value.strip():
-        return f"must be a non-empty string (or null), got {value!r}"
-    return None
+    return judge_param_problem(key, value, own)
 
 
 def _diagnostics_problems(suite: Any) -> list[str]:
@@ -388,20 +260,21 @@ def _model_ref(ref: str, revision: str | None = None) -> str | None:
 def model_availability(suite: Any) -> list[Availability]:
     """Every model the suite names (judge, reader, compressors), looked up locally; nothing is loaded."""
     from rageval.judges import JUDGES
+    from rageval.judges.spec import parse_judge_spec
 
     out = []
     spec = suite.judge.spec
-    name = spec.partition(":")[0]
+    ref = parse_judge_spec(spec)
     revision = suite.judge.params.get("revision")
-    if spec == "minilm":
+    if ref.problem is not None:
+        pass  # reported by load_suite
+    elif ref.name == "minilm":
         out.append(Availability("judge.spec", spec, _minilm_available()))
-    elif name == "openai" and name in JUDGES:
-        from rageval.judges.openai_compat import parse_spec
-
-        url = str(suite.judge.params.get("base_url") or parse_spec(spec.partition(":")[2])[1] or "?")
+    elif ref.name is not None and JUDGES.meta(ref.name).get("endpoint"):
+        url = str(suite.judge.params.get("base_url") or ref.base_url or "?")
         out.append(Availability("judge.spec", url, None, "an endpoint: not contacted here"))
-    elif not (spec in JUDGES or (name in JUDGES and name == "replay")):
-        out.append(Availability("judge.spec", spec, _model_ref(spec, revision)))
+    elif ref.runs_model and ref.model is not None:
+        out.append(Availability("judge.spec", spec, _hf_available(ref.model, revision)))
     readers = [("reader", suite.reader)]
     readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if getattr(s, "reader", None)]
     for where, reader in readers:

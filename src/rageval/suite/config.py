@@ -27,19 +27,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, field_validator, model_validator
 
+from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
+from rageval.judges.spec import JudgeSpec
+from rageval.readers.spec import ReaderSpec
+from rageval.strict import Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
 
 __all__ = ["Suite", "SuiteError", "SettingSpec", "suite_hash"]
@@ -49,16 +45,7 @@ class SuiteError(ValueError):
     """A suite file that cannot be used; the message names the file, field and fix."""
 
 
-class _Strict(BaseModel):
-    # strict: no bool where a number is meant, no "3" for 3; no NaN/inf; no blank string for a field
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_blank_strings(cls, value: Any, info: ValidationInfo) -> Any:
-        if isinstance(value, str) and not value.strip() and info.field_name != "description":
-            raise ValueError("empty string; give a value or leave the key out")
-        return value
+_Strict = Strict  # unknown keys, coercion, NaN/inf and blank strings refused (rageval.strict)
 
 
 class DatasetSpec(_Strict):
@@ -109,40 +96,7 @@ class SettingSpec(_Strict):
     @field_validator("budgets", mode="before")
     @classmethod
     def _budgets(cls, v):
-        if not isinstance(v, list) or not v:
-            raise ValueError("budgets must list at least one budget (use [null] for no budget)")
-        for b in v:
-            if b is None:
-                continue
-            if isinstance(b, bool) or not isinstance(b, (int, float)):
-                raise ValueError(
-                    f"budget {b!r} is not a number: give a token count (an integer) or a fraction in (0, 1]"
-                )
-            if isinstance(b, float) and not math.isfinite(b):
-                raise ValueError(f"budget {b!r} must be a finite number")
-            if b <= 0:
-                raise ValueError(f"budget {b!r} must be a positive token count or a fraction in (0, 1]")
-            if isinstance(b, float) and b > 1:
-                raise ValueError(f"budget {b!r}: a float is a fraction in (0, 1]; write an integer for tokens")
-        return v
-
-
-class ReaderSpec(_Strict):
-    backend: str = "extractive"
-    params: dict[str, Any] = Field(default_factory=dict)
-    template: dict[str, Any] | None = Field(
-        None, description="prompt template fields (instruction, user, system, unit, ...); default: the built-in one"
-    )
-    batch_size: int = Field(8, ge=1)
-
-
-SettingSpec.model_rebuild()  # its `reader` is a ReaderSpec, defined after it
-
-
-class JudgeSpec(_Strict):
-    spec: str = "lexical"
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    params: dict[str, Any] = Field(default_factory=dict)
+        return check_budgets(v)  # the one budget check (rageval.budget), shared with the compressors
 
 
 #: the suite's ``attribution:`` section is the attribution engine's own settings object
