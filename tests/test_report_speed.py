@@ -98,6 +98,7 @@ def _figures(d):
 def test_figure_processes_rules(monkeypatch):
     monkeypatch.delenv("RAGEVAL_FIGURE_PROCESSES", raising=False)
     monkeypatch.setattr(plots.sys, "platform", "linux")
+    monkeypatch.setattr(plots, "_fork_safe", lambda: True)  # the thread rule has its own test below
     assert plots.figure_processes(13, 4) == 4
     assert plots.figure_processes(3, 8) == 3  # never more processes than figures
     assert plots.figure_processes(0, 8) == 1
@@ -137,12 +138,18 @@ def test_busy_cores_reads_the_running_processes(monkeypatch, tmp_path):
     assert plots._busy_cores() == 0
 
 
-def test_no_fork_while_another_thread_runs():
+def test_no_fork_while_another_thread_runs(monkeypatch):
     import threading
 
-    assert plots._fork_safe()  # pytest's main thread alone (or with tqdm's monitor)
+    # the threads of this process as the rule sees them: this one, the worker started below, and none that an
+    # earlier test in the same process left running (a Ray client's, say)
+    real, me = threading.enumerate, threading.current_thread()
+    mine: list = []
+    monkeypatch.setattr(plots.threading, "enumerate", lambda: [t for t in real() if t is me or t in mine])
+    assert plots._fork_safe()  # this thread alone
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait, daemon=True)
+    mine.append(worker)
     worker.start()
     try:
         assert not plots._fork_safe()

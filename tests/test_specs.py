@@ -226,7 +226,7 @@ def test_the_suite_checks_delegate(tmp_path):
     from rageval.suite.checks import _judge_param_problem, _judge_problems, model_availability
     from rageval.suite.config import JudgeSpec as ConfigJudgeSpec
     from rageval.suite.config import ReaderSpec as ConfigReaderSpec
-    from rageval.suite.config import load_suite
+    from rageval.suite.load import load_suite
 
     assert CHECKS_PARAMS == JUDGE_PARAMS and ConfigJudgeSpec is JudgeSpec and ConfigReaderSpec is ReaderSpec
     assert _judge_param_problem("dtype", "x") == judge_param_problem("dtype", "x")
@@ -420,7 +420,8 @@ def test_the_compressors_and_the_suite_share_the_budget_check(tmp_path):
     from rageval.compressors.base import check_budget as compressors_check
 
     from rageval import budget
-    from rageval.suite.config import SuiteError, load_suite
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import load_suite
 
     assert CompressorsBudgetError is budget.BudgetError and compressors_resolve is budget.resolve_budget
     assert compressors_check is budget.check_budget

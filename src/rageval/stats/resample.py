@@ -48,21 +48,21 @@ _CHUNK = 1000
 
 #: multiply-adds per chunk's product up to which one BLAS thread does it (a few ms of one core)
 ONE_THREAD_WORK = 10**8
-_controller: Any = None
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
-    """One BLAS thread for products of at most ``ONE_THREAD_WORK`` multiply-adds (else the BLAS's own threads)."""
-    global _controller
+    """One BLAS thread for products of at most ``ONE_THREAD_WORK`` multiply-adds (else the BLAS's own threads).
+
+    The BLAS libraries are looked up at each call (a few milliseconds): one loaded after an earlier call (scipy's
+    own OpenBLAS, torch's) is limited too.
+    """
     if work > ONE_THREAD_WORK:
         return contextlib.nullcontext()
-    if _controller is None:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # pragma: no cover - a dependency; without it the BLAS keeps its threads
-            return contextlib.nullcontext()
-        _controller = ThreadpoolController()
-    return _controller.limit(limits=1, user_api="blas")
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it the BLAS keeps its threads
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from typing import Any
 
 from rageval.judges.spec import JUDGE_PARAMS  # the options of judge.params (re-exported)
 from rageval.registry import closest, did_you_mean
+from rageval.suite.config import Suite
 
 __all__ = [
     "JUDGE_PARAMS",
@@ -45,7 +46,7 @@ __all__ = [
 # -- cheap checks (every load_suite) ---------------------------------------------------------------
 
 
-def config_problems(suite: Any) -> list[str]:
+def config_problems(suite: Suite) -> list[str]:
     """The configuration problems of ``suite`` that need no data and no model (one line each)."""
     return [
         *_dataset_problems(suite),
@@ -56,7 +57,7 @@ def config_problems(suite: Any) -> list[str]:
     ]
 
 
-def _dataset_problems(suite: Any) -> list[str]:
+def _dataset_problems(suite: Suite) -> list[str]:
     from rageval.data import LOADERS, SAMPLES, sample_path
 
     ds = suite.dataset
@@ -90,14 +91,14 @@ def _dataset_problems(suite: Any) -> list[str]:
     return out
 
 
-def _output_problems(suite: Any) -> list[str]:
+def _output_problems(suite: Suite) -> list[str]:
     out = Path(suite.output_dir).expanduser()
     if out.exists() and not out.is_dir():
         return [f"  output_dir: {suite.output_dir!r} is a file; give a folder (or --out DIR)"]
     return []
 
 
-def _tokenizer_problems(suite: Any) -> list[str]:
+def _tokenizer_problems(suite: Suite) -> list[str]:
     spec = suite.tokenizer
     if spec in ("regex", "whitespace") or Path(spec).expanduser().exists() or "/" in spec:
         return []
@@ -112,14 +113,10 @@ def _tokenizer_problems(suite: Any) -> list[str]:
     return []  # a hub id: loaded by check_suite / the run
 
 
-def _reader_problems(suite: Any) -> list[str]:
+def _reader_problems(suite: Suite) -> list[str]:
     """The suite's reader and each setting's own reader (``settings[i].reader``)."""
     specs = [("reader", suite.reader)]
-    specs += [
-        (f"settings[{i}].reader", s.reader)
-        for i, s in enumerate(suite.settings)
-        if getattr(s, "reader", None) is not None
-    ]
+    specs += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if s.reader is not None]
     return [p for where, spec in specs for p in _reader_spec_problems(spec, where)]
 
 
@@ -129,7 +126,7 @@ def _reader_spec_problems(spec: Any, where: str) -> list[str]:
     return reader_problems(spec, where)
 
 
-def _judge_problems(suite: Any) -> list[str]:
+def _judge_problems(suite: Suite) -> list[str]:
     from rageval.judges.spec import judge_problems
 
     return judge_problems(suite.judge.spec, suite.judge.params)
@@ -141,7 +138,7 @@ def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str |
     return judge_param_problem(key, value, own)
 
 
-def _diagnostics_problems(suite: Any) -> list[str]:
+def _diagnostics_problems(suite: Suite) -> list[str]:
     if suite.diagnostics != "auto" and not suite.diagnostics:
         return ["  diagnostics: the list is empty; name at least one diagnostic, or write 'auto'"]
     return []
@@ -157,7 +154,7 @@ def metric_names_of(diagnostics: Sequence[str] | None = None) -> list[str]:
     return keys
 
 
-def run_problems(suite: Any, examples: Sequence[Any], diagnostics: Sequence[str]) -> list[str]:
+def run_problems(suite: Suite, examples: Sequence[Any], diagnostics: Sequence[str]) -> list[str]:
     """What the run checks once it has read the data: questions to run, and the contrasts (:func:`contrast_problems`)."""
     out = []
     if not examples:
@@ -166,7 +163,7 @@ def run_problems(suite: Any, examples: Sequence[Any], diagnostics: Sequence[str]
     return out + contrast_problems(suite, diagnostics)
 
 
-def contrast_problems(suite: Any, diagnostics: Sequence[str]) -> list[str]:
+def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
     """The contrasts of ``suite`` checked against the metrics the selected ``diagnostics`` write.
 
     ``load_suite`` checks them against every metric the catalog knows; this is the
@@ -257,7 +254,7 @@ def _model_ref(ref: str, revision: str | None = None) -> str | None:
     return _hf_available(ref, revision)
 
 
-def model_availability(suite: Any) -> list[Availability]:
+def model_availability(suite: Suite) -> list[Availability]:
     """Every model the suite names (judge, reader, compressors), looked up locally; nothing is loaded."""
     from rageval.judges import JUDGES
     from rageval.judges.spec import parse_judge_spec
@@ -276,7 +273,7 @@ def model_availability(suite: Any) -> list[Availability]:
     elif ref.runs_model and ref.model is not None:
         out.append(Availability("judge.spec", spec, _hf_available(ref.model, revision)))
     readers = [("reader", suite.reader)]
-    readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if getattr(s, "reader", None)]
+    readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if s.reader is not None]
     for where, reader in readers:
         if reader.backend == "transformers" and isinstance(reader.params.get("model"), str):
             ref = reader.params["model"]
@@ -308,7 +305,7 @@ def model_availability(suite: Any) -> list[Availability]:
     return out
 
 
-def check_suite(suite: Any) -> SuiteCheck:
+def check_suite(suite: Suite) -> SuiteCheck:
     """What the run would find wrong with ``suite`` before computing anything (see the module doc)."""
     from rageval.data import DataLoadError, DataUnavailable
     from rageval.suite.inputs import load_inputs, select_diagnostics
