@@ -12,19 +12,7 @@ question's snippets, counted with the suite's tokenizer); ``None`` is unbounded.
 Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
 :class:`BudgetError` that says how to write the budget instead (the one budget
 check, shared with the suite's ``budgets:``, is :mod:`rageval.budget`; its names
-are re-exported here).
-
->>> resolve_budget(160, retrieved_tokens=1000)
-160
->>> resolve_budget(0.25, retrieved_tokens=1000)
-250
->>> resolve_budget(None, retrieved_tokens=1000) is None
-True
->>> try:
-...     resolve_budget(0, retrieved_tokens=1000)
-... except BudgetError as e:
-...     print(e)
-budget 0 is not positive: give a token count (a positive integer, e.g. 160), a fraction in (0, 1] of the retrieved tokens (e.g. 0.25), or null (None) for no budget
+are re-exported here; examples there).
 
 **Defined outcomes for degenerate input** (never a crash mid-suite):
 
