@@ -12,7 +12,7 @@ import pytest
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics.attribution import AttributionOptions, attribution_scores_batch
-from rageval.diagnostics.attribution.engine import _wanted_units
+from rageval.diagnostics.attribution.engine import wanted_units
 from rageval.diagnostics.attribution.premises import fmt
 from rageval.diagnostics.attribution.recovery import candidate_ranker, score_recovery
 from rageval.diagnostics.attribution.sweep import sweep_batch
@@ -208,7 +208,7 @@ def test_recovery_scores_at_each_threshold_equal_the_per_threshold_recovery(demo
     questions = prepare_inputs([x.answer for x in xs], [x.unit_dicts() for x in xs], [x.source_dicts() for x in xs])
     opts = AttributionOptions()
     parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
-    wanted = _wanted_units(questions, parsed, ("re_attributability",))
+    wanted = wanted_units(questions, parsed, ("re_attributability",))
     runner = get_judge("lexical")
     scores = score_recovery(questions, wanted, runner, thresholds=SWEEP_THRESHOLDS, multi_snippet=multi_snippet)
     n_multi = 0

@@ -24,7 +24,6 @@ decisions; and each judge's abstentions.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -599,19 +598,3 @@ def _question_clusters(run):
         return qs if len(set(qs)) < len(qs) else None
 
     return of
-
-
-def item_rows(items: Sequence[_Item], modes: Sequence[str]) -> list[dict[str, Any]]:
-    """One JSON line per audited record: the first and second judge's scores (no per-sentence details)."""
-    out = []
-    for it in items:
-        row: dict[str, Any] = {"question_id": it.key[0], "setting": it.key[1]}
-        row["first"] = {k: v for k, v in it.first.items() if k != "sentences"}
-        for mode in modes:
-            row[f"second_{mode}"] = {k: v for k, v in it.second[mode].items() if k not in ("sentences",)}
-        out.append(row)
-    return out
-
-
-def to_json(obj: Any) -> str:
-    return json.dumps(obj, indent=1, sort_keys=True, default=str) + "\n"

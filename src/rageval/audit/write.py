@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -189,7 +190,6 @@ def _agreement_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_audit(out: Path, result: dict[str, Any], items: Sequence[Any], modes: Sequence[str]) -> dict[str, Path]:
-    from rageval.audit.core import item_rows, to_json
     from rageval.io import write_text_atomic
 
     files = {
@@ -214,8 +214,23 @@ def write_audit(out: Path, result: dict[str, Any], items: Sequence[Any], modes: 
     ):
         cols = list(dict.fromkeys(k for r in rows for k in r))
         write_text_atomic(files[f"{name}_csv"], to_csv(cols, rows))
-    import json
 
     lines = "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in item_rows(items, modes))
     write_text_atomic(files["records_jsonl"], lines)
     return files
+
+
+def item_rows(items: Sequence[Any], modes: Sequence[str]) -> list[dict[str, Any]]:
+    """One JSON line per audited record: the first and second judge's scores (no per-sentence details)."""
+    out = []
+    for it in items:
+        row: dict[str, Any] = {"question_id": it.key[0], "setting": it.key[1]}
+        row["first"] = {k: v for k, v in it.first.items() if k != "sentences"}
+        for mode in modes:
+            row[f"second_{mode}"] = {k: v for k, v in it.second[mode].items() if k not in ("sentences",)}
+        out.append(row)
+    return out
+
+
+def to_json(obj: Any) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True, default=str) + "\n"

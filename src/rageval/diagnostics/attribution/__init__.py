@@ -43,10 +43,10 @@ from rageval.diagnostics.attribution.engine import (
     PARTS,
     attribution_scores,
     attribution_scores_batch,
-    re_attributability_sweep,
 )
 from rageval.diagnostics.attribution.options import USED_BY, AttributionOptions, AttributionSettings
 from rageval.diagnostics.attribution.recovery import Recovery, dense_candidates, recover_units
+from rageval.diagnostics.attribution.sweep import re_attributability_sweep
 
 __all__ = [
     "emitted_precision",

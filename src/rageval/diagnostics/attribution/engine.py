@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
-from rageval.diagnostics._common import mean_defined, summarize
 from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
@@ -27,7 +26,6 @@ __all__ = [
     "DEFAULT_SWEEP",
     "attribution_scores_batch",
     "attribution_scores",
-    "re_attributability_sweep",
     "resolve_options",
 ]
 
@@ -58,7 +56,7 @@ def resolve_options(options: AttributionOptions | None, overrides: dict[str, Any
     return AttributionOptions.build(**{**options.model_dump(), **overrides}) if overrides else options
 
 
-def _wanted_units(questions: Sequence[PreparedQuestion], parsed, parts) -> dict[int, list[int]]:
+def wanted_units(questions: Sequence[PreparedQuestion], parsed, parts) -> dict[int, list[int]]:
     wanted: dict[int, list[int]] = {}
     for q, ans in zip(questions, parsed):
         ks: set[int] = set()
@@ -123,7 +121,7 @@ def _judge_inputs(r: dict[str, Any], pairs: dict[tuple[str, str], None], runner:
     r["judge_inputs_windowed"] = sum(windows(p, h) > 1 for p, h in pairs) if callable(windows) else None
 
 
-def _question_row(
+def question_row(
     q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif, details: bool, runner
 ) -> dict[str, Any]:
     """The flat values (and details) of one question from the engine's per-part results."""
@@ -208,7 +206,7 @@ def attribution_scores_batch(
     runner = get_judge(judge, cache_dir=cache_dir)
     questions = prepare_inputs(predictions, units, sources)
     parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
-    wanted = _wanted_units(questions, parsed, parts)
+    wanted = wanted_units(questions, parsed, parts)
     rec = (
         fixed_recovery(questions, wanted, recovered)
         if recovered is not None
@@ -231,8 +229,7 @@ def attribution_scores_batch(
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
     return [
-        _question_row(q, ans, parts, rec, emitted, grounded, verif, details, runner)
-        for q, ans in zip(questions, parsed)
+        question_row(q, ans, parts, rec, emitted, grounded, verif, details, runner) for q, ans in zip(questions, parsed)
     ]
 
 
@@ -243,34 +240,3 @@ def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical
     :class:`~rageval.judges.JudgeRunner` as ``judge`` to share its cache across questions.
     """
     return attribution_scores_batch([prediction], [units], [sources], judge=judge, **options)[0]
-
-
-def re_attributability_sweep(
-    predictions, units, sources, *, judge: Any = "lexical", thresholds: Sequence[float] = DEFAULT_SWEEP, **options
-) -> list[dict[str, Any]]:
-    """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
-
-    The recovery candidates are ranked and judged once and each threshold is applied to their
-    probabilities (:mod:`.sweep`); the values are those of the engine run once per threshold.
-    Returns ``[{"threshold", "re_attributability", "grounded_precision", "grounded_recall", "n", "n_undefined"}]``.
-    """
-    from rageval.diagnostics.attribution.sweep import sweep_batch
-
-    if "recovery_threshold" in options:
-        raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
-    by_threshold = sweep_batch(predictions, units, sources, judge=judge, thresholds=thresholds, **options)
-    out = []
-    for t in thresholds:
-        rows = by_threshold[t]
-        ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
-        out.append(
-            {
-                "threshold": t,
-                "re_attributability": ra["re_attributability"],
-                "n": ra["n"],
-                "n_undefined": ra["n_undefined"],
-                "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
-                "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
-            }
-        )
-    return out

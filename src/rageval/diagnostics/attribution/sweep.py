@@ -18,12 +18,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
-from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP, _question_row, _wanted_units, resolve_options
+from rageval.diagnostics._common import mean_defined, summarize
+from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP, question_row, resolve_options, wanted_units
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.recovery import Recovery, score_recovery
 
-__all__ = ["sweep_batch", "SWEEP_PARTS"]
+__all__ = ["sweep_batch", "re_attributability_sweep", "SWEEP_PARTS"]
 
 SWEEP_PARTS = ("grounded", "re_attributability")
 
@@ -60,7 +61,7 @@ def sweep_batch(
     runner = get_judge(judge, cache_dir=cache_dir)
     questions = prepare_inputs(predictions, units, sources)
     parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
-    wanted = _wanted_units(questions, parsed, parts)
+    wanted = wanted_units(questions, parsed, parts)
     scores = (
         score_recovery(
             questions,
@@ -94,7 +95,36 @@ def sweep_batch(
                     )
                 )
         out[t] = [
-            _question_row(q, ans, parts, rec, {}, grounded, {}, False, runner) for q, ans in zip(questions, parsed)
+            question_row(q, ans, parts, rec, {}, grounded, {}, False, runner) for q, ans in zip(questions, parsed)
         ]
         before = now
+    return out
+
+
+def re_attributability_sweep(
+    predictions, units, sources, *, judge: Any = "lexical", thresholds: Sequence[float] = DEFAULT_SWEEP, **options
+) -> list[dict[str, Any]]:
+    """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
+
+    The recovery candidates are ranked and judged once and each threshold is applied to their
+    probabilities (:mod:`.sweep`); the values are those of the engine run once per threshold.
+    Returns ``[{"threshold", "re_attributability", "grounded_precision", "grounded_recall", "n", "n_undefined"}]``.
+    """
+    if "recovery_threshold" in options:
+        raise TypeError("re_attributability_sweep sets recovery_threshold itself: pass thresholds=[...]")
+    by_threshold = sweep_batch(predictions, units, sources, judge=judge, thresholds=thresholds, **options)
+    out = []
+    for t in thresholds:
+        rows = by_threshold[t]
+        ra = summarize([{"re_attributability": r["re_attributability"]} for r in rows], "re_attributability")
+        out.append(
+            {
+                "threshold": t,
+                "re_attributability": ra["re_attributability"],
+                "n": ra["n"],
+                "n_undefined": ra["n_undefined"],
+                "grounded_precision": mean_defined([r["grounded_precision"] for r in rows])[0],
+                "grounded_recall": mean_defined([r["grounded_recall"] for r in rows])[0],
+            }
+        )
     return out
