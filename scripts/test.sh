@@ -16,5 +16,6 @@ source scripts/offline_env.sh
 .venv/bin/ruff check src/
 .venv/bin/ruff format --check src/ tests/ metrics/ compressors/ bench/ scripts/
 .venv/bin/mypy
+.venv/bin/lint-imports --no-cache
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
 .venv/bin/python -m pytest -n 2 -q "$@"

@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from rageval.diagnostics import contrasted_by_default
+from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
 from rageval.stats import metric_value, paired_tests
 from rageval.stats.holm import holm
-from rageval.suite.study import AXIS_KEYS, DEFAULT_AXES, axis_direction
 
 __all__ = ["dominates", "pareto", "frontier_analysis", "axes_of", "CONSTANT_TOL"]
 

@@ -23,11 +23,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
+
 __all__ = ["AuditSpec", "FrontierSpec", "AXIS_KEYS", "DEFAULT_AXES", "study_problems", "axis_direction"]
 
 #: axes read from each record's context rather than its metrics (lower is better: less context)
-AXIS_KEYS = ("achieved_ratio", "achieved_tokens")
-DEFAULT_AXES = (("achieved_ratio", "grounded_precision"), ("achieved_ratio", "answer_in_context"))
 
 
 def _both_modes() -> list[Literal["fixed", "rerecover"]]:
@@ -75,13 +75,6 @@ class FrontierSpec(_Strict):
             if x == y:
                 raise ValueError(f"axes pair [{x}, {y}] names one metric twice")
         return v
-
-
-def axis_direction(key: str) -> str:
-    """``higher`` / ``lower`` / ``none`` for a frontier axis (achieved ratio and tokens: lower)."""
-    from rageval.diagnostics import direction_of
-
-    return "lower" if key in AXIS_KEYS else direction_of(key)
 
 
 def _known_metrics() -> list[str]:
