@@ -136,9 +136,33 @@ def _answers_from_dataset(suite: Suite, reader: Any, system: str | None) -> bool
         return False
 
 
-def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: Sequence[Any] | None = None) -> Plan:
-    """The run :class:`~rageval.run.plan.Plan` of ``suite`` (its data read and retrieved unless given)."""
+def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], examples, retrieved) -> SettingPlan:
+    """One setting (``planned``: name, compressor, budget, params) with its source, key and items."""
     from rageval.readers import PromptTemplate
+
+    name, compressor, budget, params = planned
+    spec = suite.setting_readers()[name]
+    own = spec if spec is not None and spec != suite.reader else None
+    reads = own or suite.reader
+    setting = Setting(name=name, compressor=compressor, budget=budget, reader=reads.backend)
+    key = setting_key(suite, setting, params, diagnostics, own)
+    source: Any
+    if compressor == "given":
+        givens = _given_outputs(suite, compressor, params, reads, examples, retrieved, budget)
+        # answers from the dataset file itself: no reader is built (the file is not read a second time)
+        answered = all(g.answer is not None or g.error is not None for g in givens)
+        reader = None if answered else reads
+        source = Given(label=compressor, reader=reader, own_reader=own is not None and reader is not None)
+        items = tuple(Item(ex, ret, given=g) for ex, ret, g in zip(examples, retrieved, givens))
+    else:
+        source = CompressRead(compressor, dict(params), reads, own_reader=own is not None)
+        items = tuple(Item(ex, ret) for ex, ret in zip(examples, retrieved))
+    shown = PromptTemplate.coerce(reads.template).evidence_text
+    return SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown)
+
+
+def _checked_inputs(suite: Suite, examples, retrieved) -> tuple[Sequence[Any], Sequence[Any], list[str]]:
+    """The examples, their retrieval and the diagnostics that apply, after the checks a run makes first."""
     from rageval.suite.checks import run_problems, tokenizer_problem
 
     problem = tokenizer_problem(suite.tokenizer)  # configuration errors stop the run before any record
@@ -150,26 +174,13 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
     problems = run_problems(suite, examples, diagnostics)
     if problems:
         raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n" + "\n".join(problems))
-    readers = suite.setting_readers()
-    settings = []
-    for name, compressor, budget, params in suite.expand_settings():
-        spec = readers[name]
-        own = spec if spec is not None and spec != suite.reader else None
-        setting = Setting(name=name, compressor=compressor, budget=budget, reader=(own or suite.reader).backend)
-        key = setting_key(suite, setting, params, diagnostics, own)
-        items: tuple[Item, ...]
-        if compressor == "given":
-            givens = _given_outputs(suite, compressor, params, own or suite.reader, examples, retrieved, budget)
-            answered = all(g.answer is not None or g.error is not None for g in givens)
-            # answers from the dataset file itself: no reader is built (the file is not read a second time)
-            reader = None if answered else own or suite.reader
-            source: Any = Given(label=compressor, reader=reader, own_reader=own is not None and reader is not None)
-            items = tuple(Item(ex, ret, given=g) for ex, ret, g in zip(examples, retrieved, givens))
-        else:
-            source = CompressRead(compressor, dict(params), own or suite.reader, own_reader=own is not None)
-            items = tuple(Item(ex, ret) for ex, ret in zip(examples, retrieved))
-        shown = PromptTemplate.coerce((own or suite.reader).template).evidence_text
-        settings.append(SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown))
+    return examples, retrieved, diagnostics
+
+
+def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: Sequence[Any] | None = None) -> Plan:
+    """The run :class:`~rageval.run.plan.Plan` of ``suite`` (its data read and retrieved unless given)."""
+    examples, retrieved, diagnostics = _checked_inputs(suite, examples, retrieved)
+    settings = [_setting_plan(suite, p, diagnostics, examples, retrieved) for p in suite.expand_settings()]
     return Plan(
         origin=Origin(
             kind="suite",

@@ -100,13 +100,8 @@ def _read_models(out: RunDir) -> dict[str, Any]:
     return dict(out.read_manifest().models)
 
 
-def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring: Any):
-    """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
-    setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
-    from rageval.diagnostics import CATALOG
-    from rageval.readers import PromptTemplate
-    from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
-
+def _by_setting(rundir: RunDir, manifest: Manifest, records: list[Any]) -> dict[str, list[Any]]:
+    """The records of each setting of the run, in the manifest's setting order (a record of another: an error)."""
     names = [s.name for s in manifest.suite.settings] or list(dict.fromkeys(r.setting.name for r in records))
     by_setting: dict[str, list[Any]] = {n: [] for n in names}
     for r in records:
@@ -116,54 +111,79 @@ def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring
                 f"({', '.join(names)}); rerun the command that wrote it"
             )
         by_setting[r.setting.name].append(r)
-    judge = scoring.judge.model_dump(mode="json")
-    settings = []
-    for name in names:
-        recs = by_setting[name]
-        if not recs:
-            continue
-        diagnostics = tuple(d for d in manifest.diagnostics_of(name) if d in CATALOG)
-        key = {
-            "rageval": __version__,
-            "kind": "rescore",
-            "scoring": scoring.to_json(),
-            "judge": judge,
-            "judge_id": None,
-            "diagnostics": {d: CATALOG[d].version for d in diagnostics},
-        }
-        shown = PromptTemplate.coerce(manifest.template_of(name)).evidence_text
-        items = tuple(Item(None, None, saved=r) for r in recs)
-        settings.append(
-            SettingPlan(recs[0].setting, Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
-        )
-    of_run = str(rundir.path.resolve())
-    suite = manifest.suite
+    return by_setting
+
+
+def _saved_setting(manifest: Manifest, name: str, recs: list[Any], scoring: Any):
+    """One Saved setting: the setting's records, its diagnostics, its key (the new scoring options)."""
+    from rageval.diagnostics import CATALOG
+    from rageval.readers import PromptTemplate
+    from rageval.run.plan import Item, Saved, SettingPlan
+
+    diagnostics = tuple(d for d in manifest.diagnostics_of(name) if d in CATALOG)
+    key = {
+        "rageval": __version__,
+        "kind": "rescore",
+        "scoring": scoring.to_json(),
+        "judge": scoring.judge.model_dump(mode="json"),
+        "judge_id": None,
+        "diagnostics": {d: CATALOG[d].version for d in diagnostics},
+    }
+    shown = PromptTemplate.coerce(manifest.template_of(name)).evidence_text
+    items = tuple(Item(None, None, saved=r) for r in recs)
+    return SettingPlan(recs[0].setting, Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
+
+
+def _summary(manifest: Manifest, records: list[Any], scoring: Any, of_run: str) -> dict[str, Any]:
+    """The rescored run's manifest sections: the run's inputs and models, what was rescored with what."""
     summary: dict[str, Any] = {
-        "dataset": suite.dataset,
+        "dataset": manifest.suite.dataset,
         "inputs": dict(manifest.inputs),
         "models": {k: v for k, v in manifest.models.items() if k != "judge"},
         "origin": {"of_run": of_run},
         "rescore": {
             "judge": scoring.judge.spec,
             "of_run": of_run,
-            "of_suite_hash": suite.hash,
+            "of_suite_hash": manifest.suite.hash,
             "of_origin": manifest.origin.kind,
             "records": len(records),
             "rescored": sum(r.status == "ok" for r in records),
         },
     }
+    extra = manifest.model_extra or {}
     for section in ("score", "offline_defaults"):
-        extra = getattr(manifest, "model_extra", None) or {}
         if section in extra:
             summary[section] = extra[section]
     if isinstance(summary.get("offline_defaults"), dict):
         summary["offline_defaults"] = {**summary["offline_defaults"], "judge": scoring.judge.spec}
-    diagnostics_all = tuple(d for d in suite.diagnostics if d in CATALOG)
-    config = dict(suite.config)  # the run's configuration, with the judge it is rescored with
+    return summary
+
+
+def _config(manifest: Manifest, scoring: Any) -> dict[str, Any]:
+    """The run's configuration, with the judge it is rescored with."""
+    config = dict(manifest.suite.config)
     if isinstance(config.get("judge"), dict):  # a suite's
         config["judge"] = {**config["judge"], "spec": scoring.judge.spec, "params": dict(scoring.judge.params)}
     elif "judge" in config:  # a score run's
         config["judge"], config["judge_params"] = scoring.judge.spec, dict(scoring.judge.params)
+    return config
+
+
+def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring: Any):
+    """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
+    setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
+    from rageval.diagnostics import CATALOG
+    from rageval.run.plan import Origin, Plan, sha
+
+    settings = [
+        _saved_setting(manifest, n, recs, scoring) for n, recs in _by_setting(rundir, manifest, records).items() if recs
+    ]
+    of_run = str(rundir.path.resolve())
+    suite = manifest.suite
+    judge = scoring.judge.model_dump(mode="json")
+    summary = _summary(manifest, records, scoring, of_run)
+    config = _config(manifest, scoring)
+    diagnostics_all = tuple(d for d in suite.diagnostics if d in CATALOG)
     return Plan(
         origin=Origin("rescore", suite.name, sha([suite.hash, judge])[:16], config, source=of_run),
         settings=tuple(settings),
