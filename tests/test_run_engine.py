@@ -364,3 +364,18 @@ def test_a_killed_lock_holder_leaves_no_child_holding_its_lock(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_folder_named_like_a_shipped_suite_does_not_hide_it(tmp_path, monkeypatch):
+    """`rageval suite demo --out demo` twice in one folder: the second `demo` is still the shipped suite."""
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import resolve_suite_path, shipped_suites
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo").mkdir()
+    assert resolve_suite_path("demo") == shipped_suites()["demo"]
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(SuiteError, match="is a folder"):
+        resolve_suite_path("mine")
+    res = CliRunner().invoke(main, ["validate", "demo"])
+    assert res.exit_code == 0, res.output

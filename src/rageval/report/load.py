@@ -54,7 +54,10 @@ def load_run(run_dir: str | Path) -> Run:
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
     if not rec_path.is_file():
-        raise RunError(f"{rec_path} is missing: run the suite first (rageval suite FILE --out {path})")
+        raise RunError(
+            f"{rec_path} is missing: run the command that writes it first (rageval suite FILE --out {path}, "
+            f"or rageval score FILES --out {path})"
+        )
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
     try:  # the one reader of a run directory's manifest (a 0.1.0 one migrated)

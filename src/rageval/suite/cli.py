@@ -69,7 +69,7 @@ _OFFLINE_FIX = (
 
 
 @click.command("validate")
-@click.argument("suite_file", type=click.Path(dir_okay=False))
+@click.argument("suite_file", type=click.Path())
 @_override_options
 def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unavailable) -> None:
     """Check a suite YAML without running it: everything a run would check before computing a record.
@@ -146,7 +146,7 @@ def _plan_lines(suite) -> list[str]:
 
 
 @click.command("suite")
-@click.argument("suite_file", type=click.Path(dir_okay=False))
+@click.argument("suite_file", type=click.Path())
 @click.option(
     "--out",
     "out_dir",

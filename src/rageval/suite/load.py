@@ -100,11 +100,19 @@ def shipped_suites() -> dict[str, Path]:
 
 
 def resolve_suite_path(path: str | Path) -> Path:
-    """A suite file, or the name of a shipped suite (``rageval suite demo``)."""
+    """A suite file, or the name of a shipped suite (``rageval suite demo``).
+
+    A bare name is a shipped suite unless a file of that name is here: a folder of that name (the output of
+    ``rageval suite demo --out demo``) does not hide the shipped suite.
+    """
     p = Path(path)
+    shipped = shipped_suites()
+    if p.is_dir():
+        if str(path) in shipped and not p.suffix and len(p.parts) == 1:
+            return shipped[str(path)]
+        raise SuiteError(f"suite file {path} is a folder: give a suite YAML file (or a shipped suite's name)")
     if p.exists() or p.suffix or len(p.parts) > 1:
         return p
-    shipped = shipped_suites()
     if str(path) in shipped:
         return shipped[str(path)]
     hint = did_you_mean(path, shipped) or f" Shipped suites: {', '.join(shipped)}."
