@@ -3,6 +3,8 @@
 A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.answer_f1`.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -46,3 +48,8 @@ class AnswerF1(_am.RagevalMetric):
         return datasets.Features(
             {"predictions": datasets.Value("string"), "references": datasets.List(datasets.Value("string"))}
         )
+
+    def _compute(
+        self, predictions: list[str], references: list[list[str]], *, convention: str = "hotpotqa"
+    ) -> dict[str, Any]:
+        return self._score(locals())

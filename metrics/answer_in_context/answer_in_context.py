@@ -3,6 +3,8 @@
 A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.answer_in_context`.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -69,3 +71,6 @@ class AnswerInContext(_am.RagevalMetric):
                 }
             ),
         ]
+
+    def _compute(self, contexts: list[Any], references: list[Any]) -> dict[str, Any]:
+        return self._score(locals())

@@ -3,6 +3,8 @@
 The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -38,3 +40,26 @@ class Compression(_am.AttributionMetric):
     NAME = "compression"
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION
+
+    def _compute(
+        self,
+        predictions: list[str],
+        units: list[list[dict[str, Any]]],
+        sources: list[list[dict[str, Any]]],
+        *,
+        budget_tokens: list[int | None] | None = None,
+        retrieved_tokens: list[int | None] | None = None,
+        achieved_tokens: list[int | None] | None = None,
+        reader_input_tokens: list[int | None] | None = None,
+        tokenizer: Any = "regex",
+        judge: Any = "lexical",
+        threshold: float = 0.5,
+        max_citations: int | None = 3,
+        alce_compat: bool = False,
+        recovery_threshold: float | None = None,
+        k: int = 10,
+        multi_snippet: bool = False,
+        candidates: Any = "bm25",
+        cache_dir: Any = None,
+    ) -> dict[str, Any]:
+        return self._score(locals())

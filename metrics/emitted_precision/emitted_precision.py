@@ -3,6 +3,8 @@
 The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -42,3 +44,19 @@ class EmittedPrecision(_am.AttributionMetric):
     NAME = "emitted_precision"
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION
+
+    def _compute(
+        self,
+        predictions: list[str],
+        units: list[list[dict[str, Any]]],
+        sources: list[list[dict[str, Any]]],
+        *,
+        judge: Any = "lexical",
+        threshold: float = 0.5,
+        max_citations: int | None = 3,
+        alce_compat: bool = False,
+        no_citation_precision: str = "zero",
+        cache_dir: Any = None,
+        details: bool = True,
+    ) -> dict[str, Any]:
+        return self._score(locals())

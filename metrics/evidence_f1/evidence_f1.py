@@ -3,6 +3,8 @@
 The card (README.md beside this file) gives the definition, degenerate cases and reference parity.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -40,3 +42,16 @@ class EvidenceF1(_am.AttributionMetric):
     EXTRA_FEATURES = staticmethod(
         lambda: {"references": datasets.List(datasets.List(datasets.Value("string"))), "paragraph_of": datasets.Json()}
     )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        units: list[list[dict[str, Any]]],
+        sources: list[list[dict[str, Any]]],
+        references: list[list[list[str]]],
+        paragraph_of: list[dict[str, str] | None],
+        *,
+        max_citations: int | None = 3,
+        alce_compat: bool = False,
+    ) -> dict[str, Any]:
+        return self._score(locals())

@@ -3,6 +3,8 @@
 The card (README.md beside this file) gives the definition and degenerate cases.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -46,3 +48,12 @@ class GoldCoverage(_am.RagevalMetric):
         if "units" in kwargs:
             kwargs["units"] = _am._fill(kwargs["units"], {"source_ids": None, "title": None})
         return kwargs
+
+    def _compute(
+        self,
+        units: list[list[dict[str, Any]]],
+        references: list[list[str]],
+        *,
+        doc_of: list[dict[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        return self._score(locals())

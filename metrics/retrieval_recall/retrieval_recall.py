@@ -3,6 +3,8 @@
 A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.retrieval.retrieval_recall`.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -46,3 +48,8 @@ class RetrievalRecall(_am.RagevalMetric):
                 "references": datasets.List(datasets.Value("string")),
             }
         )
+
+    def _compute(
+        self, retrieved: list[list[str]], references: list[list[str]], *, k: int | None = None
+    ) -> dict[str, Any]:
+        return self._score(locals())

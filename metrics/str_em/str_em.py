@@ -3,6 +3,8 @@
 A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.answer.str_em`.
 """
 
+from typing import Any
+
 import datasets
 import evaluate
 
@@ -53,3 +55,13 @@ class StrEM(_am.RagevalMetric):
                 "references": datasets.List(datasets.List(datasets.Value("string"))),
             }
         )
+
+    def _compute(
+        self,
+        predictions: list[str],
+        references: list[list[list[str]]],
+        *,
+        alce_compat: bool = False,
+        convention: str = "asqa",
+    ) -> dict[str, Any]:
+        return self._score(locals())

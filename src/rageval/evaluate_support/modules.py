@@ -4,8 +4,13 @@ Only the module files import this; the diagnostics package and the suite runner
 never do.
 
 * :class:`RagevalMetric` — every rageval module: its ``MetricInfo`` comes from
-  the catalog (:func:`rageval.evaluate_support.module_info`), ``_compute`` calls
-  the catalog's pure function, and :meth:`RagevalMetric.compute` sorts the
+  the catalog (:func:`rageval.evaluate_support.module_info`); each module's own
+  ``_compute`` declares its inputs (the features, positional) and options
+  (keyword-only, the pure function's defaults) by name — evaluate's module
+  contract: no ``**kwargs`` — and hands its arguments to
+  :meth:`RagevalMetric._score`, which calls the catalog's pure function and keeps
+  the module's own keys (a test checks every module's signature against its
+  features and its pure function); :meth:`RagevalMetric.compute` sorts the
   keyword arguments: the module's own inputs and options pass through; names
   that belong to *another* rageval module are dropped (``evaluate.combine``
   passes every keyword to every module); a name no rageval module knows is a
@@ -90,8 +95,9 @@ class RagevalMetric(evaluate.Metric):
 
     Subclasses set ``NAME`` (a catalog entry), ``DESCRIPTION``, ``KWARGS`` (the
     inputs description), ``FEATURES`` (a function returning the ``datasets.Features``,
-    or a list of them) and optionally ``REFERENCE_URLS``; the ``MetricInfo``
-    (version, direction, summary) comes from the catalog.
+    or a list of them), optionally ``REFERENCE_URLS``, and define
+    ``_compute(self, <features>, *, <options>)`` as ``return self._score(locals())``;
+    the ``MetricInfo`` (version, direction, summary) comes from the catalog.
     """
 
     NAME: str = ""
@@ -144,10 +150,17 @@ class RagevalMetric(evaluate.Metric):
     def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
         return kwargs
 
-    def _compute(self, **kwargs):
+    def _score(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The result of the module's ``_compute``, given its ``locals()``: the pure function's, own keys only.
+
+        Each module's ``_compute(self, <features>, *, <options>)`` is one line,
+        ``return self._score(locals())``; the names its signature declares are
+        passed on by name (``self`` and anything else in ``arguments`` are not).
+        """
         from rageval.diagnostics.catalog import get
 
-        return own_keys(self.NAME, get(self.NAME)(**kwargs))
+        names = inspect.signature(self._compute).parameters  # the bound method's: without self
+        return own_keys(self.NAME, get(self.NAME)(**{k: v for k, v in arguments.items() if k in names}))
 
 
 def own_keys(name: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -204,7 +217,7 @@ def _fill(rows: Any, defaults: Mapping[str, Any]) -> Any:
 
 
 class AttributionMetric(RagevalMetric):
-    """Base of the attribution modules: subclasses set NAME, DESCRIPTION, KWARGS and (optionally) EXTRA_FEATURES."""
+    """Base of the attribution modules: subclasses set NAME, DESCRIPTION, KWARGS, _compute (EXTRA_FEATURES optional)."""
 
     EXTRA_FEATURES: Any = None
 
