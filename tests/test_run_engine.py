@@ -379,3 +379,22 @@ def test_a_folder_named_like_a_shipped_suite_does_not_hide_it(tmp_path, monkeypa
         resolve_suite_path("mine")
     res = CliRunner().invoke(main, ["validate", "demo"])
     assert res.exit_code == 0, res.output
+
+
+# -- the public face ---------------------------------------------------------------------------------------------
+
+
+def test_the_public_face_resolves_every_name_lazily():
+    import subprocess
+    import sys
+
+    import rageval
+
+    for name in rageval.__all__:
+        assert getattr(rageval, name) is not None, name
+    assert rageval.audit.__name__ == "run_audit" and rageval.get_compressor.__name__ == "get"
+    with pytest.raises(AttributeError):
+        rageval.not_a_name  # noqa: B018
+    code = "import rageval, sys; print(sorted(m for m in ('torch', 'transformers', 'evaluate', 'matplotlib') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"  # importing the package imports none of them
