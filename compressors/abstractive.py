@@ -44,6 +44,7 @@ device : ``"cpu"`` (default).
 from __future__ import annotations
 
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, group_documents, join_sentences
+from rageval.errors import require
 from rageval.types import Unit
 
 __all__ = ["AbstractiveCompressor", "recomp_prompt"]
@@ -80,9 +81,10 @@ class AbstractiveCompressor(BaseCompressor):
 
     def _load(self):
         if self._loaded is None:
+            path = self.params["model"]
+            require("torch", "transformers", what=f"the abstractive compressor's model {path!r}")
             from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-            path = self.params["model"]
             try:
                 tok = AutoTokenizer.from_pretrained(path)
                 model = AutoModelForSeq2SeqLM.from_pretrained(path)
@@ -100,9 +102,9 @@ class AbstractiveCompressor(BaseCompressor):
         return self
 
     def summarize(self, prompts: list[str]) -> list[str]:
+        tok, model = self._load()  # first: the install hint where torch is missing
         import torch
 
-        tok, model = self._load()
         out = []
         with torch.inference_mode():
             for p in prompts:

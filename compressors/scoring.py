@@ -19,6 +19,7 @@ import numpy as np
 
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
+from rageval.errors import require
 
 __all__ = ["relevance_scores", "scorer_needs_model", "load_scorer"]
 
@@ -31,6 +32,7 @@ def scorer_needs_model(spec: str) -> bool:
 
 @functools.lru_cache(maxsize=2)
 def _load_cross(path: str) -> Any:
+    require("torch", "transformers", what=f"the cross-encoder {path!r}", otherwise="or scorer='lexical' (no model)")
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     try:
@@ -47,9 +49,9 @@ def _load_cross(path: str) -> Any:
 
 
 def _cross_scores(path: str, question: str, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+    tok, model = _load_cross(path)  # first: the install hint where torch is missing
     import torch
 
-    tok, model = _load_cross(path)
     out = np.zeros(len(texts))
     with torch.inference_mode():
         for s in range(0, len(texts), batch_size):

@@ -48,6 +48,7 @@ import numpy as np
 
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
+from rageval.errors import require
 
 __all__ = [
     "DEFAULT_MEMORY_BUDGET",
@@ -253,11 +254,9 @@ def minilm_path() -> str:
 
 @functools.lru_cache(maxsize=4)
 def _load_encoder(path: str) -> Any:
-    try:
-        import torch  # noqa: F401
-        from transformers import AutoModel, AutoTokenizer
-    except ImportError as e:  # pragma: no cover - torch/transformers are dependencies
-        raise ModelUnavailable(f"embedding similarity needs torch and transformers ({e})") from None
+    require("torch", "transformers", what=f"the similarity model {path!r}", otherwise="or similarity='lexical'")
+    from transformers import AutoModel, AutoTokenizer
+
     try:
         tok = AutoTokenizer.from_pretrained(path)
         model = AutoModel.from_pretrained(path)
@@ -273,9 +272,9 @@ def _load_encoder(path: str) -> Any:
 
 def encode(path: str, texts: Sequence[str], *, batch_size: int = 32, max_length: int = 256) -> np.ndarray:
     """Mean-pooled, L2-normalized sentence embeddings."""
+    tok, model = _load_encoder(path)  # first: the install hint where torch is missing
     import torch
 
-    tok, model = _load_encoder(path)
     out = []
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     with torch.inference_mode():

@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, count_tokens, group_documents
+from rageval.errors import require
 from rageval.text.tokenize import RegexTokenizer
 from rageval.compressors.lexical import STOPWORDS, bm25_idf
 from rageval.types import Unit
@@ -201,9 +202,9 @@ class TokenPruneCompressor(BaseCompressor):
         return scores
 
     def _classifier_scores(self, docs_tokens):
+        tok, model = self._load_classifier()  # first: the install hint where torch is missing
         import torch
 
-        tok, model = self._load_classifier()
         keep_id = _keep_label(model.config.id2label)
         scores: list[float] = []
         with torch.inference_mode():
@@ -227,9 +228,12 @@ class TokenPruneCompressor(BaseCompressor):
 
     def _load_classifier(self):
         if "clf" not in self._models:
+            path = self.params["model"]
+            require(
+                "torch", "transformers", what=f"token_prune's token classifier {path!r}", otherwise="or backend='idf'"
+            )
             from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-            path = self.params["model"]
             try:
                 tok = AutoTokenizer.from_pretrained(path)
                 model = AutoModelForTokenClassification.from_pretrained(path)
@@ -245,13 +249,13 @@ class TokenPruneCompressor(BaseCompressor):
 
     def _load_llmlingua(self):
         if "llm" not in self._models:
-            try:
-                from llmlingua import PromptCompressor
-            except ImportError:
-                raise ModelUnavailable(
-                    "backend='llmlingua2' needs the llmlingua package (pip install 'rageval[llmlingua]'), "
-                    "or use backend='idf' (model-free) or backend='token_classifier'"
-                ) from None
+            require(
+                "llmlingua",
+                what="backend='llmlingua2'",
+                otherwise="or use backend='idf' (model-free) or backend='token_classifier'",
+            )
+            from llmlingua import PromptCompressor
+
             ensure_tiktoken_offline()
             path = self.params["model"]
             if not Path(path).exists():

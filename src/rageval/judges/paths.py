@@ -156,8 +156,8 @@ def resolve(
     ``dtype="bfloat16"`` (the older option) is the ``bf16`` path; ``dtype="float16"`` runs batched in
     float16 (reported as ``fp16``).  Asking for two different things (``dtype="bfloat16"`` with
     ``execution="int8"``), or for ``int8``/``onnx`` on a GPU, is a ValueError; ``onnx`` without
-    onnxruntime installed is an ImportError naming the extra.  ``bf16`` on a CPU without bf16 units
-    is allowed (torch emulates it, slowly) and says so in the reason.
+    onnxruntime installed is a :class:`~rageval.errors.ModelUnavailable` naming the extra.  ``bf16`` on a
+    CPU without bf16 units is allowed (torch emulates it, slowly) and says so in the reason.
     """
     asked = requested(execution)
     dt = _dtype_name(dtype)
@@ -209,13 +209,9 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _require_onnxruntime() -> None:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError as err:
-        raise ImportError(
-            "execution='onnx' needs onnxruntime and onnx (pip install 'rageval[onnx]'); "
-            "or use execution='auto' (fp32, no extra)"
-        ) from err
+    from rageval.errors import require
+
+    require("onnxruntime", what="execution='onnx'", otherwise="or use execution='auto' (fp32, no extra)")
 
 
 _ALLOCATOR: list[bool] = []  # the outcome of keep_freed_memory, once per process

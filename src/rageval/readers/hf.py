@@ -16,7 +16,8 @@ decoded new tokens, special tokens removed, stripped.  ``input_tokens`` is the
 model tokenizer's count of the prompt.
 
 Weights that cannot be loaded raise :class:`~rageval.readers.base.ModelUnavailable`
-with the fix (a local path, or the extractive reader).
+with the fix (a local path, or the extractive reader); so does an install without torch
+and transformers, with the command that adds them (``pip install 'rageval[models]'``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any, cast
 
 from pydantic import Field, field_validator
 
+from rageval.errors import require
 from rageval.readers.base import ModelUnavailable, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, non_empty_text, positive_int
 from rageval.readers.template import PromptTemplate
@@ -107,6 +109,7 @@ class TransformersReader(Reader):
         self.model_name, self.revision = model, revision
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
 
+        require("torch", "transformers", what="the transformers reader", otherwise="or run with --reader extractive")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 

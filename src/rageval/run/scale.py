@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rageval.errors import ConfigError, ModelUnavailable, RunFailure
+from rageval.errors import ConfigError, ModelUnavailable, RunFailure, install_hint, require
 
 __all__ = [
     "LOCAL",
@@ -51,7 +51,7 @@ __all__ = [
 
 #: ``--ray`` without an address: start a local Ray instance (or join the cluster ``RAY_ADDRESS`` names).
 LOCAL = "local"
-INSTALL_HINT = "pip install 'rageval[ray]'"
+INSTALL_HINT = install_hint("ray")
 #: Ray's retries of a task whose worker died, restarts of a judge actor and retries of its calls.
 TASK_RETRIES = 3
 ACTOR_RESTARTS = 3
@@ -60,13 +60,9 @@ ACTOR_TASK_RETRIES = 3
 
 def require_ray() -> Any:
     """The ``ray`` module, or a :class:`~rageval.errors.ConfigError` saying how to install it."""
-    try:
-        import ray
-    except ImportError as err:
-        raise ConfigError(
-            f"--ray needs Ray, which cannot be imported here ({err}); install it with: {INSTALL_HINT} "
-            "(on every node of a cluster), or run without --ray"
-        ) from None
+    require("ray", what="--ray", error=ConfigError, otherwise="on every node of a cluster, or run without --ray")
+    import ray
+
     return ray
 
 

@@ -334,12 +334,15 @@ def check_suite(suite: Suite) -> SuiteCheck:
 
 def tokenizer_problem(spec: str) -> str | None:
     """None when the suite tokenizer ``spec`` loads here, else why not (one line, with the fix)."""
+    from rageval.errors import ModelUnavailable
     from rageval.text import get_tokenizer
 
     if spec in ("regex", "whitespace"):
         return None
     try:
         get_tokenizer(spec)
+    except ModelUnavailable as err:  # no transformers here: the install hint, whole
+        return str(err)
     except (OSError, ValueError, ImportError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         return (

@@ -83,6 +83,9 @@ class HFTokenizer:
     """A Hugging Face tokenizer by hub id or local path (special tokens not counted)."""
 
     def __init__(self, name_or_path: str, *, revision: str | None = None):
+        from rageval.errors import require
+
+        require("transformers", what=f"the tokenizer {name_or_path!r}", otherwise="or use tokenizer 'regex'")
         from transformers import AutoTokenizer  # heavy: imported only here
 
         self.name = name_or_path
