@@ -10,7 +10,7 @@ is used)::
     result = rageval.run_suite(suite, "runs/demo")     # plan, execute, report
     scored = rageval.score_files(["outputs.jsonl"], "runs/score")
     rageval.rescore("runs/demo", judge="minilm")       # any run directory
-    rageval.audit("runs/score", "minilm", n=50)        # a second evaluator
+    rageval.run_audit("runs/score", "minilm", n=50)    # a second evaluator
     run = rageval.load_run("runs/demo")                # records and manifest, checked
     judge = rageval.get_judge("lexical")
 
@@ -34,7 +34,7 @@ _API = {
     "score_files": "rageval.score.run:score_files",
     "ScoreOptions": "rageval.score.run:ScoreOptions",
     "rescore": "rageval.suite.rescore:rescore",
-    "audit": "rageval.audit.core:run_audit",
+    "run_audit": "rageval.audit.core:run_audit",
     "build_report": "rageval.report.build:build_report",
     "load_run": "rageval.report.load:load_run",
     # the engine and its run directory
