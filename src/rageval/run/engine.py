@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rageval.errors import ConfigError, ModelUnavailable
+from rageval.errors import ModelUnavailable
 from rageval.io import remove_stale_temps
 from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch
@@ -49,8 +49,7 @@ class RunResult:
     report: dict[str, Any] = field(default_factory=dict)
     retried: int = 0  # cached transient failures computed again (counted in computed too)
     quarantined: int = 0  # unreadable cache files moved to cache/quarantine/
-    settings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    models: dict[str, Any] = field(default_factory=dict)  # the ids of the parts, as the manifest records them
 
 
 def _chunks(items: list, n: int, first: int | None = None) -> Iterable[list]:
@@ -123,9 +122,7 @@ def execute(
         from rageval.run.scale import require_ray
 
         require_ray()  # a clear install hint before anything starts
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"output directory {out} is a file; choose another --out (or output_dir)")
-    with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):
+    with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses an output path that is a file
         remove_stale_temps(out)  # a killed run's half-written outputs (we hold the lock: no write is in flight)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
@@ -302,8 +299,7 @@ def _execute(
         computed,
         retried=tally.retried,
         quarantined=len(cache.quarantined),
-        settings=plan.setting_names,
-        notes=list(plan.notes),
+        models=dict(run.models),
     )
 
 

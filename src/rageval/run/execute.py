@@ -99,10 +99,16 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     setting = stage.setting
     if item.saved is not None:  # a saved record: its own context (a failed one is kept as it was)
         return item.saved.context, (None if item.saved.status == "ok" else item.saved)
-    if item.given is not None:  # the context the file gives
-        if item.given.error is not None or item.given.context is None:
-            return None, failed(item, setting, "compressor_error", item.given.error or "no context given")
-        return item.given.context, None
+    if item.given is not None:  # the units the file gives, measured with the run's tokenizer
+        if item.given.error is not None or item.given.units is None:
+            return None, failed(item, setting, "compressor_error", item.given.error or "no units given")
+        from rageval.tokens import evidence_tokens
+
+        retrieved = evidence_tokens(list(item.sources), stage.tokenizer)
+        ctx = Context.measure(
+            item.given.units, tokenizer=stage.tokenizer, retrieved_tokens=retrieved, budget=setting.budget
+        )
+        return ctx, None
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
     try:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from rageval.types import Context, Record, Setting, SourceSnippet
+from rageval.types import Record, Setting, SourceSnippet, Unit
 
 __all__ = [
     "PART_KEYS",
@@ -138,9 +138,13 @@ Source = CompressRead | Given | Saved
 
 @dataclass(frozen=True)
 class GivenOutput:
-    """What a file gives for one item: the context the reader saw and, when the file has it, the answer."""
+    """What a file gives for one item: the units the reader saw and, when the file has it, the answer.
 
-    context: Context | None
+    The engine measures the context of ``units`` (achieved and retrieved tokens with the run's tokenizer, the
+    setting's budget recorded) when the item is computed, not for items the record cache already holds.
+    """
+
+    units: tuple[Unit, ...] | None
     answer: str | None = None
     input_tokens: int | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # added to the record's ``extra`` (e.g. file and line)

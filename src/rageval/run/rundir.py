@@ -136,7 +136,7 @@ class Manifest(_Open):
 # -- 0.1.0 --------------------------------------------------------------------------------------------------------
 
 
-def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]], diagnostics: list[str]) -> dict:
+def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]]) -> dict:
     judge = dict(config.get("judge") or {})
     reader = dict(config.get("reader") or {})
     own = {}
@@ -196,7 +196,7 @@ def migrate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     if isinstance(data.get("score"), Mapping):
         kind, scoring = "score", _scoring_of_score(config, data["score"], diagnostics)
     else:
-        kind, scoring = "suite", _scoring_of_suite(config, settings, diagnostics)
+        kind, scoring = "suite", _scoring_of_suite(config, settings)
     rescored = data.get("rescore")
     origin = {"kind": kind, "name": suite["name"], "hash": str(suite.get("hash") or "")}
     if isinstance(rescored, Mapping):
@@ -225,10 +225,6 @@ class RunDir:
         return self.path / "records.jsonl"
 
     @property
-    def cache_dir(self) -> Path:
-        return self.path / "cache"
-
-    @property
     def judge_cache(self) -> Path:
         return self.path / "cache" / "judge"
 
@@ -241,9 +237,6 @@ class RunDir:
         return OutDirLock(self.path, command)
 
     # -- reading
-
-    def exists(self) -> bool:
-        return self.manifest_path.is_file()
 
     def read_manifest_data(self) -> dict[str, Any]:
         """``manifest.json`` as JSON, migrated to today's shape (unchecked beyond that)."""

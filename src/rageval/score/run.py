@@ -364,11 +364,9 @@ def build_plan(read: _Inputs, options: ScoreOptions):
     from rageval.diagnostics import CATALOG
     from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
     from rageval.text import get_tokenizer
-    from rageval.tokens import evidence_tokens
-    from rageval.types import Context
 
     scoring = _scoring(options, read.mode)
-    tokenizer = get_tokenizer(options.tokenizer)
+    get_tokenizer(options.tokenizer)  # a tokenizer that does not load stops the run before anything is written
     config = {
         "inputs": [
             {"name": lab, "source": src, "format": f.format}
@@ -393,11 +391,11 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         key = _setting_key(options, setting, fmt, read.mode, read.per_setting[name], None)
         items = []
         for it, qid in zip(read.settings[name], read.matched.ids[name]):
-            context = Context.measure(
-                it.units, tokenizer=tokenizer, retrieved_tokens=evidence_tokens(it.sources, tokenizer)
-            )
             given = GivenOutput(
-                context, it.answer, it.input_tokens, extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}}
+                tuple(it.units),
+                it.answer,
+                it.input_tokens,
+                extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}},
             )
             items.append(Item(_example(it, qid), _Given(it.sources, it.retrieved), given=given))
         settings.append(

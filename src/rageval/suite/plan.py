@@ -84,19 +84,16 @@ def _reader_key(spec: Any) -> dict[str, Any]:
     return d
 
 
-def _given_outputs(suite: Suite, compressor: str, params: dict[str, Any], own: Any, examples, retrieved, budget):
+def _given_outputs(suite: Suite, compressor: str, params: dict[str, Any], own: Any, examples):
     """Per item, the units (and, when the setting's reader is the ``saved`` reader of the dataset file itself,
     the answers) the dataset file gives its system: the file is read once, as the dataset."""
-    from rageval.text import get_tokenizer
-    from rageval.tokens import evidence_tokens
-    from rageval.types import Context, Unit
+    from rageval.types import Unit
 
     system = params.get("system")
     key = "" if system is None else system
     answers = _answers_from_dataset(suite, own, system)
-    tok = get_tokenizer(suite.tokenizer)
     out = []
-    for ex, ret in zip(examples, retrieved):
+    for ex in examples:
         given = (getattr(ex, "meta", None) or {}).get("given")
         if not given:
             raise SuiteError(
@@ -107,14 +104,11 @@ def _given_outputs(suite: Suite, compressor: str, params: dict[str, Any], own: A
             known = sorted(k for k in given if k)
             what = "several systems" if system is None else f"no system {system!r}"
             err = f"given: question {ex.id!r} has {what} ({known}); set params: {{system: ...}}"
-            out.append(GivenOutput(context=None, error=err))  # type: ignore[arg-type]
+            out.append(GivenOutput(units=None, error=err))
             continue
-        units = [Unit(u["text"], u["source_ids"], u.get("title")) for u in given[key]["units"]]
-        ctx = Context.measure(
-            units, tokenizer=tok, retrieved_tokens=evidence_tokens(list(ret.snippets), tok), budget=budget
-        )
         g = given[key]
-        out.append(GivenOutput(ctx, g.get("answer") if answers else None, g.get("input_tokens") if answers else None))
+        units = tuple(Unit(u["text"], u["source_ids"], u.get("title")) for u in g["units"])
+        out.append(GivenOutput(units, g.get("answer") if answers else None, g.get("input_tokens") if answers else None))
     return out
 
 
@@ -126,10 +120,7 @@ def _answers_from_dataset(suite: Suite, reader: Any, system: str | None) -> bool
     if params.get("format") != suite.dataset.format or params.get("system") != system:
         return False
     path = resolve_dataset_path(suite)
-    given = Path(str(params.get("path", ""))).expanduser()
-    if not given.is_absolute() and suite.source:
-        beside = Path(suite.source).resolve().parent / given
-        given = beside if beside.exists() else given
+    given = Path(str(params.get("path", ""))).expanduser()  # the file the saved reader would open (cwd-relative)
     try:
         return path is not None and given.resolve() == path.resolve()
     except OSError:
@@ -148,7 +139,7 @@ def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], exam
     key = setting_key(suite, setting, params, diagnostics, own)
     source: Any
     if compressor == "given":
-        givens = _given_outputs(suite, compressor, params, reads, examples, retrieved, budget)
+        givens = _given_outputs(suite, compressor, params, reads, examples)
         # answers from the dataset file itself: no reader is built (the file is not read a second time)
         answered = all(g.answer is not None or g.error is not None for g in givens)
         reader = None if answered else reads

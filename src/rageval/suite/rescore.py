@@ -92,12 +92,8 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
 
         build_report(out.path, seed=manifest.suite.seed)
     rescored = sum(r.status == "ok" for r in records)
-    judge_id = str((_read_models(out) or {}).get("judge", scoring.judge.spec))
+    judge_id = str(result.models.get("judge", scoring.judge.spec))
     return RescoreResult(out.path, result.n_records, rescored, scoring.judge.spec, judge_id)
-
-
-def _read_models(out: RunDir) -> dict[str, Any]:
-    return dict(out.read_manifest().models)
 
 
 def _by_setting(rundir: RunDir, manifest: Manifest, records: list[Any]) -> dict[str, list[Any]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from rageval.run.engine import RunResult, execute
 from rageval.run.rundir import RunDir
@@ -20,14 +19,7 @@ from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan
 from rageval.types import Record
 
-__all__ = ["run_suite", "RunResult", "write_report"]
-
-
-def write_report(out: Path, seed: int) -> dict[str, Any]:
-    """Statistics, tables, plots and HTML of the run in ``out``."""
-    from rageval.report import build_report as _build
-
-    return _build(out, seed=seed)
+__all__ = ["run_suite", "RunResult"]
 
 
 def run_suite(
@@ -74,5 +66,7 @@ def run_suite(
             ray_judges=ray_judges,
         )
         if build_report:
-            result.report = write_report(rundir.path, suite.seed)
+            from rageval.report import build_report as _build
+
+            result.report = _build(rundir.path, seed=suite.seed)
     return result
