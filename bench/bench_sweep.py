@@ -8,7 +8,7 @@ temporary folder, turns its ok records into scoring inputs (as ``rageval rescore
 per path, the sweep over the six recovery thresholds 0.3-0.8 for every record that has a unit
 without declared provenance:
 
-* ``once``:   :func:`rageval.diagnostics.dispatch._sweep` (candidates ranked and judged once, each
+* ``once``:   :func:`rageval.diagnostics.attribution.sweep.record_sweeps` (candidates ranked and judged once, each
   threshold applied, the gate re-run only where the recovered ids changed);
 * ``slow``:   the engine once per threshold (what the sweep did before), with the same judge memo.
 
@@ -30,7 +30,9 @@ from _threads import pin_blas_threads  # beside this script
 from rageval import bm25
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.diagnostics.attribution.engine import PARTS
-from rageval.diagnostics.dispatch import SWEEP_THRESHOLDS, _engine_rows, _sweep
+from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS
+from rageval.diagnostics.attribution.sweep import record_sweeps
+from rageval.diagnostics.dispatch import _engine_rows
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
 from rageval.judges import get_judge
 from rageval.readers import PromptTemplate
@@ -64,7 +66,8 @@ def slow_sweep(inputs, options, judge):
 
 def fast_sweep(inputs, options, judge):
     extras: list[dict] = [{} for _ in inputs]
-    _sweep(inputs, options, judge, extras)
+    for i, extra in record_sweeps(inputs, options, judge).items():
+        extras[i].update(extra)
     return {i: e["reattribution_sweep"] for i, e in enumerate(extras) if "reattribution_sweep" in e}
 
 

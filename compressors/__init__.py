@@ -34,7 +34,7 @@ from rageval.compressors.base import (
     SnippetError,
     resolve_budget,
 )
-from rageval.registry import Registry, UnknownNameError
+from rageval.registry import NoMeta, Registry, UnknownNameError
 
 __all__ = [
     "get",
@@ -57,23 +57,19 @@ class UnknownCompressor(CompressorConfigError, UnknownNameError):
     """An unknown compressor name (a :class:`CompressorConfigError` with ``kind``, ``name`` and ``known``)."""
 
 
-#: compressor name -> ``"module:Class"`` (imported on the first :func:`get`)
-REGISTRY = Registry("compressor", error=UnknownCompressor)
-for _name, _target in [
-    ("abstractive", "abstractive:AbstractiveCompressor"),
-    ("ecr", "ecr:ECRCompressor"),
-    ("extractive", "extractive:ExtractiveCompressor"),
-    ("focused", "focused:FocusedCompressor"),
-    ("given", "given:GivenCompressor"),
-    ("identity", "identity:IdentityCompressor"),
-    ("mmr", "mmr:MMRCompressor"),
-    ("naive", "naive:NaiveCompressor"),
-    ("rerank", "rerank:RerankCompressor"),
-    ("submodular", "submodular:SubmodularCompressor"),
-    ("token_prune", "token_prune:TokenPruneCompressor"),
-]:
-    REGISTRY.register(_name, f"rageval.compressors.{_target}")
-del _name, _target
+#: compressor name -> ``"module:Class"`` (a :class:`BaseCompressor` subclass, imported on the first :func:`get`)
+REGISTRY: Registry[type[BaseCompressor], NoMeta] = Registry("compressor", base=BaseCompressor, error=UnknownCompressor)
+REGISTRY.register("abstractive", "rageval.compressors.abstractive:AbstractiveCompressor")
+REGISTRY.register("ecr", "rageval.compressors.ecr:ECRCompressor")
+REGISTRY.register("extractive", "rageval.compressors.extractive:ExtractiveCompressor")
+REGISTRY.register("focused", "rageval.compressors.focused:FocusedCompressor")
+REGISTRY.register("given", "rageval.compressors.given:GivenCompressor")
+REGISTRY.register("identity", "rageval.compressors.identity:IdentityCompressor")
+REGISTRY.register("mmr", "rageval.compressors.mmr:MMRCompressor")
+REGISTRY.register("naive", "rageval.compressors.naive:NaiveCompressor")
+REGISTRY.register("rerank", "rageval.compressors.rerank:RerankCompressor")
+REGISTRY.register("submodular", "rageval.compressors.submodular:SubmodularCompressor")
+REGISTRY.register("token_prune", "rageval.compressors.token_prune:TokenPruneCompressor")
 
 
 def names() -> list[str]:
@@ -81,7 +77,7 @@ def names() -> list[str]:
     return sorted(REGISTRY.names())
 
 
-def compressor_class(name: str) -> type:
+def compressor_class(name: str) -> type[BaseCompressor]:
     """The class of compressor ``name`` (unknown names raise :class:`UnknownCompressor` with a hint)."""
     return REGISTRY.get(name)
 

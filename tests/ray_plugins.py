@@ -81,6 +81,6 @@ def setup() -> None:
     if "naive_kill_once" not in REGISTRY:
         REGISTRY.register("naive_kill_once", KillOnceNaive)
     if "batchmark" not in JUDGES:
-        JUDGES.register("batchmark", lambda arg, o: BatchMarkJudge(), arg=False)
+        JUDGES.register("batchmark", lambda arg, o: BatchMarkJudge())
     if "failing" not in JUDGES:
-        JUDGES.register("failing", lambda arg, o: FailingJudge(), arg=False)
+        JUDGES.register("failing", lambda arg, o: FailingJudge())

@@ -33,8 +33,8 @@ def abstaining(premises, hypotheses):
 
 @pytest.fixture(autouse=True)
 def judges():
-    JUDGES.register("audit-rule", lambda arg, o: CallableJudge(rule, judge_id="audit-rule-v1"), arg=False)
-    JUDGES.register("audit-abstain", lambda arg, o: CallableJudge(abstaining, judge_id="audit-abstain-v1"), arg=False)
+    JUDGES.register("audit-rule", lambda arg, o: CallableJudge(rule, judge_id="audit-rule-v1"))
+    JUDGES.register("audit-abstain", lambda arg, o: CallableJudge(abstaining, judge_id="audit-abstain-v1"))
     yield
     JUDGES.unregister("audit-rule")
     JUDGES.unregister("audit-abstain")

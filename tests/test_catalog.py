@@ -113,12 +113,12 @@ def score_answer_length(inputs, options):
 @pytest.fixture
 def answer_words():
     spec = cat.DiagnosticSpec(
-        "answer_words",
-        "0.1.0",
-        "Words in the answer.",
-        "answer",
-        f"{__name__}:score_answer_length",
-        (cat.Output("answer_words", "lower"),),
+        name="answer_words",
+        version="0.1.0",
+        summary="Words in the answer.",
+        family="answer",
+        function=f"{__name__}:score_answer_length",
+        outputs=(cat.Output("answer_words", "lower"),),
         scorer=f"{__name__}:score_answer_length",
     )
     cat.register(spec)
@@ -146,11 +146,50 @@ def test_register_rejects_a_duplicate_and_a_conflicting_direction():
     with pytest.raises(ValueError, match="already in the catalog"):
         cat.register(CATALOG["answer_f1"])
     bad = cat.DiagnosticSpec(
-        "bad", "0.1.0", "x", "answer", "json:dumps", (cat.Output("answer_f1", "lower"),), scorer="json:dumps"
+        name="bad",
+        version="0.1.0",
+        summary="x",
+        family="answer",
+        function="json:dumps",
+        outputs=(cat.Output("answer_f1", "lower"),),
+        scorer="json:dumps",
     )
     with pytest.raises(ValueError, match="answer_f1"):
         cat.register(bad)
-    assert "bad" not in CATALOG
+    assert "bad" not in CATALOG and "bad" not in CATALOG.functions and cat.direction_of("answer_f1") == "higher"
+    with pytest.raises(ValueError, match="built-in"):
+        cat.unregister("answer_f1")
+    with pytest.raises(TypeError):  # by keyword only: six positional fields are not read by position
+        cat.DiagnosticSpec("x", "0.1.0", "x", "answer", "json:dumps", ())  # type: ignore[misc]
+    engine_only = dict(name="ex", version="0.1.0", summary="x", family="answer", function="json:dumps", outputs=())
+    with pytest.raises(ValueError, match="engine diagnostics"):
+        cat.register(cat.DiagnosticSpec(**engine_only, scorer="json:dumps", record_extra="json:dumps"))
+
+
+def test_the_catalog_is_a_mapping_and_adding_keeps_everything_derived_in_step(answer_words):
+    """CATALOG is one object: adding a spec updates the directions, owners and registries together, with no
+    module global refilled behind the caller's back; removing it takes them all back."""
+    from collections.abc import Mapping
+
+    assert isinstance(CATALOG, Mapping) and isinstance(CATALOG, cat.Catalog)
+    assert list(CATALOG)[-1] == "answer_words" and CATALOG["answer_words"] is answer_words
+    assert cat.direction_of("answer_words") == "lower" and cat.output_owner("answer_words") == "answer_words"
+    assert CATALOG.scorers.get("answer_words") is score_answer_length
+
+
+def test_the_engine_special_cases_are_declared_in_the_spec_not_in_dispatch():
+    """compression computes its record metrics from the engine row, re_attributability adds the sweep to
+    extra: both declared in their specs; the dispatcher names no diagnostic."""
+    import inspect
+
+    from rageval.diagnostics import dispatch
+
+    assert CATALOG["compression"].record_values == "rageval.diagnostics.compression:record_values"
+    assert CATALOG["re_attributability"].record_extra == "rageval.diagnostics.attribution.sweep:record_sweeps"
+    assert sorted(CATALOG.record_values) == ["compression"] and sorted(CATALOG.record_extras) == ["re_attributability"]
+    source = inspect.getsource(dispatch)
+    code = source[source.index('"""', 3) + 3 :]  # after the module doc
+    assert not [name for name in CATALOG if f'"{name}"' in code]
 
 
 def test_scoring_input_round_trips_a_saved_record(tmp_path):

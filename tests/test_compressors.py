@@ -18,7 +18,8 @@ from rageval.compressors import (
     names,
     resolve_budget,
 )
-from rageval.text import get_tokenizer, passage_to_snippets
+from rageval.data import passage_to_snippets
+from rageval.text import get_tokenizer
 from rageval.types import SourceSnippet
 
 ROOT = Path(__file__).resolve().parents[1]

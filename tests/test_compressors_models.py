@@ -17,7 +17,8 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from rageval.compressors import ModelUnavailable, get  # noqa: E402
-from rageval.text import get_tokenizer, passage_to_snippets  # noqa: E402
+from rageval.data import passage_to_snippets
+from rageval.text import get_tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTPOT = ROOT / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"

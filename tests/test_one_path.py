@@ -292,7 +292,7 @@ def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
     copy = tmp_path / "demo"
     shutil.copytree(demo, copy)
     shutil.rmtree(copy / "cache" / "judge", ignore_errors=True)
-    JUDGES.register("exact-string-test", lambda arg, o: judge, arg=False)
+    JUDGES.register("exact-string-test", lambda arg, o: judge)
     try:
         result = rescore(copy, judge="exact-string-test")
     finally:

@@ -25,8 +25,8 @@ from click.testing import CliRunner
 from rageval.cli import main
 from rageval.io import UnsafePathError, write_bytes_atomic, write_text_atomic
 from rageval.run.cache import CacheChanged, RecordCache
-from rageval.suite.load import load_suite
 from rageval.run.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
+from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 
 SUITE = """\
@@ -277,7 +277,7 @@ def yes_judge():
         def predict(self, premises, hypotheses):
             return [0.0] * len(premises)
 
-    JUDGES.register("always-no-test", lambda arg, o: No(), arg=False)
+    JUDGES.register("always-no-test", lambda arg, o: No())
     yield "always-no-test"
     JUDGES.unregister("always-no-test")
 

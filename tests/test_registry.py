@@ -1,7 +1,9 @@
 """rageval.registry: one registry, one "did you mean", and every family built on them."""
 
+import dataclasses
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 
@@ -38,9 +40,19 @@ def test_unknown_name_message_and_attributes():
     assert type(unknown_name("x", "y", [], error=Mine)) is Mine
 
 
+@dataclass(frozen=True)
+class Colour:
+    hex: str = ""
+
+
+@dataclass(frozen=True)
+class Needs:
+    needs_model: bool
+
+
 def test_registry_register_get_names_meta_contains_iter_len():
-    r = Registry("colour")
-    r.register("red", "json:dumps", hex="#f00")
+    r = Registry("colour", meta=Colour)
+    r.register("red", "json:dumps", Colour(hex="#f00"))
     r.register("green", len, aliases=("vert",))
     r.register("blue", str)
     assert r.names() == ["red", "green", "blue"] and list(r) == ["red", "green", "blue"] and len(r) == 3
@@ -48,9 +60,10 @@ def test_registry_register_get_names_meta_contains_iter_len():
     import json
 
     assert r.get("red") is json.dumps and r.get("green") is len and r.get("vert") is len
-    assert r.meta("red") == {"hex": "#f00"} and r.meta("vert") == {"aliases": ("vert",)} and r.meta("blue") == {}
-    r.meta("red")["hex"] = "changed"
-    assert r.meta("red") == {"hex": "#f00"}  # a copy
+    assert r.meta("red") == Colour("#f00") and r.meta("vert") == Colour() and r.meta("blue") == Colour()
+    assert r.aliases("vert") == r.aliases("green") == ("vert",) and r.aliases("red") == ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.meta("red").hex = "changed"  # type: ignore[misc]
     assert r.canonical("vert") == "green" and r.spellings() == ["red", "green", "blue", "vert"]
     with pytest.raises(UnknownNameError, match=r"^Unknown colour 'gren'\. Did you mean 'green'\?$"):
         r.get("gren")
@@ -76,10 +89,69 @@ def test_registration_errors():
     assert r.names() == ["a"]
 
 
+def test_metadata_is_typed():
+    """Metadata is one object of the registry's type: a wrong type or a misspelt field fails where it is
+    registered; a family whose metadata has required fields needs it given."""
+    r = Registry("plugin", meta=Needs)
+    with pytest.raises(TypeError, match="metadata must be a Needs, got Colour"):
+        r.register("a", len, Colour())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="needs_model"):
+        r.register("b", len)  # Needs() lacks its required field
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        r.register("c", len, Needs(needs_modle=True))  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        r.register("d", len, needs_model=True)  # type: ignore[call-arg]  # free-form **meta is gone
+    assert r.names() == []
+
+
+class Base:
+    pass
+
+
+class Sub(Base):
+    pass
+
+
+def test_a_target_is_checked_against_the_base_class():
+    """A class registry takes subclasses of its base only: checked at registration for an object, at the
+    first get for a "module:attr" target; a registry without a base takes callables only."""
+    r = Registry("thing", base=Base)
+    r.register("sub", Sub)
+    with pytest.raises(TypeError, match=r"'str'.*not a subclass of Base"):
+        r.register("str", str)
+    with pytest.raises(TypeError, match="not a subclass of Base"):
+        r.register("inst", Sub())  # an instance is not a class
+    r.register("late", "decimal:Decimal")
+    with pytest.raises(TypeError, match=r"thing 'late'.*Decimal.*not a subclass of Base"):
+        r.get("late")
+    assert r.get("sub") is Sub
+    f = Registry("function")
+    with pytest.raises(TypeError, match="must be callable, got int"):
+        f.register("n", 3)
+    f.register("pi", "math:pi")
+    with pytest.raises(TypeError, match="must be callable, got float"):
+        f.get("pi")
+
+
+def test_every_family_checks_its_kind():
+    from rageval.compressors import REGISTRY, BaseCompressor
+
+    from rageval.readers import READERS, Reader, ReaderMeta
+
+    assert REGISTRY.base is BaseCompressor and READERS.base is Reader and READERS.meta_type is ReaderMeta
+    for name in REGISTRY.names():
+        assert issubclass(REGISTRY.get(name), BaseCompressor)
+    for name in ("extractive", "saved"):
+        assert issubclass(READERS.get(name), Reader)
+    with pytest.raises(TypeError, match="not a subclass of BaseCompressor"):
+        REGISTRY.register("not-a-compressor", dict)
+    assert "not-a-compressor" not in REGISTRY
+
+
 def test_registering_never_imports_the_target():
-    r = Registry("plugin", error=type("PluginError", (UnknownNameError,), {}))
-    r.register("ghost", "rageval_no_such_module_xyz.inner:Thing", needs_model=True)
-    assert "ghost" in r and r.names() == ["ghost"] and r.meta("ghost") == {"needs_model": True}
+    r = Registry("plugin", meta=Needs, error=type("PluginError", (UnknownNameError,), {}))
+    r.register("ghost", "rageval_no_such_module_xyz.inner:Thing", Needs(needs_model=True))
+    assert "ghost" in r and r.names() == ["ghost"] and r.meta("ghost").needs_model
     assert "rageval_no_such_module_xyz" not in sys.modules
     with pytest.raises(ModuleNotFoundError):
         r.get("ghost")  # only now is the module looked for
@@ -116,6 +188,7 @@ def test_families_list_names_without_importing_their_modules():
 
 def test_each_family_is_one_registry_with_the_same_hints():
     from rageval.compressors import REGISTRY, CompressorConfigError, get, names
+
     from rageval.data import DATASETS, LOADERS, load_examples
     from rageval.judges import BUILTIN, JUDGES, get_judge
     from rageval.readers import READERS, get_reader, needs_model
@@ -148,7 +221,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
     assert type(get_judge("lexical").judge).__name__ == "LexicalJudge"
 
     assert DATASETS == ("asqa", "qasper", "hotpotqa", "2wikimultihopqa", "musique")
-    assert LOADERS.canonical("2wiki") == "2wikimultihopqa" and LOADERS.meta("asqa")["split"] == "dev"
+    assert LOADERS.canonical("2wiki") == "2wikimultihopqa" and LOADERS.meta("asqa").split == "dev"
     with pytest.raises(UnknownNameError, match=r"^Unknown dataset 'musiqe'\. Did you mean 'musique'\?$"):
         load_examples("musiqe", "x.json")
 

@@ -5,7 +5,7 @@ import pytest
 from rageval.data import Document, Example, load_corpus, load_examples, sample_path
 from rageval.diagnostics.retrieval import retrieval_recall
 from rageval.retrieval import BM25Index, bm25_tokenize, retrieve, retrieve_all
-from rageval.text import passage_to_snippets
+from rageval.data import passage_to_snippets
 
 
 def _doc(i, text, title=None):

@@ -23,7 +23,7 @@ from rageval.compressors.similarity import (
 from rageval.compressors.submodular import Objective, PackerProblem, build_problem, pack
 
 from rageval.data import sample_path
-from rageval.text import passage_to_snippets
+from rageval.data import passage_to_snippets
 
 MODES = ("kernel", "cached", "on_demand")
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_audit import rule
 
 from rageval.cli import main
-from test_audit import rule
 
 SUITE = """\
 name: study
@@ -35,7 +35,7 @@ MISSING = "  - {compressor: abstractive, budgets: [0.5], params: {model: /nonexi
 def judge():
     from rageval.judges import JUDGES, CallableJudge
 
-    JUDGES.register("study-rule", lambda arg, o: CallableJudge(rule, judge_id="study-rule-v1"), arg=False)
+    JUDGES.register("study-rule", lambda arg, o: CallableJudge(rule, judge_id="study-rule-v1"))
     yield
     JUDGES.unregister("study-rule")
 

@@ -163,7 +163,7 @@ def test_compressor_lazy_and_plain_give_identical_contexts():
     import json
     from pathlib import Path
 
-    from rageval.text import passage_to_snippets
+    from rageval.data import passage_to_snippets
 
     data = json.loads(
         (

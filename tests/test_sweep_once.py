@@ -1,6 +1,6 @@
 """The recovery-threshold sweep computes candidates and their scores once and applies each threshold to them.
 
-Oracles: (1) the slow path, the engine run once per threshold (what ``_sweep`` did before), on records of a
+Oracles: (1) the slow path, the engine run once per threshold (what the record sweep did before), on records of a
 demo-like suite run (real HotpotQA questions, token pruning whose units declare no provenance); (2) a copy of
 the per-threshold recovery algorithm written out here.  Both must give exactly the same values.
 """
@@ -12,11 +12,11 @@ import pytest
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics.attribution import AttributionOptions, attribution_scores_batch
+from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS
 from rageval.diagnostics.attribution.engine import wanted_units
 from rageval.diagnostics.attribution.premises import fmt
 from rageval.diagnostics.attribution.recovery import candidate_ranker, score_recovery
-from rageval.diagnostics.attribution.sweep import sweep_batch
-from rageval.diagnostics.dispatch import SWEEP_THRESHOLDS, _sweep
+from rageval.diagnostics.attribution.sweep import record_sweeps, sweep_batch
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
 from rageval.judges import get_judge
 from rageval.judges.base import JudgeRunner
@@ -61,7 +61,7 @@ def demo_inputs(tmp_path_factory):
 
 
 def slow_sweep(inputs, options, judge):
-    """What ``_sweep`` did before: the engine once per threshold."""
+    """What the record sweep did before: the engine once per threshold."""
     idx = [i for i, x in enumerate(inputs) if any(u.source_ids is None for u in x.units)]
     out = {i: {} for i in idx}
     for t in SWEEP_THRESHOLDS:
@@ -85,7 +85,8 @@ def slow_sweep(inputs, options, judge):
 
 def fast_sweep(inputs, options, judge):
     extras = [{} for _ in inputs]
-    _sweep(inputs, options, judge, extras)
+    for i, extra in record_sweeps(inputs, options, judge).items():
+        extras[i].update(extra)
     return {i: e["reattribution_sweep"] for i, e in enumerate(extras) if "reattribution_sweep" in e}
 
 

@@ -1,6 +1,7 @@
 import pytest
 
-from rageval.text import get_tokenizer, normalize_answer, passage_to_snippets, remove_citations, split_sentences
+from rageval.data import passage_to_snippets
+from rageval.text import get_tokenizer, normalize_answer, remove_citations, split_sentences
 from rageval.text.segment import nltk_sent_tokenize
 
 

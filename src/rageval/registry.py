@@ -1,22 +1,30 @@
-"""One registry helper: names -> lazily imported objects, and one "did you mean" for unknown names.
+"""One registry helper: names -> lazily imported objects of one kind, typed metadata, one "did you mean".
 
 Every pluggable family (compressors, readers, judges, dataset loaders, retrieval
-methods) is a :class:`Registry`; adding a member is one :meth:`Registry.register`
-call plus the file that implements it.  A target given as ``"module:attr"`` is
-imported on the first :meth:`Registry.get`, never when it is registered, so
-listing or validating names stays cheap (no torch, no model code).
+methods, the diagnostics' functions) is a :class:`Registry`, filled the same way:
+one :meth:`Registry.register` call per member, ``register(name, "module:attr",
+Meta(...))``.  The target is imported on the first :meth:`Registry.get`, never when
+it is registered, so listing or validating names stays cheap (no torch, no model
+code); when it is imported it is checked against the registry's ``base`` (a class
+must subclass it; without a base, the target must be callable).  Metadata is one
+object of the registry's ``meta`` type (a frozen dataclass), so a misspelt field is
+an error where it is registered, not a silent ``None`` where it is read.
 
 Unknown names fail the same way everywhere, through :func:`unknown_name`:
 
->>> r = Registry("colour")
->>> r.register("red", "json:dumps", hex="#f00")
+>>> from dataclasses import dataclass
+>>> @dataclass(frozen=True)
+... class Colour:
+...     hex: str = ""
+>>> r = Registry("colour", meta=Colour)
+>>> r.register("red", "json:dumps", Colour(hex="#f00"))
 >>> r.register("green", len, aliases=("vert",))
 >>> r.names(), "vert" in r, len(r)
 (['red', 'green'], True, 2)
->>> r.get("vert") is len, r.canonical("vert")
-(True, 'green')
->>> r.meta("red")
-{'hex': '#f00'}
+>>> r.get("vert") is len, r.canonical("vert"), r.aliases("green")
+(True, 'green', ('vert',))
+>>> r.meta("red").hex, r.meta("green")
+('#f00', Colour(hex=''))
 >>> r.get("greem")
 Traceback (most recent call last):
 ...
@@ -33,10 +41,14 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
-__all__ = ["Registry", "UnknownNameError", "closest", "did_you_mean", "unknown_name"]
+__all__ = ["NoMeta", "Registry", "UnknownNameError", "closest", "did_you_mean", "unknown_name"]
+
+T = TypeVar("T")
+M = TypeVar("M")
 
 
 def closest(name: Any, known: Iterable[Any], *, cutoff: float = 0.6) -> str | None:
@@ -98,40 +110,72 @@ def unknown_name(
     return error(f"Unknown {kind} {name!r}{at}.{hint}", kind=kind, name=name, known=known)
 
 
-class Registry:
-    """Names of one ``kind`` -> objects, in registration order.
+@dataclass(frozen=True)
+class NoMeta:
+    """The metadata of a family that has none."""
 
-    ``register(name, target, **meta)``: ``target`` is the object itself or a
+
+class Registry(Generic[T, M]):
+    """Names of one ``kind`` -> objects of type ``T`` with metadata of type ``M``, in registration order.
+
+    ``register(name, target, meta)``: ``target`` is the object itself or a
     ``"module:attr"`` string imported on the first :meth:`get` (registering never
-    imports it).  ``meta`` is free-form metadata (:meth:`meta`); ``aliases=(...)``
-    are other spellings that :meth:`get` and ``in`` accept.  Unknown names raise
-    :func:`unknown_name` (``error=`` picks the exception class, ``cutoff=`` how
-    close a suggestion must be).
+    imports it); ``meta`` an instance of the registry's ``meta`` type (default: that
+    type built without arguments); ``aliases`` other spellings that :meth:`get` and
+    ``in`` accept.  ``base``: the class every target must subclass (checked when it is
+    registered as an object, or imported); without one a target must be callable.
+    Unknown names raise :func:`unknown_name` (``error=`` picks the exception class,
+    ``cutoff=`` how close a suggestion must be).
     """
 
-    def __init__(self, kind: str, *, error: type[UnknownNameError] = UnknownNameError, cutoff: float = 0.6):
+    def __init__(
+        self,
+        kind: str,
+        *,
+        base: type | None = None,
+        meta: type[M] = NoMeta,  # type: ignore[assignment]
+        error: type[UnknownNameError] = UnknownNameError,
+        cutoff: float = 0.6,
+    ):
         self.kind = kind
+        self.base = base
+        self.meta_type = meta
         self.error = error
         self.cutoff = cutoff
-        self._targets: dict[str, Any] = {}
-        self._meta: dict[str, dict[str, Any]] = {}
+        self._targets: dict[str, str | T] = {}
+        self._meta: dict[str, M] = {}
         self._aliases: dict[str, str] = {}
-        self._loaded: dict[str, Any] = {}
+        self._loaded: dict[str, T] = {}
 
-    def register(self, name: str, target: str | object, **meta: Any) -> None:
-        """Add ``name`` (a new, non-empty string) -> ``target``."""
-        aliases = tuple(meta.pop("aliases", ()))
+    def register(self, name: str, target: str | T, meta: M | None = None, *, aliases: Sequence[str] = ()) -> None:
+        """Add ``name`` (a new, non-empty string) -> ``target`` with ``meta``."""
         for n in (name, *aliases):
             if not isinstance(n, str) or not n:
                 raise TypeError(f"{self.kind} names must be non-empty strings, got {n!r}")
             if n in self._targets or n in self._aliases:
                 raise ValueError(f"{self.kind} {n!r} is already registered")
-        if isinstance(target, str) and (target.count(":") != 1 or not all(target.split(":"))):
-            raise ValueError(f"{self.kind} {name!r}: a string target must be 'module:attr', got {target!r}")
+        if isinstance(target, str):
+            if target.count(":") != 1 or not all(target.split(":")):
+                raise ValueError(f"{self.kind} {name!r}: a string target must be 'module:attr', got {target!r}")
+        else:
+            self._check(name, target)
+        if meta is None:
+            meta = self.meta_type()
+        elif not isinstance(meta, self.meta_type):
+            raise TypeError(
+                f"{self.kind} {name!r}: metadata must be a {self.meta_type.__name__}, got {type(meta).__name__}"
+            )
         self._targets[name] = target
-        self._meta[name] = dict(meta)
+        self._meta[name] = meta
         for a in aliases:
             self._aliases[a] = name
+
+    def _check(self, name: str, target: Any) -> None:
+        if self.base is None:
+            if not callable(target):
+                raise TypeError(f"{self.kind} {name!r}: the target must be callable, got {type(target).__name__}")
+        elif not (isinstance(target, type) and issubclass(target, self.base)):
+            raise TypeError(f"{self.kind} {name!r}: {target!r} is not a subclass of {self.base.__name__}")
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` and its aliases (a name that is not registered is ignored)."""
@@ -152,14 +196,16 @@ class Registry:
             self.kind, name, self.names(), cutoff=self.cutoff, spellings=self.spellings(), error=self.error
         )
 
-    def get(self, name: Any) -> Any:
-        """The object registered as ``name`` (imported now if it was given as ``"module:attr"``)."""
+    def get(self, name: Any) -> T:
+        """The object registered as ``name`` (imported and checked now if it was given as ``"module:attr"``)."""
         key = self.canonical(name)
         if key not in self._loaded:
             target = self._targets[key]
             if isinstance(target, str):
                 module, attr = target.split(":")
-                target = getattr(importlib.import_module(module), attr)
+                loaded = getattr(importlib.import_module(module), attr)
+                self._check(key, loaded)
+                target = loaded
             self._loaded[key] = target
         return self._loaded[key]
 
@@ -171,14 +217,14 @@ class Registry:
         """Registered names and their aliases."""
         return [*self._targets, *self._aliases]
 
-    def meta(self, name: Any) -> dict[str, Any]:
-        """A copy of the metadata given at registration (``aliases`` included when there are any)."""
+    def aliases(self, name: Any) -> tuple[str, ...]:
+        """The other spellings of ``name``."""
         key = self.canonical(name)
-        out = dict(self._meta[key])
-        aliases = tuple(a for a, n in self._aliases.items() if n == key)
-        if aliases:
-            out["aliases"] = aliases
-        return out
+        return tuple(a for a, n in self._aliases.items() if n == key)
+
+    def meta(self, name: Any) -> M:
+        """The metadata given at registration (frozen)."""
+        return self._meta[self.canonical(name)]
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and (name in self._targets or name in self._aliases)

@@ -30,7 +30,7 @@ takes, and every snippet carries its document's 0-based rank in ``doc_rank``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +41,16 @@ from rageval.data.schema import Document, Example
 from rageval.registry import Registry
 from rageval.types import SourceSnippet
 
-__all__ = ["Retrieved", "BM25Index", "bm25_tokenize", "retrieve", "retrieve_all", "METHODS", "RETRIEVERS"]
+__all__ = [
+    "Retrieved",
+    "RetrievalMeta",
+    "BM25Index",
+    "bm25_tokenize",
+    "retrieve",
+    "retrieve_all",
+    "METHODS",
+    "RETRIEVERS",
+]
 
 #: The retrieval tokenizer, :func:`rageval.bm25.tokenize` (this name is kept for existing imports).
 bm25_tokenize = _bm25.tokenize
@@ -157,11 +166,17 @@ def _bm25_method(
     return _ranked(example, index.name, k, docs, [s for _, s in hits])
 
 
-#: Retrieval methods: name -> ``fn(example, k, corpus, index) -> Retrieved``.  ``shared_index``:
-#: whether :func:`retrieve_all` builds one :class:`BM25Index` over a shared corpus for it.
-RETRIEVERS = Registry("retrieval method")
-RETRIEVERS.register("given", _given, shared_index=False)
-RETRIEVERS.register("bm25", _bm25_method, shared_index=True)
+@dataclass(frozen=True)
+class RetrievalMeta:
+    """A retrieval method's registry metadata."""
+
+    shared_index: bool = False  # whether :func:`retrieve_all` builds one BM25 index over a shared corpus for it
+
+
+#: Retrieval methods: name -> ``fn(example, k, corpus, index) -> Retrieved``.
+RETRIEVERS: Registry[Callable[..., Retrieved], RetrievalMeta] = Registry("retrieval method", meta=RetrievalMeta)
+RETRIEVERS.register("given", _given, RetrievalMeta(shared_index=False))
+RETRIEVERS.register("bm25", _bm25_method, RetrievalMeta(shared_index=True))
 
 #: The retrieval method names (``RETRIEVERS.names()``).
 METHODS = tuple(RETRIEVERS.names())
@@ -192,6 +207,6 @@ def retrieve_all(
     corpus: Sequence[Document] | None = None,
 ) -> list[Retrieved]:
     """:func:`retrieve` for every example, indexing a shared ``corpus`` once."""
-    shared = corpus is not None and method in RETRIEVERS and RETRIEVERS.meta(method).get("shared_index", False)
+    shared = corpus is not None and method in RETRIEVERS and RETRIEVERS.meta(method).shared_index
     index = BM25Index(corpus) if shared and corpus is not None else None
     return [retrieve(ex, method=method, k=k, index=index) for ex in examples]

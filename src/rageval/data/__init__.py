@@ -19,7 +19,7 @@ from rageval.data.loaders import (
     load_examples,
     sample_path,
 )
-from rageval.data.schema import ANSWER_TYPES, Document, Example
+from rageval.data.schema import ANSWER_TYPES, Document, Example, passage_to_snippets
 
 __all__ = [
     "ANSWER_TYPES",
@@ -34,5 +34,6 @@ __all__ = [
     "examples_from_records",
     "load_corpus",
     "load_examples",
+    "passage_to_snippets",
     "sample_path",
 ]

@@ -47,21 +47,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rageval.data.schema import Document, Example
+from rageval.data.schema import Document, Example, passage_to_snippets
 from rageval.registry import Registry, did_you_mean, unknown_name
 from rageval.text.normalize import normalize_answer
-from rageval.text.segment import passage_to_snippets
 
 __all__ = [
     "DataLoadError",
     "DataUnavailable",
     "DATASETS",
     "LOADERS",
+    "DatasetMeta",
     "load_examples",
     "load_corpus",
     "examples_from_records",
@@ -96,35 +97,42 @@ class DataUnavailable(RuntimeError):
     """A hub dataset could not be loaded (offline, unknown id, no ``datasets``)."""
 
 
+@dataclass(frozen=True)
+class DatasetMeta:
+    """A dataset loader's registry metadata."""
+
+    sample: str  # the shipped sample, a path under ``samples/``
+    sample_aliases: tuple[str, ...] = ()  # other names :func:`sample_path` accepts for it
+    split: str = "validation"  # the default hub split
+
+
 #: The dataset loaders: dataset name -> ``"module:builder"``, ``builder(record, dataset)`` returning
-#: an :class:`Example` or a list of them (imported on first use).  Metadata: ``aliases`` (other
-#: names :func:`load_examples` accepts), ``sample`` (the shipped sample, a path under
-#: ``samples/``), ``sample_aliases`` (other names :func:`sample_path` accepts for it), ``split``
-#: (the default hub split).  Adding a dataset is one entry here plus its builder.
-LOADERS = Registry("dataset", cutoff=0.5)
+#: an :class:`Example` or a list of them (imported on first use), with its :class:`DatasetMeta`;
+#: ``aliases``: other names :func:`load_examples` accepts.  Adding a dataset is one entry here plus
+#: its builder.
+LOADERS: Registry[Callable[..., Any], DatasetMeta] = Registry("dataset", meta=DatasetMeta, cutoff=0.5)
 LOADERS.register(
     "asqa",
     "rageval.data.loaders:_asqa",
+    DatasetMeta(sample="asqa/asqa_dev_first100.jsonl", split="dev"),
     aliases=("alce", "alce_asqa"),
-    sample="asqa/asqa_dev_first100.jsonl",
-    split="dev",
 )
-LOADERS.register("qasper", "rageval.data.loaders:_qasper_paper", sample="qasper/qasper_dev_v0.1_hf_dummy_EDITED.json")
+LOADERS.register(
+    "qasper", "rageval.data.loaders:_qasper_paper", DatasetMeta(sample="qasper/qasper_dev_v0.1_hf_dummy_EDITED.json")
+)
 LOADERS.register(
     "hotpotqa",
     "rageval.data.loaders:_multihop",
+    DatasetMeta(sample="hotpotqa/hotpotqa_train100_distractor.json", sample_aliases=("hotpot_qa",)),
     aliases=("hotpot_qa", "hotpot"),
-    sample="hotpotqa/hotpotqa_train100_distractor.json",
-    sample_aliases=("hotpot_qa",),
 )
 LOADERS.register(
     "2wikimultihopqa",
     "rageval.data.loaders:_multihop",
+    DatasetMeta(sample="2wikimultihopqa/2wiki_dev2.json", sample_aliases=("2wiki",)),
     aliases=("2wiki", "2wikimqa"),
-    sample="2wikimultihopqa/2wiki_dev2.json",
-    sample_aliases=("2wiki",),
 )
-LOADERS.register("musique", "rageval.data.loaders:_musique", sample="musique/musique_train100.json")
+LOADERS.register("musique", "rageval.data.loaders:_musique", DatasetMeta(sample="musique/musique_train100.json"))
 
 #: The dataset names (aliases such as ``2wiki`` are accepted too).
 DATASETS = tuple(LOADERS.names())
@@ -132,13 +140,13 @@ DATASETS = tuple(LOADERS.names())
 #: Shipped samples (see ``samples/PROVENANCE.md``): name -> path under ``samples/``; each
 #: dataset's own sample (from :data:`LOADERS`) and the other files.
 SAMPLES = {
-    **{name: LOADERS.meta(name)["sample"] for name in DATASETS},
+    **{name: LOADERS.meta(name).sample for name in DATASETS},
     "alce_asqa_demos": "asqa/alce_asqa_demos.json",
     "qasper_train": "qasper/qasper_train_v0.1_hf_dummy_EDITED.json",
     "qasper_intact": "qasper/qasper_handwritten_intact.json",
     "wice": "human/wice_claim_dev.jsonl",
 }
-_SAMPLE_ALIASES = {a: name for name in DATASETS for a in LOADERS.meta(name).get("sample_aliases", ())}
+_SAMPLE_ALIASES = {a: name for name in DATASETS for a in LOADERS.meta(name).sample_aliases}
 
 
 def sample_path(name: str) -> Path:
@@ -762,7 +770,7 @@ def examples_from_records(
 
 
 def _hub_records(hub_id: str, config: str | None, split: str | None, ds: str) -> tuple[list[Any], str]:
-    split = split or LOADERS.meta(ds).get("split", "validation")
+    split = split or LOADERS.meta(ds).split
     try:
         import datasets  # heavy: only on this path
     except ImportError as e:  # pragma: no cover - datasets is a dependency

@@ -30,7 +30,6 @@ Field meanings (empty = "the dataset gives none"):
 * ``answer_type``: ``"span"``, ``"yes_no"``, ``"unanswerable"``, ``"free_form"``,
   ``"long_form"`` (ASQA) or ``None``.
 
->>> from rageval.text import passage_to_snippets
 >>> doc = Document("d0", "Paris is the capital. It is big.", title="Paris",
 ...                snippets=tuple(passage_to_snippets("Paris is the capital. It is big.", doc_id="d0", title="Paris")))
 >>> ex = Example("q1", "What is the capital of France?", answers=("Paris",), documents=(doc,), gold_doc_ids=("d0",))
@@ -44,13 +43,14 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval.text.segment import split_sentences
 from rageval.types import SourceSnippet
 
-__all__ = ["Document", "Example", "ANSWER_TYPES"]
+__all__ = ["Document", "Example", "ANSWER_TYPES", "passage_to_snippets"]
 
 ANSWER_TYPES = ("span", "yes_no", "unanswerable", "free_form", "long_form")
 
@@ -239,3 +239,32 @@ class Example:
             annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
             reference=tuple(d.get("reference", ())),
         )
+
+
+def passage_to_snippets(
+    text: str | Sequence[str],
+    *,
+    doc_id: str,
+    title: str | None = None,
+    doc_rank: int = 0,
+) -> list[SourceSnippet]:
+    """Segment a passage into source snippets with ids ``{doc_id}.s{i}``.
+
+    ``text`` may be one string (segmented with :func:`split_sentences`) or a list of
+    sentences already segmented by the dataset (HotpotQA, 2Wiki), kept as given.
+
+    >>> [s.id for s in passage_to_snippets("One. Two.", doc_id="d0")]
+    ['d0.s0', 'd0.s1']
+    """
+    if isinstance(text, str):
+        sentences = split_sentences(text)
+    else:
+        sentences = [s.strip() for s in text]
+    out = []
+    for i, sent in enumerate(sentences):
+        if not sent:
+            continue
+        out.append(
+            SourceSnippet(id=f"{doc_id}.s{i}", text=sent, doc_id=doc_id, title=title, position=i, doc_rank=doc_rank)
+        )
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 from rageval.diagnostics.catalog import (
     CATALOG,
     DERIVED,
+    Catalog,
     DiagnosticSpec,
     Output,
     applicable,
@@ -29,14 +30,11 @@ from rageval.diagnostics.catalog import (
     unknown_name_error,
 )
 
-#: the former name of :class:`DiagnosticSpec`
-DiagnosticInfo = DiagnosticSpec
-
 __all__ = [
     "CATALOG",
+    "Catalog",
     "DERIVED",
     "DiagnosticSpec",
-    "DiagnosticInfo",
     "Output",
     "applicable",
     "contrasted_by_default",

@@ -21,18 +21,17 @@ pure function and a scorer, one :class:`DiagnosticSpec` below, and its
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from rageval.registry import Registry, unknown_name
+from rageval.registry import NoMeta, Registry, unknown_name
 
 __all__ = [
     "Output",
     "DiagnosticSpec",
     "CATALOG",
-    "FUNCTIONS",
-    "SCORERS",
+    "Catalog",
     "DERIVED",
     "get",
     "spec",
@@ -62,9 +61,9 @@ class Output:
     view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DiagnosticSpec:
-    """Everything about one diagnostic (see the module doc)."""
+    """Everything about one diagnostic (see the module doc); built by keyword."""
 
     name: str
     version: str
@@ -76,7 +75,12 @@ class DiagnosticSpec:
     scorer: str | None = None  # "module:function" (inputs, options) -> result dict with per_question
     engine_parts: tuple[str, ...] = ()  # scored by the attribution engine, with these parts
     module_keys: tuple[Output, ...] = ()  # further aggregates its evaluate module returns (and owns)
-    extra_options: tuple[str, ...] = field(default=())  # keyword options of its evaluate module
+    # an engine diagnostic's record metrics from the engine row: "module:function" (row, input) -> values;
+    # None: its declared output keys read from the row
+    record_values: str | None = None
+    # what it adds to each record's ``extra`` beyond the engine row: "module:function" (inputs, options,
+    # judge) -> {input index: {key: value}}; None: nothing
+    record_extra: str | None = None
 
     @property
     def direction(self) -> Direction:
@@ -126,113 +130,110 @@ _ATTR = "rageval.diagnostics.attribution"
 
 _SPECS = [
     DiagnosticSpec(
-        "answer_in_context",
-        "1.1.0",
-        "Gold answer survives as a contiguous token span inside one unit of the packed context.",
-        "answer",
-        "rageval.diagnostics.answer:answer_in_context",
-        (_o("answer_in_context"),),
+        name="answer_in_context",
+        version="1.1.0",
+        summary="Gold answer survives as a contiguous token span inside one unit of the packed context.",
+        family="answer",
+        function="rageval.diagnostics.answer:answer_in_context",
+        outputs=(_o("answer_in_context"),),
         needs=("answers", "qa_pairs"),
         scorer="rageval.diagnostics.answer:score_answer_in_context",
     ),
     DiagnosticSpec(
-        "str_em",
-        "1.1.0",
-        "String EM: ALCE's share of ASQA qa_pairs found in the answer; QASPER: an annotator's short answers all found.",
-        "answer",
-        "rageval.diagnostics.answer:str_em",
-        (_o("str_em"), _o("str_hit")),
+        name="str_em",
+        version="1.1.0",
+        summary="String EM: ALCE's share of ASQA qa_pairs found in the answer; QASPER: an annotator's short answers all found.",
+        family="answer",
+        function="rageval.diagnostics.answer:str_em",
+        outputs=(_o("str_em"), _o("str_hit")),
         needs=("qa_pairs", "annotator_answers"),
         scorer="rageval.diagnostics.answer:score_str_em",
-        extra_options=("alce_compat", "convention"),
     ),
     DiagnosticSpec(
-        "answer_f1",
-        "1.1.0",
-        "Token F1 of the answer, max over gold aliases (HotpotQA's script; QASPER's official scorer for QASPER).",
-        "answer",
-        "rageval.diagnostics.answer:answer_f1",
-        (_o("answer_f1"), _o("answer_em")),
+        name="answer_f1",
+        version="1.1.0",
+        summary="Token F1 of the answer, max over gold aliases (HotpotQA's script; QASPER's official scorer for QASPER).",
+        family="answer",
+        function="rageval.diagnostics.answer:answer_f1",
+        outputs=(_o("answer_f1"), _o("answer_em")),
         needs=("answers", "reference"),
         scorer="rageval.diagnostics.answer:score_answer_f1",
-        extra_options=("convention",),
     ),
     DiagnosticSpec(
-        "retrieval_recall",
-        "1.0.0",
-        "Fraction of gold documents among the top-k retrieved.",
-        "retrieval",
-        "rageval.diagnostics.retrieval:retrieval_recall",
-        (_o("retrieval_recall"), _o("all_gold")),
+        name="retrieval_recall",
+        version="1.0.0",
+        summary="Fraction of gold documents among the top-k retrieved.",
+        family="retrieval",
+        function="rageval.diagnostics.retrieval:retrieval_recall",
+        outputs=(_o("retrieval_recall"), _o("all_gold")),
         needs=("gold_doc_ids",),
         scorer="rageval.diagnostics.retrieval:score_retrieval_recall",
-        extra_options=("k",),
     ),
     DiagnosticSpec(
-        "gold_coverage",
-        "1.0.0",
-        "Fraction of gold documents with at least one context unit declaring one of their sentences.",
-        "retrieval",
-        "rageval.diagnostics.coverage:gold_coverage",
-        (_o("gold_coverage"),),
+        name="gold_coverage",
+        version="1.0.0",
+        summary="Fraction of gold documents with at least one context unit declaring one of their sentences.",
+        family="retrieval",
+        function="rageval.diagnostics.coverage:gold_coverage",
+        outputs=(_o("gold_coverage"),),
         needs=("gold_doc_ids",),
         scorer="rageval.diagnostics.coverage:score_gold_coverage",
-        extra_options=("doc_of",),
     ),
     DiagnosticSpec(
-        "emitted_precision",
-        "1.1.0",
-        "ALCE citation precision, premise = the unit text the reader saw.",
-        "attribution",
-        f"{_ATTR}:emitted_precision",
-        (_o("emitted_precision"), _excl("emitted_precision", "higher"), _ABSTENTIONS),
+        name="emitted_precision",
+        version="1.1.0",
+        summary="ALCE citation precision, premise = the unit text the reader saw.",
+        family="attribution",
+        function=f"{_ATTR}:emitted_precision",
+        outputs=(_o("emitted_precision"), _excl("emitted_precision", "higher"), _ABSTENTIONS),
         engine_parts=("emitted",),
     ),
     DiagnosticSpec(
-        "emitted_recall",
-        "1.1.0",
-        "ALCE citation recall, premise = the unit text the reader saw.",
-        "attribution",
-        f"{_ATTR}:emitted_recall",
-        (_o("emitted_recall"), _excl("emitted_recall", "higher"), _ABSTENTIONS),
+        name="emitted_recall",
+        version="1.1.0",
+        summary="ALCE citation recall, premise = the unit text the reader saw.",
+        family="attribution",
+        function=f"{_ATTR}:emitted_recall",
+        outputs=(_o("emitted_recall"), _excl("emitted_recall", "higher"), _ABSTENTIONS),
         engine_parts=("emitted",),
     ),
     DiagnosticSpec(
-        "grounded_precision",
-        "2.0.0",
-        "Citation precision against the cited units' declared, else recovered, source snippets.",
-        "attribution",
-        f"{_ATTR}:grounded_precision",
-        (_o("grounded_precision"), _excl("grounded_precision", "higher"), _ABSTENTIONS),
+        name="grounded_precision",
+        version="2.0.0",
+        summary="Citation precision against the cited units' declared, else recovered, source snippets.",
+        family="attribution",
+        function=f"{_ATTR}:grounded_precision",
+        outputs=(_o("grounded_precision"), _excl("grounded_precision", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
         module_keys=(_o("emitted_minus_grounded_precision", "none"),),
     ),
     DiagnosticSpec(
-        "grounded_recall",
-        "2.0.0",
-        "Citation recall against the cited units' declared, else recovered, source snippets.",
-        "attribution",
-        f"{_ATTR}:grounded_recall",
-        (_o("grounded_recall"), _excl("grounded_recall", "higher"), _ABSTENTIONS),
+        name="grounded_recall",
+        version="2.0.0",
+        summary="Citation recall against the cited units' declared, else recovered, source snippets.",
+        family="attribution",
+        function=f"{_ATTR}:grounded_recall",
+        outputs=(_o("grounded_recall"), _excl("grounded_recall", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
         module_keys=(_o("emitted_minus_grounded_recall", "none"),),
     ),
     DiagnosticSpec(
-        "re_attributability",
-        "1.2.0",
-        "Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
-        "attribution",
-        f"{_ATTR}:re_attributability",
-        (_o("re_attributability"), _excl("re_attributability", "higher"), _ABSTENTIONS),
+        name="re_attributability",
+        version="1.2.0",
+        summary="Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
+        family="attribution",
+        function=f"{_ATTR}:re_attributability",
+        outputs=(_o("re_attributability"), _excl("re_attributability", "higher"), _ABSTENTIONS),
         engine_parts=("re_attributability",),
+        record_extra="rageval.diagnostics.attribution.sweep:record_sweeps",
     ),
     DiagnosticSpec(
-        "verification",
-        "2.1.0",
-        "Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
-        "attribution",
-        "rageval.diagnostics.verification:verification",
-        tuple(_o(f"unsupported_{m}", "lower") for m in _MODES)
+        name="verification",
+        version="2.1.0",
+        summary="Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
+        family="attribution",
+        function="rageval.diagnostics.verification:verification",
+        outputs=tuple(_o(f"unsupported_{m}", "lower") for m in _MODES)
         + tuple(_excl(f"unsupported_{m}", "lower") for m in _MODES)
         + tuple(
             _o(f"verifier_tokens_{m}", "none", "verifier input tokens before the judge's truncation") for m in _MODES
@@ -246,48 +247,153 @@ _SPECS = [
         module_keys=(_o("verification", "lower"),),
     ),
     DiagnosticSpec(
-        "compression",
-        "3.1.0",
-        "Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
-        "cost",
-        "rageval.diagnostics.compression:compression",
-        (_o("reader_input_tokens", "none"),)
+        name="compression",
+        version="3.1.0",
+        summary="Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
+        family="cost",
+        function="rageval.diagnostics.compression:compression",
+        outputs=(_o("reader_input_tokens", "none"),)
         + tuple(_o(f"verification_cost_{m}", "none") for m in _MODES)
         + (_o("recovery_candidates_scored", "none"),)
         + _JUDGE_INPUTS,
         engine_parts=("verification",),
+        record_values="rageval.diagnostics.compression:record_values",
         module_keys=(_o("compression", "none"), _o("achieved_ratio", "none"), _o("achieved_tokens", "none")),
     ),
     DiagnosticSpec(
-        "evidence_f1",
-        "2.0.0",
-        "QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
-        "attribution",
-        "rageval.diagnostics.evidence:evidence_f1",
-        (_o("evidence_f1"),),
+        name="evidence_f1",
+        version="2.0.0",
+        summary="QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
+        family="attribution",
+        function="rageval.diagnostics.evidence:evidence_f1",
+        outputs=(_o("evidence_f1"),),
         needs=("evidence",),
         scorer="rageval.diagnostics.evidence:score_evidence_f1",
-        extra_options=("references", "paragraph_of", "max_citations", "alce_compat"),
     ),
 ]
-
-#: name -> spec, in catalog order (the order of ``diagnostics: auto`` and of the report)
-CATALOG: dict[str, DiagnosticSpec] = {s.name: s for s in _SPECS}
-
-#: name -> pure function, imported on first use
-FUNCTIONS = Registry("diagnostic")
-#: name -> scorer (inputs, options) -> result, for diagnostics scored outside the attribution engine
-SCORERS = Registry("scorer")
-for _s in _SPECS:
-    FUNCTIONS.register(_s.name, _s.function)
-    if _s.scorer is not None:
-        SCORERS.register(_s.name, _s.scorer)
 
 #: per-question values the report derives from two outputs: name -> (minuend, subtrahend, direction)
 DERIVED: dict[str, tuple[str, str, Direction]] = {
     "gap_precision": ("emitted_precision", "grounded_precision", "none"),
     "gap_recall": ("emitted_recall", "grounded_recall", "none"),
 }
+
+
+class Catalog(Mapping[str, DiagnosticSpec]):
+    """The diagnostics: name -> :class:`DiagnosticSpec`, in catalog order (the order of ``diagnostics: auto``
+    and of the report), with what is derived from the specs (each output's direction and owner, the views)
+    and the lazy registries of their targets.  A mapping, so ``CATALOG[name]``, ``name in CATALOG`` and
+    ``CATALOG.values()`` read it; :meth:`add` and :meth:`remove` change it, and everything derived with it.
+    """
+
+    def __init__(self, specs: Iterable[DiagnosticSpec] = ()):
+        self._specs: dict[str, DiagnosticSpec] = {}
+        self._builtin: frozenset[str] = frozenset()
+        self._outputs: dict[str, tuple[str, Direction]] = {}
+        self._views: frozenset[str] = frozenset()
+        #: name -> pure function, imported on first use
+        self.functions: Registry[Callable[..., Any], NoMeta] = Registry("diagnostic")
+        #: name -> scorer ``(inputs, options) -> result``, for diagnostics scored outside the attribution engine
+        self.scorers: Registry[Callable[..., Any], NoMeta] = Registry("scorer")
+        #: name -> ``(row, input) -> record values``, for engine diagnostics that compute their own
+        self.record_values: Registry[Callable[..., dict[str, Any]], NoMeta] = Registry("record values")
+        #: name -> ``(inputs, options, judge) -> {index: extra}``
+        self.record_extras: Registry[Callable[..., dict[int, dict[str, Any]]], NoMeta] = Registry("record extra")
+        for s in specs:
+            self.add(s)
+        self._builtin = frozenset(self._specs)
+
+    # -- the mapping ----------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> DiagnosticSpec:
+        return self._specs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def __repr__(self) -> str:
+        return f"Catalog({', '.join(self._specs)})"
+
+    # -- changing it ----------------------------------------------------------------------------
+    def add(self, new: DiagnosticSpec) -> None:
+        """Add a diagnostic (a plugin, or a test): the same as one more built-in entry.
+
+        Its targets are imported lazily like the built-in ones; an existing name, a spec that cannot be
+        scored, or an output declared with another direction than elsewhere is an error (nothing changes).
+        """
+        if new.name in self._specs:
+            raise ValueError(f"diagnostic {new.name!r} is already in the catalog")
+        if new.scorer is None and not new.engine_parts:
+            raise ValueError(f"diagnostic {new.name!r} needs a scorer (or engine_parts) to be scored in a suite")
+        if not new.engine_parts and (new.record_values or new.record_extra):
+            raise ValueError(f"diagnostic {new.name!r}: record_values/record_extra apply to engine diagnostics")
+        outputs, views = _derived([*self._specs.values(), new])
+        self._specs[new.name] = new
+        self._outputs, self._views = outputs, views
+        self.functions.register(new.name, new.function)
+        for registry, target in (
+            (self.scorers, new.scorer),
+            (self.record_values, new.record_values),
+            (self.record_extras, new.record_extra),
+        ):
+            if target is not None:
+                registry.register(new.name, target)
+
+    def remove(self, name: str) -> None:
+        """Remove a diagnostic added with :meth:`add` (built-in entries stay)."""
+        if name in self._builtin:
+            raise ValueError(f"{name!r} is a built-in diagnostic")
+        self._specs.pop(name, None)
+        for registry in (self.functions, self.scorers, self.record_values, self.record_extras):
+            registry.unregister(name)
+        self._outputs, self._views = _derived(self._specs.values())
+
+    # -- reading it -----------------------------------------------------------------------------
+    def spec(self, name: str) -> DiagnosticSpec:
+        """The spec of ``name`` (unknown names raise with a did-you-mean hint)."""
+        if name not in self._specs:
+            raise unknown_name_error(name)
+        return self._specs[name]
+
+    def direction(self, key: str) -> Direction:
+        """The direction of a record metric, module key or derived gap (unknown keys: ``"none"``)."""
+        if key in DERIVED:
+            return DERIVED[key][2]
+        return self._outputs.get(key, ("", "none"))[1]
+
+    def owner(self, key: str) -> str | None:
+        """The diagnostic whose spec declares ``key`` (first in catalog order), else None."""
+        return self._outputs.get(key, (None, "none"))[0]
+
+    def is_view(self, key: str) -> bool:
+        return key in self._views
+
+
+def _derived(specs: Iterable[DiagnosticSpec]) -> tuple[dict[str, tuple[str, Direction]], frozenset[str]]:
+    """Each output key's (owner, direction), and the keys that are views; a conflicting direction raises."""
+    table: dict[str, tuple[str, Direction]] = {}
+    views: set[str] = set()
+    for s in specs:
+        for o in s.outputs + s.module_keys:
+            if o.key in table and table[o.key][1] != o.direction:
+                raise ValueError(
+                    f"catalog: {s.name} declares {o.key!r} as {o.direction!r}, {table[o.key][0]} as {table[o.key][1]!r}"
+                )
+            table.setdefault(o.key, (s.name, o.direction))
+            if o.view:
+                views.add(o.key)
+    return table, frozenset(views)
+
+
+#: The catalog of the built-in diagnostics (and any added at run time).
+CATALOG = Catalog(_SPECS)
+del _SPECS
+
+#: Add a diagnostic at run time (:meth:`Catalog.add`), and remove it again (:meth:`Catalog.remove`).
+register = CATALOG.add
+unregister = CATALOG.remove
 
 
 def names() -> list[str]:
@@ -300,76 +406,25 @@ def unknown_name_error(name: Any, where: str = "diagnostic") -> ValueError:
 
 
 def spec(name: str) -> DiagnosticSpec:
-    if name not in CATALOG:
-        raise unknown_name_error(name)
-    return CATALOG[name]
+    """The spec of diagnostic ``name`` (unknown names raise with a hint)."""
+    return CATALOG.spec(name)
 
 
 def get(name: str) -> Callable:
     """The pure function of diagnostic ``name``."""
     spec(name)
-    return FUNCTIONS.get(name)
-
-
-def _outputs() -> dict[str, tuple[str, Direction]]:
-    _VIEWS.clear()
-    _VIEWS.update(o.key for s in CATALOG.values() for o in s.outputs + s.module_keys if o.view)
-    table: dict[str, tuple[str, Direction]] = {}
-    for s in CATALOG.values():
-        for o in s.outputs + s.module_keys:
-            if o.key in table and table[o.key][1] != o.direction:
-                raise ValueError(
-                    f"catalog: {s.name} declares {o.key!r} as {o.direction!r}, {table[o.key][0]} as {table[o.key][1]!r}"
-                )
-            table.setdefault(o.key, (s.name, o.direction))
-    return table
-
-
-_VIEWS: set[str] = set()
-_OUTPUTS = _outputs()
+    return CATALOG.functions.get(name)
 
 
 def is_view(key: str) -> bool:
     """True for a secondary view of another output (e.g. ``*_excl_abstain``): reported beside it, but not
     in the default contrast family, so it neither doubles the Holm family nor the plots."""
-    return key in _VIEWS
+    return CATALOG.is_view(key)
 
 
 def contrasted_by_default(key: str) -> bool:
     """A metric enters the default contrasts (and the frontier plots) when it has a direction and is no view."""
     return direction_of(key) != "none" and not is_view(key)
-
-
-def register(new: DiagnosticSpec) -> None:
-    """Add a diagnostic at run time (a plugin, or a test): the same as one more entry in ``_SPECS``.
-
-    Its targets are imported lazily like the built-in ones; an existing name is an error.
-    """
-    global _OUTPUTS
-    if new.name in CATALOG:
-        raise ValueError(f"diagnostic {new.name!r} is already in the catalog")
-    if new.scorer is None and not new.engine_parts:
-        raise ValueError(f"diagnostic {new.name!r} needs a scorer (or engine_parts) to be scored in a suite")
-    CATALOG[new.name] = new
-    try:
-        _OUTPUTS = _outputs()
-    except ValueError:
-        del CATALOG[new.name]
-        raise
-    FUNCTIONS.register(new.name, new.function)
-    if new.scorer is not None:
-        SCORERS.register(new.name, new.scorer)
-
-
-def unregister(name: str) -> None:
-    """Remove a diagnostic added with :func:`register` (built-in entries stay)."""
-    global _OUTPUTS
-    if name in {s.name for s in _SPECS}:
-        raise ValueError(f"{name!r} is a built-in diagnostic")
-    CATALOG.pop(name, None)
-    FUNCTIONS.unregister(name)
-    SCORERS.unregister(name)
-    _OUTPUTS = _outputs()
 
 
 def direction_of(key: str) -> Direction:
@@ -382,14 +437,12 @@ def direction_of(key: str) -> Direction:
     >>> direction_of("emitted_minus_grounded_precision"), direction_of("gap_precision")
     ('none', 'none')
     """
-    if key in DERIVED:
-        return DERIVED[key][2]
-    return _OUTPUTS.get(key, ("", "none"))[1]
+    return CATALOG.direction(key)
 
 
 def output_owner(key: str) -> str | None:
     """The diagnostic whose spec declares ``key`` (first in catalog order), else None."""
-    return _OUTPUTS.get(key, (None, "none"))[0]
+    return CATALOG.owner(key)
 
 
 def applicable(diagnostics: Any, has: Callable[[str], bool]) -> list[str]:

@@ -51,7 +51,7 @@ from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.tokens import achieved_ratio, evidence_tokens
 
-__all__ = ["compression", "verification_costs"]
+__all__ = ["compression", "record_values", "verification_costs"]
 
 _MODES = ("summary_checked", "declared_span", "recovered_source")
 
@@ -65,6 +65,17 @@ def verification_costs(reader_input_tokens: int | None, row: dict[str, Any]) -> 
         extra = (row.get("recovery_tokens") or 0) if m == "recovered_source" else 0
         out[f"cost_{m}"] = None if reader_input_tokens is None or v is None else reader_input_tokens + v + extra
     return out
+
+
+def record_values(row: dict[str, Any], x: Any) -> dict[str, Any]:
+    """``compression``'s record metrics from an attribution-engine row and the record's scoring input
+    (catalog ``record_values``): the reader's input tokens, the verification cost roll-up
+    (:func:`verification_costs`), the recovery candidates scored and the judge-input counts."""
+    values: dict[str, Any] = {"reader_input_tokens": x.reader_input_tokens}
+    values.update({f"verification_{k}": v for k, v in verification_costs(x.reader_input_tokens, row).items()})
+    values["recovery_candidates_scored"] = row.get("recovery_candidates_scored")
+    values.update({k: row.get(k) for k in ("judge_inputs", "judge_inputs_truncated", "judge_inputs_windowed")})
+    return values
 
 
 def _opt_list(value, name, n):

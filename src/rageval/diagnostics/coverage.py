@@ -18,7 +18,7 @@ Per question the value is:
 A source id maps to its document through ``doc_of`` (one mapping per question,
 ``source id -> document id``); without it, the document id is the part of the
 source id before its last ``.`` (``"d3.s2" -> "d3"``), the convention of
-:func:`rageval.text.passage_to_snippets`.
+:func:`rageval.data.passage_to_snippets`.
 
 >>> units = [[{"text": "x", "source_ids": ["d0.s1"]}, {"text": "y", "source_ids": ["d4.s0", "d4.s1"]}]]
 >>> r = gold_coverage(units, [["d0", "d2"]])

@@ -10,7 +10,10 @@ and a judge, and returns ``(metrics, extra)`` per input:
   (the union of their parts), and each writes its declared outputs from the
   engine's rows; the engine's remaining counters go to ``extra["attribution_counts"]``
   and its per-sentence details to ``extra["attribution"]``;
-* ``re_attributability`` adds the recovery-threshold sweep to ``extra``.
+* a spec's ``record_values`` computes an engine diagnostic's record metrics from
+  the row (``compression``: the verification cost roll-up), and its
+  ``record_extra`` adds to ``extra`` (``re_attributability``: the
+  recovery-threshold sweep); nothing here names a diagnostic.
 
 Only the pure functions are called (never ``evaluate``).
 """
@@ -20,12 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rageval.diagnostics.catalog import CATALOG, SCORERS, engine_parts
+from rageval.diagnostics.catalog import CATALOG, engine_parts
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
 
-__all__ = ["score", "SWEEP_THRESHOLDS"]
-
-from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS
+__all__ = ["score"]
 
 
 def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options: ScoringOptions, judge: Any):
@@ -43,43 +44,10 @@ def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options
 
 
 def _engine_values(name: str, row: dict[str, Any], x: ScoringInput) -> dict[str, Any]:
-    if name == "compression":
-        from rageval.diagnostics.compression import verification_costs
-
-        costs = verification_costs(x.reader_input_tokens, row)
-        values = {"reader_input_tokens": x.reader_input_tokens, **{f"verification_{k}": v for k, v in costs.items()}}
-        values["recovery_candidates_scored"] = row.get("recovery_candidates_scored")
-        values.update({k: row.get(k) for k in ("judge_inputs", "judge_inputs_truncated", "judge_inputs_windowed")})
-        return values
+    """An engine diagnostic's record metrics: its spec's ``record_values`` function, else its keys from the row."""
+    if name in CATALOG.record_values:
+        return CATALOG.record_values.get(name)(row, x)
     return {k: row.get(k) for k in CATALOG[name].keys}
-
-
-def _sweep(inputs: Sequence[ScoringInput], options: ScoringOptions, judge: Any, extras: list[dict]) -> None:
-    """Per record with a unit without declared provenance: re-attributability and grounded precision
-    at recovery thresholds 0.3–0.8; candidates ranked and judged once, each threshold applied to them
-    (:mod:`rageval.diagnostics.attribution.sweep`)."""
-    from rageval.diagnostics.attribution.sweep import sweep_batch
-
-    idx = [i for i, x in enumerate(inputs) if any(u.source_ids is None for u in x.units)]
-    if not idx:
-        return
-    sweeps: dict[int, dict[str, Any]] = {i: {} for i in idx}
-    by_threshold = sweep_batch(
-        [inputs[i].answer for i in idx],
-        [inputs[i].unit_dicts() for i in idx],
-        [inputs[i].source_dicts() for i in idx],
-        judge=judge,
-        options=options.attribution,
-        thresholds=SWEEP_THRESHOLDS,
-    )
-    for t in SWEEP_THRESHOLDS:
-        for i, r in zip(idx, by_threshold[t]):
-            sweeps[i][f"{t:.1f}"] = {
-                "rate": r.get("re_attributability"),
-                "grounded_precision": r.get("grounded_precision"),
-            }
-    for i in idx:
-        extras[i]["reattribution_sweep"] = sweeps[i]
 
 
 def score(
@@ -94,14 +62,16 @@ def score(
         spec = CATALOG[name]
         if spec.scorer is None:
             continue
-        per_q = SCORERS.get(name)(inputs, options)["per_question"]
+        per_q = CATALOG.scorers.get(name)(inputs, options)["per_question"]
         for m, q in zip(metrics, per_q):
             m.update({k: q.get(k) for k in spec.keys})
     parts = engine_parts(diagnostics)
     if parts:
         rows = _engine_rows(inputs, parts, options, judge)
-        if "re_attributability" in diagnostics:
-            _sweep(inputs, options, judge, extras)
+        for name in diagnostics:
+            if name in CATALOG.record_extras:
+                for i, extra in CATALOG.record_extras.get(name)(inputs, options, judge).items():
+                    extras[i].update(extra)
         engine_keys = {k for s in CATALOG.values() if s.engine_parts for k in s.keys}
         for m, e, row, x in zip(metrics, extras, rows, inputs):
             details = row.pop("details", None)

@@ -31,15 +31,15 @@ True
 
 The named judges are :data:`JUDGES`, a :class:`rageval.registry.Registry` of
 factories ``factory(arg, options) -> judge`` (``arg``: the text after ``name:``
-for judges that take one, else None); adding a judge is one
-``JUDGES.register(...)`` line below plus its module.  A judge with its own
+for judges that take one, else None) with a :class:`JudgeMeta`; adding a judge is one
+``JUDGES.register(name, factory, JudgeMeta(...))`` line below plus its module.  A judge with its own
 parameters (``openai``: ``model``, ``base_url``, …) declares them as
-``params=(...)``; they reach its factory as ``options.params`` (from
+``JudgeMeta(params=(...))``; they reach its factory as ``options.params`` (from
 ``get_judge(spec, **params)`` or a suite's ``judge.params``), and any other judge
-given parameters is an error.  ``arg_optional=True``: the judge is also named
-without ``:<arg>``; ``runs_model=True``: a model runs here (``execution``
-applies); ``window=True``: it truncates premises (``window`` applies);
-``endpoint=True``: its argument is ``<model>@<base_url>``.  A spec string is read
+given parameters is an error.  ``arg_optional``: the judge is also named
+without ``:<arg>``; ``runs_model``: a model runs here (``execution``
+applies); ``window``: it truncates premises (``window`` applies);
+``endpoint``: its argument is ``<model>@<base_url>``.  A spec string is read
 in one place, :func:`rageval.judges.spec.parse_judge_spec`, which also holds the
 options model and the suite's judge checks.
 """
@@ -48,7 +48,8 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -82,6 +83,7 @@ __all__ = [
     "save_replay",
     "BUILTIN",
     "JUDGES",
+    "JudgeMeta",
 ]
 
 
@@ -121,7 +123,7 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execut
         except (OSError, ModelUnavailable) as err:
             if isinstance(err, ModelUnavailable) and Path(target).exists():
                 raise  # a model folder, and no transformers here: the install hint
-            hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n)["arg"]])
+            hint = did_you_mean(s, [n for n in JUDGES.names() if not JUDGES.meta(n).arg])
             if isinstance(err, ModelUnavailable):
                 exists = f" (no such local folder; a hub id needs the models extra: {install_hint('models')})"
             elif Path(target).exists():
@@ -144,49 +146,45 @@ def _model_judge(s: str, revision, max_length, batch_size, dtype, device, execut
     )
 
 
-#: judge name -> factory(arg, options); ``arg`` (meta): whether the spec is ``name:<arg>``.
-JUDGES = Registry("judge")
-JUDGES.register("lexical", lambda arg, o: LexicalJudge(), arg=False)
-JUDGES.register(
-    "minilm",
-    lambda arg, o: _embedding_judge(None, o.batch_size or 16, o.device, o.dtype, o.execution),
-    arg=False,
-    runs_model=True,
-)
-JUDGES.register("replay", lambda arg, o: ReplayJudge(arg), arg=True)
-JUDGES.register(
-    "embedding",
-    lambda arg, o: _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype, o.execution),
-    arg=True,
-    runs_model=True,
-)
-JUDGES.register(
-    "nli",
-    lambda arg, o: _model_judge(
-        f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
-    ),
-    arg=True,
-    runs_model=True,
-    window=True,
-)
-JUDGES.register(
-    "seq2seq",
-    lambda arg, o: _model_judge(
-        f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution
-    ),
-    arg=True,
-    runs_model=True,
-    window=True,
-)
-JUDGES.register(
-    "openai",
-    lambda arg, o: _openai_judge(arg, o),
-    arg=True,
-    arg_optional=True,
-    arg_form="<model>@<base_url>",
-    endpoint=True,
-    params=OPENAI_PARAMS,
-)
+@dataclass(frozen=True)
+class JudgeMeta:
+    """A named judge's registry metadata (what a spec string and the suite's checks read)."""
+
+    arg: bool = False  # the spec is ``name:<arg>``
+    arg_optional: bool = False  # ... or the bare name
+    arg_form: str | None = None  # how the argument is written (None: a path; in errors, a folder or hub id)
+    runs_model: bool = False  # a model runs here (``execution`` applies)
+    window: bool = False  # it truncates premises (``window`` applies)
+    endpoint: bool = False  # its argument is ``<model>@<base_url>`` (a server, no local model)
+    params: tuple[str, ...] = ()  # its own parameters (``get_judge(spec, **params)``, a suite's ``judge.params``)
+
+
+#: A judge factory: ``factory(arg, options) -> judge``.
+JudgeFactory = Callable[[Any, "_Options"], Any]
+
+
+def _lexical(arg: Any, o: _Options) -> Any:
+    return LexicalJudge()
+
+
+def _minilm(arg: Any, o: _Options) -> Any:
+    return _embedding_judge(None, o.batch_size or 16, o.device, o.dtype, o.execution)
+
+
+def _replay(arg: Any, o: _Options) -> Any:
+    return ReplayJudge(arg)
+
+
+def _embedding(arg: Any, o: _Options) -> Any:
+    return _embedding_judge(arg, o.batch_size or 16, o.device, o.dtype, o.execution)
+
+
+def _nli(arg: Any, o: _Options) -> Any:
+    return _model_judge(f"nli:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution)
+
+
+def _seq2seq(arg: Any, o: _Options) -> Any:
+    return _model_judge(f"seq2seq:{arg}", o.revision, o.max_length, o.batch_size or 8, o.dtype, o.device, o.execution)
 
 
 def _openai_judge(arg: str | None, o: _Options) -> Any:
@@ -195,12 +193,27 @@ def _openai_judge(arg: str | None, o: _Options) -> Any:
     return build(arg, o.params or {}, batch_size=o.batch_size)
 
 
+#: judge name -> factory(arg, options) with its :class:`JudgeMeta`.
+JUDGES: Registry[JudgeFactory, JudgeMeta] = Registry("judge", meta=JudgeMeta)
+JUDGES.register("lexical", _lexical, JudgeMeta())
+JUDGES.register("minilm", _minilm, JudgeMeta(runs_model=True))
+JUDGES.register("replay", _replay, JudgeMeta(arg=True))
+JUDGES.register("embedding", _embedding, JudgeMeta(arg=True, runs_model=True))
+JUDGES.register("nli", _nli, JudgeMeta(arg=True, runs_model=True, window=True))
+JUDGES.register("seq2seq", _seq2seq, JudgeMeta(arg=True, runs_model=True, window=True))
+JUDGES.register(
+    "openai",
+    _openai_judge,
+    JudgeMeta(arg=True, arg_optional=True, arg_form="<model>@<base_url>", endpoint=True, params=OPENAI_PARAMS),
+)
+
+
 def _spec_form(name: str) -> str:
     meta = JUDGES.meta(name)
-    if not meta["arg"]:
+    if not meta.arg:
         return name
-    form = f"{name}:{meta.get('arg_form', '<path>')}"
-    return f"{name}[:{meta.get('arg_form', '<path>')}]" if meta.get("arg_optional") else form
+    form = meta.arg_form or "<path>"
+    return f"{name}[:{form}]" if meta.arg_optional else f"{name}:{form}"
 
 
 #: The named judges as written in a spec.
@@ -272,7 +285,7 @@ def _requested(execution: str | None, name: str | None) -> str:
     """The execution path asked for (argument, else environment, else auto); only model judges take one."""
     from rageval.judges.paths import requested
 
-    if name is not None and not JUDGES.meta(name).get("runs_model"):
+    if name is not None and not JUDGES.meta(name).runs_model:
         if execution not in (None, "", "auto"):
             raise ValueError(f"execution={execution!r}: judge {name!r} runs no model; execution is for model judges")
         return "auto"
@@ -286,7 +299,7 @@ def _check_params(spec: Any, params: Mapping[str, Any]) -> None:
 
         if parse_judge_spec(str(spec)).params:
             return
-    takers = [n for n in JUDGES.names() if JUDGES.meta(n).get("params")]
+    takers = [n for n in JUDGES.names() if JUDGES.meta(n).params]
     shown = spec if isinstance(spec, (str, os.PathLike)) or spec is None else type(spec).__name__
     raise ValueError(
         f"judge {str(shown)!r} takes no parameters (got {', '.join(sorted(params))}); "

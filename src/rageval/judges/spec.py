@@ -112,7 +112,7 @@ class JudgeRef:
     problem: str | None = None
 
     def _meta(self, key: str) -> Any:
-        return _judges().meta(self.name).get(key) if self.name is not None else None
+        return getattr(_judges().meta(self.name), key) if self.name is not None else None
 
     @property
     def runs_model(self) -> bool:
@@ -178,14 +178,14 @@ def parse_judge_spec(spec: str) -> JudgeRef:
     if s in judges:
         name = judges.canonical(s)
         meta = judges.meta(name)
-        if meta["arg"] and not meta.get("arg_optional"):
+        if meta.arg and not meta.arg_optional:
             return JudgeRef(s, name, problem=f"{s!r} needs a path after a colon, e.g. '{s}:/models/x'")
         return JudgeRef(s, name)
     head, sep, arg = s.partition(":")
-    if sep and head in judges and judges.meta(head)["arg"]:
+    if sep and head in judges and judges.meta(head).arg:
         name = judges.canonical(head)
         if not arg.strip():
-            form = judges.meta(name).get("arg_form", "<local folder or hub id>")
+            form = judges.meta(name).arg_form or "<local folder or hub id>"
             return JudgeRef(s, name, arg, problem=f"{s!r} names no model; give '{name}:{form}'")
         return JudgeRef(s, name, arg)
     return JudgeRef(s, None)
@@ -308,11 +308,11 @@ def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -
             out.append(f"  {where}.spec: {' '.join(str(err).split())}")
     elif ref.name is None and not Path(spec).expanduser().exists():
         if ref.prefix is not None and "/" not in ref.prefix:
-            known = [n for n in judges.names() if judges.meta(n)["arg"]]
+            known = [n for n in judges.names() if judges.meta(n).arg]
             hint = did_you_mean(ref.prefix, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
             out.append(f"  {where}.spec: unknown judge kind {ref.prefix!r} in {spec!r}.{hint}")
         elif ref.prefix is None and "/" not in spec:
-            close = closest(spec, [n for n in judges.names() if not judges.meta(n)["arg"]])
+            close = closest(spec, [n for n in judges.names() if not judges.meta(n).arg])
             if close is not None:
                 out.append(
                     f"  {where}.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "

@@ -21,7 +21,7 @@ Traceback (most recent call last):
 rageval.registry.UnknownNameError: Unknown reader 'extractiv'. Did you mean 'extractive'?
 
 :data:`READERS` is a :class:`rageval.registry.Registry`: adding a backend is one
-``READERS.register(...)`` line below plus its module, whose class declares its
+``READERS.register(...)`` line in :mod:`rageval.readers.registry` plus its module, whose class declares its
 options as a parameter model (``Params``, a :class:`rageval.readers.spec.ReaderParams`).
 """
 
@@ -36,11 +36,13 @@ from rageval.readers.base import (
     ReaderOutput,
     ReaderRequest,
 )
+from rageval.readers.registry import READERS, ReaderMeta, needs_model, reader_class, transport_params
+from rageval.readers.spec import check_options
 from rageval.readers.template import DEFAULT_TEMPLATE, PromptTemplate, template_hash
-from rageval.registry import Registry
 
 __all__ = [
     "READERS",
+    "ReaderMeta",
     "READER_STATUSES",
     "DEFAULT_TEMPLATE",
     "ModelUnavailable",
@@ -54,46 +56,6 @@ __all__ = [
     "template_hash",
     "transport_params",
 ]
-
-#: backend name -> ``"module:Class"`` (imported only when used), with ``needs_model``.
-READERS = Registry("reader", cutoff=0.5)
-READERS.register("extractive", "rageval.readers.extractive:ExtractiveReader", needs_model=False)
-READERS.register("saved", "rageval.readers.saved:SavedReader", needs_model=False)
-READERS.register("transformers", "rageval.readers.hf:TransformersReader", needs_model=True)
-READERS.register(
-    "openai",
-    "rageval.readers.openai_compat:OpenAIReader",
-    needs_model=True,
-    # how requests travel, not what they answer: left out of the record key (docs/readers.md#several-endpoints)
-    transport=(
-        "base_url",
-        "concurrency",
-        "endpoint_concurrency",
-        "cooldown",
-        "timeout",
-        "max_retries",
-        "backoff",
-        "max_backoff",
-        "api_key_env",
-        "trust_env",
-    ),
-)
-
-
-def transport_params(name: str) -> tuple[str, ...]:
-    """The options of backend ``name`` that change how requests travel but not the answers (registry meta
-    ``transport``): the suite leaves them out of the record key, so e.g. one endpoint or two share a cache."""
-    return tuple(READERS.meta(name).get("transport") or ()) if name in READERS else ()
-
-
-def needs_model(name: str) -> bool:
-    """Whether the backend needs model weights or a model server."""
-    return bool(READERS.meta(name)["needs_model"])
-
-
-def reader_class(name: str) -> type[Reader]:
-    """The class of backend ``name`` (unknown names raise with a did-you-mean hint)."""
-    return READERS.get(name)
 
 
 def get_reader(spec: str | Reader, **params: Any) -> Reader:
@@ -110,7 +72,5 @@ def get_reader(spec: str | Reader, **params: Any) -> Reader:
     if not isinstance(spec, str):
         raise TypeError(f"reader must be a name ({', '.join(READERS)}) or a Reader, got {type(spec).__name__}")
     cls = reader_class(spec)
-    from rageval.readers.spec import check_options  # the options the class's Params model declares
-
-    check_options(spec, cls, params)
+    check_options(spec, cls, params)  # the options the class's Params model declares
     return cls(**params)

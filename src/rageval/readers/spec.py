@@ -35,6 +35,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 
+from rageval.readers.registry import READERS, reader_class
+from rageval.readers.template import PromptTemplate
 from rageval.registry import did_you_mean
 from rageval.strict import Strict
 
@@ -170,8 +172,6 @@ def reader_problems(spec: Any, where: str = "reader") -> list[str]:
     the run builds it, and a backend that loads a model checks its values without
     loading it (``check_params``).  Nothing is downloaded and no model is loaded.
     """
-    from rageval.readers import READERS, PromptTemplate, reader_class
-
     out = []
     try:
         PromptTemplate.coerce(spec.template)

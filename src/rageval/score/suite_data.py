@@ -32,8 +32,8 @@ def _systems(source: str, fmt: str, mapping: Mapping[str, str] | None, split: st
 
 
 def _document(doc_id: str, text: str, title: str | None, rank: int):
+    from rageval.data import passage_to_snippets
     from rageval.data.schema import Document
-    from rageval.text import passage_to_snippets
 
     return Document(
         id=doc_id,

@@ -267,7 +267,7 @@ def model_availability(suite: Suite) -> list[Availability]:
         pass  # reported by load_suite
     elif ref.name == "minilm":
         out.append(Availability("judge.spec", spec, _minilm_available()))
-    elif ref.name is not None and JUDGES.meta(ref.name).get("endpoint"):
+    elif ref.name is not None and JUDGES.meta(ref.name).endpoint:
         url = str(suite.judge.params.get("base_url") or ref.base_url or "?")
         out.append(Availability("judge.spec", url, None, "an endpoint: not contacted here"))
     elif ref.runs_model and ref.model is not None:

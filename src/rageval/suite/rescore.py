@@ -48,9 +48,6 @@ class RescoreResult:
     judge: str
     judge_id: str
 
-    def __int__(self) -> int:  # the number of records, as ``rescore`` returned before
-        return self.n_records
-
 
 def rescore_dir_name(judge: str) -> str:
     """``rescore-<judge>``: the judge spec made file-system safe (with a short hash when anything was replaced).

@@ -1,7 +1,7 @@
 """Text primitives: answer normalization, tokenizers, sentence segmentation."""
 
 from rageval.text.normalize import normalize_answer, normalized_tokens, remove_citations
-from rageval.text.segment import passage_to_snippets, split_sentences
+from rageval.text.segment import split_sentences
 from rageval.text.tokenize import RegexTokenizer, Tokenizer, get_tokenizer
 
 __all__ = [
@@ -9,7 +9,6 @@ __all__ = [
     "remove_citations",
     "normalized_tokens",
     "split_sentences",
-    "passage_to_snippets",
     "get_tokenizer",
     "Tokenizer",
     "RegexTokenizer",

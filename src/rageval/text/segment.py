@@ -1,4 +1,4 @@
-"""Offline sentence segmentation and passage -> source snippets.
+"""Offline sentence segmentation (a passage into source snippets: :func:`rageval.data.passage_to_snippets`).
 
 The default splitter is **nupunkt** (MIT): a Punkt model whose trained parameters
 ship inside the package, so it needs no download (``nltk.sent_tokenize`` needs the
@@ -19,11 +19,8 @@ ALCE-compatible scoring splits with nltk's own Punkt algorithm instead
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 
-from rageval.types import SourceSnippet
-
-__all__ = ["split_sentences", "passage_to_snippets", "nltk_sent_tokenize", "snippet_id"]
+__all__ = ["split_sentences", "nltk_sent_tokenize", "snippet_id"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,32 +81,3 @@ def snippet_id(doc_index: int | str, sent_index: int) -> str:
     """
     prefix = f"d{doc_index}" if isinstance(doc_index, int) else str(doc_index)
     return f"{prefix}.s{sent_index}"
-
-
-def passage_to_snippets(
-    text: str | Sequence[str],
-    *,
-    doc_id: str,
-    title: str | None = None,
-    doc_rank: int = 0,
-) -> list[SourceSnippet]:
-    """Segment a passage into source snippets with ids ``{doc_id}.s{i}``.
-
-    ``text`` may be one string (segmented with :func:`split_sentences`) or a list of
-    sentences already segmented by the dataset (HotpotQA, 2Wiki), kept as given.
-
-    >>> [s.id for s in passage_to_snippets("One. Two.", doc_id="d0")]
-    ['d0.s0', 'd0.s1']
-    """
-    if isinstance(text, str):
-        sentences = split_sentences(text)
-    else:
-        sentences = [s.strip() for s in text]
-    out = []
-    for i, sent in enumerate(sentences):
-        if not sent:
-            continue
-        out.append(
-            SourceSnippet(id=f"{doc_id}.s{i}", text=sent, doc_id=doc_id, title=title, position=i, doc_rank=doc_rank)
-        )
-    return out

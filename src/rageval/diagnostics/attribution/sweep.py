@@ -15,7 +15,7 @@ counts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import mean_defined, summarize
@@ -24,7 +24,10 @@ from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.recovery import Recovery, score_recovery
 
-__all__ = ["sweep_batch", "re_attributability_sweep", "SWEEP_PARTS"]
+if TYPE_CHECKING:
+    from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
+
+__all__ = ["sweep_batch", "re_attributability_sweep", "record_sweeps", "SWEEP_PARTS"]
 
 SWEEP_PARTS = ("grounded", "re_attributability")
 
@@ -128,3 +131,29 @@ def re_attributability_sweep(
             }
         )
     return out
+
+
+def record_sweeps(inputs: Sequence[ScoringInput], options: ScoringOptions, judge: Any) -> dict[int, dict[str, Any]]:
+    """``re_attributability``'s record extra (catalog ``record_extra``): for each scored input with a unit
+    without declared provenance, ``{"reattribution_sweep": {"0.3": {"rate", "grounded_precision"}, ...}}`` —
+    re-attributability and grounded precision at the recovery thresholds of :data:`DEFAULT_SWEEP`; candidates
+    are ranked and judged once and each threshold applied to them (:func:`sweep_batch`)."""
+    idx = [i for i, x in enumerate(inputs) if any(u.source_ids is None for u in x.units)]
+    if not idx:
+        return {}
+    by_threshold = sweep_batch(
+        [inputs[i].answer for i in idx],
+        [inputs[i].unit_dicts() for i in idx],
+        [inputs[i].source_dicts() for i in idx],
+        judge=judge,
+        options=options.attribution,
+        thresholds=DEFAULT_SWEEP,
+    )
+    sweeps: dict[int, dict[str, Any]] = {i: {} for i in idx}
+    for t in DEFAULT_SWEEP:
+        for i, r in zip(idx, by_threshold[t]):
+            sweeps[i][f"{t:.1f}"] = {
+                "rate": r.get("re_attributability"),
+                "grounded_precision": r.get("grounded_precision"),
+            }
+    return {i: {"reattribution_sweep": sweeps[i]} for i in idx}
