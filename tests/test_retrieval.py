@@ -4,7 +4,8 @@ import pytest
 
 from rageval.data import Document, Example, load_corpus, load_examples, sample_path
 from rageval.diagnostics.retrieval import retrieval_recall
-from rageval.retrieval import BM25Index, bm25_tokenize, retrieve, retrieve_all
+from rageval.bm25 import tokenize as bm25_tokenize
+from rageval.retrieval import BM25Index, retrieve, retrieve_all
 from rageval.data import passage_to_snippets
 
 

@@ -45,15 +45,11 @@ __all__ = [
     "Retrieved",
     "RetrievalMeta",
     "BM25Index",
-    "bm25_tokenize",
     "retrieve",
     "retrieve_all",
     "METHODS",
     "RETRIEVERS",
 ]
-
-#: The retrieval tokenizer, :func:`rageval.bm25.tokenize` (this name is kept for existing imports).
-bm25_tokenize = _bm25.tokenize
 
 
 def _doc_text(d: Document) -> str:

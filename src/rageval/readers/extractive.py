@@ -42,10 +42,10 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from rageval.bm25 import tokenize as bm25_tokenize
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, positive_int
 from rageval.readers.template import PromptTemplate
-from rageval.retrieval import bm25_tokenize
 from rageval.text.segment import split_sentences
 
 __all__ = ["ExtractiveParams", "ExtractiveReader"]
