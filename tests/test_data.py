@@ -455,3 +455,13 @@ def test_located_record_names_the_source_record_and_path():
     assert dedupe(["b", "a", "b"]) == ("b", "a")
     doc = make_doc("d3", ["One.", "Two."], "T", source_key="k")
     assert (doc.text, doc.source_key, [s.id for s in doc.snippets]) == ("One. Two.", "k", ["d3.s0", "d3.s1"])
+
+
+def test_no_public_name_of_rageval_data_is_one_of_its_modules():
+    import pkgutil
+
+    import rageval.data
+
+    modules = {m.name for m in pkgutil.iter_modules(rageval.data.__path__)}
+    assert {"asqa", "qasper", "multihop", "musique", "registry", "formats"} <= modules
+    assert not set(rageval.data.__all__) & modules  # a submodule import would replace the name

@@ -8,7 +8,8 @@ docs/design.md#data-model, #source-snippets).
   :mod:`~rageval.data.asqa_corpus` (:func:`load_corpus`);
 * what they share: :mod:`~rageval.data.files` (the file reader), :mod:`~rageval.data.hub`
   (the hub reader), :mod:`~rageval.data.fields` (records with their location, documents),
-  :mod:`~rageval.data.errors`, :mod:`~rageval.data.schema` (:class:`Example`, :class:`Document`).
+  :mod:`~rageval.data.errors`, :mod:`~rageval.data.schema` (:class:`Example`, :class:`Document`);
+* :mod:`~rageval.data.formats` — the files ``rageval score`` reads (generic, ALCE, RAGChecker, RAGAS).
 
 >>> from rageval.data import load_examples, sample_path
 >>> ex = load_examples("musique", sample_path("musique"), limit=2)[0]

@@ -83,17 +83,17 @@ def score_cmd(
     baseline on their common cohort (paired bootstrap CIs, sign-flip tests, Holm). A FILE may be written
     NAME=FILE to name its setting, or hf:<id> for a Hugging Face dataset.
     """
-    from rageval.score.layout import ScoreInputError
+    from rageval.data.formats.layout import ScoreInputError
 
     if schema:
-        from rageval.score.layout import json_schema
+        from rageval.data.formats.layout import json_schema
 
         click.echo(json.dumps(json_schema(), indent=2))
         return
     if not files:
         raise click.UsageError("give at least one FILE (or --schema)")
+    from rageval.data.formats import parse_mapping
     from rageval.run.rundir import RunDirError
-    from rageval.score.importers import parse_mapping
     from rageval.score.run import ScoreOptions, score_files
 
     try:

@@ -14,7 +14,7 @@
   records are written) and listed with the settings that lack it; it is outside
   the common cohort, so it enters no comparison.
 
->>> from rageval.score.layout import GenericRecord, to_item
+>>> from rageval.data.formats.layout import GenericRecord, to_item
 >>> def it(q, i=None, w="a line 1"):
 ...     return to_item(GenericRecord(id=i, question=q, answer="x"), w)
 >>> m = match_questions({"A": [it("Who?", "q1"), it("Why?", "q2")], "B": [it("who?  ", None, "b line 1")]})
@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rageval.score.importers import ImportedFile
-from rageval.score.layout import ScoreInputError, ScoreItem
+from rageval.data.formats import ImportedFile
+from rageval.data.formats.layout import ScoreInputError, ScoreItem
 
 __all__ = ["Matched", "Unmatched", "assign_settings", "file_labels", "match_questions", "question_key"]
 

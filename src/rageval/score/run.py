@@ -2,7 +2,7 @@
 
 The front-end reads the files and plans; the one engine runs the plan:
 
-* :func:`_read_inputs` reads each file (:mod:`rageval.score.importers`), assigns
+* :func:`_read_inputs` reads each file (:mod:`rageval.data.formats`), assigns
   settings (a file, or each ``system`` of a file) and matches questions across
   them;
 * :func:`build_plan` makes each input line an :class:`~rageval.run.plan.Item` of a
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
-from rageval.score.importers import ImportedFile, read_input
-from rageval.score.layout import ScoreInputError, ScoreItem
+from rageval.data.formats import ImportedFile, read_input
+from rageval.data.formats.layout import ScoreInputError, ScoreItem
 from rageval.score.match import Matched, assign_settings, file_labels, match_questions
 from rageval.types import Record, Setting, SourceSnippet
 
@@ -311,7 +311,7 @@ def score_files(
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
-    Raises :class:`~rageval.score.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
+    Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.
     """
     from rageval.run.engine import execute

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rageval.score.importers import read_input
-from rageval.score.layout import ScoreItem
+from rageval.data.formats import read_input
+from rageval.data.formats.layout import ScoreItem
 from rageval.score.match import assign_settings, match_questions
 
 __all__ = ["read_examples", "given_answers", "DEFAULT_SYSTEM"]

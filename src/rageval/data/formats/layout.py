@@ -3,8 +3,8 @@
 A line describes one question answered by one system: the question, the cited
 answer, the context the reader saw (``units`` with optional declared
 ``source_ids``, or plain ``contexts``), optional ``sources``, and the gold.  Every
-importer (ALCE, RAGChecker, RAGAS) produces the same :class:`GenericRecord`, so
-there is one conversion into rageval's types (:func:`to_item`).
+format (ALCE, RAGChecker, RAGAS: :mod:`rageval.data.formats`) produces the same
+:class:`GenericRecord`, so there is one conversion into rageval's types (:func:`to_item`).
 
 Semantics (docs/score.md#semantics):
 
