@@ -395,3 +395,73 @@ def test_corpus_is_refused_where_gold_ids_would_not_match():
 def test_examples_are_hashable_by_identity():
     exs = load_examples("musique", sample_path("musique"), limit=2)
     assert len({exs[0], exs[1], exs[0]}) == 2
+
+
+# -- one module per dataset, and what they share -------------------------------------
+
+
+def test_each_dataset_is_built_by_the_public_build_of_its_own_module():
+    import importlib
+
+    from rageval.data import DATASETS, LOADERS
+
+    modules = {
+        "asqa": "rageval.data.asqa",
+        "qasper": "rageval.data.qasper",
+        "hotpotqa": "rageval.data.multihop",
+        "2wikimultihopqa": "rageval.data.multihop",
+        "musique": "rageval.data.musique",
+    }
+    assert set(DATASETS) == set(modules)
+    for name, module in modules.items():
+        assert LOADERS.get(name) is importlib.import_module(module).build, name
+
+
+def test_canonical_dataset_accepts_aliases_and_names_the_closest():
+    from rageval.data.registry import canonical_dataset
+
+    assert canonical_dataset(" HotPot ") == "hotpotqa" and canonical_dataset("alce") == "asqa"
+    with pytest.raises(ValueError, match="Did you mean 'musique'"):
+        canonical_dataset("musiqe")
+    with pytest.raises(TypeError, match="dataset name must be a string, got int"):
+        canonical_dataset(3)
+
+
+def test_read_records_unwraps_lists_and_papers_and_names_the_bad_line(tmp_path):
+    from rageval.data.files import read_records
+
+    (tmp_path / "demos.json").write_text('{"demos": [{"q": 1}]}')
+    (tmp_path / "papers.json").write_text('{"p1": {"title": "t"}, "p2": {"id": "own"}}')
+    (tmp_path / "bad.txt").write_bytes(b'{"a": 1}\n\xff\n')
+    assert read_records(tmp_path / "demos.json") == [{"q": 1}]
+    assert read_records(tmp_path / "papers.json") == [{"id": "p1", "title": "t"}, {"id": "own"}]
+    with pytest.raises(DataLoadError, match=r"bad.txt: line 2: not UTF-8 text \(byte 0xff at offset 9\)"):
+        read_records(tmp_path / "bad.txt")
+
+
+def test_located_record_names_the_source_record_and_path():
+    from rageval.data.fields import LocatedRecord, dedupe, make_doc
+
+    r = LocatedRecord({"docs": [{"text": 1}], "tags": ["a", 2]}, "f.json", 4)
+    with pytest.raises(DataLoadError, match=r"^f.json: record 4: field 'docs\[0\].text' is int 1; expected the text$"):
+        r.get(r.rec["docs"][0], "text", "the text", "docs[0].text")
+    with pytest.raises(DataLoadError, match=r"missing field 'title'; expected the title"):
+        r.get(r.rec, "title", "the title", "title")
+    assert r.get(r.rec, "title", "the title", "title", optional=True, default="") == ""
+    with pytest.raises(DataLoadError, match=r"field 'tags\[1\]' is int 2; expected a string"):
+        r.str_list(r.rec["tags"], "tags")
+    with pytest.raises(DataLoadError, match=r"record 5: the record is list; expected a JSON object"):
+        LocatedRecord([], "f.json", 5)
+    assert dedupe(["b", "a", "b"]) == ("b", "a")
+    doc = make_doc("d3", ["One.", "Two."], "T", source_key="k")
+    assert (doc.text, doc.source_key, [s.id for s in doc.snippets]) == ("One. Two.", "k", ["d3.s0", "d3.s1"])
+
+
+def test_no_public_name_of_rageval_data_is_one_of_its_modules():
+    import pkgutil
+
+    import rageval.data
+
+    modules = {m.name for m in pkgutil.iter_modules(rageval.data.__path__)}
+    assert {"asqa", "qasper", "multihop", "musique", "registry", "formats"} <= modules
+    assert not set(rageval.data.__all__) & modules  # a submodule import would replace the name

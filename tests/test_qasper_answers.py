@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rageval.data import load_examples, sample_path
-from rageval.data.loaders import examples_from_records
+from rageval.data import examples_from_records, load_examples, sample_path
 from rageval.diagnostics.answer import (
     answer_f1,
     answer_in_context,

@@ -1,4 +1,4 @@
-"""`rageval score`: the generic layout, the importers (ALCE, RAGChecker, RAGAS), matching, paired comparison,
+"""`rageval score`: the generic layout, the input formats (ALCE, RAGChecker, RAGAS), matching, paired comparison,
 cache and resume, bad input.  Every expected value is computed by hand in the comment beside it, with the lexical
 judge (p = share of the hypothesis's content tokens found in the premise; decision p >= 0.5)."""
 
@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
+from rageval.data.formats import detect
 from rageval.score import ScoreInputError, ScoreOptions, json_schema, read_input, score_files
-from rageval.score.importers import detect
 from rageval.score.run import CITATION_DIAGNOSTICS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,12 @@ from pathlib import Path
 
 import click
 
+from rageval.data.formats import parse_mapping
+from rageval.data.formats.layout import ScoreInputError, json_schema
+from rageval.errors import ModelUnavailable
+from rageval.run.rundir import RunDirError
+from rageval.score.run import ScoreOptions, score_files
+
 __all__ = ["score_cmd"]
 
 
@@ -83,19 +89,11 @@ def score_cmd(
     baseline on their common cohort (paired bootstrap CIs, sign-flip tests, Holm). A FILE may be written
     NAME=FILE to name its setting, or hf:<id> for a Hugging Face dataset.
     """
-    from rageval.score.layout import ScoreInputError
-
     if schema:
-        from rageval.score.layout import json_schema
-
         click.echo(json.dumps(json_schema(), indent=2))
         return
     if not files:
         raise click.UsageError("give at least one FILE (or --schema)")
-    from rageval.run.rundir import RunDirError
-    from rageval.score.importers import parse_mapping
-    from rageval.score.run import ScoreOptions, score_files
-
     try:
         options = ScoreOptions(
             judge=judge,
@@ -122,8 +120,6 @@ def score_cmd(
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
     except Exception as err:  # the rest: environment errors (exit 1, one line) from the command group, bugs raise
-        from rageval.errors import ModelUnavailable
-
         if isinstance(err, ModelUnavailable):
             raise click.ClickException(f"{err}; to score without a model: --judge lexical") from err
         raise

@@ -14,7 +14,7 @@
   records are written) and listed with the settings that lack it; it is outside
   the common cohort, so it enters no comparison.
 
->>> from rageval.score.layout import GenericRecord, to_item
+>>> from rageval.data.formats.layout import GenericRecord, to_item
 >>> def it(q, i=None, w="a line 1"):
 ...     return to_item(GenericRecord(id=i, question=q, answer="x"), w)
 >>> m = match_questions({"A": [it("Who?", "q1"), it("Why?", "q2")], "B": [it("who?  ", None, "b line 1")]})
@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rageval.score.importers import ImportedFile
-from rageval.score.layout import ScoreInputError, ScoreItem
+from rageval.data.formats import ImportedFile
+from rageval.data.formats.layout import ScoreInputError, ScoreItem
 
 __all__ = ["Matched", "Unmatched", "assign_settings", "file_labels", "match_questions", "question_key"]
 
@@ -112,53 +112,63 @@ def _check_unique(name: str, items: Sequence[ScoreItem]) -> None:
         seen[key] = it
 
 
-def match_questions(settings: Mapping[str, Sequence[ScoreItem]]) -> Matched:
-    """Canonical ids (module doc); raises :class:`ScoreInputError` for a repeated question within a setting."""
-    for name, items in settings.items():
-        _check_unique(name, items)
-    given_ids = {it.id for items in settings.values() for it in items if it.id is not None}
+def _ambiguous_texts(settings: Mapping[str, Sequence[ScoreItem]]) -> set[str]:
+    """The question texts (:func:`question_key`) that lines with two different ids share."""
     texts: dict[str, set[str]] = {}  # question text -> the given ids it has
     for items in settings.values():
         for it in items:
             if it.id is not None:
                 texts.setdefault(question_key(it.question), set()).add(it.id)
-    ambiguous = {t for t, ids in texts.items() if len(ids) > 1}
+    return {t for t, ids in texts.items() if len(ids) > 1}
 
-    id_of_given: dict[str, str] = {}
-    id_of_text: dict[str, str] = {}
-    order: list[str] = []
-    questions: dict[str, str] = {}
-    ids: dict[str, list[str]] = {}
-    by_text: list[str] = []
-    conflicts: list[str] = []
-    counter = 0
-    for name, items in settings.items():
-        ids[name] = []
-        for it in items:
-            qk = question_key(it.question)
-            if it.id is not None and it.id in id_of_given:
-                canon = id_of_given[it.id]
-                if question_key(questions[canon]) != qk:
-                    conflicts.append(f"{it.where}: id {it.id!r} has another question text than elsewhere")
-            elif qk in id_of_text and qk not in ambiguous:
-                canon = id_of_text[qk]
-                by_text.append(f"{name}: {it.where} -> {canon!r}")
-            else:
-                if it.id is not None:
-                    canon = it.id
-                else:
-                    counter += 1
-                    canon = f"#{counter}"
-                    while canon in given_ids:
-                        counter += 1
-                        canon = f"#{counter}"
-                order.append(canon)
-                questions[canon] = it.question
-            if it.id is not None:
-                id_of_given.setdefault(it.id, canon)
-            if qk not in ambiguous:
-                id_of_text.setdefault(qk, canon)
-            ids[name].append(canon)
+
+@dataclass
+class _Canonical:
+    """Assigns each line its canonical question id, in input order (the module doc's rules)."""
+
+    given_ids: set[str]
+    ambiguous: set[str]
+    order: list[str] = field(default_factory=list)
+    questions: dict[str, str] = field(default_factory=dict)
+    by_text: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    id_of_given: dict[str, str] = field(default_factory=dict)
+    id_of_text: dict[str, str] = field(default_factory=dict)
+    counter: int = 0
+
+    def _next_free(self) -> str:
+        """``#<n>``: the next number no given id already is."""
+        self.counter += 1
+        canon = f"#{self.counter}"
+        while canon in self.given_ids:
+            self.counter += 1
+            canon = f"#{self.counter}"
+        return canon
+
+    def of(self, name: str, it: ScoreItem) -> str:
+        """The canonical id of line ``it`` of setting ``name``: its id seen before, else a question text seen
+        before (unless ambiguous), else a new question (its id, or ``#<n>``)."""
+        qk = question_key(it.question)
+        if it.id is not None and it.id in self.id_of_given:
+            canon = self.id_of_given[it.id]
+            if question_key(self.questions[canon]) != qk:
+                self.conflicts.append(f"{it.where}: id {it.id!r} has another question text than elsewhere")
+        elif qk in self.id_of_text and qk not in self.ambiguous:
+            canon = self.id_of_text[qk]
+            self.by_text.append(f"{name}: {it.where} -> {canon!r}")
+        else:
+            canon = it.id if it.id is not None else self._next_free()
+            self.order.append(canon)
+            self.questions[canon] = it.question
+        if it.id is not None:
+            self.id_of_given.setdefault(it.id, canon)
+        if qk not in self.ambiguous:
+            self.id_of_text.setdefault(qk, canon)
+        return canon
+
+
+def _check_matched_once(settings: Mapping[str, Sequence[ScoreItem]], ids: Mapping[str, list[str]]) -> None:
+    """Two lines of one setting matched as the same question: an error naming both."""
     for name, got in ids.items():
         dupes = {q for q in got if got.count(q) > 1} if len(set(got)) != len(got) else set()
         if dupes:
@@ -168,11 +178,28 @@ def match_questions(settings: Mapping[str, Sequence[ScoreItem]]) -> Matched:
                 f"{lines[1]}: the same question as {lines[0]} (matched as {q!r}) in setting {name!r}; "
                 "keep one line per question and system"
             )
+
+
+def _unmatched(
+    settings: Mapping[str, Sequence[ScoreItem]], ids: Mapping[str, list[str]], canon: _Canonical
+) -> list[Unmatched]:
+    """The questions, in run order, that some setting lacks."""
     present = {name: set(got) for name, got in ids.items()}
     unmatched = []
-    for q in order:
+    for q in canon.order:
         have = tuple(n for n in settings if q in present[n])
         lack = tuple(n for n in settings if q not in present[n])
         if lack:
-            unmatched.append(Unmatched(q, questions[q], have, lack))
-    return Matched(ids, order, questions, unmatched, by_text, conflicts)
+            unmatched.append(Unmatched(q, canon.questions[q], have, lack))
+    return unmatched
+
+
+def match_questions(settings: Mapping[str, Sequence[ScoreItem]]) -> Matched:
+    """Canonical ids (module doc); raises :class:`ScoreInputError` for a repeated question within a setting."""
+    for name, items in settings.items():
+        _check_unique(name, items)
+    given_ids = {it.id for items in settings.values() for it in items if it.id is not None}
+    canon = _Canonical(given_ids, _ambiguous_texts(settings))
+    ids = {name: [canon.of(name, it) for it in items] for name, items in settings.items()}
+    _check_matched_once(settings, ids)
+    return Matched(ids, canon.order, canon.questions, _unmatched(settings, ids, canon), canon.by_text, canon.conflicts)

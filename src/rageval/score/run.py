@@ -2,7 +2,7 @@
 
 The front-end reads the files and plans; the one engine runs the plan:
 
-* :func:`_read_inputs` reads each file (:mod:`rageval.score.importers`), assigns
+* :func:`_read_inputs` reads each file (:mod:`rageval.data.formats`), assigns
   settings (a file, or each ``system`` of a file) and matches questions across
   them;
 * :func:`build_plan` makes each input line an :class:`~rageval.run.plan.Item` of a
@@ -21,6 +21,8 @@ Nothing on the path to the first record imports a model library or ``evaluate``
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
-from rageval.score.importers import ImportedFile, read_input
-from rageval.score.layout import ScoreInputError, ScoreItem
+from rageval.data.formats import ImportedFile, read_input
+from rageval.data.formats.layout import ScoreInputError, ScoreItem
+from rageval.data.schema import Example
+from rageval.diagnostics import CATALOG, applicable
+from rageval.io import write_text_atomic
+from rageval.judges.spec import JudgeSpec
+from rageval.registry import did_you_mean
+from rageval.run.engine import execute
+from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
+from rageval.run.rundir import RunDir
 from rageval.score.match import Matched, assign_settings, file_labels, match_questions
+from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
 __all__ = ["CITATION_DIAGNOSTICS", "SUITE_NAME", "ScoreOptions", "ScoreResult", "has_markers", "score_files"]
@@ -52,8 +63,6 @@ def has_markers(text: str) -> bool:
 
 def _citation_diagnostics() -> tuple[str, ...]:
     """Diagnostics whose value is read off the answer's citations (undefined for a setting that never cites)."""
-    from rageval.diagnostics import CATALOG
-
     cited_parts = {"emitted", "grounded", "verification"}
     return tuple(n for n, s in CATALOG.items() if cited_parts & set(s.engine_parts) or "evidence" in s.needs)
 
@@ -118,8 +127,6 @@ def _citation_mode(option: str, files: Sequence[ImportedFile]) -> str:
 
 
 def _select(options: ScoreOptions, items: Sequence[ScoreItem]) -> list[str]:
-    from rageval.diagnostics import applicable
-
     def has(name: str) -> bool:
         return any(it.gold.get(name) for it in items)
 
@@ -130,8 +137,6 @@ def _select(options: ScoreOptions, items: Sequence[ScoreItem]) -> list[str]:
 
 
 def _example(item: ScoreItem, qid: str):
-    from rageval.data.schema import Example
-
     g = item.gold
     return Example(
         id=qid,
@@ -152,8 +157,6 @@ def _example(item: ScoreItem, qid: str):
 
 
 def _setting_key(options: ScoreOptions, setting: Setting, fmt: str, mode: str, diagnostics, judge_id) -> dict:
-    from rageval.diagnostics import CATALOG
-
     return {
         "rageval": __version__,
         "kind": "score",
@@ -178,8 +181,6 @@ def _contrasts(settings: Sequence[str], baseline: str | None, all_pairs: bool) -
         return pairs, None
     base = baseline or settings[0]
     if base not in settings:
-        from rageval.registry import did_you_mean
-
         hint = did_you_mean(base, settings) or f" Settings: {', '.join(settings)}."
         raise ScoreInputError(f"--baseline {base!r} is not a setting of this run.{hint}")
     return [{"vs": base}], base
@@ -226,11 +227,6 @@ def _notes(
 
 
 def _write_unmatched(out: Path, matched: Matched) -> None:
-    import csv
-    import io
-
-    from rageval.io import write_text_atomic
-
     path = out / "unmatched.csv"
     if not matched.unmatched:
         if path.exists():
@@ -311,11 +307,9 @@ def score_files(
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
-    Raises :class:`~rageval.score.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
+    Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.
     """
-    from rageval.run.engine import execute
-    from rageval.run.rundir import RunDir
 
     read = _read_inputs(inputs, fmt, mapping, split, options)
     plan = build_plan(read, options)
@@ -334,16 +328,13 @@ def score_files(
             read.notes,
         )
         if build_report:
-            from rageval.report import build_report as _build
+            from rageval.report import build_report as _build  # heavy: numpy and matplotlib, the report only
 
             result.report = _build(rundir.path, seed=options.seed)
     return result
 
 
 def _scoring(options: ScoreOptions, mode: str):
-    from rageval.judges.spec import JudgeSpec
-    from rageval.run.plan import Scoring
-
     try:
         judge = JudgeSpec(spec=options.judge, threshold=float(options.threshold), params=dict(options.judge_params))
         scoring = Scoring(
@@ -361,9 +352,6 @@ def _scoring(options: ScoreOptions, mode: str):
 def build_plan(read: _Inputs, options: ScoreOptions):
     """The run :class:`~rageval.run.plan.Plan` of the inputs: one setting per file or system, every item given
     (its units and answer), keyed by the file's content and the scoring options."""
-    from rageval.diagnostics import CATALOG
-    from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
-    from rageval.text import get_tokenizer
 
     scoring = _scoring(options, read.mode)
     get_tokenizer(options.tokenizer)  # a tokenizer that does not load stops the run before anything is written

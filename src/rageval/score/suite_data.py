@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rageval.score.importers import read_input
-from rageval.score.layout import ScoreItem
+from rageval.data import passage_to_snippets
+from rageval.data.formats import read_input
+from rageval.data.formats.layout import ScoreItem
+from rageval.data.schema import Document, Example
+from rageval.registry import did_you_mean
 from rageval.score.match import assign_settings, match_questions
 
 __all__ = ["read_examples", "given_answers", "DEFAULT_SYSTEM"]
@@ -32,9 +35,6 @@ def _systems(source: str, fmt: str, mapping: Mapping[str, str] | None, split: st
 
 
 def _document(doc_id: str, text: str, title: str | None, rank: int):
-    from rageval.data import passage_to_snippets
-    from rageval.data.schema import Document
-
     return Document(
         id=doc_id,
         text=text,
@@ -55,8 +55,6 @@ def _given(item: ScoreItem, sentences: Mapping[str, tuple[str, ...]]) -> dict[st
 
 def read_examples(source: str, fmt: str = "generic", *, mapping=None, split=None, limit: int | None = None) -> list:
     """One :class:`~rageval.data.Example` per question of ``source`` (see the module doc)."""
-    from rageval.data.schema import Example
-
     settings, matched = _systems(source, fmt, mapping, split)
     first: dict[str, ScoreItem] = {}
     given: dict[str, dict[str, Any]] = {}
@@ -99,8 +97,6 @@ def given_answers(
         known = [s for s in settings if s != DEFAULT_SYSTEM]
         if system is None:
             raise ValueError(f"{source} holds several systems {known}: name one with `system:`")
-        from rageval.registry import did_you_mean
-
         hint = did_you_mean(system, known) or f" Systems: {', '.join(known) or '(none: the lines carry no system)'}."
         raise ValueError(f"{source}: no system {system!r}.{hint}")
     return {qid: (it.answer, it.input_tokens, it.where) for it, qid in zip(settings[name], matched.ids[name])}

@@ -3,8 +3,8 @@
 A line describes one question answered by one system: the question, the cited
 answer, the context the reader saw (``units`` with optional declared
 ``source_ids``, or plain ``contexts``), optional ``sources``, and the gold.  Every
-importer (ALCE, RAGChecker, RAGAS) produces the same :class:`GenericRecord`, so
-there is one conversion into rageval's types (:func:`to_item`).
+format (ALCE, RAGChecker, RAGAS: :mod:`rageval.data.formats`) produces the same
+:class:`GenericRecord`, so there is one conversion into rageval's types (:func:`to_item`).
 
 Semantics (docs/score.md#semantics):
 
@@ -277,8 +277,9 @@ def _contexts(rec: GenericRecord) -> list[tuple[str, str | None]]:
     return [(c, None) if isinstance(c, str) else (c.text, c.title) for c in rec.contexts or ()]
 
 
-def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] = ("", 0)) -> ScoreItem:
-    """The :class:`ScoreItem` of a validated line (semantics in the module doc)."""
+def _sources_and_units(rec: GenericRecord) -> tuple[tuple[SourceSnippet, ...], tuple[Unit, ...], bool]:
+    """``(sources, units, self_sourced)``: the line's sources and its units (which declare what they
+    declare), or, without sources, each unit (context) its own source."""
     if rec.sources is not None:
         sources = tuple(
             SourceSnippet(
@@ -295,21 +296,27 @@ def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] 
             units = tuple(Unit(u.text, tuple(u.source_ids) if u.source_ids else None, u.title) for u in rec.units)
         else:
             units = tuple(Unit(text, None, title) for text, title in _contexts(rec))
-        self_sourced = False
-    else:  # each unit (context) is its own source
-        ctxs = _contexts(rec)
-        sources = tuple(
-            SourceSnippet(id=f"c{k}", text=text, doc_id=f"c{k}", title=title, position=0, doc_rank=k - 1)
-            for k, (text, title) in enumerate(ctxs, 1)
-        )
-        units = tuple(Unit(text, (f"c{k}",), title) for k, (text, title) in enumerate(ctxs, 1))
-        self_sourced = bool(ctxs)
+        return sources, units, False
+    ctxs = _contexts(rec)
+    sources = tuple(
+        SourceSnippet(id=f"c{k}", text=text, doc_id=f"c{k}", title=title, position=0, doc_rank=k - 1)
+        for k, (text, title) in enumerate(ctxs, 1)
+    )
+    units = tuple(Unit(text, (f"c{k}",), title) for k, (text, title) in enumerate(ctxs, 1))
+    return sources, units, bool(ctxs)
+
+
+def _retrieved(rec: GenericRecord, sources: tuple[SourceSnippet, ...]) -> tuple[str, ...]:
+    """The given ranking, else the sources' documents in order (none when each context is its own source)."""
     if rec.retrieved is not None:
-        retrieved = tuple(rec.retrieved)
-    else:
-        retrieved = tuple(dict.fromkeys(s.doc_id for s in sources)) if rec.sources is not None else ()
+        return tuple(rec.retrieved)
+    return tuple(dict.fromkeys(s.doc_id for s in sources)) if rec.sources is not None else ()
+
+
+def _gold(rec: GenericRecord) -> dict[str, Any]:
+    """``answers``, ``qa_pairs`` (short answers per pair), non-blank ``reference`` s, ``gold_doc_ids``, ``evidence``."""
     qa_pairs = tuple(tuple(p.short_answers if isinstance(p, QAPairIn) else p) for p in rec.qa_pairs or ())
-    gold = {
+    return {
         "answers": tuple(rec.answers or ()),
         "qa_pairs": qa_pairs,
         "reference": tuple(
@@ -318,14 +325,19 @@ def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] 
         "gold_doc_ids": tuple(rec.gold_docs or ()),
         "evidence": tuple(tuple(e) for e in rec.evidence or ()),
     }
+
+
+def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] = ("", 0)) -> ScoreItem:
+    """The :class:`ScoreItem` of a validated line (semantics in the module doc)."""
+    sources, units, self_sourced = _sources_and_units(rec)
     return ScoreItem(
         where=where,
         question=rec.question,
         answer=rec.answer,
         units=units,
         sources=sources,
-        gold=gold,
-        retrieved=retrieved,
+        gold=_gold(rec),
+        retrieved=_retrieved(rec, sources),
         id=None if rec.id is None else str(rec.id),
         system=_system(rec),
         self_sourced=self_sourced,

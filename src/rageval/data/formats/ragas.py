@@ -1,0 +1,203 @@
+"""RAGAS-style columns: rows with RAGAS's columns (``user_input``/``response``/``retrieved_contexts``/
+``reference``, or the older ``question``/``answer``/``contexts``/``ground_truth(s)``), from JSONL, CSV or
+Parquet, or a Hugging Face dataset (``hf:<id>``).  :data:`RAGAS_COLUMNS` says which column each field
+is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import math
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_rows, read_text
+from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+from rageval.registry import did_you_mean
+
+__all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas"]
+
+#: RAGAS-style field -> the columns it is read from, first present wins (``--map field=column`` overrides)
+RAGAS_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("id", "question_id", "query_id", "qid", "sample_id"),
+    "question": ("question", "user_input", "query"),
+    "answer": ("answer", "response"),
+    "contexts": ("contexts", "retrieved_contexts"),
+    "reference": ("reference", "ground_truth", "ground_truths"),
+    "answers": ("answers",),
+    "system": ("system",),
+}
+#: columns only RAGAS writes (format detection)
+RAGAS_MARKERS = ("user_input", "response", "retrieved_contexts", "ground_truth", "ground_truths")
+
+
+def parse_mapping(pairs: Sequence[str]) -> dict[str, str]:
+    """``["answer=response", ...]`` -> ``{"answer": "response"}``; unknown fields get a did-you-mean."""
+    out: dict[str, str] = {}
+    for p in pairs:
+        name, sep, col = p.partition("=")
+        name, col = name.strip(), col.strip()
+        if not sep or not name or not col:
+            raise ScoreInputError(f"--map {p!r}: write FIELD=COLUMN, e.g. --map answer=response")
+        if name not in RAGAS_COLUMNS:
+            hint = did_you_mean(name, RAGAS_COLUMNS) or f" Fields: {', '.join(RAGAS_COLUMNS)}."
+            raise ScoreInputError(f"--map {p!r}: unknown field {name!r}.{hint}")
+        out[name] = col
+    return out
+
+
+def _list_cell(value: Any) -> Any:
+    """A list-valued cell as written by CSV exports: JSON, a Python list repr, or one plain string."""
+    if not isinstance(value, str):
+        return value
+    s = value.strip()
+    if s.startswith("["):
+        try:
+            return json.loads(s)
+        except json.JSONDecodeError:
+            pass
+        try:
+            got = ast.literal_eval(s)
+            if isinstance(got, (list, tuple)):
+                return list(got)
+        except (ValueError, SyntaxError):
+            pass
+    return [value] if value else []
+
+
+def _columns(available: Sequence[str], mapping: Mapping[str, str], where: str) -> dict[str, str]:
+    cols: dict[str, str] = {}
+    for name, candidates in RAGAS_COLUMNS.items():
+        if name in mapping:
+            if mapping[name] not in available:
+                hint = did_you_mean(mapping[name], available) or f" Columns: {', '.join(available)}."
+                raise ScoreInputError(f"{where}: --map {name}={mapping[name]}: no column {mapping[name]!r}.{hint}")
+            cols[name] = mapping[name]
+            continue
+        found = next((c for c in candidates if c in available), None)
+        if found is not None:
+            cols[name] = found
+    for req in ("question", "answer"):
+        if req not in cols:
+            cands = " or ".join(repr(c) for c in RAGAS_COLUMNS[req])
+            raise ScoreInputError(
+                f"{where}: missing required column {req!r} (looked for {cands}); "
+                f"columns: {', '.join(available)}; map one with --map {req}=COLUMN"
+            )
+    return cols
+
+
+#: the value of a cell that leaves its field out (a reference cell holding only blank strings)
+_LEFT_OUT = object()
+
+
+def _contexts_value(v: Any) -> Any:
+    """A contexts cell: a list (of strings or ``{text, title}``; other items as strings), or as written."""
+    v = _list_cell(v)
+    if isinstance(v, list):
+        v = [str(c) if not isinstance(c, (str, dict)) else c for c in v]
+    return v
+
+
+def _reference_value(v: Any) -> Any:
+    """A reference cell: one string, a list of the non-blank strings (one: that string), or :data:`_LEFT_OUT`."""
+    v = _list_cell(v) if isinstance(v, str) and v.strip().startswith("[") else v
+    if isinstance(v, list):
+        v = [x for x in v if isinstance(x, str) and x.strip()]
+        if not v:
+            return _LEFT_OUT
+        v = v if len(v) > 1 else v[0]
+    return v
+
+
+def _ragas_value(name: str, v: Any) -> Any:
+    """The generic-layout value of field ``name`` from a present (not null, not NaN) cell."""
+    if name == "contexts":
+        return _contexts_value(v)
+    if name == "reference":
+        return _reference_value(v)
+    if name == "answers":
+        return _list_cell(v)
+    if name == "id" and isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+def _ragas_row(row: Mapping[str, Any], cols: Mapping[str, str], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, col in cols.items():
+        v = row.get(col)
+        if v is None or (isinstance(v, float) and math.isnan(v)):  # absent / NaN cell
+            continue
+        v = _ragas_value(name, v)
+        if v is not _LEFT_OUT:
+            out[name] = v
+    return out
+
+
+def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tuple[str, int | str, Mapping]]]:
+    if source.startswith(HF_PREFIX):
+        return _hf_rows(source[len(HF_PREFIX) :], split)
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        try:
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise ScoreInputError(f"{path}: not a readable Parquet file ({err})") from None
+        rows = table.to_pylist()
+        return list(table.column_names), ((f"{path} row {i + 1}", i + 1, r) for i, r in enumerate(rows))
+    if suffix in (".csv", ".tsv"):
+        text = read_text(path)
+        csv.field_size_limit(sys.maxsize)
+        reader = csv.DictReader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
+        header = list(reader.fieldnames or [])
+        if not header:
+            raise ScoreInputError(f"{path}: the CSV file has no header row")
+        # line numbers: the header is line 1 (multi-line cells shift them; the row number is exact)
+        return header, ((f"{path} row {i + 1}", i + 1, r) for i, r in enumerate(reader))
+    text = read_text(path)
+    rows = list(json_rows(path, text))
+    header = list(dict.fromkeys(k for _, _, r in rows if isinstance(r, Mapping) for k in r))
+    for where, _, r in rows:
+        if not isinstance(r, Mapping):
+            raise ScoreInputError(f"{where}: expected a JSON object, got {type(r).__name__}")
+    return header, iter(rows)
+
+
+def _hf_rows(dataset_id: str, split: str | None):
+    try:
+        import datasets
+    except ImportError as err:  # pragma: no cover - a dependency
+        raise ScoreInputError(f"hf:{dataset_id}: the `datasets` package is needed ({err})") from None
+    try:
+        ds = datasets.load_dataset(dataset_id, split=split)
+    except Exception as err:  # noqa: BLE001 - datasets raises many kinds (offline, missing, bad split): one line
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ScoreInputError(
+            f"hf:{dataset_id}: datasets.load_dataset failed ({type(err).__name__}: {msg:.200}); "
+            "check the id and --split, and that the dataset is cached when offline"
+        ) from None
+    if isinstance(ds, datasets.DatasetDict):
+        if len(ds) != 1:
+            raise ScoreInputError(f"hf:{dataset_id}: has splits {sorted(ds)}; choose one with --split")
+        ds = next(iter(ds.values()))
+    return list(ds.column_names), ((f"hf:{dataset_id} row {i + 1}", i + 1, r) for i, r in enumerate(ds))
+
+
+def read_ragas(source: str, mapping: Mapping[str, str] | None = None, split: str | None = None) -> ImportedFile:
+    """The items of a table (a file, or ``hf:<id>``) with RAGAS-style columns, one per row."""
+    header, rows = _table_rows(source, split)
+    cols = _columns(header, mapping or {}, source)
+    items = []
+    for where, line, row in rows:
+        generic = _ragas_row(row, cols, where)
+        items.append(to_item(validate_record(generic, where), where, file_line=(source, line)))
+    used = ", ".join(f"{k}←{v}" for k, v in cols.items())
+    return ImportedFile(source, "ragas", items, [f"{Path(source).name}: columns {used}"], {"columns": dict(cols)})

@@ -1,0 +1,48 @@
+"""RAGChecker input files: ``{results: [{query_id, query, response, gt_answer, retrieved_context
+[{doc_id, text}]}]}``; the retrieved passages are the contexts (each its own source), their
+``doc_id`` s the retrieved ids."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rageval.data.formats.common import ImportedFile, read_text, whole_json
+from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+
+__all__ = ["read_ragchecker"]
+
+
+def read_ragchecker(path: Path) -> ImportedFile:
+    """The items of a RAGChecker input file, one per result."""
+    top = whole_json(path, read_text(path))
+    if not isinstance(top, Mapping) or not isinstance(top.get("results"), list):
+        raise ScoreInputError(f"{path}: a RAGChecker file is a JSON object with a `results` list")
+    items = []
+    for i, r in enumerate(top["results"]):
+        where = f"{path} results[{i}]"
+        if not isinstance(r, Mapping):
+            raise ScoreInputError(f"{where}: expected an object, got {type(r).__name__}")
+        for key in ("query", "response"):
+            if key not in r or r[key] is None:
+                raise ScoreInputError(f"{where}: missing required field {key!r}")
+        ctx = r.get("retrieved_context") or []
+        if not isinstance(ctx, list):
+            raise ScoreInputError(f"{where}: field 'retrieved_context' must be a list of {{doc_id, text}}")
+        contexts, retrieved = [], []
+        for k, c in enumerate(ctx):
+            if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
+                raise ScoreInputError(f"{where}: retrieved_context[{k}] must be an object with a string `text`")
+            contexts.append(c["text"])
+            if c.get("doc_id") is not None:
+                retrieved.append(str(c["doc_id"]))
+        row: dict[str, Any] = {"question": r["query"], "answer": r["response"], "contexts": contexts}
+        if r.get("query_id") is not None:
+            row["id"] = r["query_id"]
+        if isinstance(r.get("gt_answer"), str):
+            row["reference"] = r["gt_answer"]
+        if retrieved and len(retrieved) == len(contexts):
+            row["retrieved"] = list(dict.fromkeys(retrieved))
+        items.append(to_item(validate_record(row, where), where, file_line=(str(path), f"results[{i}]")))
+    return ImportedFile(str(path), "ragchecker", items)

@@ -1,0 +1,119 @@
+"""Reading one ``rageval score`` input: :func:`detect` tells the formats apart by content
+(docs/score.md#formats), :func:`read_input` reads it in the one it is given or detected:
+
+* ``alce``: a JSON object with a ``data`` list whose items carry ``output``
+  (ALCE's ``run.py`` result files; ``args`` decides which text the reader saw);
+* ``ragchecker``: a JSON object with a ``results`` list (``query``, ``response``,
+  ``retrieved_context``);
+* ``ragas``: rows with RAGAS's columns (``user_input``/``response``/
+  ``retrieved_contexts``/``reference``, or the older ``question``/``answer``/
+  ``contexts``/``ground_truth(s)``), from JSONL, CSV or Parquet, or a Hugging
+  Face dataset (``hf:<id>``);
+* ``generic``: JSON lines (or a JSON array) in the generic layout.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rageval.data.formats.alce import read_alce
+from rageval.data.formats.common import HF_PREFIX, ImportedFile, read_text
+from rageval.data.formats.generic import read_generic
+from rageval.data.formats.layout import ScoreInputError
+from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
+from rageval.data.formats.ragchecker import read_ragchecker
+from rageval.registry import did_you_mean
+
+__all__ = ["FORMATS", "detect", "read_input"]
+
+FORMATS = ("generic", "alce", "ragchecker", "ragas")
+
+
+def _first_json(text: str) -> Any:
+    """The first JSON value of ``text`` (the first line of JSONL, or the whole document), else None."""
+    stripped = text.lstrip()
+    first = stripped.split("\n", 1)[0]
+    try:
+        return json.loads(first)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        return None
+
+
+def _row_format(row: Any) -> str | None:
+    if not isinstance(row, Mapping):
+        return None
+    if any(k in row for k in RAGAS_MARKERS):
+        return "ragas"
+    if "question" in row or "answer" in row:  # the generic layout (validation names a missing field)
+        return "generic"
+    return None
+
+
+def detect(source: str) -> str:
+    """The format of ``source`` (a path, or ``hf:<id>``), by content; a :class:`ScoreInputError` when unclear."""
+    if source.startswith(HF_PREFIX):
+        return "ragas"
+    path = Path(source)
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv", ".parquet", ".pq"):
+        return "ragas"
+    text = read_text(path)
+    if not text.strip():
+        raise ScoreInputError(f"{path}: the file is empty")
+    first = _first_json(text)
+    fmt = None
+    if isinstance(first, Mapping):
+        data = first.get("data")
+        if isinstance(data, list) and data and isinstance(data[0], Mapping) and "output" in data[0]:
+            fmt = "alce"
+        elif isinstance(first.get("results"), list):
+            fmt = "ragchecker"
+        else:
+            fmt = _row_format(first)
+    elif isinstance(first, list) and first:
+        fmt = _row_format(first[0])
+    if fmt is None:
+        what = (
+            "not JSON, JSON lines, CSV or Parquet"
+            if first is None
+            else f"a JSON {type(first).__name__} with keys {sorted(first)[:8]}"
+            if isinstance(first, Mapping)
+            else f"a JSON {type(first).__name__}"
+        )
+        raise ScoreInputError(
+            f"{path}: cannot tell its format ({what}); expected the generic layout (question, answer, ...), "
+            "an ALCE result file ({args, data: [{question, output, docs}]}), a RAGChecker file ({results: [...]}) "
+            "or RAGAS columns; pass --format generic|alce|ragchecker|ragas"
+        )
+    return fmt
+
+
+def read_input(
+    source: str, fmt: str = "auto", *, mapping: Mapping[str, str] | None = None, split: str | None = None
+) -> ImportedFile:
+    """Read one input (a path, or ``hf:<id>``) in format ``fmt`` (``auto``: :func:`detect`)."""
+    if fmt not in ("auto", *FORMATS):
+        hint = did_you_mean(fmt, FORMATS) or f" Formats: auto, {', '.join(FORMATS)}."
+        raise ScoreInputError(f"unknown format {fmt!r}.{hint}")
+    if not source.startswith(HF_PREFIX):
+        path = Path(source)
+        if not path.is_file():
+            raise ScoreInputError(
+                f"{source}: no such file" + (" (a Hugging Face dataset is written hf:<id>)" if "/" in source else "")
+            )
+    if fmt == "auto":
+        fmt = detect(source)
+    if mapping and fmt != "ragas":
+        raise ScoreInputError(f"{source}: --map applies to RAGAS-style columns (--format ragas), not to {fmt}")
+    if source.startswith(HF_PREFIX) and fmt != "ragas":
+        raise ScoreInputError(f"{source}: a Hugging Face dataset is read as RAGAS-style columns (--format ragas)")
+    if fmt == "ragas":
+        return read_ragas(source, mapping, split)
+    return {"generic": read_generic, "alce": read_alce, "ragchecker": read_ragchecker}[fmt](Path(source))
