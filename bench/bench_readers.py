@@ -30,7 +30,7 @@ import urllib.request
 
 from _threads import pin_blas_threads
 
-import rageval.http
+import rageval.http.client
 from rageval.readers import ReaderRequest, get_reader
 from rageval.types import Unit
 
@@ -119,9 +119,9 @@ def _requests(n: int) -> list[ReaderRequest]:
 
 
 def _rate(urls: list[str], concurrency: int, n: int, *, lane: int | None = None) -> tuple[float, list[str]]:
-    saved = rageval.http._LANE_CONNECTIONS
+    saved = rageval.http.client._LANE_CONNECTIONS
     if lane is not None:  # the connections per httpx pool, for the comparison with one pool
-        rageval.http._LANE_CONNECTIONS = lane
+        rageval.http.client._LANE_CONNECTIONS = lane
     reader = get_reader("openai", model="replica", base_url=urls, concurrency=concurrency, timeout=30, max_retries=0)
     try:
         reader.generate(_requests(concurrency))  # warm-up: open the connections
@@ -131,7 +131,7 @@ def _rate(urls: list[str], concurrency: int, n: int, *, lane: int | None = None)
         dt = time.perf_counter() - t0
     finally:
         reader.close()
-        rageval.http._LANE_CONNECTIONS = saved
+        rageval.http.client._LANE_CONNECTIONS = saved
     bad = [o for o in out if o.status != "ok"]
     if bad:
         raise SystemExit(f"{len(bad)} of {n} requests failed, e.g. {bad[0].error}")
@@ -189,7 +189,7 @@ def main() -> None:
     lanes, one = statistics.median(pools["lanes"]), statistics.median(pools["one"])
     print(
         f"HTTP client at concurrency 64 against one endpoint of 64 slots (ideal {64 / args.latency:.0f}/s): "
-        f"connections in lanes of {rageval.http._LANE_CONNECTIONS} {lanes:.1f} requests/s, one httpx pool of 64 "
+        f"connections in lanes of {rageval.http.client._LANE_CONNECTIONS} {lanes:.1f} requests/s, one httpx pool of 64 "
         f"{one:.1f} requests/s ({lanes / one:.2f}x)"
     )
     print(f"most requests one replica served at once: {held} (slots: {args.slots})")

@@ -284,35 +284,37 @@ class TokenPruneCompressor(BaseCompressor):
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
         retrieved = sum(costs)
         target = budget_tokens if budget_tokens is not None else max(1, int(self.params["rate"] * retrieved))
-        docs = [[i for i in doc if costs[i] > 0] for doc in group_documents(snippets)]
-        docs = [d for d in docs if d]
-        if self.params["provenance"] == "sentence":  # token-to-source map kept: one unit per source sentence
-            docs = [[i] for d in docs for i in d]
-            ids = [(snippets[d[0]].id,) for d in docs]
-        else:
-            ids = [None] * len(docs)
+        docs, ids = self._documents(snippets, costs)
         titles = [snippets[d[0]].title for d in docs]
         if self.params["backend"] == "llmlingua2":
-            comp = self._load_llmlingua()
-            texts = [self._doc_text_tokens(snippets, d)[0] for d in docs]
-            rate = min(1.0, target / retrieved) if retrieved else 1.0
-            out = comp.compress_prompt_llmlingua2(texts, rate=rate, use_context_level_filter=False)
-            pieces = out.get("compressed_prompt_list") or [out["compressed_prompt"]]
-            if len(pieces) != len(docs):
-                return (
-                    [Unit(out["compressed_prompt"].strip(), source_ids=None)]
-                    if out["compressed_prompt"].strip()
-                    else []
-                )
-            return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]
+            return self._llmlingua_units(snippets, docs, titles, target, retrieved)
         docs_tokens = [self._doc_text_tokens(snippets, d)[1] for d in docs]
         words = [t[0] for toks in docs_tokens for t in toks]
-        if type(tokenizer) is RegexTokenizer:
-            word_costs = [1] * len(words)
-        else:
-            word_costs = count_tokens(tokenizer, words)
+        word_costs = [1] * len(words) if type(tokenizer) is RegexTokenizer else count_tokens(tokenizer, words)
         if self.params["backend"] == "idf":
             scores = self._idf_scores(snippets, docs_tokens)
         else:
             scores = self._classifier_scores(docs_tokens)
         return self._select(docs_tokens, scores, word_costs, target, tokenizer, titles, ids)
+
+    def _documents(self, snippets, costs):
+        """The snippet indexes of each unit to build (a document's, or with ``provenance="sentence"`` one
+        sentence's; snippets that cost nothing left out) and the source ids each unit declares."""
+        docs = [[i for i in doc if costs[i] > 0] for doc in group_documents(snippets)]
+        docs = [d for d in docs if d]
+        if self.params["provenance"] == "sentence":  # token-to-source map kept: one unit per source sentence
+            docs = [[i] for d in docs for i in d]
+            return docs, [(snippets[d[0]].id,) for d in docs]
+        return docs, [None] * len(docs)
+
+    def _llmlingua_units(self, snippets, docs, titles, target, retrieved):
+        """LLMLingua-2 over the documents at rate ``target / retrieved``: one unit per document it returns (one
+        unit of the whole prompt when it returns another number of pieces)."""
+        comp = self._load_llmlingua()
+        texts = [self._doc_text_tokens(snippets, d)[0] for d in docs]
+        rate = min(1.0, target / retrieved) if retrieved else 1.0
+        out = comp.compress_prompt_llmlingua2(texts, rate=rate, use_context_level_filter=False)
+        pieces = out.get("compressed_prompt_list") or [out["compressed_prompt"]]
+        if len(pieces) != len(docs):
+            return [Unit(out["compressed_prompt"].strip(), source_ids=None)] if out["compressed_prompt"].strip() else []
+        return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]

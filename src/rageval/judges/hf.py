@@ -49,76 +49,24 @@ Runtime (other ids); ``dtype="bfloat16"`` casts the weights (opt-in, the ``bf16`
 the id changes with the dtype so caches never mix), ``batch_size`` (default 8; the runner sorts pairs by
 length before batching), ``device`` (default CPU).  The id is
 ``{kind}:{name}@{revision}|{dtype}|max_length=…`` where the revision is a sha256
-over the files of a local folder (weights, config, tokenizer), else the hub commit;
+over the files of a local folder (weights, config, tokenizer), else the hub commit
+(:mod:`rageval.judges.hf_loading`, which also loads the weights in their dtype);
 the seq2seq id ends in ``|rule=v2`` (abstentions), so disk caches written when an
 off-label first token still yielded P("1") are not reused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from pathlib import Path
 from typing import Any
 
+from rageval.errors import require
+from rageval.judges import paths
+from rageval.judges.base import JudgeError
+from rageval.judges.hf_loading import detect_kind, from_pretrained, resolve_dtype, revision_of, weights_fingerprint
+
 __all__ = ["NLIJudge", "Seq2SeqJudge", "weights_fingerprint", "detect_kind", "label_probabilities"]
-
-
-def weights_fingerprint(model_dir: str | os.PathLike) -> str | None:
-    """sha256 (first 16 hex) over the names and bytes of every file of a local model folder.
-
-    Weights, config and tokenizer files all change what a judge answers, so all
-    of them are hashed (hidden files and READMEs excepted).  None for a hub id.
-    """
-    root = Path(model_dir)
-    if not root.is_dir():
-        return None
-    files = sorted(
-        p
-        for p in root.iterdir()
-        if p.is_file() and not p.name.startswith(".") and p.suffix.lower() not in (".md", ".txt", ".lock")
-    )
-    if not files:
-        return None
-    h = hashlib.sha256()
-    for p in files:
-        h.update(p.name.encode())
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-    return h.hexdigest()[:16]
-
-
-def _revision_of(name_or_path: str, model: Any, revision: str | None) -> str:
-    fp = weights_fingerprint(name_or_path)
-    if fp is not None:
-        return f"sha256:{fp}"
-    commit = getattr(getattr(model, "config", None), "_commit_hash", None)
-    return commit or revision or "unknown"
-
-
-def _resolve_dtype(dtype: Any):
-    import torch
-
-    if dtype is None or dtype in ("float32", "fp32"):
-        return torch.float32
-    if dtype in ("bfloat16", "bf16"):
-        return torch.bfloat16
-    if dtype in ("float16", "fp16"):
-        return torch.float16
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    raise ValueError(f"dtype must be 'float32' (default), 'bfloat16' or 'float16', got {dtype!r}")
-
-
-def _from_pretrained(auto_cls, name_or_path: str, revision: str | None, torch_dtype):
-    """Load in the target dtype directly (a bf16 T5-XXL must not pass through fp32 in memory)."""
-    import transformers
-
-    major = int(transformers.__version__.split(".")[0])
-    key = "dtype" if major >= 5 else "torch_dtype"
-    return auto_cls.from_pretrained(name_or_path, revision=revision, **{key: torch_dtype})
 
 
 def label_probabilities(step_logits: Any, zero_id: int, one_id: int) -> list[float]:
@@ -151,27 +99,6 @@ def label_probabilities(step_logits: Any, zero_id: int, one_id: int) -> list[flo
     return out.cpu().tolist()
 
 
-def detect_kind(name_or_path: str, *, revision: str | None = None) -> str:
-    """``"nli"`` (sequence classifier) or ``"seq2seq"`` (encoder-decoder) from the model config."""
-    from rageval.errors import require
-
-    require("transformers", what=f"the model judge {name_or_path!r}")
-    from transformers import AutoConfig
-
-    cfg = AutoConfig.from_pretrained(name_or_path, revision=revision)
-    if getattr(cfg, "is_encoder_decoder", False):
-        return "seq2seq"
-    archs = getattr(cfg, "architectures", None) or []
-    if any(a.endswith("ForSequenceClassification") for a in archs) or any(
-        "entail" in str(v).lower() for v in (getattr(cfg, "id2label", None) or {}).values()
-    ):
-        return "nli"
-    raise ValueError(
-        f"cannot tell what kind of judge {name_or_path!r} is: its config is neither encoder-decoder (TRUE-style "
-        f"seq2seq) nor a sequence classifier with an entailment label (architectures={archs})"
-    )
-
-
 class _HFBase:
     cacheable: bool = True  # False: the runner keeps no disk cache (weights nobody named)
     uses_torch = True
@@ -191,9 +118,6 @@ class _HFBase:
         device: str | None,
         execution: str | None = None,
     ):
-        from rageval.errors import require
-        from rageval.judges import paths
-
         require("torch", "transformers", what=f"the model judge {name_or_path!r}")
         if max_length is not None and (not isinstance(max_length, int) or max_length < 8):
             raise ValueError(f"max_length must be an integer >= 8 or None, got {max_length!r}")
@@ -205,7 +129,7 @@ class _HFBase:
         if self.device == "cpu":
             paths.keep_freed_memory()
         self.execution = self.choice.execution
-        self.torch_dtype = _resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
+        self.torch_dtype = resolve_dtype("bfloat16" if self.execution == "bf16" else dtype)
         self._truncated = 0
         self._scored = 0
         self._off_label = 0
@@ -218,7 +142,7 @@ class _HFBase:
             self.model = self.model.to(self.torch_dtype)
         self.model.eval()
         self.tokenizer = tokenizer
-        self.revision = _revision_of(self.name_or_path, self.model, revision)
+        self.revision = revision_of(self.name_or_path, self.model, revision)
         dt = str(self.torch_dtype).replace("torch.", "")
         # a local folder is named by its content hash (portable: moving it keeps the cache valid)
         name = Path(self.name_or_path).name if Path(self.name_or_path).is_dir() else self.name_or_path
@@ -227,8 +151,6 @@ class _HFBase:
 
     def _prepare_execution(self) -> None:
         """int8: quantize the linear layers; onnx: export and load in ONNX Runtime (rageval.judges.paths)."""
-        from rageval.judges import paths
-
         self.id += paths.id_suffix(self.execution)
         if self.execution in ("int8", "onnx"):
             self.model = paths.prepare_model(self.model, self.execution, example=self._example(), output="logits")
@@ -241,7 +163,6 @@ class _HFBase:
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         """One value per pair; the forward passes as :func:`rageval.judges.paths.groups` splits them."""
-        from rageval.judges import paths
 
         def lengths() -> list[int]:
             full = self.full_lengths(premises, hypotheses)
@@ -266,8 +187,6 @@ class _HFBase:
         }
 
     def _numerical_failure(self, row: int, hypotheses: list[str]):
-        from rageval.judges.base import JudgeError
-
         return JudgeError(
             f"judge {getattr(self, 'id', self.name_or_path)!r}: NaN logits for the pair with hypothesis "
             f"{hypotheses[row]!r:.80} (numerical overflow? dtype={self.torch_dtype}); try dtype='float32'"
@@ -315,7 +234,7 @@ class NLIJudge(_HFBase):
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
-        model = _from_pretrained(AutoModelForSequenceClassification, self.name_or_path, revision, self.torch_dtype)
+        model = from_pretrained(AutoModelForSequenceClassification, self.name_or_path, revision, self.torch_dtype)
         self._setup(model, tok, revision)
 
     def _setup(self, model, tok, revision):
@@ -432,7 +351,7 @@ class Seq2SeqJudge(_HFBase):
         from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
         tok = AutoTokenizer.from_pretrained(self.name_or_path, revision=revision)
-        model = _from_pretrained(AutoModelForSeq2SeqLM, self.name_or_path, revision, self.torch_dtype)
+        model = from_pretrained(AutoModelForSeq2SeqLM, self.name_or_path, revision, self.torch_dtype)
         self.label_prefix: int | None = None  # a whitespace piece that precedes "0"/"1", if the tokenizer splits them
         self.label_ids = (self._single_token(tok, "0"), self._single_token(tok, "1"))
         start = model.config.decoder_start_token_id

@@ -58,6 +58,9 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rageval.judges.base import JudgeError
+from rageval.registry import did_you_mean
+
 __all__ = [
     "OpenAIJudge",
     "PARAMS",
@@ -171,7 +174,8 @@ def parse_spec(arg: str) -> tuple[str, str | None]:
     >>> parse_spec("meta-llama/Llama-3.1-8B-Instruct")
     ('meta-llama/Llama-3.1-8B-Instruct', None)
     """
-    from rageval.judges.spec import model_and_url  # the one reading of a judge spec (rageval.judges.spec)
+    # the one reading of a judge spec; imported here, as spec brings pydantic and rageval.judges imports this module
+    from rageval.judges.spec import model_and_url
 
     return model_and_url(arg)
 
@@ -188,6 +192,53 @@ def _check_number(name: str, value: Any, *, integer: bool = False, minimum: floa
         what = "an integer" if integer else "a number"
         bound = f"> {minimum:g}" if strict else f">= {minimum:g}"
         raise ValueError(f"openai judge: {name} must be {what} {bound}, got {value!r}")
+
+
+def _check_endpoint(model: Any, base_url: Any) -> tuple[str, str, int]:
+    """The origin ``(scheme, host, port)`` of ``base_url``, after checking ``model`` names a model and ``base_url``
+    is an ``http(s)://`` URL with a host."""
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(
+            "openai judge: 'model' must name the served model (e.g. the name vLLM was started with); "
+            "spec 'openai:<model>@<base_url>' or judge.params {model: ..., base_url: ...}"
+        )
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise ValueError(
+            f"openai judge: base_url must start with http:// or https://, got {base_url!r} "
+            "(e.g. http://127.0.0.1:8000/v1)"
+        )
+    from rageval.http import origin_of  # the HTTP package (asyncio) only once a judge is built
+
+    scheme, host, port = origin_of(base_url)
+    if not host:
+        raise ValueError(f"openai judge: base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+    return scheme, host, port
+
+
+def _check_key(api_key: Any, api_key_env: Any) -> None:
+    if api_key is not None and (not isinstance(api_key, str) or not api_key):
+        raise ValueError("openai judge: api_key must be a non-empty string (or leave it out)")
+    if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env.strip()):
+        raise ValueError(f"openai judge: api_key_env must name an environment variable, got {api_key_env!r}")
+
+
+def _checked_extra_body(extra_body: Any) -> tuple[dict[str, Any], str]:
+    """``extra_body`` as a dict and as canonical JSON (hashed into the id), after checking it sets none of the
+    request fields that define the judge."""
+    if extra_body is not None and not isinstance(extra_body, Mapping):
+        raise ValueError(f"openai judge: extra_body must be a mapping, got {type(extra_body).__name__}")
+    extra = dict(extra_body or {})
+    fixed = sorted(set(extra) & _FIXED_KEYS)
+    if fixed:
+        raise ValueError(
+            f"openai judge: extra_body may not set {', '.join(fixed)}: the prompt, one answer token, "
+            "temperature 0 and the log-probability request define the judge"
+        )
+    try:
+        extra_json = json.dumps(extra, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"openai judge: extra_body is not JSON-serialisable: {err}") from None
+    return extra, extra_json
 
 
 class OpenAIJudge:
@@ -214,21 +265,7 @@ class OpenAIJudge:
         trust_env: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        if not isinstance(model, str) or not model.strip():
-            raise ValueError(
-                "openai judge: 'model' must name the served model (e.g. the name vLLM was started with); "
-                "spec 'openai:<model>@<base_url>' or judge.params {model: ..., base_url: ...}"
-            )
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"openai judge: base_url must start with http:// or https://, got {base_url!r} "
-                "(e.g. http://127.0.0.1:8000/v1)"
-            )
-        from rageval.http import origin_of
-
-        scheme, host, port = origin_of(base_url)
-        if not host:
-            raise ValueError(f"openai judge: base_url {base_url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        scheme, host, port = _check_endpoint(model, base_url)
         if not isinstance(logprobs, bool):
             raise ValueError(f"openai judge: logprobs must be true or false, got {logprobs!r}")
         _check_number("top_logprobs", top_logprobs, integer=True, minimum=1)
@@ -238,23 +275,8 @@ class OpenAIJudge:
         _check_number("timeout", timeout, strict=True)
         _check_number("backoff", backoff)
         _check_number("max_backoff", max_backoff)
-        if api_key is not None and (not isinstance(api_key, str) or not api_key):
-            raise ValueError("openai judge: api_key must be a non-empty string (or leave it out)")
-        if api_key_env is not None and (not isinstance(api_key_env, str) or not api_key_env.strip()):
-            raise ValueError(f"openai judge: api_key_env must name an environment variable, got {api_key_env!r}")
-        if extra_body is not None and not isinstance(extra_body, Mapping):
-            raise ValueError(f"openai judge: extra_body must be a mapping, got {type(extra_body).__name__}")
-        extra = dict(extra_body or {})
-        fixed = sorted(set(extra) & _FIXED_KEYS)
-        if fixed:
-            raise ValueError(
-                f"openai judge: extra_body may not set {', '.join(fixed)}: the prompt, one answer token, "
-                "temperature 0 and the log-probability request define the judge"
-            )
-        try:
-            extra_json = json.dumps(extra, sort_keys=True, ensure_ascii=False, allow_nan=False)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"openai judge: extra_body is not JSON-serialisable: {err}") from None
+        _check_key(api_key, api_key_env)
+        extra, extra_json = _checked_extra_body(extra_body)
         self.model_name = model
         self.base_url = base_url.rstrip("/")
         self.logprobs, self.top_logprobs = logprobs, top_logprobs
@@ -271,7 +293,7 @@ class OpenAIJudge:
         self.id = f"openai:{model}@{where}|prompt={PROMPT_VERSION}|p={rule}"
         if extra:
             self.id += f"|extra={hashlib.sha256(extra_json.encode()).hexdigest()[:12]}"
-        from rageval.http import LazyClient
+        from rageval.http import LazyClient  # the HTTP package (asyncio) only once a judge is built
 
         self._http = LazyClient(
             self.base_url,
@@ -330,8 +352,7 @@ class OpenAIJudge:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _one(self, premise: str, hypothesis: str) -> float:
-        from rageval.http import HttpError
-        from rageval.judges.base import JudgeError
+        from rageval.http import HttpError  # the HTTP package (asyncio) only once a request is sent
 
         try:
             resp = self.client().post_json("chat/completions", self.request_body(premise, hypothesis))
@@ -345,8 +366,6 @@ class OpenAIJudge:
         return self._parse(resp)
 
     def _parse(self, resp: Any) -> float:
-        from rageval.judges.base import JudgeError
-
         try:
             choice = resp["choices"][0]
             if not isinstance(choice, dict):
@@ -370,8 +389,6 @@ class OpenAIJudge:
 
     def _logprob_entries(self, choice: dict) -> list[tuple[str, float]] | None:
         """``(token, logprob)`` of the first answer token and its top alternatives; None when the server sent none."""
-        from rageval.judges.base import JudgeError
-
         lp = choice.get("logprobs")
         content = lp.get("content") if isinstance(lp, dict) else None
         if not isinstance(content, list) or not content or not isinstance(content[0], dict):
@@ -417,8 +434,6 @@ class OpenAIJudge:
 
 def build(arg: str | None, params: Mapping[str, Any], *, batch_size: int | None = None) -> OpenAIJudge:
     """The judge of spec ``openai`` / ``openai:<model>[@<base_url>]`` with ``params`` (the registry's factory)."""
-    from rageval.registry import did_you_mean
-
     params = dict(params)
     unknown = [k for k in params if k not in PARAMS and k != "sleep"]
     if unknown:

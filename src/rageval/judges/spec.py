@@ -40,6 +40,9 @@ from typing import Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
+from rageval.judges.paths import EXECUTIONS
+from rageval.judges.replay import ReplayJudge
+from rageval.judges.windowed import parse_window
 from rageval.registry import closest, did_you_mean
 from rageval.strict import Strict
 
@@ -235,16 +238,12 @@ class JudgeOptions(Strict):
     @field_validator("window", mode="before")
     @classmethod
     def _window(cls, value: Any) -> Any:
-        from rageval.judges.windowed import parse_window
-
         parse_window(value)  # its ValueError names the fix
         return value
 
     @field_validator("execution", mode="before")
     @classmethod
     def _execution(cls, value: Any) -> Any:
-        from rageval.judges.paths import EXECUTIONS
-
         if value is not None and value not in EXECUTIONS:
             raise ValueError(f"must be one of {', '.join(EXECUTIONS)} (or null for auto), got {value!r}")
         return value
@@ -292,34 +291,60 @@ def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -
     """The problems of a judge ``spec`` with ``params`` (a suite's ``judge:``), one line each
     (``  judge.spec: ...``, ``  judge.params.<key>: ...``).  Nothing is downloaded and no model is loaded; a
     replay judge reads its file, a judge with its own parameters (openai) is built (no connection is made)."""
-    from rageval.judges import BUILTIN
-
-    judges = _judges()
     ref = parse_judge_spec(spec)
-    out = []
-    if ref.problem is not None:
-        out.append(f"  {where}.spec: {ref.problem}")
-    elif ref.name == "replay" and ref.arg is not None:
-        from rageval.judges import ReplayJudge
+    out = _spec_problems(ref, where)
+    own = ref.params  # a judge with its own parameters (openai: model, base_url, ...)
+    out += _params_problems(ref, params, where)
+    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
+        from rageval.judges import build_judge
 
+        try:
+            build_judge(spec, **params)
+        except (TypeError, ValueError) as err:
+            out.append(f"  {where}.params: {' '.join(str(err).split())}")
+    return out
+
+
+def _spec_problems(ref: JudgeRef, where: str) -> list[str]:
+    """What is wrong with the spec string itself: malformed, an unreadable replay file, a misspelt name or kind."""
+    if ref.problem is not None:
+        return [f"  {where}.spec: {ref.problem}"]
+    if ref.name == "replay" and ref.arg is not None:
         try:
             ReplayJudge(ref.arg)
         except (OSError, ValueError) as err:
-            out.append(f"  {where}.spec: {' '.join(str(err).split())}")
-    elif ref.name is None and not Path(spec).expanduser().exists():
-        if ref.prefix is not None and "/" not in ref.prefix:
-            known = [n for n in judges.names() if judges.meta(n).arg]
-            hint = did_you_mean(ref.prefix, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-            out.append(f"  {where}.spec: unknown judge kind {ref.prefix!r} in {spec!r}.{hint}")
-        elif ref.prefix is None and "/" not in spec:
-            close = closest(spec, [n for n in judges.names() if not judges.meta(n).arg])
-            if close is not None:
-                out.append(
-                    f"  {where}.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
-                    f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-                )
-    own = ref.params  # a judge with its own parameters (openai: model, base_url, ...)
+            return [f"  {where}.spec: {' '.join(str(err).split())}"]
+        return []
+    if ref.name is None and not Path(ref.spec).expanduser().exists():
+        return _unknown_name_problems(ref, where)
+    return []
+
+
+def _unknown_name_problems(ref: JudgeRef, where: str) -> list[str]:
+    """A spec that names no judge and no local folder: a misspelt kind (``nil:/m``) or name (``lexcial``)."""
+    from rageval.judges import BUILTIN
+
+    judges, spec = _judges(), ref.spec
+    if ref.prefix is not None and "/" not in ref.prefix:
+        known = [n for n in judges.names() if judges.meta(n).arg]
+        hint = did_you_mean(ref.prefix, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+        return [f"  {where}.spec: unknown judge kind {ref.prefix!r} in {spec!r}.{hint}"]
+    if ref.prefix is None and "/" not in spec:
+        close = closest(spec, [n for n in judges.names() if not judges.meta(n).arg])
+        if close is not None:
+            msg = (
+                f"  {where}.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
+                f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
+            )
+            return [msg]
+    return []
+
+
+def _params_problems(ref: JudgeRef, params: Mapping[str, Any], where: str) -> list[str]:
+    """What is wrong with each of ``params``: a key written into the suite, a bad value, a window it cannot use."""
+    own = ref.params
     problems = _option_problems(params, own)
+    out = []
     for key, value in params.items():
         if key == "api_key" and key in own:
             out.append(
@@ -330,14 +355,7 @@ def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -
             out.append(f"  {where}.params.{key}: {problems[key]}")
         elif key == "window" and value not in (None, False) and not ref.windowed:
             out.append(
-                f"  {where}.params.window: judge {spec!r} reads whole premises (no token window); "
+                f"  {where}.params.window: judge {ref.spec!r} reads whole premises (no token window); "
                 "window applies to model judges (nli:, seq2seq:, a model folder or hub id)"
             )
-    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
-        from rageval.judges import build_judge
-
-        try:
-            build_judge(spec, **params)
-        except (TypeError, ValueError) as err:
-            out.append(f"  {where}.params: {' '.join(str(err).split())}")
     return out

@@ -111,48 +111,14 @@ class SavedReader(Reader):
 
     def _load(self) -> None:
         src = str(self.path)
-        raw = self.path.read_bytes()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            at_line = raw[: e.start].count(b"\n") + 1
-            raise ValueError(
-                f"{src}: line {at_line} is not UTF-8 text (byte {e.start}); save the answers file as UTF-8"
-            ) from None
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate(_decoded(self.path.read_bytes(), src).splitlines(), 1):
             if not line.strip():
                 continue
             where = f"{src}: line {lineno}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{where} is not valid JSON ({e.msg} at column {e.colno})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
-            qid = row.get("question_id")
-            if isinstance(qid, int) and not isinstance(qid, bool):
-                qid = str(qid)
-            if not isinstance(qid, str) or not qid:
-                raise ValueError(f"{where}: missing field 'question_id' (expected the question's id string)")
-            key_name = next((k for k in _ANSWER_KEYS if k in row), None)
-            if key_name is None:
-                raise ValueError(
-                    f"{where}: missing field 'answer' (expected the answer text; 'output' or "
-                    "'prediction' are accepted too)"
-                )
-            text = row[key_name]
-            status = row.get("status", "ok")
-            if text is None and status != "ok":
-                text = ""
-            if not isinstance(text, str):
-                raise ValueError(f"{where}: field {key_name!r} is {type(text).__name__}; expected a string")
-            if status not in READER_STATUSES:
-                raise ValueError(f"{where}: field 'status' is {status!r}; expected one of {READER_STATUSES}")
-            setting = row.get("setting")
-            if isinstance(setting, Mapping):  # a record's setting object
-                setting = setting.get("name")
-            if setting is not None and not isinstance(setting, str):
-                raise ValueError(f"{where}: field 'setting' is {type(setting).__name__}; expected a string or absent")
+            row = _json_object(line, where)
+            qid = _question_id(row, where)
+            text, status = _answer(row, where)
+            setting = _setting(row, where)
             key = (qid, setting)
             if key in self._rows:
                 raise ValueError(
@@ -160,16 +126,11 @@ class SavedReader(Reader):
                     + (f" and setting {setting!r}" if setting is not None else "")
                     + f" (first at line {self._rows[key]['_line']}); keep one row per question and setting"
                 )
-            tokens = row.get("input_tokens")
-            if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
-                raise ValueError(
-                    f"{where}: field 'input_tokens' is {tokens!r}; expected a non-negative integer or absent"
-                )
             self._rows[key] = {
                 "text": text,
                 "status": status,
                 "error": row.get("error"),
-                "input_tokens": tokens,
+                "input_tokens": _input_tokens(row, where),
                 "_line": lineno,
             }
             self._by_question.setdefault(qid, []).append(setting)
@@ -215,3 +176,69 @@ class SavedReader(Reader):
                 tokens = self.count_prompt_tokens(req)
             out.append(ReaderOutput(row["text"], row["status"], int(tokens), row["error"]))
         return out
+
+
+# -- one line of an answers file, field by field (each error names the file and the line) --------------------------
+
+
+def _decoded(raw: bytes, src: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        at_line = raw[: e.start].count(b"\n") + 1
+        raise ValueError(
+            f"{src}: line {at_line} is not UTF-8 text (byte {e.start}); save the answers file as UTF-8"
+        ) from None
+
+
+def _json_object(line: str, where: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where} is not valid JSON ({e.msg} at column {e.colno})") from None
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def _question_id(row: Mapping[str, Any], where: str) -> str:
+    qid = row.get("question_id")
+    if isinstance(qid, int) and not isinstance(qid, bool):
+        qid = str(qid)
+    if not isinstance(qid, str) or not qid:
+        raise ValueError(f"{where}: missing field 'question_id' (expected the question's id string)")
+    return qid
+
+
+def _answer(row: Mapping[str, Any], where: str) -> tuple[str, str]:
+    """The answer text (``answer``, ``output`` or ``prediction``; a saved failure may have none) and the status."""
+    key_name = next((k for k in _ANSWER_KEYS if k in row), None)
+    if key_name is None:
+        raise ValueError(
+            f"{where}: missing field 'answer' (expected the answer text; 'output' or 'prediction' are accepted too)"
+        )
+    text = row[key_name]
+    status = row.get("status", "ok")
+    if text is None and status != "ok":
+        text = ""
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: field {key_name!r} is {type(text).__name__}; expected a string")
+    if status not in READER_STATUSES:
+        raise ValueError(f"{where}: field 'status' is {status!r}; expected one of {READER_STATUSES}")
+    return text, status
+
+
+def _setting(row: Mapping[str, Any], where: str) -> str | None:
+    setting = row.get("setting")
+    if isinstance(setting, Mapping):  # a record's setting object
+        setting = setting.get("name")
+    if setting is not None and not isinstance(setting, str):
+        raise ValueError(f"{where}: field 'setting' is {type(setting).__name__}; expected a string or absent")
+    return setting
+
+
+def _input_tokens(row: Mapping[str, Any], where: str) -> int | None:
+    tokens = row.get("input_tokens")
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
+        raise ValueError(f"{where}: field 'input_tokens' is {tokens!r}; expected a non-negative integer or absent")
+    return tokens
