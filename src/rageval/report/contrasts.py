@@ -58,7 +58,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rageval.diagnostics import contrasted_by_default, direction_of
+from rageval.diagnostics import contrasted_by_default
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -67,7 +67,6 @@ __all__ = [
     "SettingRef",
     "parse_contrasts",
     "expand_plan",
-    "metric_direction",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
 ]
@@ -133,10 +132,6 @@ class SettingRef:
     name: str
     compressor: str | None = None
     budget: Any = None
-
-
-#: the former name of :func:`rageval.diagnostics.direction_of`
-metric_direction = direction_of
 
 
 def _hint(name: str, known: Sequence[Any]) -> str:
