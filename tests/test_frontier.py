@@ -156,7 +156,7 @@ def test_labels_do_not_overlap_each_other():
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from rageval.report.plots import place_labels
+    from rageval.report.labels import place_labels
 
     fig = Figure(figsize=(4, 3), dpi=100)
     FigureCanvasAgg(fig)

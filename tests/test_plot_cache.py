@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from rageval.report import plot_cache
-from rageval.report import plots as plots_mod
+from rageval.report import build, plot_cache
 from rageval.report.build import build_report
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
@@ -43,16 +42,16 @@ def snapshot(d):
 
 @pytest.fixture
 def draws(monkeypatch):
-    """Count the calls of the renderer (it still draws)."""
+    """Count the calls of the renderer the report calls (it still draws)."""
     calls = []
     for name in ("render_figures",):
-        real = getattr(plots_mod, name)
+        real = getattr(build, name)
 
         def spy(*a, _real=real, _name=name, **kw):
             calls.append(_name)
             return _real(*a, **kw)
 
-        monkeypatch.setattr(plots_mod, name, spy)
+        monkeypatch.setattr(build, name, spy)
     return calls
 
 

@@ -9,7 +9,6 @@ import pytest
 from rageval.diagnostics import CATALOG, DERIVED, direction_of
 from rageval.report import build_report, parse_contrasts
 from rageval.report.analysis import GAPS, PREFERRED_ORDER, REPORT_ORDER, analyze
-from rageval.report.contrasts import metric_direction
 from rageval.report.load import load_run
 from rageval.report.plots import frontier_groups, unplotted_metrics
 from rageval.types import Context, Record, Setting, Unit
@@ -183,7 +182,6 @@ def test_default_metrics_are_those_with_a_direction():
         metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"],
     )
     assert sorted({r.metric for r in rows}) == ["answer_f1", "unsupported_declared_span"]
-    assert metric_direction is direction_of  # the former name; directions come from the catalog only
     assert direction_of("unsupported_declared_span") == "lower"
     assert direction_of("answer_f1") == "higher"
 

@@ -11,7 +11,7 @@ import io
 import numpy as np
 import pytest
 
-from rageval.report import plots
+from rageval.report import figure_pool, labels, plots
 from rageval.stats import paired_tests, resample
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
@@ -97,27 +97,27 @@ def _figures(d):
 
 def test_figure_processes_rules(monkeypatch):
     monkeypatch.delenv("RAGEVAL_FIGURE_PROCESSES", raising=False)
-    monkeypatch.setattr(plots.sys, "platform", "linux")
-    monkeypatch.setattr(plots, "_fork_safe", lambda: True)  # the thread rule has its own test below
-    assert plots.figure_processes(13, 4) == 4
-    assert plots.figure_processes(3, 8) == 3  # never more processes than figures
-    assert plots.figure_processes(0, 8) == 1
-    assert plots.figure_processes(5, 1) == 1
-    assert 1 <= plots.figure_processes(13) <= 8
-    monkeypatch.setattr(plots.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
-    monkeypatch.setattr(plots, "_busy_cores", lambda: 0)
-    assert plots.figure_processes(13) == 4  # four cores, none busy
-    monkeypatch.setattr(plots, "_busy_cores", lambda: 2)
-    assert plots.figure_processes(13) == 2  # two of the four busy
-    monkeypatch.setattr(plots, "_busy_cores", lambda: 9)
-    assert plots.figure_processes(13) == 1  # all busy: draw here
-    assert plots.figure_processes(13, 3) == 3  # an explicit number is taken as it is
+    monkeypatch.setattr(figure_pool.sys, "platform", "linux")
+    monkeypatch.setattr(figure_pool, "_fork_safe", lambda: True)  # the thread rule has its own test below
+    assert figure_pool.figure_processes(13, 4) == 4
+    assert figure_pool.figure_processes(3, 8) == 3  # never more processes than figures
+    assert figure_pool.figure_processes(0, 8) == 1
+    assert figure_pool.figure_processes(5, 1) == 1
+    assert 1 <= figure_pool.figure_processes(13) <= 8
+    monkeypatch.setattr(figure_pool.os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(figure_pool, "_busy_cores", lambda: 0)
+    assert figure_pool.figure_processes(13) == 4  # four cores, none busy
+    monkeypatch.setattr(figure_pool, "_busy_cores", lambda: 2)
+    assert figure_pool.figure_processes(13) == 2  # two of the four busy
+    monkeypatch.setattr(figure_pool, "_busy_cores", lambda: 9)
+    assert figure_pool.figure_processes(13) == 1  # all busy: draw here
+    assert figure_pool.figure_processes(13, 3) == 3  # an explicit number is taken as it is
     monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "1")
-    assert plots.figure_processes(13) == 1
+    assert figure_pool.figure_processes(13) == 1
     monkeypatch.setenv("RAGEVAL_FIGURE_PROCESSES", "3")
-    assert plots.figure_processes(13) == 3 and plots.figure_processes(13, 2) == 2  # the argument wins
-    monkeypatch.setattr(plots.sys, "platform", "darwin")
-    assert plots.figure_processes(13, 4) == 1
+    assert figure_pool.figure_processes(13) == 3 and figure_pool.figure_processes(13, 2) == 2  # the argument wins
+    monkeypatch.setattr(figure_pool.sys, "platform", "darwin")
+    assert figure_pool.figure_processes(13, 4) == 1
 
 
 def test_busy_cores_reads_the_running_processes(monkeypatch, tmp_path):
@@ -131,11 +131,11 @@ def test_busy_cores_reads_the_running_processes(monkeypatch, tmp_path):
 
     monkeypatch.setattr(builtins, "open", fake_open)
     fake.write_text("2.39 4.11 5.96 3/88 21268\n")
-    assert plots._busy_cores() == 2  # three running, this process one of them
+    assert figure_pool._busy_cores() == 2  # three running, this process one of them
     fake.write_text("0.10 0.20 0.30 1/88 21268\n")
-    assert plots._busy_cores() == 0
+    assert figure_pool._busy_cores() == 0
     fake.write_text("garbage\n")
-    assert plots._busy_cores() == 0
+    assert figure_pool._busy_cores() == 0
 
 
 def test_no_fork_while_another_thread_runs(monkeypatch):
@@ -145,19 +145,19 @@ def test_no_fork_while_another_thread_runs(monkeypatch):
     # earlier test in the same process left running (a Ray client's, say)
     real, me = threading.enumerate, threading.current_thread()
     mine: list = []
-    monkeypatch.setattr(plots.threading, "enumerate", lambda: [t for t in real() if t is me or t in mine])
-    assert plots._fork_safe()  # this thread alone
+    monkeypatch.setattr(figure_pool.threading, "enumerate", lambda: [t for t in real() if t is me or t in mine])
+    assert figure_pool._fork_safe()  # this thread alone
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait, daemon=True)
     mine.append(worker)
     worker.start()
     try:
-        assert not plots._fork_safe()
-        assert plots.figure_processes(13, 4) == 1
+        assert not figure_pool._fork_safe()
+        assert figure_pool.figure_processes(13, 4) == 1
     finally:
         stop.set()
         worker.join()
-    assert plots._fork_safe()
+    assert figure_pool._fork_safe()
 
 
 def test_forked_workers_write_the_same_files_as_one_process(run_dir, tmp_path):
@@ -166,7 +166,7 @@ def test_forked_workers_write_the_same_files_as_one_process(run_dir, tmp_path):
 
     an = analyze(load_run(run_dir), n_resamples=300)
     one = plots.render_figures(an, tmp_path / "one", processes=1)
-    if plots.figure_processes(99, 2) < 2:
+    if figure_pool.figure_processes(99, 2) < 2:
         pytest.skip("no fork here (not Linux, or a thread is running)")
     two = plots.render_figures(an, tmp_path / "two", processes=2)
     first, second = _figures(tmp_path / "one"), _figures(tmp_path / "two")
@@ -183,6 +183,30 @@ def test_forked_workers_write_the_same_files_as_one_process(run_dir, tmp_path):
         for name in a:
             assert a[name]["png_bytes"] == b[name]["png_bytes"]
             assert a[name]["png"].name == b[name]["png"].name
+
+
+def test_figure_workers_start_as_children_of_the_lock_holder(monkeypatch, tmp_path):
+    """Each forked worker first runs rageval.run.lock.child_of_lock_holder with the report's pid (it lets go of the
+    inherited lock and dies with its parent: tests/test_run_engine.py); the results come back in the jobs' order."""
+    import os
+
+    if figure_pool.figure_processes(4, 2) < 2:
+        pytest.skip("no fork here (not Linux, or a thread is running)")
+    seen = tmp_path / "workers"
+    seen.mkdir()
+    real = figure_pool.child_of_lock_holder
+
+    def spy(parent):
+        (seen / str(os.getpid())).write_text(str(parent))
+        real(parent)
+
+    monkeypatch.setattr(figure_pool, "child_of_lock_holder", spy)
+    got = figure_pool.draw_figures(lambda job: {"job": job, "pid": os.getpid()}, [1, 2, 3, 4], cost=float, processes=2)
+    assert [g["job"] for g in got] == [1, 2, 3, 4]
+    workers = {p.name: p.read_text() for p in seen.iterdir()}
+    assert workers and set(workers.values()) == {str(os.getpid())}
+    assert {str(g["pid"]) for g in got} <= set(workers)
+    assert figure_pool._WORK is None  # nothing left for a later fork to inherit
 
 
 def _legend_figure(memo: bool):
@@ -209,7 +233,7 @@ def _legend_figure(memo: bool):
                 return real(*a)
 
             leg._find_best_position = counted
-            plots._best_once(leg)
+            labels.best_once(leg)
         png, svg = io.BytesIO(), io.BytesIO()
         fig.savefig(png, format="png", metadata={"Software": None})
         fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
@@ -228,7 +252,7 @@ def test_leader_line_clipped_once_per_drawing_same_path():
     from matplotlib.patches import ConnectionStyle, Rectangle
 
     box = Rectangle((0, 0), 10, 6)
-    conn = plots._leader_connection()
+    conn = labels.leader_connection()
     ref = ConnectionStyle.Arc3(rad=0.0)((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
     got = conn((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
     np.testing.assert_array_equal(got.vertices, ref.vertices)

@@ -8,9 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from rageval.io import write_text_atomic
+from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.analysis import analyze
+from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
+from rageval.report.plot_cache import cached_plots
+from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
+from rageval.report.union import adjust_union
 from rageval.run.lock import holds_out_dir
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
@@ -60,8 +65,6 @@ def build_report(
     run = load_run(run_dir)
     an = analyze(run, seed=seed, n_resamples=n_resamples)
     if holm is not None:
-        from rageval.report.union import adjust_union
-
         adjust_union([an], scope=holm)
     out = Path(out_dir) if out_dir is not None else run.path
     return write_report_files(run, an, out, plots=plots)
@@ -82,8 +85,6 @@ def build_reports(
     The union and its family sizes are stated in every run's tables.  Returns
     ``{run dir: {name: path}}``.
     """
-    from rageval.report.union import adjust_union
-
     runs = [load_run(d) for d in run_dirs]
     seen: dict[Path, str] = {}
     for r, d in zip(runs, run_dirs):
@@ -104,8 +105,8 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
 
     written["summary_csv"] = _write(out / "summary.csv", T.to_csv(T.summary_columns(an), T.summary_rows(an)))
     written["summary_md"] = _write(out / "summary.md", T.summary_markdown(an))
-    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(T.contrast_columns(an), an["contrasts"]))
-    written["contrasts_md"] = _write(out / "contrasts.md", T.contrasts_markdown(an))
+    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), an["contrasts"]))
+    written["contrasts_md"] = _write(out / "contrasts.md", C.contrasts_markdown(an))
     written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
     written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))
     if an["sweep"]:
@@ -116,13 +117,8 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
     pareto_figs: dict[str, Any] = {}
     sweep_fig = None
     if plots:
-        from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
-
         an["unplotted"] = unplotted_metrics(an)
         an["constant_metrics"] = constant_metrics(an)
-
-        from rageval.report.plot_cache import cached_plots
-
         # drawn only when the analysis or the plotting code changed since the figures in ``out`` were drawn
         # (in worker processes forked from this one where that is safe: rageval.report.plots.render_figures)
         figures, pareto_figs, sweep_fig = cached_plots(out, an, lambda: render_figures(an, out))
@@ -139,8 +135,6 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
     written["report_json"] = _write(
         out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n"
     )
-    from rageval.report.html import render_html
-
     an["run_counters"] = _run_counters(run.path)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
     return written

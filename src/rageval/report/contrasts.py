@@ -58,7 +58,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rageval.diagnostics import contrasted_by_default, direction_of
+from rageval.diagnostics import contrasted_by_default
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -67,7 +67,6 @@ __all__ = [
     "SettingRef",
     "parse_contrasts",
     "expand_plan",
-    "metric_direction",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
 ]
@@ -133,10 +132,6 @@ class SettingRef:
     name: str
     compressor: str | None = None
     budget: Any = None
-
-
-#: the former name of :func:`rageval.diagnostics.direction_of`
-metric_direction = direction_of
 
 
 def _hint(name: str, known: Sequence[Any]) -> str:
@@ -229,29 +224,39 @@ def _selected(item: Mapping[str, Any], where: str, refs: Sequence[SettingRef]) -
         keep = set(_settings_list(item["settings"], f"{where}.settings", names))
         out = [r for r in out if r.name in keep]
     if "compressors" in item:
-        comps = item["compressors"]
-        comps = [comps] if isinstance(comps, str) else comps
-        known = list(dict.fromkeys(r.compressor for r in refs if r.compressor is not None))
-        if not isinstance(comps, (list, tuple)) or not comps:
-            raise ValueError(f"{where}.compressors must be a compressor name or a non-empty list of them")
-        for i, c in enumerate(comps):
-            if c not in known:
-                raise ValueError(
-                    f"Unknown compressor {c!r} in {where}.compressors[{i}]: no setting uses it.{_hint(c, known)}"
-                )
+        comps = _compressors(item["compressors"], where, refs)
         out = [r for r in out if r.compressor in comps]
     if "budgets" in item:
-        budgets = item["budgets"]
-        budgets = budgets if isinstance(budgets, (list, tuple)) else [budgets]
-        known_b = list(dict.fromkeys(r.budget for r in refs if _budget_key(r.budget) is not None))
-        keys = set()
-        for i, b in enumerate(budgets):
-            k = _budget_key(b)
-            if k is None or k not in {_budget_key(x) for x in known_b}:
-                raise ValueError(f"Unknown budget {b!r} in {where}.budgets[{i}]: no setting has it.{_hint(b, known_b)}")
-            keys.add(k)
+        keys = _budget_keys(item["budgets"], where, refs)
         out = [r for r in out if _budget_key(r.budget) in keys]
     return out
+
+
+def _compressors(value: Any, where: str, refs: Sequence[SettingRef]) -> Sequence[Any]:
+    """An item's ``compressors`` (a name or a list), each one some setting uses."""
+    comps = [value] if isinstance(value, str) else value
+    known = list(dict.fromkeys(r.compressor for r in refs if r.compressor is not None))
+    if not isinstance(comps, (list, tuple)) or not comps:
+        raise ValueError(f"{where}.compressors must be a compressor name or a non-empty list of them")
+    for i, c in enumerate(comps):
+        if c not in known:
+            raise ValueError(
+                f"Unknown compressor {c!r} in {where}.compressors[{i}]: no setting uses it.{_hint(c, known)}"
+            )
+    return comps
+
+
+def _budget_keys(value: Any, where: str, refs: Sequence[SettingRef]) -> set[tuple[str, float]]:
+    """The keys (:func:`_budget_key`) of an item's ``budgets`` (one or a list), each one some setting has."""
+    budgets = value if isinstance(value, (list, tuple)) else [value]
+    known_b = list(dict.fromkeys(r.budget for r in refs if _budget_key(r.budget) is not None))
+    keys = set()
+    for i, b in enumerate(budgets):
+        k = _budget_key(b)
+        if k is None or k not in {_budget_key(x) for x in known_b}:
+            raise ValueError(f"Unknown budget {b!r} in {where}.budgets[{i}]: no setting has it.{_hint(b, known_b)}")
+        keys.add(k)
+    return keys
 
 
 def _same_budget_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
@@ -403,37 +408,36 @@ def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope]:
         holm = spec.get("holm", "suite")
         if holm not in HOLM_SCOPES:
             raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
-        fams = spec.get("families")
-        if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
-            pairs = []
-            for i, f in enumerate(fams):
-                if not isinstance(f, Mapping) or len(f) != 1:
-                    raise ValueError(
-                        f"contrasts.families[{i}] must be one mapping 'name: items', e.g. "
-                        "- vs_identity: [{vs: identity}]"
-                    )
-                pairs.append(next(iter(f.items())))
-            if len({n for n, _ in pairs}) != len(pairs):
-                raise ValueError("contrasts.families names a family twice: give each family one entry")
-        elif isinstance(fams, Mapping):
-            pairs = list(fams.items())
-        else:
-            pairs = []
-        if not pairs:
-            raise ValueError(
-                "contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]} "
-                "(or list them, - vs_identity: [...], to keep their order in the report)"
-            )
-        out = {}
-        for name, items in pairs:
-            if not isinstance(name, str) or not name.strip():
-                raise ValueError(f"contrasts.families: a family name must be a non-empty string, got {name!r}")
-            if items is None or (isinstance(items, (list, tuple)) and not items):
-                raise ValueError(f"contrasts.families.{name} declares no item")
-            out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
-        return out, "contrasts.families.{family}", holm
+        return _named_families(spec.get("families")), "contrasts.families.{family}", holm
     items = spec if isinstance(spec, (list, tuple)) else [spec]
     return {DEFAULT_FAMILY: list(items)}, "contrasts", "suite"
+
+
+def _named_families(fams: Any) -> dict[str, list[Any]]:
+    """``contrasts.families`` (a list of one-key mappings, or a mapping) as ``{family: [items]}``, checked."""
+    pairs = list(fams.items()) if isinstance(fams, Mapping) else []
+    if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
+        for i, f in enumerate(fams):
+            if not isinstance(f, Mapping) or len(f) != 1:
+                raise ValueError(
+                    f"contrasts.families[{i}] must be one mapping 'name: items', e.g. - vs_identity: [{{vs: identity}}]"
+                )
+            pairs.append(next(iter(f.items())))
+        if len({n for n, _ in pairs}) != len(pairs):
+            raise ValueError("contrasts.families names a family twice: give each family one entry")
+    if not pairs:
+        raise ValueError(
+            "contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]} "
+            "(or list them, - vs_identity: [...], to keep their order in the report)"
+        )
+    out = {}
+    for name, items in pairs:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"contrasts.families: a family name must be a non-empty string, got {name!r}")
+        if items is None or (isinstance(items, (list, tuple)) and not items):
+            raise ValueError(f"contrasts.families.{name} declares no item")
+        out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
+    return out
 
 
 def expand_plan(

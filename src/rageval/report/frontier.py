@@ -148,13 +148,7 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -
     }
     undefined = [s for s in settings if s not in points]
     front, rel = pareto(points, dirs)
-    tests = []  # (relation index, axis, column)
-    cols = []
-    for i, (s, u) in enumerate(rel):
-        for axis in (x, y):
-            if abs(intervals[s][axis]["mean"] - intervals[u][axis]["mean"]) > CONSTANT_TOL:
-                tests.append((i, axis))
-                cols.append(vals[(s, axis)] - vals[(u, axis)])
+    tests, cols = _relation_tests(rel, (x, y), vals, intervals)
     p_raw = np.array([])
     res = None
     if cols:
@@ -163,25 +157,7 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -
     p_adj = holm(p_raw) if cols else np.array([])
     relations = []
     for i, (s, u) in enumerate(rel):
-        axes = []
-        for j, (ri, axis) in enumerate(tests):
-            if ri != i:
-                continue
-            assert res is not None  # a test exists, so the engine ran
-            row = res.row(j)
-            good = row["estimate"] is not None and _sign(axis_direction(axis)) * row["estimate"] > 0
-            axes.append(
-                {
-                    "axis": axis,
-                    "effect": row["estimate"],
-                    "ci_low": row["ci_low"],
-                    "ci_high": row["ci_high"],
-                    "p_value": row["p_value"],
-                    "p_holm": _f(p_adj[j]),
-                    "n": row["n"],
-                    "significant": bool(good and _f(p_adj[j]) is not None and p_adj[j] < alpha),
-                }
-            )
+        axes = [_axis_test(res, j, axis, p_adj[j], alpha) for j, (ri, axis) in enumerate(tests) if ri == i]
         supported = bool(axes) and all(a["significant"] for a in axes)
         relations.append(
             {"dominating": s, "dominated": u, "axes": axes, "support": "paired test" if supported else "means only"}
@@ -199,6 +175,37 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -
         "n_tests": len(cols),
         "n_supported": sum(r["support"] == "paired test" for r in relations),
         "note": None,
+    }
+
+
+def _relation_tests(rel, axes, vals, intervals) -> tuple[list[tuple[int, str]], list[np.ndarray]]:
+    """``(tests, columns)``: per dominance relation, each axis where the two means differ (relation index, axis)
+    and the per-question differences to test there."""
+    tests = []
+    cols = []
+    for i, (s, u) in enumerate(rel):
+        for axis in axes:
+            if abs(intervals[s][axis]["mean"] - intervals[u][axis]["mean"]) > CONSTANT_TOL:
+                tests.append((i, axis))
+                cols.append(vals[(s, axis)] - vals[(u, axis)])
+    return tests, cols
+
+
+def _axis_test(res: Any, j: int, axis: str, p_adj: float, alpha: float) -> dict[str, Any]:
+    """Test ``j`` of a relation on ``axis``: the effect and interval, raw and Holm p, and whether it is significant
+    in the dominating direction."""
+    assert res is not None  # a test exists, so the engine ran
+    row = res.row(j)
+    good = row["estimate"] is not None and _sign(axis_direction(axis)) * row["estimate"] > 0
+    return {
+        "axis": axis,
+        "effect": row["estimate"],
+        "ci_low": row["ci_low"],
+        "ci_high": row["ci_high"],
+        "p_value": row["p_value"],
+        "p_holm": _f(p_adj),
+        "n": row["n"],
+        "significant": bool(good and _f(p_adj) is not None and p_adj < alpha),
     }
 
 

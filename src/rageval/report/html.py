@@ -15,7 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rageval.report import contrast_tables as C
 from rageval.report import tables as T
+from rageval.report.plots import pareto_name
 
 __all__ = ["render_html", "RUN_COUNTERS_BEGIN", "RUN_COUNTERS_END"]
 
@@ -112,22 +114,20 @@ def _anchors(an: dict[str, Any]) -> dict[str, str]:
 
 def _contrasts(an: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
-    for name, sig, rest in T.contrast_families(an):
+    for name, sig, rest in C.contrast_families(an):
         out.append(
             {
                 "name": name,
                 "n": len(sig) + len(rest),
                 "n_sig": len(sig),
-                "sig": _tab(*T.contrasts_table(an, undefined=UNDEFINED, rows=sig)),
-                "rest": _tab(*T.contrasts_table(an, undefined=UNDEFINED, rows=rest)),
+                "sig": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig)),
+                "rest": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=rest)),
             }
         )
     return out
 
 
 def _pareto(an: dict[str, Any], pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    from rageval.report.plots import pareto_name
-
     out = []
     for p in (an.get("frontier") or {}).get("pairs", []):
         if p.get("note"):
@@ -282,10 +282,10 @@ def render_html(
         "abstentions_note": T.ABSTENTIONS_NOTE,
         "undefined": _tab(*T.undefined_table(an)),
         "family_line": T.family_counts_line(an),
-        "contrasts_intro": T.contrasts_intro(an),
+        "contrasts_intro": C.contrasts_intro(an),
         "contrasts": _contrasts(an) if an["contrasts"] else [],
         "contrasts_note": an.get("contrasts_note") or "",
-        "alpha": f"{T.ALPHA:g}",
+        "alpha": f"{C.ALPHA:g}",
         "frontier_alpha": f"{(an.get('frontier') or {}).get('alpha', 0.05):g}",
         "pareto": _pareto(an, pareto_figs or {}),
         "unplotted": an.get("unplotted") or [],

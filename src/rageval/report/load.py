@@ -49,6 +49,7 @@ def _budget_eq(x: Any, y: Any) -> bool:
 
 
 def load_run(run_dir: str | Path) -> Run:
+    """The checked records, manifest and settings of ``run_dir`` (see the module doc); a RunError otherwise."""
     path = Path(run_dir)
     if not path.is_dir():
         raise RunError(f"run directory {str(path)!r} does not exist")
@@ -60,6 +61,15 @@ def load_run(run_dir: str | Path) -> Run:
         )
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
+    manifest, suite = _read_manifest(path, man_path)
+    records = _read_records(rec_path)
+    settings = _settings_of(suite, records, man_path)
+    _check_settings(records, settings, suite, rec_path.name)
+    return Run(path=path, manifest=manifest, records=records, settings=settings)
+
+
+def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(manifest, its suite section or {})``."""
     try:  # the one reader of a run directory's manifest (a 0.1.0 one migrated)
         manifest = RunDir(path).read_manifest_data()
     except RunDirError as err:
@@ -67,8 +77,11 @@ def load_run(run_dir: str | Path) -> Run:
     suite = manifest.get("suite")
     if suite is not None and not isinstance(suite, dict):
         raise RunError(f"{man_path}: 'suite' must be an object, got {type(suite).__name__}")
-    suite = suite or {}
+    return manifest, suite or {}
 
+
+def _read_records(rec_path: Path) -> list[dict[str, Any]]:
+    """Every record of ``records.jsonl``, checked (:func:`_check_record`), with its line number as ``_line``."""
     records: list[dict[str, Any]] = []
     with rec_path.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
@@ -83,23 +96,33 @@ def load_run(run_dir: str | Path) -> Run:
             _check_record(rec, f"{rec_path.name} line {lineno}")
             rec["_line"] = lineno
             records.append(rec)
+    return records
 
+
+def _settings_of(suite: dict[str, Any], records: list[dict[str, Any]], man_path: Path) -> list[dict[str, Any]]:
+    """``[{name, compressor, budget}]``: the suite's declared settings, else the records' in order of appearance."""
     declared = suite.get("settings")
     if declared:
         if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
             raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
-        settings = [{"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared]
-    else:  # no declared settings: take them from the records, in order of appearance
-        settings, seen = [], set()
-        for r in records:
-            s = r["setting"]
-            if s["name"] not in seen:
-                seen.add(s["name"])
-                settings.append({"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")})
+        return [{"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared]
+    settings, seen = [], set()  # no declared settings: take them from the records, in order of appearance
+    for r in records:
+        s = r["setting"]
+        if s["name"] not in seen:
+            seen.add(s["name"])
+            settings.append({"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")})
+    return settings
+
+
+def _check_settings(
+    records: list[dict[str, Any]], settings: list[dict[str, Any]], suite: dict[str, Any], rec_name: str
+) -> None:
+    """Every record of a declared setting, with its compressor and budget, and of this suite's hash."""
     by_name = {s["name"]: s for s in settings}
     suite_name, suite_hash = suite.get("name"), suite.get("hash")
     for r in records:
-        where = f"{rec_path.name} line {r['_line']}"
+        where = f"{rec_name} line {r['_line']}"
         s = r["setting"]
         decl = by_name.get(s["name"])
         if decl is None:
@@ -119,7 +142,6 @@ def load_run(run_dir: str | Path) -> Run:
                 f"{where}: record of suite hash {rh!r} in a run of suite {suite_name!r} (hash {suite_hash!r}): "
                 "records from different suites mixed"
             )
-    return Run(path=path, manifest=manifest, records=records, settings=settings)
 
 
 def _check_record(rec: dict[str, Any], where: str) -> None:

@@ -4,10 +4,11 @@ Drawing the frontier, Pareto and sweep figures is most of a report's time.  The
 figures are a pure function of the analysis (``report.json``: the statistics of
 the run's records) and of the plotting code, so :func:`cached_plots` keys them
 by a hash of the analysis (every key except the manifest and this invocation's
-counters), the source of :mod:`rageval.report.plots` with what it reads from the
-diagnostics catalog, and the rageval and matplotlib versions.  After drawing it
-records that key, the SHA-256 of every file written and what the renderers
-returned in ``<out>/cache/plots.json``.  A rebuild with the same key whose files
+counters), the source of the plotting code (:mod:`rageval.report.plots`, which
+draws the figures, and :mod:`rageval.report.labels`, which places their labels
+and legends) with what it reads from the diagnostics catalog, and the rageval and
+matplotlib versions.  After drawing it records that key, the SHA-256 of every
+file written and what the renderers returned in ``<out>/cache/plots.json``.  A rebuild with the same key whose files
 are all still there, byte for byte, returns the recorded result (the PNG bytes
 read back from the files) and draws nothing; anything else (different records,
 seed or resamples, another version, a figure deleted or edited) draws everything
@@ -25,11 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from rageval.io import write_text_atomic
+from rageval.report import labels, plots
 
 __all__ = ["cached_plots", "plots_key", "CACHE_FILE"]
 
 CACHE_FILE = Path("cache") / "plots.json"
 _SKIP = ("manifest", "run_counters")
+#: the source files whose code decides a figure's pixels (the worker pool only decides where they are drawn)
+_DRAWING = (plots.__file__, labels.__file__)
 
 
 def _version(dist: str) -> str:
@@ -41,12 +45,11 @@ def _version(dist: str) -> str:
 
 def plots_key(an: dict[str, Any]) -> str:
     """SHA-256 of what the figures depend on: the analysis, the plotting code and the versions."""
-    from rageval.report import plots
-
     h = hashlib.sha256()
     shown = {k: v for k, v in an.items() if k not in _SKIP}
     h.update(json.dumps(shown, sort_keys=True, default=str).encode())
-    h.update(Path(plots.__file__).read_bytes())
+    for source in _DRAWING:
+        h.update(Path(source).read_bytes())
     # what the plotting code reads from the catalog: which metrics pair up and which are drawn
     names = an.get("metric_names") or []
     h.update(repr((sorted(plots.DERIVED.items()), [plots.contrasted_by_default(m) for m in names])).encode())

@@ -13,30 +13,26 @@ and used without pyplot (no global state, Agg canvas); SVG ids are salted and no
 dates are written, so the files are byte-for-byte reproducible.
 
 :func:`render_figures` draws every figure of a report; the figures are independent,
-so on Linux it hands them to worker processes forked from this one (matplotlib
-already imported, the analysis inherited), one per available core up to the number
-of figures, and collects what each wrote.  Each figure is the same function of the
-analysis wherever it is drawn, so the files are the same bytes as a one-process
-drawing (``processes=1``, the fallback elsewhere and in a process that runs other
-threads, where forking is unsafe).
+so on Linux it hands them to worker processes forked from this one
+(:mod:`rageval.report.figure_pool`), to the same bytes as a one-process drawing.
+Where the labels and the legend go is :mod:`rageval.report.labels`.
 """
 
 from __future__ import annotations
 
+import functools
 import io
-import os
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 from rageval.diagnostics import DERIVED, contrasted_by_default
 from rageval.io import write_bytes_atomic
+from rageval.report.figure_pool import draw_figures
+from rageval.report.labels import best_once, place_labels
 
 __all__ = [
     "frontier_groups",
     "render_figures",
-    "figure_processes",
     "render_frontiers",
     "render_pareto",
     "pareto_name",
@@ -44,7 +40,6 @@ __all__ = [
     "budget_label",
     "unplotted_metrics",
     "constant_metrics",
-    "place_labels",
 ]
 
 
@@ -148,113 +143,8 @@ def _errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio") -> None:
         )
 
 
-_OFFSETS = ((4, 4), (4, -11), (-1, 4), (-1, -11), (4, -3), (-1, -3), (-0.5, 9), (-0.5, -16))
-
-
-def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
-    """Annotate ``items = [(x, y, text, color)]`` so that no two labels overlap (and none covers a point).
-
-    Deterministic greedy search: for each label (in the given order) try eight positions
-    around its point at growing distances and keep the first whose box overlaps no label
-    placed so far, no other point and stays inside the axes; failing that, the position
-    with the least overlap.  A label moved away from its point gets a thin leader line.
-    """
-    if not items:
-        return
-    fig = ax.figure
-    scale = fig.dpi / 72.0
-    axbox = ax.get_window_extent(renderer)
-    pts = [ax.transData.transform((x, y)) for x, y, _, _ in items]
-    r = 3.0 * scale
-    obstacles = [(px - r, py - r, px + r, py + r) for px, py in pts]
-    placed: list[tuple[float, float, float, float]] = []
-
-    pad = 1.5 * scale  # keep a small gap between labels, so two never read as one
-
-    def overlap(a, b) -> float:
-        w = min(a[2], b[2]) - max(a[0], b[0]) + pad
-        h = min(a[3], b[3]) - max(a[1], b[1]) + pad
-        return w * h if w > 0 and h > 0 else 0.0
-
-    for i, ((x, y, text, color), (px, py)) in enumerate(zip(items, pts)):
-        probe = ax.text(0, 0, text, fontsize=fontsize)
-        bb = probe.get_window_extent(renderer)
-        probe.remove()
-        w, h = bb.width, bb.height
-        best = None
-        for ring in (1.0, 2.2, 3.6):
-            for dx, dy in _OFFSETS:
-                ox = (dx * ring if dx > 0 else (-w / scale - 4 * ring if dx == -1 else -w / scale / 2)) * scale
-                oy = dy * ring * scale
-                box = (px + ox, py + oy, px + ox + w, py + oy + h)
-                cost = sum(overlap(box, b) for b in placed)
-                cost += sum(overlap(box, o) for j, o in enumerate(obstacles) if j != i)
-                outside = box[0] < axbox.x0 or box[2] > axbox.x1 or box[1] < axbox.y0 or box[3] > axbox.y1
-                cost += (w * h) if outside else 0.0
-                if best is None or cost < best[0]:
-                    best = (cost, ox, oy, box, ring)
-                if cost == 0:
-                    break
-            if best is not None and best[0] == 0:
-                break
-        assert best is not None  # _OFFSETS is not empty
-        _, ox, oy, box, ring = best
-        placed.append(box)
-        arrow = dict(arrowstyle="-", lw=0.4, color=color, alpha=0.6) if ring > 1 else None
-        label = ax.annotate(
-            text,
-            (x, y),
-            textcoords="offset points",
-            xytext=(ox / scale, oy / scale),
-            fontsize=fontsize,
-            color=color,
-            ha="left",
-            va="bottom",
-            arrowprops=arrow,
-        )
-        if arrow is not None:
-            label.arrow_patch.set_connectionstyle(_leader_connection())
-
-
-def _leader_connection() -> Any:
-    """Matplotlib's straight connection (``arc3``), remembering its last clipped path.
-
-    A leader line's path is clipped against its label's box by bisection (a point-in-box
-    test per step), and a drawing asks for it twice: once for the legend's ``best``
-    search, once to draw it.  Same endpoints, same box, same shrink: the same path, so
-    the second request is answered from the first (each format is still computed).
-    """
-    from matplotlib.patches import ConnectionStyle
-
-    class Arc3Once(ConnectionStyle.Arc3):
-        def __init__(self) -> None:
-            super().__init__(rad=0.0)
-            self._last: tuple[Any, Any] | None = None
-
-        def __call__(self, posA, posB, shrinkA=2.0, shrinkB=2.0, patchA=None, patchB=None):
-            key = (tuple(map(float, posA)), tuple(map(float, posB)), float(shrinkA), float(shrinkB))
-            key += tuple(_box(p) for p in (patchA, patchB))
-            if self._last is None or self._last[0] != key:
-                self._last = (key, super().__call__(posA, posB, shrinkA, shrinkB, patchA, patchB))
-            return self._last[1]
-
-    return Arc3Once()
-
-
-def _box(patch: Any) -> tuple[Any, ...] | None:
-    """What a clipping patch's point-in-patch test depends on (a label's box: a rectangle in pixels)."""
-    if patch is None:
-        return None
-    geometry = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
-    style = (float(patch.get_linewidth()), tuple(patch.get_edgecolor()))
-    return (type(patch).__name__, *geometry, *style, patch.get_transform().get_matrix().tobytes())
-
-
 #: (kind, name, panels or pair) per figure; "frontier" figures have one panel per metric
 _Job = tuple[str, str, Any]
-#: what forked workers inherit: the analysis, the output folder and the figures to draw
-_WORK: tuple[dict[str, Any], Path, list[_Job]] | None = None
-_MAX_PROCESSES = 8
 
 
 def _jobs(an: dict[str, Any]) -> list[_Job]:
@@ -274,95 +164,10 @@ def _draw_job(an: dict[str, Any], out_dir: Path, job: _Job) -> dict[str, Any]:
     return _draw_sweep(an, out_dir)
 
 
-def _draw_inherited(i: int) -> dict[str, Any]:
-    """In a forked worker: draw figure ``i`` of the work the parent set before forking."""
-    assert _WORK is not None, "figure workers are forked after the work is set"
-    an, out_dir, jobs = _WORK
-    return _draw_job(an, out_dir, jobs[i])
-
-
 def _cost(job: _Job) -> float:
     """A figure's relative drawing time (panels; measured on the demo), to hand out the longest first."""
     kind, _name, arg = job
     return 1.0 * len(arg) if kind == "frontier" else 1.3 if kind == "pareto" else 0.8
-
-
-def figure_processes(n_figures: int, processes: int | None = None) -> int:
-    """How many processes :func:`render_figures` draws ``n_figures`` with (1: in this process).
-
-    ``processes`` None: the environment variable ``RAGEVAL_FIGURE_PROCESSES`` where set
-    (``1``: draw in this process), else one per core this process may use (at most 8)
-    less the cores other processes are running on at that moment (:func:`_busy_cores`),
-    at least one: on a machine whose cores are all taken, workers only add their
-    start-up (5% slower at load 5.5 on 2 cores, ``bench/bench_report.py``), while on an
-    idle one two workers took the demo's report from 4.8 s to 3.3 s.  Never more than
-    the figures.  Forking needs Linux and a process without other threads (a thread
-    holding a lock at the fork would leave the child's copy locked forever); tqdm's
-    progress-bar monitor is the one thread allowed (:func:`_fork_safe`).
-    """
-    if processes is None and os.environ.get("RAGEVAL_FIGURE_PROCESSES", "").strip().isdigit():
-        processes = int(os.environ["RAGEVAL_FIGURE_PROCESSES"])
-    if processes is None:
-        try:
-            processes = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            processes = os.cpu_count() or 1
-        processes = min(processes, _MAX_PROCESSES) - _busy_cores()
-    n = max(1, min(int(processes), n_figures))
-    if n > 1 and (not sys.platform.startswith("linux") or not _fork_safe()):
-        return 1
-    return n
-
-
-def _busy_cores() -> int:
-    """Processes other than this one running right now (Linux ``/proc/loadavg``; 0 where unreadable).
-
-    The instantaneous count, not the 1-minute load average: that average still holds the
-    work this process did just before (a suite's records), which would leave an idle
-    machine's second core unused.
-    """
-    try:
-        with open("/proc/loadavg", encoding="ascii") as fh:
-            running = int(fh.read().split()[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return 0
-    return max(0, running - 1)  # this process is one of them
-
-
-def _fork_safe() -> bool:
-    """No thread but this one, or only tqdm's monitor (it sleeps on an event and checks progress bars every
-    10 s; the figure workers never touch tqdm, so no lock it may hold at the fork is one they need)."""
-    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
-    return all(type(t).__name__ == "TMonitor" and t.daemon for t in others)
-
-
-def _run_jobs(an: dict[str, Any], out_dir: Path, jobs: list[_Job], processes: int | None) -> list[dict[str, Any]]:
-    n = figure_processes(len(jobs), processes)
-    if n <= 1:
-        return [_draw_job(an, out_dir, job) for job in jobs]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from importlib import import_module
-
-    for module in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
-        import_module(module)  # imported once here, inherited by every worker
-
-    global _WORK
-    _WORK = (an, out_dir, jobs)
-    try:
-        order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))  # longest first: the last to finish is short
-        from rageval.run.lock import child_of_lock_holder
-
-        with ProcessPoolExecutor(
-            max_workers=n,
-            mp_context=multiprocessing.get_context("fork"),
-            initializer=child_of_lock_holder,
-            initargs=(os.getpid(),),
-        ) as pool:
-            drawn = dict(zip(order, pool.map(_draw_inherited, order)))
-    finally:
-        _WORK = None
-    return [drawn[i] for i in range(len(jobs))]
 
 
 def render_figures(
@@ -372,12 +177,12 @@ def render_figures(
     :func:`render_pareto` and :func:`render_sweep` return them, with the same files.
 
     The figures are drawn in ``processes`` forked worker processes (default and limits:
-    :func:`figure_processes`); each writes its own PNG and SVG.
+    :func:`rageval.report.figure_pool.figure_processes`); each writes its own PNG and SVG.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = _jobs(an)
-    drawn = _run_jobs(an, out_dir, jobs, processes)
+    drawn = draw_figures(functools.partial(_draw_job, an, out_dir), jobs, cost=_cost, processes=processes)
     by_kind: dict[str, dict[str, dict[str, Any]]] = {"frontier": {}, "pareto": {}, "sweep": {}}
     for (kind, name, _arg), result in zip(jobs, drawn):
         by_kind[kind][name] = result
@@ -444,7 +249,7 @@ def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[s
         axes[0].set_ylabel("mean over the common cohort (95% CI)")
         handles, labels = axes[0].get_legend_handles_labels()
         if handles:
-            _best_once(axes[-1].legend(handles, labels, fontsize=7, loc="best", frameon=False))
+            best_once(axes[-1].legend(handles, labels, fontsize=7, loc="best", frameon=False))
         for ax, m in zip(axes, metrics):  # labels last: the limits and the legend are final
             pts = _points(an, m)
             ax.set_xlim(ax.get_xlim())
@@ -527,7 +332,7 @@ def _draw_pareto(an: dict[str, Any], out_dir: Path, pair: dict[str, Any]) -> dic
             fontsize=8,
         )
         ax.grid(True, alpha=0.3)
-        _best_once(ax.legend(fontsize=7, loc="best", frameon=False))
+        best_once(ax.legend(fontsize=7, loc="best", frameon=False))
         ax.set_xlim(ax.get_xlim())
         ax.set_ylim(ax.get_ylim())
         place_labels(ax, renderer, items, fontsize=6.5)
@@ -535,45 +340,6 @@ def _draw_pareto(an: dict[str, Any], out_dir: Path, pair: dict[str, Any]) -> dic
         png, svg = out_dir / f"pareto_{name}.png", out_dir / f"pareto_{name}.svg"
         png_bytes = _save_figure(fig, png, svg)
     return {"png": png, "svg": svg, "png_bytes": png_bytes, "pair": pair}
-
-
-def _best_once(legend: Any) -> None:
-    """Search ``loc="best"`` once per figure instead of at each layout pass of each format.
-
-    Matplotlib's search scores nine candidate boxes against every artist of the axes,
-    the leader lines of the labels included (a large part of a figure's cost), and a
-    legend runs it twice per drawing (its size, then its drawing) with nothing changed
-    in between, once for the PNG and again for the SVG.  Here the first search (the
-    PNG's) picks the location; later layout passes place the legend at that location
-    (the corner or side matplotlib would use for that code), so the SVG's legend sits
-    where the PNG's does.  Without the private methods (another matplotlib) the legend
-    is left as it is.
-    """
-    find = getattr(legend, "_find_best_position", None)
-    anchored = getattr(legend, "_get_anchored_bbox", None)
-    codes = getattr(legend, "codes", None)
-    if find is None or anchored is None or not isinstance(codes, dict):
-        return
-    from matplotlib.transforms import Bbox
-
-    chosen: list[int] = []
-
-    def place(code: int, width: float, height: float, renderer: Any) -> tuple[float, float]:
-        return anchored(code, Bbox.from_bounds(0, 0, width, height), legend.get_bbox_to_anchor(), renderer)
-
-    def best(width: float, height: float, renderer: Any) -> Any:
-        if chosen:
-            return place(chosen[0], width, height, renderer)
-        found = find(width, height, renderer)
-        at = tuple(map(float, found))
-        code = next(
-            (c for c in range(1, len(codes)) if tuple(map(float, place(c, width, height, renderer))) == at), None
-        )
-        if code is not None:
-            chosen.append(code)
-        return found
-
-    legend._find_best_position = best
 
 
 def _save_figure(fig: Any, png: Path, svg: Path) -> bytes:
@@ -620,7 +386,7 @@ def _draw_sweep(an: dict[str, Any], out_dir: Path) -> dict[str, Any]:
             ax.grid(True, alpha=0.3)
         handles, labels = axes[0].get_legend_handles_labels()
         if handles:
-            _best_once(axes[1].legend(handles, labels, fontsize=7, frameon=False))
+            best_once(axes[1].legend(handles, labels, fontsize=7, frameon=False))
         fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.92, wspace=0.15)
         png, svg = out_dir / "reattribution_sweep.png", out_dir / "reattribution_sweep.svg"
         png_bytes = _save_figure(fig, png, svg)

@@ -1,4 +1,5 @@
-"""CSV and Markdown tables of an analysis (see :mod:`rageval.report.analysis`).
+"""CSV and Markdown tables of an analysis (see :mod:`rageval.report.analysis`): the cell and table formats,
+the header lines, the summary, validity and sweep tables (the contrasts: :mod:`rageval.report.contrast_tables`).
 
 Undefined values are written ``NA`` in CSV (read as missing by pandas and R) and
 ``undefined`` in Markdown, always with the counts beside them; never 0.
@@ -11,23 +12,24 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from rageval.diagnostics import direction_of
+from rageval.diagnostics import CATALOG, DERIVED, direction_of, output_owner
 from rageval.types import STATUSES
 
 __all__ = [
     "summary_columns",
     "summary_rows",
-    "contrast_columns",
     "validity_rows",
     "sweep_columns",
     "to_csv",
     "to_markdown",
     "summary_markdown",
-    "contrasts_markdown",
     "validity_markdown",
     "fmt",
     "abstentions_table",
     "left_out_line",
+    "run_header",
+    "holm_note",
+    "family_counts_line",
     "ARROWS",
     "DIRECTION_LEGEND",
 ]
@@ -190,8 +192,6 @@ MEAN_FAMILIES = ("answer", "attribution", "verification", "cost", "other")
 def metric_family(key: str) -> str:
     """The means-table family of a metric: answer (answer and retrieval diagnostics), attribution,
     verification (the unsupported-claim rates), cost (tokens, counters) or other (a key no diagnostic declares)."""
-    from rageval.diagnostics import CATALOG, DERIVED, output_owner
-
     if key in DERIVED:
         return "attribution"
     owner = output_owner(key)
@@ -264,7 +264,8 @@ def left_out_line(an: dict[str, Any]) -> str | None:
     )
 
 
-def _header(an: dict[str, Any]) -> str:
+def run_header(an: dict[str, Any]) -> str:
+    """The lines that open summary.md and contrasts.md: the suite, the common cohort, what was left out."""
     s = an["suite"]
     c = an["cohort"]
     lines = [
@@ -281,6 +282,19 @@ def _header(an: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def holm_note(an: dict[str, Any]) -> str:
+    """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
+    h = an.get("holm") or {}
+    runs = h.get("runs") or []
+    of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
+    sizes = h.get("family_sizes") or {}
+    if h.get("scope") == "family":
+        each = ", ".join(f"{k}: {v}" for k, v in sizes.items())
+        return f"Holm adjustment within each family ({each} contrasts{of_runs})"
+    n = sizes.get("all", len(an["contrasts"]))
+    return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
+
+
 def family_counts_line(an: dict[str, Any]) -> str:
     """``Contrasts: N in K families (name: n, ...); <Holm note>.``"""
     fams = (an.get("holm") or {}).get("families") or {}
@@ -294,7 +308,7 @@ def family_counts_line(an: dict[str, Any]) -> str:
 def summary_markdown(an: dict[str, Any]) -> str:
     parts = [
         "# Summary\n",
-        _header(an),
+        run_header(an),
         family_counts_line(an) + "\n",
         *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.get("notes") or [])] if an.get("notes") else []),
         "\n## Records by status and the common cohort\n",
@@ -314,133 +328,6 @@ def summary_markdown(an: dict[str, Any]) -> str:
         parts.append(to_markdown(*abstentions_table(an), align=["l", "r"]))
     parts.append("\n## Defined / undefined counts\n")
     parts.append(to_markdown(*undefined_table(an), align=["l"] + ["r"] * 200))
-    return "".join(parts)
-
-
-# ---------------------------------------------------------------- contrasts
-
-
-def contrast_columns(an: dict[str, Any]) -> list[str]:
-    cols = [
-        "contrast",
-        "family",
-        "kind",
-        "a",
-        "b",
-        "metric_a",
-        "metric_b",
-        "direction",
-        "mean_a",
-        "mean_b",
-        "effect",
-        "ci_low",
-        "ci_high",
-        "p_value",
-        "p_holm",
-        "n",
-        "n_dropped",
-    ]
-    if an["cohort"].get("n_clusters") is not None:
-        cols.append("n_clusters")
-    return cols + ["note"]
-
-
-#: adjusted p-value at or above which a contrast row is "no detectable difference" (collapsed in the tables)
-ALPHA = 0.05
-
-
-def holm_note(an: dict[str, Any]) -> str:
-    """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
-    h = an.get("holm") or {}
-    runs = h.get("runs") or []
-    of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
-    sizes = h.get("family_sizes") or {}
-    if h.get("scope") == "family":
-        each = ", ".join(f"{k}: {v}" for k, v in sizes.items())
-        return f"Holm adjustment within each family ({each} contrasts{of_runs})"
-    n = sizes.get("all", len(an["contrasts"]))
-    return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
-
-
-def contrast_families(an: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
-    """Per family (plan order): ``(name, rows with Holm p < ALPHA, the other rows)``, each sorted by adjusted p
-    (undefined last)."""
-    order = list((an.get("holm") or {}).get("families") or {})
-    for c in an["contrasts"]:
-        if c.get("family", "contrasts") not in order:
-            order.append(c.get("family", "contrasts"))
-    out = []
-    for fam in order:
-        rows = [c for c in an["contrasts"] if c.get("family", "contrasts") == fam]
-        rows.sort(key=lambda c: (c["p_holm"] is None, c["p_holm"] if c["p_holm"] is not None else 0.0))
-        sig = [c for c in rows if c["p_holm"] is not None and c["p_holm"] < ALPHA]
-        rest = [c for c in rows if not (c["p_holm"] is not None and c["p_holm"] < ALPHA)]
-        out.append((fam, sig, rest))
-    return out
-
-
-def contrasts_table(
-    an: dict[str, Any], *, undefined: str = "undefined", rows: Sequence[dict[str, Any]] | None = None
-) -> tuple[list[str], list[list[str]]]:
-    clustered = an["cohort"].get("n_clusters") is not None
-    cols = ["contrast", "effect", f"{int(an['confidence'] * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
-    if clustered:
-        cols.append("clusters")
-    cols.append("note")
-    out = []
-    for c in an["contrasts"] if rows is None else rows:
-        ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
-        eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
-        row = [
-            c["contrast"],
-            eff,
-            ci,
-            fmt_p(c["p_value"], na=undefined),
-            fmt_p(c["p_holm"], na=undefined),
-            f"{c['n']} ({c['n_dropped']})",
-        ]
-        if clustered:
-            row.append(str(c["n_clusters"]))
-        row.append(c["note"] or "")
-        out.append(row)
-    return cols, out
-
-
-def contrasts_intro(an: dict[str, Any]) -> str:
-    clustered = an["cohort"].get("n_clusters") is not None
-    return (
-        f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
-        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
-        f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
-        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
-        f"seed {an['seed']}; {holm_note(an)} "
-        "(an undefined contrast keeps its place in the family, ranked as p = 1). "
-        f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
-        "as no detectable difference. "
-        "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
-        "outputs, recovery procedure and evaluator."
-    )
-
-
-def contrasts_markdown(an: dict[str, Any]) -> str:
-    parts = ["# Paired contrasts\n", _header(an)]
-    parts.append("\n" + contrasts_intro(an) + "\n\n")
-    if not an["contrasts"]:
-        parts.append(an["contrasts_note"] + "\n")
-        return "".join(parts)
-    for fam, sig, rest in contrast_families(an):
-        parts.append(f"## {fam} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")
-        if sig:
-            cols, rows = contrasts_table(an, rows=sig)
-            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]) + "\n")
-        if rest:
-            cols, rows = contrasts_table(an, rows=rest)
-            parts.append(
-                f"<details><summary>{len(rest)} with no detectable difference (Holm p ≥ {ALPHA:g}) or undefined"
-                "</summary>\n\n"
-            )
-            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
-            parts.append("\n</details>\n\n")
     return "".join(parts)
 
 

@@ -92,6 +92,28 @@ def common_cohort(
     >>> c.question_ids, c.left_out, c.counts["c"]["n_cohort"]
     (('q1',), ('c',), 0)
     """
+    seen, order = _statuses(records)
+    settings = tuple(order if settings is None else settings)
+    unknown = [s for s in order if s not in settings]
+    if unknown:
+        raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
+    questions = sorted({q for q, _ in seen})
+    left_out = tuple(
+        s for s in settings if leave_out_unavailable and wholly_unavailable([seen.get((q, s)) for q in questions])
+    )
+    family = [s for s in settings if s not in left_out]
+    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in family)) if family else ()
+    in_cohort = set(cohort)
+    counts: dict[str, dict[str, int]] = {}
+    for s in settings:
+        statuses = [seen.get((q, s)) for q in questions]
+        counts[s] = _counts(questions, statuses, in_cohort, 0 if s in left_out else len(cohort))
+    return Cohort(cohort, settings, counts, left_out)
+
+
+def _statuses(records: Iterable[Any]) -> tuple[dict[tuple[str, str], str | None], list[str]]:
+    """``({(question, setting): status}, settings in order of appearance)``; a record without a string question id
+    or a setting name, or a second record of one (question, setting), is a ValueError."""
     recs = [as_record_dict(r) for r in records]
     seen: dict[tuple[str, str], str | None] = {}
     order: list[str] = []
@@ -108,32 +130,19 @@ def common_cohort(
                 f"two records for question {qid!r} in setting {s!r}: records of different runs or suites mixed?"
             )
         seen[key] = r.get("status")
-    if settings is None:
-        settings = order
-    settings = tuple(settings)
-    unknown = [s for s in order if s not in settings]
-    if unknown:
-        raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
-    questions = sorted({q for q, _ in seen})
-    left_out = tuple(
-        s for s in settings if leave_out_unavailable and wholly_unavailable([seen.get((q, s)) for q in questions])
-    )
-    family = [s for s in settings if s not in left_out]
-    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in family)) if family else ()
-    in_cohort = set(cohort)
-    counts: dict[str, dict[str, int]] = {}
-    for s in settings:
-        statuses = [seen.get((q, s)) for q in questions]
-        n_ok = sum(st == "ok" for st in statuses)
-        counts[s] = {
-            "n_records": sum(st is not None for st in statuses),
-            "n_ok": n_ok,
-            "n_failed": sum(st is not None and st != "ok" for st in statuses),
-            "n_missing": sum(st is None for st in statuses),
-            "n_cohort": 0 if s in left_out else len(cohort),
-            "n_excluded": sum(st == "ok" and q not in in_cohort for q, st in zip(questions, statuses)),
-        }
-    return Cohort(cohort, settings, counts, left_out)
+    return seen, order
+
+
+def _counts(questions: Sequence[str], statuses: Sequence[Any], in_cohort: set[str], n_cohort: int) -> dict[str, int]:
+    """One setting's counts (:class:`Cohort`) from its status per question (None: no record)."""
+    return {
+        "n_records": sum(st is not None for st in statuses),
+        "n_ok": sum(st == "ok" for st in statuses),
+        "n_failed": sum(st is not None and st != "ok" for st in statuses),
+        "n_missing": sum(st is None for st in statuses),
+        "n_cohort": n_cohort,
+        "n_excluded": sum(st == "ok" and q not in in_cohort for q, st in zip(questions, statuses)),
+    }
 
 
 def metric_value(v: Any) -> float:

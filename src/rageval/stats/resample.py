@@ -164,6 +164,94 @@ def _all_signs(k: int) -> np.ndarray:
     return 2.0 * bits - 1.0
 
 
+def _check_options(n_resamples: Any, confidence: float) -> None:
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+
+
+def _as_matrix(diffs: np.ndarray | Sequence[float]) -> np.ndarray:
+    """``diffs`` as a float64 questions x contrasts matrix (a 1-D input is one contrast)."""
+    D = np.asarray(diffs, dtype=np.float64)
+    if D.ndim == 1:
+        D = D[:, None]
+    if D.ndim != 2:
+        raise ValueError(f"diffs must be 1-D or 2-D (questions x contrasts), got shape {D.shape}")
+    return D
+
+
+def _blocks(D0: np.ndarray, M: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, ...]:
+    """``(X, N, sizes)``: per block (a question, or a cluster) and contrast the sum of the defined differences
+    (``D0``: 0 where undefined) and their count, and each block's questions (float32)."""
+    n, C = D0.shape
+    if clusters is None:
+        return D0, M.astype(np.float64), np.ones(n).astype(np.float32)
+    if len(clusters) != n:
+        raise ValueError(f"clusters has {len(clusters)} entries but diffs has {n} questions")
+    codes, K = _factorize(list(clusters))
+    X = np.zeros((K, C))
+    N = np.zeros((K, C))
+    np.add.at(X, codes, D0)
+    np.add.at(N, codes, M.astype(np.float64))
+    return X, N, np.bincount(codes, minlength=K).astype(np.float32)
+
+
+def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, sizes: np.ndarray, B: int) -> np.ndarray:
+    """``B`` x contrasts: each replicate's mean of the defined differences over ``K`` blocks drawn with replacement."""
+    K, C = X.shape
+    reps = np.empty((B, C))
+    if K == 0:
+        reps.fill(np.nan)
+        return reps
+    X32 = X.astype(np.float32)
+    # columns without an undefined pair share one denominator: the resampled question count
+    partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
+    N32 = N[:, partial].astype(np.float32)
+    for start in range(0, B, _CHUNK):
+        b = min(_CHUNK, B - start)
+        W = _counts(rng, b, K)
+        den = np.repeat((W @ sizes)[:, None], C, axis=1)
+        if partial.size:
+            den[:, partial] = W @ N32
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps[start : start + b] = (W @ X32).astype(np.float64) / den
+    return reps
+
+
+def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.ndarray, bool]:
+    """``(p-values, exact)``: the two-sided sign-flip test of each column's block sums (every sign vector when
+    ``2**K <= B``, else ``B`` random ones with the add-one p-value)."""
+    K, C = X.shape
+    total = X.sum(axis=0)
+    obs = np.abs(total)
+    tol = 1e-9 * np.abs(X).sum(axis=0)
+    exact = K > 0 and 2**K <= B
+    if exact:
+        S = _all_signs(K)
+        ge = (np.abs(S @ X) >= obs - tol).sum(axis=0)
+        return ge / S.shape[0], True
+    ge = np.zeros(C, dtype=np.int64)
+    for start in range(0, B, _CHUNK):
+        b = min(_CHUNK, B - start)
+        bits = _sign_bits(rng, b, K)  # S @ X = (2 bits - 1) @ X = 2 (bits @ X) - total
+        ge += (np.abs(2.0 * (bits @ X) - total) >= obs - tol).sum(axis=0)
+    return (1.0 + ge) / (B + 1.0), False
+
+
+def _reasons(n_def: np.ndarray, k_def: np.ndarray, min_blocks: int, unit: str) -> list[str | None]:
+    """Per contrast: why its interval and test are undefined, or None."""
+    reason: list[str | None] = []
+    for c in range(len(n_def)):
+        if n_def[c] == 0:
+            reason.append("no defined pair")
+        elif k_def[c] < min_blocks:
+            reason.append(f"fewer than {min_blocks} {unit} with a defined pair: no interval or test")
+        else:
+            reason.append(None)
+    return reason
+
+
 def paired_tests(
     diffs: np.ndarray | Sequence[float],
     *,
@@ -189,29 +277,12 @@ def paired_tests(
     >>> r.reason
     ('fewer than 2 questions with a defined pair: no interval or test', 'no defined pair')
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
-    D = np.asarray(diffs, dtype=np.float64)
-    if D.ndim == 1:
-        D = D[:, None]
-    if D.ndim != 2:
-        raise ValueError(f"diffs must be 1-D or 2-D (questions x contrasts), got shape {D.shape}")
+    _check_options(n_resamples, confidence)
+    D = _as_matrix(diffs)
     n, C = D.shape
     M = np.isfinite(D)
-    D0 = np.where(M, D, 0.0)
-    if clusters is None:
-        X, N = D0, M.astype(np.float64)
-        K = n
-    else:
-        if len(clusters) != n:
-            raise ValueError(f"clusters has {len(clusters)} entries but diffs has {n} questions")
-        codes, K = _factorize(list(clusters))
-        X = np.zeros((K, C))
-        N = np.zeros((K, C))
-        np.add.at(X, codes, D0)
-        np.add.at(N, codes, M.astype(np.float64))
+    X, N, sizes = _blocks(np.where(M, D, 0.0), M, clusters)
+    K = X.shape[0]
     n_def = M.sum(axis=0)
     k_def = (N > 0).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -223,52 +294,15 @@ def paired_tests(
 
     # --- bootstrap: W (B x K counts) @ X and @ N, chunked (one BLAS thread for a family of ordinary size)
     with _blas_threads(min(B, _CHUNK) * K * C):
-        reps = np.empty((B, C))
-        if K > 0:
-            X32 = X.astype(np.float32)
-            sizes = (np.bincount(codes, minlength=K) if clusters is not None else np.ones(K)).astype(np.float32)
-            # columns without an undefined pair share one denominator: the resampled question count
-            partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
-            N32 = N[:, partial].astype(np.float32)
-            for start in range(0, B, _CHUNK):
-                b = min(_CHUNK, B - start)
-                W = _counts(rng, b, K)
-                den = np.repeat((W @ sizes)[:, None], C, axis=1)
-                if partial.size:
-                    den[:, partial] = W @ N32
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    reps[start : start + b] = (W @ X32).astype(np.float64) / den
-        else:
-            reps.fill(np.nan)
+        reps = _bootstrap_means(rng, X, N, sizes, B)
     (ci_low, ci_high), n_valid = percentile_columns(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
 
     # --- sign-flip test (float64: ties between |T_b| and |T_obs| must be exact up to rounding)
     with _blas_threads(min(B, _CHUNK) * K * C):
-        total = X.sum(axis=0)
-        obs = np.abs(total)
-        tol = 1e-9 * np.abs(X).sum(axis=0)
-        exact = K > 0 and 2**K <= B
-        if exact:
-            S = _all_signs(K)
-            ge = (np.abs(S @ X) >= obs - tol).sum(axis=0)
-            p = ge / S.shape[0]
-        else:
-            ge = np.zeros(C, dtype=np.int64)
-            for start in range(0, B, _CHUNK):
-                b = min(_CHUNK, B - start)
-                bits = _sign_bits(rng, b, K)  # S @ X = (2 bits - 1) @ X = 2 (bits @ X) - total
-                ge += (np.abs(2.0 * (bits @ X) - total) >= obs - tol).sum(axis=0)
-            p = (1.0 + ge) / (B + 1.0)
+        p, exact = _sign_flip_p(rng, X, B)
 
     unit = "clusters" if clusters is not None else "questions"
-    reason: list[str | None] = []
-    for c in range(C):
-        if n_def[c] == 0:
-            reason.append("no defined pair")
-        elif k_def[c] < min_blocks:
-            reason.append(f"fewer than {min_blocks} {unit} with a defined pair: no interval or test")
-        else:
-            reason.append(None)
+    reason = _reasons(n_def, k_def, min_blocks, unit)
     bad = np.array([r is not None for r in reason], dtype=bool)
     ci_low = np.where(bad, np.nan, ci_low)
     ci_high = np.where(bad, np.nan, ci_high)

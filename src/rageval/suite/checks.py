@@ -20,15 +20,31 @@ Each problem is one line ``  <field>: <what is wrong>; <the fix>``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rageval.judges.spec import JUDGE_PARAMS  # the options of judge.params (re-exported)
+from rageval.compressors import CompressorConfigError
+from rageval.compressors import get as get_compressor
+from rageval.data import LOADERS, SAMPLES, DataLoadError, DataUnavailable, sample_path
+from rageval.diagnostics import CATALOG, DERIVED
+from rageval.errors import ModelUnavailable
+from rageval.judges import JUDGES
+from rageval.judges.spec import (
+    JUDGE_PARAMS,  # the options of judge.params (re-exported)
+    judge_param_problem,
+    judge_problems,
+    parse_judge_spec,
+)
+from rageval.readers.spec import reader_problems
 from rageval.registry import closest, did_you_mean
+from rageval.report.contrasts import expand_plan
 from rageval.suite.config import Suite
+from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
+from rageval.text import get_tokenizer
 
 __all__ = [
     "JUDGE_PARAMS",
@@ -58,8 +74,6 @@ def config_problems(suite: Suite) -> list[str]:
 
 
 def _dataset_problems(suite: Suite) -> list[str]:
-    from rageval.data import LOADERS, SAMPLES, sample_path
-
     ds = suite.dataset
     out = []
     if getattr(ds, "format", None) is None and ds.name not in LOADERS:  # format: a rageval score file (docs/score.md)
@@ -72,8 +86,6 @@ def _dataset_problems(suite: Suite) -> list[str]:
             hint = did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
             out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
     if ds.path is not None:
-        from rageval.suite.inputs import resolve_dataset_path
-
         try:
             p = resolve_dataset_path(suite)
         except FileNotFoundError:
@@ -117,24 +129,14 @@ def _reader_problems(suite: Suite) -> list[str]:
     """The suite's reader and each setting's own reader (``settings[i].reader``)."""
     specs = [("reader", suite.reader)]
     specs += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if s.reader is not None]
-    return [p for where, spec in specs for p in _reader_spec_problems(spec, where)]
-
-
-def _reader_spec_problems(spec: Any, where: str) -> list[str]:
-    from rageval.readers.spec import reader_problems
-
-    return reader_problems(spec, where)
+    return [p for where, spec in specs for p in reader_problems(spec, where)]
 
 
 def _judge_problems(suite: Suite) -> list[str]:
-    from rageval.judges.spec import judge_problems
-
     return judge_problems(suite.judge.spec, suite.judge.params)
 
 
 def _judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
-    from rageval.judges.spec import judge_param_problem
-
     return judge_param_problem(key, value, own)
 
 
@@ -146,8 +148,6 @@ def _diagnostics_problems(suite: Suite) -> list[str]:
 
 def metric_names_of(diagnostics: Sequence[str] | None = None) -> list[str]:
     """The record metrics ``diagnostics`` write (every diagnostic when None), plus the derived gaps they allow."""
-    from rageval.diagnostics import CATALOG, DERIVED
-
     names = list(CATALOG) if diagnostics is None else list(diagnostics)
     keys = list(dict.fromkeys(o.key for n in names for o in CATALOG[n].outputs))
     keys += [g for g, (a, b, _) in DERIVED.items() if a in keys and b in keys]
@@ -173,8 +173,6 @@ def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
     """
     if suite.contrasts is None:
         return []
-    from rageval.report.contrasts import expand_plan
-
     settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
     try:
         expand_plan(suite.contrasts, settings, metric_names=metric_names_of(diagnostics))
@@ -235,10 +233,8 @@ def _hf_available(ref: str, revision: str | None = None) -> str | None:
 
 
 def _minilm_available() -> str | None:
-    from rageval.errors import ModelUnavailable
-
     try:
-        from rageval.compressors.similarity import minilm_path
+        from rageval.compressors.similarity import minilm_path  # imports numpy: not on `rageval suite --help`'s path
 
         minilm_path()
     except ModelUnavailable as err:
@@ -256,22 +252,27 @@ def _model_ref(ref: str, revision: str | None = None) -> str | None:
 
 def model_availability(suite: Suite) -> list[Availability]:
     """Every model the suite names (judge, reader, compressors), looked up locally; nothing is loaded."""
-    from rageval.judges import JUDGES
-    from rageval.judges.spec import parse_judge_spec
+    return [*_judge_availability(suite), *_reader_availability(suite), *_compressor_availability(suite)]
 
-    out = []
+
+def _judge_availability(suite: Suite) -> list[Availability]:
     spec = suite.judge.spec
     ref = parse_judge_spec(spec)
     revision = suite.judge.params.get("revision")
     if ref.problem is not None:
-        pass  # reported by load_suite
-    elif ref.name == "minilm":
-        out.append(Availability("judge.spec", spec, _minilm_available()))
-    elif ref.name is not None and JUDGES.meta(ref.name).endpoint:
+        return []  # reported by load_suite
+    if ref.name == "minilm":
+        return [Availability("judge.spec", spec, _minilm_available())]
+    if ref.name is not None and JUDGES.meta(ref.name).endpoint:
         url = str(suite.judge.params.get("base_url") or ref.base_url or "?")
-        out.append(Availability("judge.spec", url, None, "an endpoint: not contacted here"))
-    elif ref.runs_model and ref.model is not None:
-        out.append(Availability("judge.spec", spec, _hf_available(ref.model, revision)))
+        return [Availability("judge.spec", url, None, "an endpoint: not contacted here")]
+    if ref.runs_model and ref.model is not None:
+        return [Availability("judge.spec", spec, _hf_available(ref.model, revision))]
+    return []
+
+
+def _reader_availability(suite: Suite) -> list[Availability]:
+    out = []
     readers = [("reader", suite.reader)]
     readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if s.reader is not None]
     for where, reader in readers:
@@ -283,22 +284,22 @@ def model_availability(suite: Suite) -> list[Availability]:
             url = ", ".join(map(str, urls)) if isinstance(urls, (list, tuple)) else str(urls)
             what = "endpoints" if isinstance(urls, (list, tuple)) and len(urls) > 1 else "an endpoint"
             out.append(Availability(f"{where}.params.base_url", url, None, f"{what}: not contacted here"))
-    from rageval.compressors import CompressorConfigError, get
+    return out
 
-    for i, (sname, comp, _, params) in enumerate(suite.expand_settings()):
+
+def _compressor_availability(suite: Suite) -> list[Availability]:
+    out = []
+    for sname, comp, _, params in suite.expand_settings():
         try:
-            c = get(comp, **params)
+            c = get_compressor(comp, **params)
         except (CompressorConfigError, ValueError, TypeError):
             continue  # a configuration problem, reported by load_suite
         if not getattr(c, "needs_model", False):
             continue
         where = f"setting {sname}"
-        if getattr(c, "params", {}).get("backend") == "llmlingua2":
-            import importlib.util
-
-            if importlib.util.find_spec("llmlingua") is None:
-                out.append(Availability(where, "llmlingua2", "the llmlingua package is not installed", compressor=True))
-                continue
+        if getattr(c, "params", {}).get("backend") == "llmlingua2" and importlib.util.find_spec("llmlingua") is None:
+            out.append(Availability(where, "llmlingua2", "the llmlingua package is not installed", compressor=True))
+            continue
         ref = c.model_id
         if ref:
             out.append(Availability(where, ref, _model_ref(ref), compressor=True))
@@ -307,10 +308,6 @@ def model_availability(suite: Suite) -> list[Availability]:
 
 def check_suite(suite: Suite) -> SuiteCheck:
     """What the run would find wrong with ``suite`` before computing anything (see the module doc)."""
-    from rageval.data import DataLoadError, DataUnavailable
-    from rageval.suite.inputs import load_inputs, select_diagnostics
-    from rageval.text import get_tokenizer
-
     res = SuiteCheck()
     res.problems += _output_problems(suite)
     tok_problem = tokenizer_problem(suite.tokenizer)
@@ -334,9 +331,6 @@ def check_suite(suite: Suite) -> SuiteCheck:
 
 def tokenizer_problem(spec: str) -> str | None:
     """None when the suite tokenizer ``spec`` loads here, else why not (one line, with the fix)."""
-    from rageval.errors import ModelUnavailable
-    from rageval.text import get_tokenizer
-
     if spec in ("regex", "whitespace"):
         return None
     try:

@@ -20,6 +20,8 @@ from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
 from rageval.diagnostics.attribution.recovery import Recovery, recover_units
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
+from rageval.judges import get_judge
+from rageval.registry import did_you_mean
 
 __all__ = [
     "PARTS",
@@ -45,8 +47,6 @@ def resolve_options(options: AttributionOptions | None, overrides: dict[str, Any
     """``options`` updated with keyword ``overrides`` (validated; an unknown name is an error)."""
     unknown = sorted(set(overrides) - set(AttributionOptions.model_fields))
     if unknown:
-        from rageval.registry import did_you_mean
-
         raise TypeError(
             f"unknown attribution option {unknown[0]!r}."
             f"{did_you_mean(unknown[0], list(AttributionOptions.model_fields))}"
@@ -136,9 +136,7 @@ def question_row(
         _grounded(r, det, grounded[q.index])
         abstentions += grounded[q.index]["abstentions"]
     if "emitted" in parts and "grounded" in parts:
-        for m in ("precision", "recall"):
-            e_v, g_v = r[f"emitted_{m}"], r[f"grounded_{m}"]
-            r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
+        _gaps(r)
     if "re_attributability" in parts:
         _re_attributability(r, q, q_rec)
     # the cost of checking this answer: re-attribution of its cited units without provenance only, so the
@@ -148,19 +146,31 @@ def question_row(
     r["recovery_tokens"] = sum(v.tokens_scored for v in cited)
     det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
     if "verification" in parts:
-        v = verif[q.index]
-        r.update({key: v[key] for key in _VERIFICATION_KEYS})
-        abstentions += v["abstentions"]
-        pairs = dict(v["asked"])
-        for rr in cited:
-            pairs.update(dict.fromkeys(rr.pairs))
-        _judge_inputs(r, pairs, runner)
-        for s, st in zip(det["sentences"], v["claim_status"]):
-            s["verification"] = st
+        abstentions += _verification(r, det, verif[q.index], cited, runner)
     r["judge_abstentions"] = abstentions
     if details:
         r["details"] = det
     return r
+
+
+def _gaps(r: dict[str, Any]) -> None:
+    """``emitted_minus_grounded_{precision,recall}``: None where either side is undefined."""
+    for m in ("precision", "recall"):
+        e_v, g_v = r[f"emitted_{m}"], r[f"grounded_{m}"]
+        r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
+
+
+def _verification(r: dict[str, Any], det: dict[str, Any], v: dict[str, Any], cited: list[Recovery], runner) -> int:
+    """The verification values and each sentence's claim status; the judge inputs verification asked (its own and
+    the recovery of the cited units); return its abstentions."""
+    r.update({key: v[key] for key in _VERIFICATION_KEYS})
+    pairs = dict(v["asked"])
+    for rr in cited:
+        pairs.update(dict.fromkeys(rr.pairs))
+    _judge_inputs(r, pairs, runner)
+    for s, st in zip(det["sentences"], v["claim_status"]):
+        s["verification"] = st
+    return v["abstentions"]
 
 
 def attribution_scores_batch(
@@ -197,8 +207,6 @@ def attribution_scores_batch(
     sentence its citations, support, precision flags and per-citation evidence
     status, per unit its re-attribution.  Undefined values are None.
     """
-    from rageval.judges import get_judge
-
     bad = [p for p in parts if p not in PARTS]
     if bad:
         raise ValueError(f"unknown parts {bad}; choose from {PARTS}")

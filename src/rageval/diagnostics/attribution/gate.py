@@ -60,7 +60,16 @@ def _decide(runner, asks: list[tuple[Any, str, str]], threshold: float) -> list[
 
 def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
     """Run the gate for many sentences at once (three batched judge calls); return the abstentions."""
-    # phase 1: joint entailment
+    _joint(jobs, runner, threshold)
+    multi = [j for j in jobs if j.joint and len(j.groups) > 1]
+    alone_ok = _alone(multi, runner, threshold)
+    _without(multi, alone_ok, runner, threshold)
+    return sum(j.abstentions for j in jobs)
+
+
+def _joint(jobs: Sequence[Job], runner: Any, threshold: float) -> None:
+    """Phase 1: does the pooled premise of a sentence's citations entail it (its recall); every citation's
+    precision starts as that decision for a single citation, False for several."""
     for j, d in _decide(runner, [(j, fmt(pool(j.groups, j.dedupe)), j.hyp) for j in jobs if any(j.groups)], threshold):
         j.joint, j.joint_abstained = bool(d), d is None
         j.abstentions += d is None
@@ -68,8 +77,11 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
         m = len(j.groups)
         j.precise = [bool(j.joint) and m == 1] * m
         j.abstained = [j.joint_abstained] * m
-    multi = [j for j in jobs if j.joint and len(j.groups) > 1]
-    # phase 2: each citation alone
+
+
+def _alone(multi: Sequence[Job], runner: Any, threshold: float) -> dict[tuple[int, int], bool]:
+    """Phase 2: does each citation of an entailed multi-citation sentence entail it alone?
+    ``{(id(job), citation): entailed}``."""
     alone = _decide(
         runner,
         [((j, c), fmt([g]), j.hyp) for j in multi for c, g in enumerate(j.groups) if g],
@@ -80,7 +92,11 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
         alone_ok[(id(j), c)] = bool(d)
         j.abstained[c] = j.abstained[c] or d is None
         j.abstentions += d is None
-    # phase 3: the others without it
+    return alone_ok
+
+
+def _without(multi: Sequence[Job], alone_ok: dict[tuple[int, int], bool], runner: Any, threshold: float) -> None:
+    """Phase 3: a citation that does not entail alone is precise unless the others without it still entail."""
     rest = []
     for j in multi:
         for c in range(len(j.groups)):
@@ -98,7 +114,6 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
         j.precise[c] = not d
         j.abstained[c] = j.abstained[c] or d is None
         j.abstentions += d is None
-    return sum(j.abstentions for j in jobs)
 
 
 def _ratio(num: float, den: float) -> float | None:

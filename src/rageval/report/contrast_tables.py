@@ -1,0 +1,133 @@
+"""The contrast tables of an analysis: ``contrasts.csv``'s columns, ``contrasts.md`` and the families the HTML shows.
+
+Rows are grouped by family and sorted by Holm-adjusted p; those with Holm p at or
+above :data:`ALPHA` (or undefined) are collapsed as no detectable difference.
+The cell formats and the header lines come from :mod:`rageval.report.tables`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rageval.report.tables import fmt_p, holm_note, run_header, to_markdown
+
+__all__ = [
+    "ALPHA",
+    "contrast_columns",
+    "contrast_families",
+    "contrasts_table",
+    "contrasts_intro",
+    "contrasts_markdown",
+]
+
+
+def contrast_columns(an: dict[str, Any]) -> list[str]:
+    cols = [
+        "contrast",
+        "family",
+        "kind",
+        "a",
+        "b",
+        "metric_a",
+        "metric_b",
+        "direction",
+        "mean_a",
+        "mean_b",
+        "effect",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_holm",
+        "n",
+        "n_dropped",
+    ]
+    if an["cohort"].get("n_clusters") is not None:
+        cols.append("n_clusters")
+    return cols + ["note"]
+
+
+#: adjusted p-value at or above which a contrast row is "no detectable difference" (collapsed in the tables)
+ALPHA = 0.05
+
+
+def contrast_families(an: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Per family (plan order): ``(name, rows with Holm p < ALPHA, the other rows)``, each sorted by adjusted p
+    (undefined last)."""
+    order = list((an.get("holm") or {}).get("families") or {})
+    for c in an["contrasts"]:
+        if c.get("family", "contrasts") not in order:
+            order.append(c.get("family", "contrasts"))
+    out = []
+    for fam in order:
+        rows = [c for c in an["contrasts"] if c.get("family", "contrasts") == fam]
+        rows.sort(key=lambda c: (c["p_holm"] is None, c["p_holm"] if c["p_holm"] is not None else 0.0))
+        sig = [c for c in rows if c["p_holm"] is not None and c["p_holm"] < ALPHA]
+        rest = [c for c in rows if not (c["p_holm"] is not None and c["p_holm"] < ALPHA)]
+        out.append((fam, sig, rest))
+    return out
+
+
+def contrasts_table(
+    an: dict[str, Any], *, undefined: str = "undefined", rows: Sequence[dict[str, Any]] | None = None
+) -> tuple[list[str], list[list[str]]]:
+    clustered = an["cohort"].get("n_clusters") is not None
+    cols = ["contrast", "effect", f"{int(an['confidence'] * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
+    if clustered:
+        cols.append("clusters")
+    cols.append("note")
+    out = []
+    for c in an["contrasts"] if rows is None else rows:
+        ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
+        eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
+        row = [
+            c["contrast"],
+            eff,
+            ci,
+            fmt_p(c["p_value"], na=undefined),
+            fmt_p(c["p_holm"], na=undefined),
+            f"{c['n']} ({c['n_dropped']})",
+        ]
+        if clustered:
+            row.append(str(c["n_clusters"]))
+        row.append(c["note"] or "")
+        out.append(row)
+    return cols, out
+
+
+def contrasts_intro(an: dict[str, Any]) -> str:
+    clustered = an["cohort"].get("n_clusters") is not None
+    return (
+        f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
+        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
+        f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
+        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
+        f"seed {an['seed']}; {holm_note(an)} "
+        "(an undefined contrast keeps its place in the family, ranked as p = 1). "
+        f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
+        "as no detectable difference. "
+        "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
+        "outputs, recovery procedure and evaluator."
+    )
+
+
+def contrasts_markdown(an: dict[str, Any]) -> str:
+    parts = ["# Paired contrasts\n", run_header(an)]
+    parts.append("\n" + contrasts_intro(an) + "\n\n")
+    if not an["contrasts"]:
+        parts.append(an["contrasts_note"] + "\n")
+        return "".join(parts)
+    for fam, sig, rest in contrast_families(an):
+        parts.append(f"## {fam} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")
+        if sig:
+            cols, rows = contrasts_table(an, rows=sig)
+            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]) + "\n")
+        if rest:
+            cols, rows = contrasts_table(an, rows=rest)
+            parts.append(
+                f"<details><summary>{len(rest)} with no detectable difference (Holm p ≥ {ALPHA:g}) or undefined"
+                "</summary>\n\n"
+            )
+            parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
+            parts.append("\n</details>\n\n")
+    return "".join(parts)

@@ -1,0 +1,176 @@
+"""Where a figure's point labels and legend go (:mod:`rageval.report.plots` draws the figures).
+
+:func:`place_labels` annotates points so that no two labels overlap and none covers
+a point (a deterministic greedy search; a label moved away from its point gets a
+thin leader line, :func:`leader_connection`).  :func:`best_once` makes a legend's
+``loc="best"`` search run once per figure.  Both only speed matplotlib up or place
+text: the same analysis gives the same pixels.  Matplotlib is imported lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["place_labels", "leader_connection", "best_once"]
+
+#: a label's positions around its point, in points at ring 1 (``dx == -1``: left of the point, its width away)
+_OFFSETS = ((4, 4), (4, -11), (-1, 4), (-1, -11), (4, -3), (-1, -3), (-0.5, 9), (-0.5, -16))
+#: the distances tried, as multiples of the offsets
+_RINGS = (1.0, 2.2, 3.6)
+
+_Box = tuple[float, float, float, float]
+
+
+def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
+    """Annotate ``items = [(x, y, text, color)]`` so that no two labels overlap (and none covers a point).
+
+    Deterministic greedy search: for each label (in the given order) try eight positions
+    around its point at growing distances and keep the first whose box overlaps no label
+    placed so far, no other point and stays inside the axes; failing that, the position
+    with the least overlap.  A label moved away from its point gets a thin leader line.
+    """
+    if not items:
+        return
+    scale = ax.figure.dpi / 72.0
+    axbox = ax.get_window_extent(renderer)
+    pts = [ax.transData.transform((x, y)) for x, y, _, _ in items]
+    r = 3.0 * scale
+    obstacles = [(px - r, py - r, px + r, py + r) for px, py in pts]
+    placed: list[_Box] = []
+    pad = 1.5 * scale  # keep a small gap between labels, so two never read as one
+
+    for i, ((x, y, text, color), (px, py)) in enumerate(zip(items, pts)):
+        probe = ax.text(0, 0, text, fontsize=fontsize)
+        bb = probe.get_window_extent(renderer)
+        probe.remove()
+        w, h = bb.width, bb.height
+
+        def cost(box: _Box, i: int = i, w: float = w, h: float = h) -> float:
+            total = sum(_overlap(box, b, pad) for b in placed)
+            total += sum(_overlap(box, o, pad) for j, o in enumerate(obstacles) if j != i)
+            outside = box[0] < axbox.x0 or box[2] > axbox.x1 or box[1] < axbox.y0 or box[3] > axbox.y1
+            return total + ((w * h) if outside else 0.0)
+
+        ox, oy, box, ring = _best_spot(px, py, w, h, scale, cost)
+        placed.append(box)
+        _annotate(ax, (x, y), text, color, (ox / scale, oy / scale), far=ring > 1, fontsize=fontsize)
+
+
+def _overlap(a: _Box, b: _Box, pad: float) -> float:
+    """The area two boxes share, each grown by ``pad`` (0 when they are apart)."""
+    w = min(a[2], b[2]) - max(a[0], b[0]) + pad
+    h = min(a[3], b[3]) - max(a[1], b[1]) + pad
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _best_spot(
+    px: float, py: float, w: float, h: float, scale: float, cost: Callable[[_Box], float]
+) -> tuple[float, float, _Box, float]:
+    """``(dx, dy, box, ring)`` in pixels: the first free position around ``(px, py)``, else the least covered."""
+    best = None
+    for ring in _RINGS:
+        for dx, dy in _OFFSETS:
+            ox = (dx * ring if dx > 0 else (-w / scale - 4 * ring if dx == -1 else -w / scale / 2)) * scale
+            oy = dy * ring * scale
+            box = (px + ox, py + oy, px + ox + w, py + oy + h)
+            c = cost(box)
+            if best is None or c < best[0]:
+                best = (c, ox, oy, box, ring)
+            if c == 0:
+                break
+        if best is not None and best[0] == 0:
+            break
+    assert best is not None  # _OFFSETS is not empty
+    return best[1], best[2], best[3], best[4]
+
+
+def _annotate(ax, xy, text: str, color: Any, offset: tuple[float, float], *, far: bool, fontsize: float) -> None:
+    """One label at ``offset`` points from its point; ``far``: moved away, with a leader line."""
+    arrow = dict(arrowstyle="-", lw=0.4, color=color, alpha=0.6) if far else None
+    label = ax.annotate(
+        text,
+        xy,
+        textcoords="offset points",
+        xytext=offset,
+        fontsize=fontsize,
+        color=color,
+        ha="left",
+        va="bottom",
+        arrowprops=arrow,
+    )
+    if arrow is not None:
+        label.arrow_patch.set_connectionstyle(leader_connection())
+
+
+def leader_connection() -> Any:
+    """Matplotlib's straight connection (``arc3``), remembering its last clipped path.
+
+    A leader line's path is clipped against its label's box by bisection (a point-in-box
+    test per step), and a drawing asks for it twice: once for the legend's ``best``
+    search, once to draw it.  Same endpoints, same box, same shrink: the same path, so
+    the second request is answered from the first (each format is still computed).
+    """
+    from matplotlib.patches import ConnectionStyle
+
+    class Arc3Once(ConnectionStyle.Arc3):
+        def __init__(self) -> None:
+            super().__init__(rad=0.0)
+            self._last: tuple[Any, Any] | None = None
+
+        def __call__(self, posA, posB, shrinkA=2.0, shrinkB=2.0, patchA=None, patchB=None):
+            key = (tuple(map(float, posA)), tuple(map(float, posB)), float(shrinkA), float(shrinkB))
+            key += tuple(_box(p) for p in (patchA, patchB))
+            if self._last is None or self._last[0] != key:
+                self._last = (key, super().__call__(posA, posB, shrinkA, shrinkB, patchA, patchB))
+            return self._last[1]
+
+    return Arc3Once()
+
+
+def _box(patch: Any) -> tuple[Any, ...] | None:
+    """What a clipping patch's point-in-patch test depends on (a label's box: a rectangle in pixels)."""
+    if patch is None:
+        return None
+    geometry = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
+    style = (float(patch.get_linewidth()), tuple(patch.get_edgecolor()))
+    return (type(patch).__name__, *geometry, *style, patch.get_transform().get_matrix().tobytes())
+
+
+def best_once(legend: Any) -> None:
+    """Search ``loc="best"`` once per figure instead of at each layout pass of each format.
+
+    Matplotlib's search scores nine candidate boxes against every artist of the axes,
+    the leader lines of the labels included (a large part of a figure's cost), and a
+    legend runs it twice per drawing (its size, then its drawing) with nothing changed
+    in between, once for the PNG and again for the SVG.  Here the first search (the
+    PNG's) picks the location; later layout passes place the legend at that location
+    (the corner or side matplotlib would use for that code), so the SVG's legend sits
+    where the PNG's does.  Without the private methods (another matplotlib) the legend
+    is left as it is.
+    """
+    find = getattr(legend, "_find_best_position", None)
+    anchored = getattr(legend, "_get_anchored_bbox", None)
+    codes = getattr(legend, "codes", None)
+    if find is None or anchored is None or not isinstance(codes, dict):
+        return
+    from matplotlib.transforms import Bbox
+
+    chosen: list[int] = []
+
+    def place(code: int, width: float, height: float, renderer: Any) -> tuple[float, float]:
+        return anchored(code, Bbox.from_bounds(0, 0, width, height), legend.get_bbox_to_anchor(), renderer)
+
+    def best(width: float, height: float, renderer: Any) -> Any:
+        if chosen:
+            return place(chosen[0], width, height, renderer)
+        found = find(width, height, renderer)
+        at = tuple(map(float, found))
+        code = next(
+            (c for c in range(1, len(codes)) if tuple(map(float, place(c, width, height, renderer))) == at), None
+        )
+        if code is not None:
+            chosen.append(code)
+        return found
+
+    legend._find_best_position = best
