@@ -70,7 +70,7 @@ def time_paths(model, tok, pairs, judges, reps, batch_size):
 
 def minilm_paths(n: int, paths):
     """Each path of the real MiniLM judge vs fp32 on ``n`` WiCE claims: agreement at 0.5, max |dp|, seconds."""
-    from rageval.judges.calibrate import _premise, load_wice
+    from rageval.calibrate.core import _premise, load_wice
     from rageval.judges.embedding import EmbeddingJudge
 
     rows = load_wice()[:n]

@@ -172,7 +172,7 @@ def runner_run(judge, pairs, batch_size):
 def minilm_agreement(n: int) -> None:
     """bf16 vs fp32 on a trained checkpoint (the MiniLM judge) over WiCE claims: decision agreement and max |dp|."""
     from rageval.judges import get_judge
-    from rageval.judges.calibrate import _premise, load_wice
+    from rageval.calibrate.core import _premise, load_wice
 
     rows = load_wice()[:n]
     prem = [_premise(r, "bm25", 5) for r in rows]

@@ -34,6 +34,7 @@ from rageval.compressors.base import (
     SnippetError,
     resolve_budget,
 )
+
 from rageval.registry import NoMeta, Registry, UnknownNameError
 
 __all__ = [

@@ -44,6 +44,7 @@ device : ``"cpu"`` (default).
 from __future__ import annotations
 
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, group_documents, join_sentences
+
 from rageval.errors import require
 from rageval.types import Unit
 

@@ -27,6 +27,7 @@ from rageval.compressors.extractive import greedy_fill
 from rageval.compressors.lexical import LexicalIndex
 from rageval.compressors.scoring import relevance_scores, scorer_needs_model
 from rageval.compressors.similarity import build_similarity, is_model_similarity
+
 from rageval.types import Unit
 
 __all__ = ["ECRCompressor", "cluster"]

@@ -20,7 +20,6 @@ use_titles : bool, default True.
 from __future__ import annotations
 
 import numpy as np
-
 from rageval.compressors.base import (
     BaseCompressor,
     group_documents,

@@ -2,7 +2,7 @@
 
 A suite whose dataset is a file ``rageval score`` reads (``dataset: {format:
 generic, path: ...}``) keeps, per question, the units each system of the file
-packed (:mod:`rageval.score.suite_data`).  A setting ``compressor: given`` is
+packed (:mod:`rageval.data.formats.suite_data`).  A setting ``compressor: given`` is
 not compressed: the suite's planner makes it a :class:`~rageval.run.plan.Given`
 source whose items bring those units unchanged — each unit declaring the
 sentences of the sources it names, or nothing — and, when the setting's reader

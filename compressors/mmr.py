@@ -18,7 +18,6 @@ use_titles : bool, default True — titles count for relevance and similarity.
 from __future__ import annotations
 
 import numpy as np
-
 from rageval.compressors.base import BaseCompressor, scoring_text, sentence_unit, source_order
 from rageval.compressors.lexical import LexicalIndex
 from rageval.compressors.scoring import relevance_scores, scorer_needs_model

@@ -16,9 +16,9 @@ import functools
 from typing import Any, Sequence
 
 import numpy as np
-
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
+
 from rageval.errors import require
 
 __all__ = ["relevance_scores", "scorer_needs_model", "load_scorer"]

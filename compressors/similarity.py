@@ -45,9 +45,9 @@ from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
-
 from rageval.compressors.base import ModelUnavailable
 from rageval.compressors.lexical import LexicalIndex
+
 from rageval.errors import require
 
 __all__ = [

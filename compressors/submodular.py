@@ -51,11 +51,11 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-
 from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
 from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats, scale_to_unit
 from rageval.compressors.similarity import SimilarityMatrix, build_similarity, is_model_similarity
@@ -229,7 +229,6 @@ def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | N
 
     ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.
     """
-    import time
 
     t_end = None if max_seconds is None else time.perf_counter() + max_seconds
     obj = Objective(p)

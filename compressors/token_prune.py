@@ -47,11 +47,11 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, count_tokens, group_documents
+from rageval.compressors.lexical import STOPWORDS, bm25_idf
+
 from rageval.errors import require
 from rageval.text.tokenize import RegexTokenizer
-from rageval.compressors.lexical import STOPWORDS, bm25_idf
 from rageval.types import Unit
 
 __all__ = ["TokenPruneCompressor", "ensure_tiktoken_offline", "TIKTOKEN_CL100K_SHA1"]

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.judges.calibrate_alce import calibrate_alce_human, load_alce_human
+from rageval.calibrate.alce import calibrate_alce_human, load_alce_human
 from rageval.stats.agreement import agreement, cohen_kappa, confusion
 
 FILE = Path(__file__).parent / "fixtures" / "alce_human_small.json"

@@ -5,7 +5,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rageval.judges.calibrate import auroc, calibrate, calibrate_cmd, load_wice
+from rageval.calibrate.core import auroc, calibrate, calibrate_cmd, load_wice
 
 
 def test_auroc_hand_computed_with_ties():
@@ -51,7 +51,7 @@ def test_cli_bad_file_is_a_clear_error(tmp_path):
 
 
 def test_abstentions_are_left_out_and_counted():
-    from rageval.judges.calibrate import calibrate
+    from rageval.calibrate.core import calibrate
 
     rows = [
         {"claim": "Paris is in France.", "evidence": ["Paris is in France."], "label": "supported"},

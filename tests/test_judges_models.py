@@ -266,7 +266,7 @@ def test_minilm_judge_and_dense_candidates():
 
 
 def test_calibrate_runs_a_model_judge_through_the_cli_path(t5_dir):
-    from rageval.judges.calibrate import calibrate, load_wice
+    from rageval.calibrate.core import calibrate, load_wice
 
     r = calibrate(load_wice()[:6], judge=f"seq2seq:{t5_dir}", max_length=64)
     assert r["judge"].startswith("seq2seq:tiny-t5-true@sha256:") and "max_length=64" in r["judge"]

@@ -585,7 +585,7 @@ def test_calibrate_through_the_server_matches_the_lexical_judge(server, tmp_path
 
 
 def test_calibrate_with_the_spec_form_and_abstentions(server):
-    from rageval.judges.calibrate import load_wice
+    from rageval.calibrate.core import load_wice
 
     rows = load_wice()[:6]
     server.by_claim = {rows[0]["claim"]: completion("Unsure"), rows[1]["claim"]: completion("Unsure")}
@@ -602,7 +602,7 @@ def test_calibrate_judge_param_errors():
 
 
 def test_parse_judge_params():
-    from rageval.judges.calibrate import parse_judge_params
+    from rageval.calibrate.core import parse_judge_params
 
     assert parse_judge_params(["a=1", "b=0.5", "c=true", "d=null", "e=x=y", "f=[1]", "g="]) == {
         "a": 1,

@@ -239,7 +239,7 @@ def test_rundir_read_manifest_raises_rundirerror(tmp_path):
 
 
 def test_a_given_setting_takes_units_and_answers_from_the_dataset_read_once(tmp_path, monkeypatch):
-    import rageval.score.suite_data as sd
+    import rageval.data.formats.suite_data as sd
 
     shutil.copy(EXAMPLE, tmp_path / "outputs.jsonl")
     (tmp_path / "s.yaml").write_text(

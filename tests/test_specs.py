@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from rageval.budget import BudgetError, budget_problem, check_budget, check_budgets, resolve_budget
+from rageval.judges.checks import judge_problems
 from rageval.judges.spec import (
     JUDGE_PARAMS,
     JudgeOptions,
     JudgeSpec,
     JudgeSpecError,
     judge_param_problem,
-    judge_problems,
     model_and_url,
     options_model,
     parse_judge_spec,

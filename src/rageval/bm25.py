@@ -26,7 +26,7 @@ caller         parameters                  what is indexed, what is asked
                                            document's ``title + "\\n" + text``; the question.
                                            Its recall is audited: the reference setting.
 ``recovery``   k1=1.5, b=0.75              re-attribution (:mod:`rageval.diagnostics`) and
-                                           judge calibration (:mod:`rageval.judges.calibrate`):
+                                           judge calibration (:mod:`rageval.calibrate.core`):
                                            one question's source sentences (or a page's
                                            evidence sentences); a unit or claim, via
                                            ``BM25Index(texts, PARAMS["recovery"]).top(query, k)``.

@@ -35,12 +35,13 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rageval.text.tokenize import RegexTokenizer, get_tokenizer
+
 __all__ = ["count_tokens", "evidence_token_counts", "evidence_tokens", "achieved_ratio"]
 
 
 def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
     """The tokenizer's count of each text (a tokenizer object, or a spec such as ``"regex"`` or None)."""
-    from rageval.text.tokenize import RegexTokenizer, get_tokenizer
 
     if isinstance(texts, (str, bytes)):
         raise TypeError(f"count_tokens takes a list of texts, got a single {type(texts).__name__}: {texts!r:.60}")

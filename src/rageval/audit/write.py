@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval.io import write_text_atomic
 from rageval.report.tables import fmt, fmt_p, to_csv, to_markdown
 
 __all__ = ["write_audit", "audit_markdown"]
@@ -190,8 +191,6 @@ def _agreement_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def write_audit(out: Path, result: dict[str, Any], items: Sequence[Any], modes: Sequence[str]) -> dict[str, Path]:
-    from rageval.io import write_text_atomic
-
     files = {
         "audit_json": out / "audit.json",
         "audit_md": out / "audit.md",

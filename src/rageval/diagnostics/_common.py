@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rageval.registry import did_you_mean
+
 __all__ = [
     "mean_defined",
     "summarize",
@@ -72,8 +74,6 @@ def check_keys(d: Mapping, allowed: Sequence[str], where: str) -> None:
     """
     for key in d:
         if key not in allowed:
-            from rageval.registry import did_you_mean
-
             raise ValueError(
                 f"{where} has an unknown key {key!r}.{did_you_mean(key, allowed)} Keys: {', '.join(allowed)}."
             )

@@ -26,6 +26,9 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from rageval.diagnostics._attribution_inputs import prepare_inputs
+from rageval.diagnostics.catalog import CATALOG, get
+
 __all__ = ["check_module_inputs"]
 
 _TOKEN_LISTS = ("budget_tokens", "retrieved_tokens", "achieved_tokens", "reader_input_tokens")
@@ -35,14 +38,11 @@ _DATA = ("predictions", "references", "units", "sources", "contexts", "retrieved
 
 def check_module_inputs(name: str, inputs: Mapping[str, Any]) -> None:
     """Raise the pure function's error for malformed ``inputs`` of module ``name`` (see the module doc)."""
-    from rageval.diagnostics.catalog import CATALOG, get
 
     spec = CATALOG[name]
     if all(inputs.get(k) is None for k in _DATA):
         return  # compute() after add()/add_batch(): the batches were checked as they came
     if spec.uses_judge:
-        from rageval.diagnostics._attribution_inputs import prepare_inputs
-
         questions = prepare_inputs(inputs.get("predictions"), inputs.get("units"), inputs.get("sources"))
         if name == "compression":
             from rageval.diagnostics.compression import _opt_list

@@ -49,6 +49,7 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.text.tokenize import get_tokenizer
 from rageval.tokens import achieved_ratio, evidence_tokens
 
 __all__ = ["compression", "record_values", "verification_costs"]
@@ -111,7 +112,6 @@ def compression(
     cache_dir: Any = None,
 ) -> dict[str, Any]:
     """Nominal vs achieved compression and the verification cost roll-up (see module doc)."""
-    from rageval.text.tokenize import get_tokenizer
 
     questions = prepare_inputs(predictions, units, sources)
     n = len(questions)

@@ -50,14 +50,8 @@ def _engine_values(name: str, row: dict[str, Any], x: ScoringInput) -> dict[str,
     return {k: row.get(k) for k in CATALOG[name].keys}
 
 
-def score(
-    inputs: Sequence[ScoringInput], diagnostics: Sequence[str], options: ScoringOptions, judge: Any
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """``(metrics, extra)`` for each input (see the module doc)."""
-    metrics: list[dict[str, Any]] = [{} for _ in inputs]
-    extras: list[dict[str, Any]] = [{} for _ in inputs]
-    if not inputs:
-        return list(zip(metrics, extras))
+def _scored_alone(inputs, diagnostics, options, metrics: list[dict[str, Any]]) -> None:
+    """The diagnostics with a scorer: each over all inputs at once, its declared outputs per input."""
     for name in diagnostics:
         spec = CATALOG[name]
         if spec.scorer is None:
@@ -65,21 +59,38 @@ def score(
         per_q = CATALOG.scorers.get(name)(inputs, options)["per_question"]
         for m, q in zip(metrics, per_q):
             m.update({k: q.get(k) for k in spec.keys})
+
+
+def _scored_by_engine(inputs, diagnostics, options, judge, metrics, extras) -> None:
+    """The engine diagnostics: one engine call for the union of their parts, each one's record values, the
+    specs' record extras, the engine's other counters and its per-sentence details."""
     parts = engine_parts(diagnostics)
-    if parts:
-        rows = _engine_rows(inputs, parts, options, judge)
-        for name in diagnostics:
-            if name in CATALOG.record_extras:
-                for i, extra in CATALOG.record_extras.get(name)(inputs, options, judge).items():
-                    extras[i].update(extra)
-        engine_keys = {k for s in CATALOG.values() if s.engine_parts for k in s.keys}
-        for m, e, row, x in zip(metrics, extras, rows, inputs):
-            details = row.pop("details", None)
-            for name in diagnostics:
-                if CATALOG[name].engine_parts:
-                    m.update(_engine_values(name, row, x))
-            e["attribution_counts"] = {
-                k: v for k, v in row.items() if k not in engine_keys and (isinstance(v, (int, float)) or v is None)
-            }
-            e["attribution"] = details
+    if not parts:
+        return
+    rows = _engine_rows(inputs, parts, options, judge)
+    for name in diagnostics:
+        if name in CATALOG.record_extras:
+            for i, extra in CATALOG.record_extras.get(name)(inputs, options, judge).items():
+                extras[i].update(extra)
+    engine_keys = {k for s in CATALOG.values() if s.engine_parts for k in s.keys}
+    engine_names = [name for name in diagnostics if CATALOG[name].engine_parts]
+    for m, e, row, x in zip(metrics, extras, rows, inputs):
+        details = row.pop("details", None)
+        for name in engine_names:
+            m.update(_engine_values(name, row, x))
+        e["attribution_counts"] = {
+            k: v for k, v in row.items() if k not in engine_keys and (isinstance(v, (int, float)) or v is None)
+        }
+        e["attribution"] = details
+
+
+def score(
+    inputs: Sequence[ScoringInput], diagnostics: Sequence[str], options: ScoringOptions, judge: Any
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """``(metrics, extra)`` for each input (see the module doc)."""
+    metrics: list[dict[str, Any]] = [{} for _ in inputs]
+    extras: list[dict[str, Any]] = [{} for _ in inputs]
+    if inputs:
+        _scored_alone(inputs, diagnostics, options, metrics)
+        _scored_by_engine(inputs, diagnostics, options, judge, metrics, extras)
     return list(zip(metrics, extras))

@@ -18,6 +18,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+from rageval.diagnostics import CATALOG
 from rageval.evaluate_support.citations import HOMEPAGE, citation, rageval_entry
 
 __all__ = ["module_info", "modules_dir", "module_names", "modules_cache_dir", "install_metrics", "CITATION"]
@@ -29,8 +30,6 @@ CITATION = rageval_entry() + "\n"
 def module_info(name: str, description: str, inputs_description: str, features, **extra):
     """``evaluate.MetricInfo`` for module ``name``, version and summary taken from the catalog."""
     import evaluate
-
-    from rageval.diagnostics import CATALOG
 
     info = CATALOG[name]
     return evaluate.MetricInfo(

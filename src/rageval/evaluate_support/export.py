@@ -38,6 +38,10 @@ import click
 import yaml
 
 from rageval import __version__
+from rageval.diagnostics.catalog import spec
+from rageval.evaluate_support import module_names, modules_dir
+from rageval.evaluate_support.citations import HOMEPAGE, citation
+from rageval.registry import unknown_name
 
 __all__ = [
     "SDK_VERSION",
@@ -76,8 +80,6 @@ _FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
 
 def _spec(name: str):
-    from rageval.diagnostics.catalog import spec
-
     return spec(name)
 
 
@@ -158,8 +160,6 @@ example below uses the bare name; rageval's tests run it as a doctest
 
 
 def _citation_section(name: str) -> str:
-    from rageval.evaluate_support.citations import citation
-
     return f"""## Citation
 
 Cite the work this metric's definition comes from and rageval {__version__}
@@ -219,7 +219,6 @@ def render_requirements() -> str:
 
 def absolute_links(card: str) -> str:
     """Links of a card that lead out of its folder (``../../docs/…``) made absolute (rageval's repository)."""
-    from rageval.evaluate_support.citations import HOMEPAGE
 
     return re.sub(r"\]\(\.\./\.\./([^)\s]+)\)", lambda m: f"]({HOMEPAGE}/blob/main/{m.group(1)})", card)
 
@@ -231,7 +230,6 @@ def render_folder(
 
     ``relative_links=False`` (a folder outside the checkout) points the card's links into rageval's repository.
     """
-    from rageval.evaluate_support import modules_dir
 
     src = Path(source) if source is not None else modules_dir() / name
     module_source = (src / f"{name}.py").read_text(encoding="utf-8")
@@ -257,14 +255,11 @@ def export_metrics(out: str | Path, namespace: str = DEFAULT_NAMESPACE, names: l
 
     Files of the same names are overwritten; other files in ``out`` are left alone.
     """
-    from rageval.evaluate_support import module_names, modules_dir
 
     _check_namespace(namespace)
     shipped = module_names()
     for n in names or []:
         if n not in shipped:
-            from rageval.registry import unknown_name
-
             raise unknown_name("evaluate module", n, shipped)
     out = Path(out)
     if out.exists() and not out.is_dir():

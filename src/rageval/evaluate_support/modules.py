@@ -43,8 +43,10 @@ from typing import Any
 import datasets
 import evaluate
 
+from rageval.diagnostics.catalog import CATALOG, get
 from rageval.diagnostics.check_inputs import check_module_inputs
 from rageval.evaluate_support import module_info
+from rageval.registry import did_you_mean
 
 __all__ = [
     "RagevalMetric",
@@ -77,7 +79,6 @@ COMMON_ARGS = """\
 @functools.cache
 def module_names_for(name: str) -> frozenset[str]:
     """The keyword names diagnostic ``name``'s pure function takes."""
-    from rageval.diagnostics.catalog import get
 
     return frozenset(inspect.signature(get(name)).parameters)
 
@@ -85,7 +86,6 @@ def module_names_for(name: str) -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def known_names() -> frozenset[str]:
     """Every input and option name of every rageval module."""
-    from rageval.diagnostics.catalog import CATALOG
 
     return frozenset().union(*(module_names_for(n) for n in CATALOG))
 
@@ -117,7 +117,6 @@ class RagevalMetric(evaluate.Metric):
 
     def compute(self, *, predictions=None, references=None, **kwargs):
         """Keep this module's inputs and options, drop other rageval modules' names, reject unknown ones."""
-        from rageval.registry import did_you_mean
 
         known, own = known_names(), module_names_for(self.NAME)
         unknown = sorted(k for k in kwargs if k not in known)
@@ -157,7 +156,6 @@ class RagevalMetric(evaluate.Metric):
         ``return self._score(locals())``; the names its signature declares are
         passed on by name (``self`` and anything else in ``arguments`` are not).
         """
-        from rageval.diagnostics.catalog import get
 
         names = inspect.signature(self._compute).parameters  # the bound method's: without self
         return own_keys(self.NAME, get(self.NAME)(**{k: v for k, v in arguments.items() if k in names}))
@@ -169,7 +167,6 @@ def own_keys(name: str, result: dict[str, Any]) -> dict[str, Any]:
     A key is kept when ``name``'s entry declares it (outputs and module keys) or
     no entry does (``n``, ``n_undefined``, ``per_question``, totals).
     """
-    from rageval.diagnostics.catalog import CATALOG
 
     spec = CATALOG[name]
     mine = {o.key for o in spec.outputs + spec.module_keys}

@@ -58,7 +58,9 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from rageval.http import HttpError, LazyClient, origin_of
 from rageval.judges.base import JudgeError
+from rageval.judges.registry import OPENAI_PARAMS
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -85,22 +87,8 @@ USER_TEMPLATE = (
     "Premise:\n{premise}\n\nClaim:\n{hypothesis}\n\nIs the claim fully supported by the premise? Answer yes or no."
 )
 
-#: the judge's own parameters (``judge.params`` of a suite, keyword arguments of ``get_judge("openai", ...)``)
-PARAMS = (
-    "model",
-    "base_url",
-    "api_key",
-    "api_key_env",
-    "logprobs",
-    "top_logprobs",
-    "concurrency",
-    "timeout",
-    "max_retries",
-    "backoff",
-    "max_backoff",
-    "extra_body",
-    "trust_env",
-)
+#: the judge's own parameters, declared with its registry entry (:data:`rageval.judges.registry.OPENAI_PARAMS`)
+PARAMS = OPENAI_PARAMS
 
 #: request fields that define the judge (prompt, one answer token, greedy, the probability rule)
 _FIXED_KEYS = frozenset({"model", "messages", "max_tokens", "temperature", "logprobs", "top_logprobs", "n", "stream"})
@@ -207,7 +195,6 @@ def _check_endpoint(model: Any, base_url: Any) -> tuple[str, str, int]:
             f"openai judge: base_url must start with http:// or https://, got {base_url!r} "
             "(e.g. http://127.0.0.1:8000/v1)"
         )
-    from rageval.http import origin_of  # the HTTP package (asyncio) only once a judge is built
 
     scheme, host, port = origin_of(base_url)
     if not host:
@@ -293,7 +280,6 @@ class OpenAIJudge:
         self.id = f"openai:{model}@{where}|prompt={PROMPT_VERSION}|p={rule}"
         if extra:
             self.id += f"|extra={hashlib.sha256(extra_json.encode()).hexdigest()[:12]}"
-        from rageval.http import LazyClient  # the HTTP package (asyncio) only once a judge is built
 
         self._http = LazyClient(
             self.base_url,
@@ -352,8 +338,6 @@ class OpenAIJudge:
             pool.shutdown(wait=True, cancel_futures=True)
 
     def _one(self, premise: str, hypothesis: str) -> float:
-        from rageval.http import HttpError  # the HTTP package (asyncio) only once a request is sent
-
         try:
             resp = self.client().post_json("chat/completions", self.request_body(premise, hypothesis))
         except HttpError as err:

@@ -45,12 +45,16 @@ paths they would speed up; they do not change the default.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import tempfile
+import types
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from rageval.errors import require
 
 __all__ = [
     "EXECUTIONS",
@@ -209,8 +213,6 @@ def _dtype_name(dtype: Any) -> str:
 
 
 def _require_onnxruntime() -> None:
-    from rageval.errors import require
-
     require("onnxruntime", what="execution='onnx'", otherwise="or use execution='auto' (fp32, no extra)")
 
 
@@ -232,8 +234,6 @@ def keep_freed_memory() -> bool:
     ok = False
     if os.environ.get("RAGEVAL_JUDGE_MALLOPT", "1") != "0":
         try:
-            import ctypes
-
             libc = ctypes.CDLL("libc.so.6")
             m_trim_threshold, m_top_pad, m_mmap_max = -1, -2, -4
             ok = bool(
@@ -357,8 +357,6 @@ class OnnxModel:
         return cls(session, names, output, folder)
 
     def __call__(self, **inputs: Any) -> Any:
-        import types
-
         import numpy as np
         import torch
 

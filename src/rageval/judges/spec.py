@@ -12,8 +12,7 @@
   with one-line messages; a judge with its own parameters (registry meta
   ``params``, e.g. ``openai``'s ``model``, ``base_url``, ...) adds them
   (:func:`options_model`).
-* :func:`judge_problems` — what a suite's judge gets wrong, one line each
-  (called by :func:`rageval.suite.checks.config_problems`).
+* what a suite's judge gets wrong, one line each, is :func:`rageval.judges.checks.judge_problems`.
 
 >>> ref = parse_judge_spec("nli:/models/deberta")
 >>> ref.name, ref.arg, ref.model, ref.runs_model, ref.windowed
@@ -35,15 +34,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
 from rageval.judges.paths import EXECUTIONS
-from rageval.judges.replay import ReplayJudge
+from rageval.judges.registry import JUDGES
 from rageval.judges.windowed import parse_window
-from rageval.registry import closest, did_you_mean
+from rageval.registry import did_you_mean
 from rageval.strict import Strict
 
 __all__ = [
@@ -53,8 +51,8 @@ __all__ = [
     "JudgeSpec",
     "JudgeSpecError",
     "judge_param_problem",
-    "judge_problems",
     "model_and_url",
+    "option_problems",
     "options_model",
     "parse_judge_spec",
 ]
@@ -76,7 +74,7 @@ class JudgeSpecError(ValueError):
 
 
 def _judges() -> Any:
-    from rageval.judges import JUDGES  # the registry (the package imports this module lazily)
+    return JUDGES
 
     return JUDGES
 
@@ -262,7 +260,7 @@ def options_model(own: tuple[str, ...] = ()) -> type[JudgeOptions]:
     return create_model("JudgeOptionsWithOwn", __base__=JudgeOptions, **fields)
 
 
-def _option_problems(params: Mapping[str, Any], own: Sequence[str] = ()) -> dict[str, str]:
+def option_problems(params: Mapping[str, Any], own: Sequence[str] = ()) -> dict[str, str]:
     """Option name -> what is wrong with it (only the options with a problem), in ``params`` order."""
     try:
         options_model(tuple(own)).model_validate(dict(params))
@@ -281,81 +279,4 @@ def _option_problems(params: Mapping[str, Any], own: Sequence[str] = ()) -> dict
 
 def judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
     """What is wrong with the option ``key: value`` (``own``: the judge's own parameters), else None."""
-    return _option_problems({key: value}, own).get(key)
-
-
-# -- the suite's checks ------------------------------------------------------------------------
-
-
-def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -> list[str]:
-    """The problems of a judge ``spec`` with ``params`` (a suite's ``judge:``), one line each
-    (``  judge.spec: ...``, ``  judge.params.<key>: ...``).  Nothing is downloaded and no model is loaded; a
-    replay judge reads its file, a judge with its own parameters (openai) is built (no connection is made)."""
-    ref = parse_judge_spec(spec)
-    out = _spec_problems(ref, where)
-    own = ref.params  # a judge with its own parameters (openai: model, base_url, ...)
-    out += _params_problems(ref, params, where)
-    if own and not out:  # such a judge is cheap to build (no model, no connection): build it, as the run does
-        from rageval.judges import build_judge
-
-        try:
-            build_judge(spec, **params)
-        except (TypeError, ValueError) as err:
-            out.append(f"  {where}.params: {' '.join(str(err).split())}")
-    return out
-
-
-def _spec_problems(ref: JudgeRef, where: str) -> list[str]:
-    """What is wrong with the spec string itself: malformed, an unreadable replay file, a misspelt name or kind."""
-    if ref.problem is not None:
-        return [f"  {where}.spec: {ref.problem}"]
-    if ref.name == "replay" and ref.arg is not None:
-        try:
-            ReplayJudge(ref.arg)
-        except (OSError, ValueError) as err:
-            return [f"  {where}.spec: {' '.join(str(err).split())}"]
-        return []
-    if ref.name is None and not Path(ref.spec).expanduser().exists():
-        return _unknown_name_problems(ref, where)
-    return []
-
-
-def _unknown_name_problems(ref: JudgeRef, where: str) -> list[str]:
-    """A spec that names no judge and no local folder: a misspelt kind (``nil:/m``) or name (``lexcial``)."""
-    from rageval.judges import BUILTIN
-
-    judges, spec = _judges(), ref.spec
-    if ref.prefix is not None and "/" not in ref.prefix:
-        known = [n for n in judges.names() if judges.meta(n).arg]
-        hint = did_you_mean(ref.prefix, known) or f" Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-        return [f"  {where}.spec: unknown judge kind {ref.prefix!r} in {spec!r}.{hint}"]
-    if ref.prefix is None and "/" not in spec:
-        close = closest(spec, [n for n in judges.names() if not judges.meta(n).arg])
-        if close is not None:
-            msg = (
-                f"  {where}.spec: {spec!r} is neither a judge name nor a local folder. Did you mean {close!r}? "
-                f"Known: {', '.join(BUILTIN)}, or a model folder / hub id."
-            )
-            return [msg]
-    return []
-
-
-def _params_problems(ref: JudgeRef, params: Mapping[str, Any], where: str) -> list[str]:
-    """What is wrong with each of ``params``: a key written into the suite, a bad value, a window it cannot use."""
-    own = ref.params
-    problems = _option_problems(params, own)
-    out = []
-    for key, value in params.items():
-        if key == "api_key" and key in own:
-            out.append(
-                f"  {where}.params.api_key: do not write a key into a suite (the suite is recorded in the run's "
-                "manifest); name the environment variable that holds it with api_key_env"
-            )
-        elif key in problems:
-            out.append(f"  {where}.params.{key}: {problems[key]}")
-        elif key == "window" and value not in (None, False) and not ref.windowed:
-            out.append(
-                f"  {where}.params.window: judge {ref.spec!r} reads whole premises (no token window); "
-                "window applies to model judges (nli:, seq2seq:, a model folder or hub id)"
-            )
-    return out
+    return option_problems({key: value}, own).get(key)

@@ -61,6 +61,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
+from rageval.http import EndpointPool, HttpError, endpoint_list
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
 from rageval.readers.template import PromptTemplate
@@ -105,8 +106,6 @@ class OpenAIParams(ReaderParams):
     @field_validator("base_url", mode="before")
     @classmethod
     def _base_url(cls, value: Any) -> Any:
-        from rageval.http import endpoint_list
-
         endpoint_list(value, what="openai reader")  # its ValueError names the fix
         return value
 
@@ -189,7 +188,6 @@ class OpenAIReader(Reader):
             extra_body=extra_body,
             trust_env=trust_env,
         )
-        from rageval.http import EndpointPool, endpoint_list
 
         base_urls = endpoint_list(base_url, what="openai reader")
         if endpoint_concurrency is None:
@@ -248,8 +246,6 @@ class OpenAIReader(Reader):
 
     # -- one request -------------------------------------------------------------------------
     def _one(self, req: ReaderRequest) -> ReaderOutput:
-        from rageval.http import HttpError
-
         messages = self.template.messages(req.question, req.units)
         body = {
             "model": self.model_name,

@@ -96,7 +96,7 @@ class SavedReader(Reader):
 
     def _load_scored_file(self) -> None:
         """The answers of one system of a file ``rageval score`` reads (see the module doc)."""
-        from rageval.score.suite_data import given_answers
+        from rageval.data.formats.suite_data import given_answers
 
         assert self.format is not None  # called only when a format was given (__init__)
         for qid, (text, tokens, where) in given_answers(str(self.path), self.format, system=self.system).items():

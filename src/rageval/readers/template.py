@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from rageval.registry import closest
 from rageval.types import Unit
 
 __all__ = ["PromptTemplate", "DEFAULT_TEMPLATE", "DEFAULT_INSTRUCTION", "template_hash"]
@@ -145,8 +146,6 @@ class PromptTemplate:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(d) - known)
         if unknown:
-            from rageval.registry import closest
-
             hints = []
             for u in unknown:
                 close = closest(u, sorted(known))

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from rageval.report.contrasts import ContrastRow, parse_contrasts
+from rageval.report.load import RunError
+
 __all__ = ["build_report", "parse_contrasts", "ContrastRow", "RunError"]
 
 
-def __getattr__(name: str) -> Any:  # lazy: the suite validator imports parse_contrasts without numpy work
+def __getattr__(name: str) -> Any:  # lazy: the report's builder loads numpy; the suite validator needs none of it
     if name == "build_report":
         from rageval.report.build import build_report
 
         return build_report
-    if name in ("parse_contrasts", "ContrastRow"):
-        from rageval.report import contrasts
-
-        return getattr(contrasts, name)
-    if name == "RunError":
-        from rageval.report.load import RunError
-
-        return RunError
     raise AttributeError(name)

@@ -6,6 +6,8 @@ and is checked against these (:mod:`rageval.suite.study`).
 
 from __future__ import annotations
 
+from rageval.diagnostics import direction_of
+
 __all__ = ["AXIS_KEYS", "DEFAULT_AXES", "axis_direction"]
 
 #: the size axes of a frontier (from each record's context)
@@ -16,6 +18,5 @@ DEFAULT_AXES = (("achieved_ratio", "grounded_precision"), ("achieved_ratio", "an
 
 def axis_direction(key: str) -> str:
     """``higher`` / ``lower`` / ``none`` for a frontier axis (achieved ratio and tokens: lower)."""
-    from rageval.diagnostics import direction_of
 
     return "lower" if key in AXIS_KEYS else direction_of(key)

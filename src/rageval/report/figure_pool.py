@@ -16,10 +16,13 @@ directory).
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from importlib import import_module
 from typing import Any
 
 from rageval.run.lock import child_of_lock_holder
@@ -99,9 +102,6 @@ def draw_figures(
     n = figure_processes(len(jobs), processes)
     if n <= 1:
         return [draw(job) for job in jobs]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from importlib import import_module
 
     for module in ("matplotlib.figure", "matplotlib.backends.backend_agg"):
         import_module(module)  # imported once here, inherited by every worker

@@ -34,6 +34,8 @@ from rageval.run.execute import Stage, run_batch
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
 from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
 from rageval.run.rundir import Manifest, RunDir
+from rageval.run.scale import RaySession, require_ray
+from rageval.text import get_tokenizer
 from rageval.types import Record
 
 __all__ = ["RunResult", "SettingWork", "execute"]
@@ -119,8 +121,6 @@ def execute(
     rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     out = rundir.path
     if ray is not None:
-        from rageval.run.scale import require_ray
-
         require_ray()  # a clear install hint before anything starts
     with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses an output path that is a file
         remove_stale_temps(out)  # a killed run's half-written outputs (we hold the lock: no write is in flight)
@@ -130,8 +130,6 @@ def execute(
         cache.mark_suite(plan.origin.name, plan.origin.hash)
         session = None
         if ray is not None:
-            from rageval.run.scale import RaySession
-
             session = RaySession(ray, judge_actors=ray_judges)
         try:
             return _execute(plan, rundir, cache, session, allow_unavailable, progress_bar, on_record, retry_failed)
@@ -157,8 +155,6 @@ class _Execution:
     """One execution of a plan: the parts it built, the counters it keeps, the hashes it expects."""
 
     def __init__(self, plan: Plan, rundir: RunDir, cache: RecordCache, session: Any, parts: Parts, **how: Any):
-        from rageval.text import get_tokenizer
-
         self.plan, self.rundir, self.cache, self.session, self.parts = plan, rundir, cache, session, parts
         self.allow_unavailable: bool = how["allow_unavailable"]
         self.retry_failed: bool = how["retry_failed"]

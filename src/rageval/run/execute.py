@@ -22,9 +22,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rageval.citations import parse_answer
+from rageval.compressors import BudgetError, CompressorError
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
+from rageval.readers.template import DEFAULT_TEMPLATE
 from rageval.run.plan import Item
+from rageval.tokens import evidence_tokens
 from rageval.types import Answer, Context, Record, Setting
 
 __all__ = ["Item", "Stage", "compress_and_read", "run_batch", "score_outputs"]
@@ -50,7 +53,6 @@ class Stage:
             return self.evidence_text
         if self.reader is not None:
             return self.reader.template.evidence_text
-        from rageval.readers.template import DEFAULT_TEMPLATE
 
         return DEFAULT_TEMPLATE.evidence_text
 
@@ -94,15 +96,12 @@ def failed(
 
 
 def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
-    from rageval.compressors import BudgetError, CompressorError
-
     setting = stage.setting
     if item.saved is not None:  # a saved record: its own context (a failed one is kept as it was)
         return item.saved.context, (None if item.saved.status == "ok" else item.saved)
     if item.given is not None:  # the units the file gives, measured with the run's tokenizer
         if item.given.error is not None or item.given.units is None:
             return None, failed(item, setting, "compressor_error", item.given.error or "no units given")
-        from rageval.tokens import evidence_tokens
 
         retrieved = evidence_tokens(list(item.sources), stage.tokenizer)
         ctx = Context.measure(

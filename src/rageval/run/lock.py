@@ -26,12 +26,14 @@ decides: a lock whose pid is alive on this host refuses, any other is taken over
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import functools
 import inspect
 import json
 import logging
 import os
+import signal
 import socket
 import threading
 import time
@@ -113,9 +115,6 @@ def child_of_lock_holder(parent: int | None = None) -> None:
 
 
 def _die_with_parent(parent: int) -> None:
-    import ctypes
-    import signal
-
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG

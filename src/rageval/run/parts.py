@@ -13,10 +13,12 @@ from __future__ import annotations
 import platform
 import sys
 from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rageval import __version__
+from rageval.compressors import get
 from rageval.errors import ModelUnavailable
 
 if TYPE_CHECKING:
@@ -27,7 +29,6 @@ __all__ = ["Parts", "load_judge", "make_compressor", "make_reader", "package_ver
 
 def package_versions() -> dict[str, str]:
     """The versions the manifest records: rageval, Python and the numeric and model libraries installed."""
-    from importlib import metadata
 
     out = {"rageval": __version__, "python": platform.python_version()}
     for pkg in ("numpy", "scipy", "torch", "transformers", "bm25s", "nupunkt", "nltk"):
@@ -66,8 +67,6 @@ def reader_id(reader: Any, spec: Any) -> Any:
 
 
 def make_compressor(name: str, params: Mapping[str, Any]):
-    from rageval.compressors import get
-
     return get(name, **dict(params))
 
 

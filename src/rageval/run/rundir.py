@@ -27,6 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rageval.errors import ConfigError
 from rageval.io import write_json_atomic
+from rageval.run.lock import OutDirLock
+from rageval.run.plan import Scoring
+from rageval.types import Record
 
 __all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate"]
 
@@ -119,7 +122,6 @@ class Manifest(_Open):
     def scoring_spec(self, judge: Any = None):
         """The run's :class:`~rageval.run.plan.Scoring` (``judge``: a JudgeSpec to score with instead)."""
         from rageval.judges.spec import JudgeSpec
-        from rageval.run.plan import Scoring
 
         s = self.scoring
         if judge is None:
@@ -230,7 +232,6 @@ class RunDir:
 
     def lock(self, command: str):
         """The directory's one-writer lock (:class:`~rageval.run.lock.OutDirLock`; re-entrant in a process)."""
-        from rageval.run.lock import OutDirLock
 
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"output directory {self.path} is a file; choose another --out (or output_dir)")
@@ -282,7 +283,6 @@ class RunDir:
 
     def iter_records(self) -> Iterator[tuple[int, Any]]:
         """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped)."""
-        from rageval.types import Record
 
         p = self.records_path
         if not p.is_file():

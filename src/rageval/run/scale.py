@@ -38,6 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from rageval.errors import ConfigError, ModelUnavailable, RunFailure, install_hint, require
+from rageval.run.parts import load_judge, make_compressor, make_reader
+from rageval.run.plan import CompressRead, sha
+from rageval.text import get_tokenizer
 
 __all__ = [
     "LOCAL",
@@ -85,9 +88,6 @@ def compress_read_task(spec: tuple, batch: list) -> tuple[list, list, dict[int, 
     once per worker process (:mod:`rageval.run.parts`).
     """
     from rageval.run.execute import Stage, compress_and_read
-    from rageval.run.parts import make_compressor, make_reader
-    from rageval.run.plan import sha
-    from rageval.text import get_tokenizer
 
     setting, name, params, comp_error, reader_spec, tokenizer_spec, allow_unavailable, run_hash = spec
     tokenizer = _part(f"tokenizer:{tokenizer_spec}", lambda: get_tokenizer(tokenizer_spec))
@@ -261,7 +261,6 @@ class RaySession:
         """The run's :class:`~rageval.judges.base.JudgeRunner` (here, with the sqlite cache) over a :class:`RayJudge`
         (``judge``: the run's JudgeSpec)."""
         from rageval.judges import JudgeRunner
-        from rageval.run.parts import load_judge
 
         params = dict(judge.params)
         # the driver's own instance: the id (cache key), tokenizer and token counts of a single-process run
@@ -293,7 +292,6 @@ class RaySession:
         (up to :attr:`window` ahead), then scored here, in the single-process order: ``(work, batch, records)``.
         A setting whose items bring their contexts (no compressor to run) is run here."""
         from rageval.run.execute import finish, run_batch, score_outputs
-        from rageval.run.plan import CompressRead
 
         def submitted() -> Iterator[tuple[Any, list, Any]]:
             for w in work:

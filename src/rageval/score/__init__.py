@@ -2,7 +2,7 @@
 
 * :mod:`rageval.data.formats` — the input formats, beside the datasets: the generic layout (pydantic models,
   JSON Schema) and its conversion, and ALCE, RAGChecker and RAGAS-style files into the generic layout;
-* :mod:`rageval.score.match` — settings per file or system, questions matched by id, else by text;
+* :mod:`rageval.data.formats.match` — settings per file or system, questions matched by id, else by text;
 * :mod:`rageval.score.run` — scoring with the suite runner's cache, scoring step and report;
 * :mod:`rageval.score.cli` — the ``rageval score`` command.
 """

@@ -32,15 +32,16 @@ from typing import Any
 from rageval import __version__
 from rageval.data.formats import ImportedFile, read_input
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
+from rageval.data.formats.match import Matched, assign_settings, file_labels, match_questions
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
+from rageval.report import build_report as _build
 from rageval.run.engine import execute
 from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
 from rageval.run.rundir import RunDir
-from rageval.score.match import Matched, assign_settings, file_labels, match_questions
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
@@ -328,8 +329,6 @@ def score_files(
             read.notes,
         )
         if build_report:
-            from rageval.report import build_report as _build  # heavy: numpy and matplotlib, the report only
-
             result.report = _build(rundir.path, seed=options.seed)
     return result
 

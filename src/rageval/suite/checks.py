@@ -33,10 +33,10 @@ from rageval.data import LOADERS, SAMPLES, DataLoadError, DataUnavailable, sampl
 from rageval.diagnostics import CATALOG, DERIVED
 from rageval.errors import ModelUnavailable
 from rageval.judges import JUDGES
+from rageval.judges.checks import judge_problems
 from rageval.judges.spec import (
     JUDGE_PARAMS,  # the options of judge.params (re-exported)
     judge_param_problem,
-    judge_problems,
     parse_judge_spec,
 )
 from rageval.readers.spec import reader_problems

@@ -9,7 +9,6 @@ import click
 
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
-from rageval.suite.rescore import rescore
 
 
 def _overrides(judge: str | None, reader: str | None, limit: int | None, judge_window: int | None = None) -> dict:
@@ -283,6 +282,8 @@ def rescore_cmd(run_dir: str, judge: str | None) -> None:
 
     The run's own files are never changed (docs/suites.md#rescoring).
     """
+    from rageval.suite.rescore import rescore  # the command's implementation (numpy, the report)
+
     res = rescore(Path(run_dir), judge=judge)
     click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
     click.echo(f"records: {res.out_dir / 'records.jsonl'}")

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval.data import LOADERS, load_corpus, load_examples, sample_path
+from rageval.diagnostics import applicable
 from rageval.suite.config import Suite
 
 __all__ = ["load_inputs", "resolve_dataset_path", "select_diagnostics"]
@@ -18,7 +20,6 @@ __all__ = ["load_inputs", "resolve_dataset_path", "select_diagnostics"]
 
 def resolve_dataset_path(suite: Suite) -> Path | None:
     """The dataset file: ``path`` (relative to the suite file, else the cwd), a shipped sample, or None (hub)."""
-    from rageval.data import LOADERS, sample_path
 
     ds = suite.dataset
     if ds.hub_id is not None:
@@ -37,13 +38,12 @@ def resolve_dataset_path(suite: Suite) -> Path | None:
 
 def load_inputs(suite: Suite):
     """Examples and their retrieval, as the suite describes."""
-    from rageval.data import load_corpus, load_examples
     from rageval.retrieval import retrieve_all
 
     ds = suite.dataset
     path = resolve_dataset_path(suite)
     if ds.format is not None:  # a file `rageval score` reads (docs/score.md#suites-that-read-the-same-files)
-        from rageval.score.suite_data import read_examples
+        from rageval.data.formats.suite_data import read_examples
 
         source = str(path) if path is not None else f"hf:{ds.hub_id}"
         examples = read_examples(source, ds.format, split=ds.split, limit=ds.limit)
@@ -65,6 +65,5 @@ def load_inputs(suite: Suite):
 
 def select_diagnostics(suite: Suite, examples: Sequence[Any]) -> list[str]:
     """The suite's diagnostics; ``auto``: every catalog entry whose gold some example carries."""
-    from rageval.diagnostics import applicable
 
     return applicable(suite.diagnostics, lambda field: any(getattr(e, field, None) for e in examples))

@@ -9,11 +9,15 @@ model (:func:`rageval.suite.checks.config_problems`) are checked at load time.
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rageval.compressors import CompressorConfigError, get
+from rageval.compressors import names as compressor_names
+from rageval.diagnostics import CATALOG
 from rageval.registry import did_you_mean
 from rageval.suite.checks import config_problems
 from rageval.suite.config import Suite, SuiteError
@@ -93,8 +97,6 @@ def _format_errors(path: Path, err: ValidationError) -> str:
 
 def shipped_suites() -> dict[str, Path]:
     """The suites installed with rageval, by name (``demo``, ``asqa``, ...)."""
-    from importlib import resources
-
     root = Path(str(resources.files("rageval.suites")))
     return {p.stem: p for p in sorted(root.glob("*.yaml"))}
 
@@ -140,15 +142,9 @@ def load_suite(path: str | Path, **overrides: Any) -> Suite:
 
 def _check_names(path: Path, suite: Suite) -> None:
     """Fail at load time, not an hour into the run: unknown compressors, diagnostics, duplicate settings."""
-    from rageval.diagnostics import CATALOG
 
     problems = []
-    try:
-        from rageval.compressors import names as compressor_names
-
-        known = compressor_names()
-    except ImportError:  # pragma: no cover - compressors always ship
-        known = []
+    known = compressor_names()
     for i, s in enumerate(suite.settings):
         if known and s.compressor not in known:
             hint = did_you_mean(s.compressor, known) or f" Known: {', '.join(known)}."
@@ -183,7 +179,6 @@ def _check_names(path: Path, suite: Suite) -> None:
 
 def _check_compressor_params(name: str, params: dict[str, Any]) -> str | None:
     """Build the compressor once (no model is loaded at construction) to check its parameters."""
-    from rageval.compressors import CompressorConfigError, get
 
     try:
         get(name, **params)

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
+from rageval.diagnostics import CATALOG
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
-from rageval.types import Setting
+from rageval.types import Setting, Unit
 
 __all__ = [
     "build_plan",
@@ -53,7 +54,6 @@ def setting_key(
     """Everything of the suite and the setting that can change a record of it (``reader``: the setting's own
     ReaderSpec, else the suite's).  ``compressor``, ``reader_id`` and ``judge_id`` name built parts: the engine
     fills them (:data:`rageval.run.plan.PART_KEYS`)."""
-    from rageval.diagnostics import CATALOG
 
     return {
         "rageval": __version__,
@@ -87,7 +87,6 @@ def _reader_key(spec: Any) -> dict[str, Any]:
 def _given_outputs(suite: Suite, compressor: str, params: dict[str, Any], own: Any, examples):
     """Per item, the units (and, when the setting's reader is the ``saved`` reader of the dataset file itself,
     the answers) the dataset file gives its system: the file is read once, as the dataset."""
-    from rageval.types import Unit
 
     system = params.get("system")
     key = "" if system is None else system

@@ -30,7 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
+from rageval.diagnostics import CATALOG
 from rageval.errors import ConfigError
+from rageval.report import build_report
+from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
 from rageval.run.rundir import Manifest, RunDir, RunDirError
 
 __all__ = ["RescoreError", "RescoreResult", "rescore", "rescore_dir_name"]
@@ -63,7 +66,8 @@ def rescore_dir_name(judge: str) -> str:
 
 def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
     """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``."""
-    from rageval.judges.spec import JudgeSpec, judge_problems
+    from rageval.judges.checks import judge_problems
+    from rageval.judges.spec import JudgeSpec
     from rageval.run.engine import execute
 
     rundir = RunDir(run_dir)
@@ -85,7 +89,6 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
         plan = plan_rescore(rundir, manifest, records, scoring)
         out = RunDir(rundir.path / rescore_dir_name(scoring.judge.spec))
         result = execute(plan, out, progress_bar=False)
-        from rageval.report import build_report
 
         build_report(out.path, seed=manifest.suite.seed)
     rescored = sum(r.status == "ok" for r in records)
@@ -109,9 +112,7 @@ def _by_setting(rundir: RunDir, manifest: Manifest, records: list[Any]) -> dict[
 
 def _saved_setting(manifest: Manifest, name: str, recs: list[Any], scoring: Any):
     """One Saved setting: the setting's records, its diagnostics, its key (the new scoring options)."""
-    from rageval.diagnostics import CATALOG
     from rageval.readers import PromptTemplate
-    from rageval.run.plan import Item, Saved, SettingPlan
 
     diagnostics = tuple(d for d in manifest.diagnostics_of(name) if d in CATALOG)
     key = {
@@ -165,8 +166,6 @@ def _config(manifest: Manifest, scoring: Any) -> dict[str, Any]:
 def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring: Any):
     """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
     setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
-    from rageval.diagnostics import CATALOG
-    from rageval.run.plan import Origin, Plan, sha
 
     settings = [
         _saved_setting(manifest, n, recs, scoring) for n, recs in _by_setting(rundir, manifest, records).items() if recs

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rageval.report import build_report as _build
 from rageval.run.engine import RunResult, execute
 from rageval.run.rundir import RunDir
+from rageval.run.scale import require_ray
 from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan
 from rageval.types import Record
@@ -49,8 +51,6 @@ def run_suite(
     scores, writes the records and the judge cache.  The outputs are the same bytes as without ``ray``.
     """
     if ray is not None:
-        from rageval.run.scale import require_ray
-
         require_ray()  # a clear install hint before the data is read
     rundir = RunDir(out_dir if out_dir is not None else suite.output_dir)
     plan = build_plan(suite)
@@ -66,7 +66,5 @@ def run_suite(
             ray_judges=ray_judges,
         )
         if build_report:
-            from rageval.report import build_report as _build
-
             result.report = _build(rundir.path, seed=suite.seed)
     return result

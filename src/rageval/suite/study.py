@@ -23,7 +23,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rageval.diagnostics import CATALOG
+from rageval.registry import did_you_mean
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
+from rageval.report.contrasts import expand_plan
 
 __all__ = ["AuditSpec", "FrontierSpec", "AXIS_KEYS", "DEFAULT_AXES", "study_problems", "axis_direction"]
 
@@ -78,16 +81,12 @@ class FrontierSpec(_Strict):
 
 
 def _known_metrics() -> list[str]:
-    from rageval.diagnostics import CATALOG
-
     keys = [o.key for s in CATALOG.values() for o in s.outputs + s.module_keys]
     return list(dict.fromkeys(keys))
 
 
 def study_problems(suite: Any) -> list[str]:
     """Every problem of the contrast plan, the audit and the frontier axes of ``suite`` (one line each)."""
-    from rageval.registry import did_you_mean
-    from rageval.report.contrasts import expand_plan
 
     problems = []
     settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]

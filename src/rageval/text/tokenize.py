@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from rageval.errors import require
+
 __all__ = ["Tokenizer", "RegexTokenizer", "WhitespaceTokenizer", "HFTokenizer", "get_tokenizer"]
 
 
@@ -83,8 +85,6 @@ class HFTokenizer:
     """A Hugging Face tokenizer by hub id or local path (special tokens not counted)."""
 
     def __init__(self, name_or_path: str, *, revision: str | None = None):
-        from rageval.errors import require
-
         require("transformers", what=f"the tokenizer {name_or_path!r}", otherwise="or use tokenizer 'regex'")
         from transformers import AutoTokenizer  # heavy: imported only here
 

@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 
+from rageval.citations import parse_answer
+
 __all__ = ["AttributionSettings", "AttributionOptions", "GATE_OPTIONS", "RECOVERY_OPTIONS", "USED_BY"]
 
 #: options of the citation gate (emitted and grounded precision/recall, verification)
@@ -102,7 +104,6 @@ class AttributionOptions(AttributionSettings):
 
         :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``.
         """
-        from rageval.citations import parse_answer
 
         return parse_answer(prediction, n_units, mode=self.citation_mode, max_citations=self.max_citations)
 

@@ -7,7 +7,7 @@ its documents, split into sentence snippets for the compressors (ids
 gave is kept in ``meta["given"][system]`` — the units, each declaring the
 sentences of the sources it names, and the answer — for the ``given``
 compressor and the ``saved`` reader with ``format: generic``.  Question ids are
-assigned as ``rageval score`` assigns them (:func:`rageval.score.match.match_questions`).
+assigned as ``rageval score`` assigns them (:func:`rageval.data.formats.match.match_questions`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 from rageval.data import passage_to_snippets
 from rageval.data.formats import read_input
 from rageval.data.formats.layout import ScoreItem
+from rageval.data.formats.match import assign_settings, match_questions
 from rageval.data.schema import Document, Example
 from rageval.registry import did_you_mean
-from rageval.score.match import assign_settings, match_questions
 
 __all__ = ["read_examples", "given_answers", "DEFAULT_SYSTEM"]
 

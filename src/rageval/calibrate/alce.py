@@ -33,6 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval.stats.agreement import agreement
+from rageval.text.normalize import remove_citations
+
 __all__ = ["AlceSentence", "load_alce_human", "calibrate_alce_human", "format_alce_report", "SKIP_KEYS"]
 
 #: item keys that are summaries, not questions (analyze.py skips them)
@@ -149,8 +152,6 @@ def load_alce_human(path: str) -> list[AlceSentence]:
 
 
 def _hypothesis(text: str) -> str:
-    from rageval.text.normalize import remove_citations
-
     return " ".join(remove_citations(text).split())
 
 
@@ -184,8 +185,6 @@ def _cite_labels(recall: int | None, labels: Sequence[int] | None) -> list[int |
 
 
 def _figure(pairs: list[tuple[Any, Any]]) -> dict[str, Any]:
-    from rageval.stats.agreement import agreement
-
     ag = agreement([a for a, _ in pairs], [b for _, b in pairs])
     (n00, n01), (n10, _n11) = ag["confusion"]
     # analyze.py also reports how well the automatic label finds *unsupported* (human 0): its recall and precision

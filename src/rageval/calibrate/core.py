@@ -37,9 +37,9 @@ from typing import Any
 import click
 
 from rageval.bm25 import PARAMS, BM25Index
+from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
 from rageval.io import write_text_atomic
 from rageval.judges import get_judge
-from rageval.judges.calibrate_alce import calibrate_alce_human, format_alce_report, load_alce_human
 
 __all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
 
@@ -338,7 +338,7 @@ def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params=None) -> None:
-    """``--format alce-human``: see :mod:`rageval.judges.calibrate_alce`."""
+    """``--format alce-human``: see :mod:`rageval.calibrate.alce`."""
     if not path:
         raise click.ClickException(
             "--format alce-human needs the file: rageval calibrate --format alce-human "
