@@ -38,7 +38,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 #: User-facing errors (docs/suites.md#errors-and-exit-codes): ``"module:Class" -> exit code``; 2 = the command,
 #: the suite or an input is wrong (fix it), 1 = the run could not go on (environment: models, data, disk, a busy
-#: output directory).  A class is matched only once its module is imported.  Anything else is a bug: traceback.
+#: output directory), 3 = the run finished with nothing to compare (no record ok, an empty common cohort).  A class is matched only once its module is imported.  Anything else is a bug: traceback.
 USER_ERRORS: dict[str, int] = {
     "rageval.errors:ConfigError": 2,
     "rageval.suite.config:SuiteError": 2,
@@ -48,6 +48,7 @@ USER_ERRORS: dict[str, int] = {
     "rageval.compressors.base:CompressorConfigError": 2,
     "rageval.report.load:RunError": 2,
     "rageval.errors:RunFailure": 1,
+    "rageval.errors:NothingScored": 3,
     "rageval.errors:ModelUnavailable": 1,
     "rageval.errors:ReaderError": 1,
     "rageval.data.errors:DataUnavailable": 1,

@@ -19,6 +19,12 @@ class RunFailure(RuntimeError):
     cache changed under it, ...): the CLI prints the message and exits with 1."""
 
 
+class NothingScored(RuntimeError):
+    """A run that finished with nothing to compare — no record is ``ok``, or no question is ``ok`` in every
+    setting that ran (the common cohort is empty): the CLI prints the summary, then this message, and exits
+    with 3 (docs/suites.md#errors-and-exit-codes).  The records and the report are kept."""
+
+
 class ModelUnavailable(RuntimeError):
     """Model weights (or an optional package) named by the user cannot be loaded here.
 

@@ -3,11 +3,38 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
-__all__ = ["report_cmd", "echo_holm"]
+__all__ = ["report_cmd", "echo_holm", "nothing_scored"]
+
+
+def nothing_scored(status_counts: Mapping[str, int], report_json: Path | None) -> str | None:
+    """Why a finished run has nothing to compare, else None: no record is ``ok``, or (from ``report.json``) no
+    question is ``ok`` in every setting that ran.  The counts are in the message.
+
+    >>> nothing_scored({"reader_error": 6}, None)
+    'no record is ok (reader_error: 6): nothing was scored'
+    >>> nothing_scored({"ok": 3, "judge_error": 1}, None) is None
+    True
+    """
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(status_counts.items())) or "no records"
+    if not status_counts.get("ok"):
+        return f"no record is ok ({counts}): nothing was scored"
+    if report_json is None:
+        return None
+    try:
+        cohort = json.loads(Path(report_json).read_text(encoding="utf-8")).get("cohort") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    if cohort.get("n") == 0:
+        return (
+            f"the common cohort is empty: none of the {cohort.get('n_questions')} questions is ok in every setting "
+            f"that ran ({counts}); nothing can be compared"
+        )
+    return None
 
 
 def echo_holm(report_json: Path, prefix: str = "") -> None:

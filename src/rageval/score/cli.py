@@ -9,7 +9,8 @@ import click
 
 from rageval.data.formats import parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
-from rageval.errors import ModelUnavailable
+from rageval.errors import ModelUnavailable, NothingScored
+from rageval.report.cli import nothing_scored
 from rageval.run.rundir import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
@@ -124,6 +125,10 @@ def score_cmd(
             raise click.ClickException(f"{err}; to score without a model: --judge lexical") from err
         raise
     _summary(result)
+    report_json = result.report.get("report_json") if result.report else None
+    problem = nothing_scored(result.status_counts, Path(report_json) if report_json else None)
+    if problem is not None:
+        raise NothingScored(problem)
 
 
 def _summary(result) -> None:

@@ -210,6 +210,7 @@ def suite_cmd(
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
     _summary(result)
+    _fail_if_nothing_scored(result)
     if suite.audit is not None:
         _suite_audit(result.out_dir, suite, allow_unavailable)
 
@@ -257,6 +258,17 @@ def _summary(result) -> None:
         from rageval.report.cli import echo_holm
 
         echo_holm(report_json)
+
+
+def _fail_if_nothing_scored(result) -> None:
+    """Exit 3 (after the summary; records and report kept) when no record is ok or the common cohort is empty."""
+    from rageval.errors import NothingScored
+    from rageval.report.cli import nothing_scored
+
+    report_json = result.report.get("report_json") if result.report else None
+    problem = nothing_scored(result.status_counts, Path(report_json) if report_json else None)
+    if problem is not None:
+        raise NothingScored(problem)
 
 
 def _cohort_lines(report_json) -> list[str]:
