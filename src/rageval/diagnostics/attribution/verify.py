@@ -53,9 +53,7 @@ def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
             r["claim_status"].append({m: "no_citation" for m in MODES})
             continue
         status: dict[str, str] = {}
-        asks["summary_checked"].append(
-            (q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations])), s.text)
-        )
+        asks["summary_checked"].append((q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations])), s.text))
         declared = pool([declared_items(q, c - 1) for c in s.citations], dedupe=True)
         recovered = pool([grounded_items(q, c - 1, rec)[0] for c in s.citations], dedupe=True)
         if declared:
