@@ -199,14 +199,18 @@ def test_ecr_unit_declaring_several_ids_pools_them():
     assert ("Title: A\nF1 here\nTitle: B\nF2 there", "Claim F1 F2.") in judge.calls
 
 
-def test_grounded_pool_deduplicates_source_ids():
+def test_grounded_pool_keeps_repeated_source_ids_verification_deduplicates_them():
+    # the paper de-duplicates source ids for recovered-source verification only (docs/design.md#premises)
     judge = Scripted()
     units = [U("a F1", ["d0.s0"]), U("b F1", ["d0.s0"])]
     sources = [S("d0.s0", "F1")]
     r = scores("Claim F1 [1][2].", units, sources, judge=judge, parts=("grounded",))
     assert r["grounded_precision"] == 1.0  # each alone entails
-    assert ("F1", "Claim F1.") in judge.calls
-    assert ("F1\nF1", "Claim F1.") not in judge.calls
+    assert ("F1\nF1", "Claim F1.") in judge.calls  # the joint premise: both cited units' snippets
+    judge = Scripted()
+    r = scores("Claim F1 [1][2].", units, sources, judge=judge, parts=("verification",))
+    assert r["unsupported_recovered_source"] == 0.0
+    assert ("F1", "Claim F1.") in judge.calls and ("F1\nF1", "Claim F1.") not in judge.calls
 
 
 # --- re-attributability ---------------------------------------------------------------------------

@@ -135,7 +135,10 @@ def test_declared_snippets_grouped_by_document_in_source_order_title_once():
     assert {p for p, _ in judge.asked} == {"Title: A\nnot a join", "Title: A\na0. a1.\nTitle: B\nb0."}
 
 
-def test_grounded_pool_keeps_a_source_id_once_later_citations_keep_only_new_snippets():
+def test_grounded_pool_keeps_repeated_source_ids_verification_keeps_each_once():
+    # the paper de-duplicates only for recovered-source verification: the gate's joint premise is the two
+    # cited units' premises concatenated (a1 twice, byte-identical to the emitted joint premise); the
+    # verification modes' premise keeps a1 once (a later citation keeps only its new snippets)
     units = [
         {"text": "a0. a1.", "source_ids": ["d0.s0", "d0.s1"], "title": "A"},
         {"text": "a1. a2.", "source_ids": ["d0.s1", "d0.s2"], "title": "A"},
@@ -143,7 +146,14 @@ def test_grounded_pool_keeps_a_source_id_once_later_citations_keep_only_new_snip
     sources = [src("d0.s0", "a0.", "A"), src("d0.s1", "a1.", "A"), src("d0.s2", "a2.", "A")]
     judge = YesJudge()
     attribution_scores_batch(["X [1][2]."], [units], [sources], judge=judge, parts=("grounded",))
-    assert {p for p, _ in judge.asked} == {"Title: A\na0. a1.\nTitle: A\na2.", "Title: A\na0. a1.", "Title: A\na1. a2."}
+    assert {p for p, _ in judge.asked} == {
+        "Title: A\na0. a1.\nTitle: A\na1. a2.",
+        "Title: A\na0. a1.",
+        "Title: A\na1. a2.",
+    }
+    judge = YesJudge()
+    attribution_scores_batch(["X [1][2]."], [units], [sources], judge=judge, parts=("verification",))
+    assert {p for p, _ in judge.asked} == {"Title: A\na0. a1.\nTitle: A\na1. a2.", "Title: A\na0. a1.\nTitle: A\na2."}
 
 
 def test_snippets_are_joined_exactly_as_a_unit_joins_them():

@@ -163,7 +163,6 @@ def _score(sentences: Sequence[AlceSentence], runner: Any, threshold: float) -> 
         Job(
             groups=[[(("doc", j), title, text, None)] for j, (title, text) in enumerate(s.docs)],
             hyp=_hypothesis(s.text),
-            dedupe=False,
         )
         for s in sentences
     ]

@@ -199,7 +199,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_precision",
-        version="2.0.0",
+        version="3.0.0",
         summary="Citation precision against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_precision",
@@ -209,7 +209,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_recall",
-        version="2.0.0",
+        version="3.0.0",
         summary="Citation recall against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_recall",
@@ -219,7 +219,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="re_attributability",
-        version="1.2.0",
+        version="1.3.0",
         summary="Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
         family="attribution",
         function=f"{_ATTR}:re_attributability",
@@ -229,7 +229,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="verification",
-        version="2.1.0",
+        version="2.1.1",
         summary="Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
         family="attribution",
         function="rageval.diagnostics.verification:verification",

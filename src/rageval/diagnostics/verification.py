@@ -16,9 +16,10 @@ better); a question with zero claims is undefined (None, counted).
   (ids de-duplicated) must entail it; a claim whose cited units declare nothing
   is unsupported *without a judge call* (``structural_rejections_declared_span``).
 * **recovered-source**: a cited unit without declared provenance contributes the
-  snippets recovered by re-attribution (as in ``grounded_*``); ids de-duplicated,
-  then the pooled evidence is checked; a claim left with no evidence is
-  unsupported without a call (``unrecovered_claims``).
+  snippets recovered by re-attribution (as in ``grounded_*``); ids de-duplicated
+  across the cited units (``grounded_*`` keeps repeats), then the pooled evidence
+  is checked; a claim left with no evidence is unsupported without a call
+  (``unrecovered_claims``).
 
 A claim without valid citations (none, or only out-of-range ones) is unsupported
 in every mode, with no call

@@ -2,7 +2,10 @@
 
 For each sentence with valid citations ``c1..cm`` (de-duplicated, capped at
 ``max_citations``) and hypothesis = the sentence without markers
-(docs/design.md#the-citation-gate):
+(docs/design.md#the-citation-gate); a pooled premise is the citations' groups
+joined in citation order, **repeats kept** (two cited units that share a source
+id each bring its snippet; only recovered-source verification de-duplicates,
+:mod:`.verify`):
 
 * *joint*: does the pooled premise of all citations entail the hypothesis?
   That is the sentence's recall (0/1).  A sentence without valid citations has
@@ -43,7 +46,6 @@ class Job:
 
     groups: list[list[Item] | None]  # per citation: its premise items, None = unresolvable
     hyp: str
-    dedupe: bool
     joint: bool = False
     joint_abstained: bool = False
     precise: list[bool] = field(default_factory=list)
@@ -70,7 +72,7 @@ def run_gate(jobs: Sequence[Job], runner: Any, threshold: float) -> int:
 def _joint(jobs: Sequence[Job], runner: Any, threshold: float) -> None:
     """Phase 1: does the pooled premise of a sentence's citations entail it (its recall); every citation's
     precision starts as that decision for a single citation, False for several."""
-    for j, d in _decide(runner, [(j, fmt(pool(j.groups, j.dedupe)), j.hyp) for j in jobs if any(j.groups)], threshold):
+    for j, d in _decide(runner, [(j, fmt(pool(j.groups)), j.hyp) for j in jobs if any(j.groups)], threshold):
         j.joint, j.joint_abstained = bool(d), d is None
         j.abstentions += d is None
     for j in jobs:
@@ -105,7 +107,7 @@ def _without(multi: Sequence[Job], alone_ok: dict[tuple[int, int], bool], runner
             elif not j.groups[c]:
                 j.precise[c] = False  # the others are the whole (entailing) pool: no credit
             else:
-                others = pool(j.groups[:c] + j.groups[c + 1 :], j.dedupe)
+                others = pool(j.groups[:c] + j.groups[c + 1 :])
                 if not others:
                     j.precise[c] = True
                 else:
@@ -179,7 +181,7 @@ def score_citations(
                     items, status = grounded_items(q, c - 1, rec)
                     groups.append(items)
                     st.append(status)
-            jobs.append(Job(groups=groups, hyp=s.text, dedupe=(variant == "grounded")))
+            jobs.append(Job(groups=groups, hyp=s.text))
             sts.append(st)
         per_q[q.index], statuses[q.index] = jobs, sts
     run_gate([j for jobs in per_q.values() for j in jobs], runner, threshold)

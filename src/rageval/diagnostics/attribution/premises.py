@@ -13,12 +13,17 @@ list of items.  A group is written as follows:
 and the written groups of a premise are joined with ``"\\n"``, in citation
 order.  So a unit whose text is the join of its declared snippets (one
 document, same title) has a grounded premise byte-identical to its emitted
-premise, and so does a claim citing several such units.
+premise, and so does a claim citing several such units (overlapping or not).
 
 * **emitted**: a cited unit's group is the unit text the reader saw (one item).
-* **grounded**: the unit's declared source snippets (in source order), else the
-  snippets recovered by re-attribution, else nothing (``missing``); in grounded
-  pools a source id appears once (a later group keeps only its new snippets).
+* **grounded**: the unit's declared source snippets (in source order, each id
+  once within the unit), else the snippets recovered by re-attribution, else
+  nothing (``missing``).  A claim's grounded pool is its citations' groups in
+  citation order, **repeats kept**: two cited units that share a source id each
+  bring its snippet, as the paper's grounded citation scoring concatenates the
+  cited units' source spans.  Only verification de-duplicates
+  (``pool(..., dedupe=True)``: a later group keeps only its new snippets), as
+  the paper's recovered-source verification removes repeated source ids.
 """
 
 from __future__ import annotations
@@ -77,8 +82,9 @@ def fmt(groups: Sequence[Sequence[Item]]) -> str:
     return "\n".join(write_group(g) for g in groups)
 
 
-def pool(groups: Sequence[Sequence[Item] | None], dedupe: bool) -> list[list[Item]]:
-    """The non-empty citation groups in citation order; ``dedupe`` keeps each pool key once (first group wins)."""
+def pool(groups: Sequence[Sequence[Item] | None], dedupe: bool = False) -> list[list[Item]]:
+    """The non-empty citation groups in citation order, repeats kept (the citation gate's pools);
+    ``dedupe`` keeps each pool key once, first group wins (the verification modes' pools)."""
     out: list[list[Item]] = []
     seen = set()
     for g in groups:

@@ -10,8 +10,12 @@ unsupported claims / claims (docs/design.md#verification-modes):
   whose cited units declare nothing is unsupported without a judge call (a
   *structural rejection*);
 * **recovered_source**: a cited unit without declared provenance contributes
-  its recovered snippets (the grounded joint premise of the citation gate); a
-  claim left with no evidence is unsupported without a call.
+  its recovered snippets (the grounded groups of the citation gate), source ids
+  de-duplicated across the claim's citations (a later citation keeps only its
+  new snippets); a claim left with no evidence is unsupported without a call.
+  The gate's grounded joint premise keeps repeats, so where two cited units
+  share a source id the two premises differ and ``unsupported_recovered_source``
+  need not equal 1 - ``grounded_recall`` (as in the paper).
 
 A claim without valid citations is unsupported in every mode, with no call.  A
 judge abstention counts as unsupported; ``unsupported_<mode>_excl_abstain``
@@ -49,11 +53,9 @@ def _plan_question(q, ans, rec, asks: dict[str, list]) -> dict[str, Any]:
             r["claim_status"].append({m: "no_citation" for m in MODES})
             continue
         status: dict[str, str] = {}
-        asks["summary_checked"].append(
-            (q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations], False)), s.text)
-        )
-        declared = pool([declared_items(q, c - 1) for c in s.citations], True)
-        recovered = pool([grounded_items(q, c - 1, rec)[0] for c in s.citations], True)
+        asks["summary_checked"].append((q.index, si, fmt(pool([unit_items(q, c - 1) for c in s.citations])), s.text))
+        declared = pool([declared_items(q, c - 1) for c in s.citations], dedupe=True)
+        recovered = pool([grounded_items(q, c - 1, rec)[0] for c in s.citations], dedupe=True)
         if declared:
             asks["declared_span"].append((q.index, si, fmt(declared), s.text))
         else:
