@@ -64,6 +64,7 @@ class AbstractiveCompressor(BaseCompressor):
     name = "abstractive"
     version = "2.0.0"  # 2.0.0: per-document summaries (one unit per retrieved document) by default
     needs_model = True
+    budget_contract = "none"  # the budget is recorded, not read
     PARAMS = {"model": None, "max_new_tokens": 128, "max_input_tokens": 1024, "per_document": True, "device": "cpu"}
 
     def _check_params(self) -> None:
