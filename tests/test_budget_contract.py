@@ -128,7 +128,7 @@ def test_every_compressor_declares_a_contract_and_token_prune_depends_on_its_bac
         declared[n] = budget_contract(get(n, **params))
     assert set(declared.values()) <= set(BUDGET_CONTRACTS)
     assert declared == {
-        "abstractive": "none",
+        "abstractive": "best_effort",
         "ecr": "exact",
         "extractive": "exact",
         "focused": "exact",
