@@ -111,3 +111,16 @@ def test_make_doc_cleans_each_given_sentence_and_tallies():
 def test_a_sentence_that_was_only_a_marker_is_dropped():
     doc = make_doc("d0", ["A.", "[3]", "B."], None, footnotes=True)
     assert [s.id for s in doc.snippets] == ["d0.s0", "d0.s2"]
+
+
+def test_a_suite_run_notes_what_the_loader_changed(tmp_path):
+    from rageval.suite.load import load_suite
+    from rageval.suite.plan import build_plan
+
+    p = tmp_path / "s.yaml"
+    p.write_text(
+        "name: s\ndataset: {name: asqa}\nretrieval: {method: bm25, k: 3, corpus: dataset}\n"
+        "settings: [{compressor: identity}]\nreader: {backend: extractive}\njudge: {spec: lexical}\n"
+    )
+    (note,) = build_plan(load_suite(p)).notes
+    assert note.startswith("source text: 93 footnote marker(s) removed in the passages of 41 of 100 questions")
