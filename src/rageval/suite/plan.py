@@ -202,10 +202,11 @@ def _source_notes(examples: Sequence[Any]) -> list[str]:
     rewritten = sum(m.get("brackets_rewritten", 0) for m in marked)
     done = [f"{removed} footnote marker(s) removed"] if removed else []
     done += [f"{rewritten} citation-like bracket(s) put in parentheses"] if rewritten else []
-    return [
+    note = (
         f"source text: {' and '.join(done)} in the passages of {len(marked)} of {len(examples)} questions, so that "
         "a reader quoting a source cites nothing by it (docs/datasets.md#source-text)"
-    ]
+    )
+    return [note]
 
 
 def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
