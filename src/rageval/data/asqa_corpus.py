@@ -8,16 +8,17 @@ they are the ids of ``Example.gold_doc_ids`` (:mod:`rageval.data.asqa`).
 >>> from rageval.data import sample_path
 >>> corpus = load_corpus("asqa", sample_path("asqa"))
 >>> len(corpus), corpus[0].id == corpus_doc_id(corpus[0].text)
-(417, True)
+(414, True)
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from rageval.data.fields import LocatedRecord, make_doc
+from rageval.data.fields import LocatedRecord, clean_source, make_doc
 from rageval.data.files import read_records
 from rageval.data.hub import hub_records
 from rageval.data.registry import canonical_dataset
@@ -33,10 +34,22 @@ def corpus_doc_id(text: str) -> str:
     return "w" + hashlib.sha1(" ".join(text.split()).encode("utf-8")).hexdigest()[:10]
 
 
-def annotator_passages(r: LocatedRecord) -> list[tuple[str, str | None]]:
-    """The annotators' passages of one din0s/asqa record: (text, title) in record order."""
+def annotator_passages(r: LocatedRecord, tally: Counter | None = None) -> list[tuple[str, str | None]]:
+    """The annotators' passages of one din0s/asqa record: (text, title) in record order.
+
+    Each text is cleaned (:func:`~rageval.data.fields.clean_source` with ``footnotes=True``: Wikipedia's
+    footnote markers removed) before it is stripped, so a passage's id (:func:`corpus_doc_id`) is the hash of
+    the text the reader sees; what was changed is added to ``tally``.
+    """
     rec = r.rec
     out: list[tuple[str, str | None]] = []
+
+    def add(text: str, title: str | None) -> None:
+        text, counts = clean_source(text, footnotes=True)
+        if tally is not None:
+            tally.update(counts)
+        out.append((text.strip(), title))
+
     for i, qa in enumerate(
         r.get(rec, "qa_pairs", "a list of {question, short_answers, context, wikipage}", "qa_pairs", types=(list,))
     ):
@@ -44,7 +57,7 @@ def annotator_passages(r: LocatedRecord) -> list[tuple[str, str | None]]:
             qa, "context", "the qa_pair's passage (a string)", f"qa_pairs[{i}].context", optional=True, default=""
         )
         if ctx and ctx.strip() and ctx.strip() != _NO_CONTEXT:
-            out.append((ctx.strip(), qa.get("wikipage")))
+            add(ctx, qa.get("wikipage"))
     for j, ann in enumerate(
         r.get(
             rec,
@@ -70,7 +83,7 @@ def annotator_passages(r: LocatedRecord) -> list[tuple[str, str | None]]:
                 kn, "content", "the passage text", f"annotations[{j}].knowledge[{k}].content", optional=True, default=""
             )
             if content and content.strip():
-                out.append((content.strip(), kn.get("wikipage")))
+                add(content, kn.get("wikipage"))
     return out
 
 

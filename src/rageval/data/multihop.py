@@ -17,10 +17,11 @@ is kept in ``meta["unmatched_supporting_facts"]``, not raised.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from rageval.data.fields import LocatedRecord, answer_type, dedupe, make_doc
+from rageval.data.fields import LocatedRecord, answer_type, dedupe, make_doc, marker_meta
 from rageval.data.schema import Document, Example
 
 __all__ = ["build"]
@@ -107,7 +108,10 @@ def build(r: LocatedRecord, dataset: str) -> Example:
         extra = {k: rec[k] for k in ("type", "level", "evidences") if k in rec}
     question = r.get(rec, "question", "the question string", "question")
     pairs = _context_pairs(r, ctx, ctx_path)
-    docs = tuple(make_doc(f"d{i}", sents, title, source_key=title) for i, (title, sents) in enumerate(pairs))
+    markers: Counter = Counter()
+    docs = tuple(
+        make_doc(f"d{i}", sents, title, source_key=title, tally=markers) for i, (title, sents) in enumerate(pairs)
+    )
     by_title: dict[str, Document] = {}
     for doc in docs:
         by_title.setdefault(doc.title or "", doc)
@@ -125,7 +129,7 @@ def build(r: LocatedRecord, dataset: str) -> Example:
             facts.append(sid)
         else:
             unmatched.append([title, sent])
-    meta: dict[str, Any] = {"layout": layout, **extra}
+    meta: dict[str, Any] = {"layout": layout, **extra, **marker_meta(markers)}
     if unmatched:
         meta["unmatched_supporting_facts"] = unmatched
     answers = list(dedupe(answers))

@@ -14,10 +14,11 @@ makes the answer type ``unanswerable``.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from rageval.data.fields import LocatedRecord, answer_type, dedupe, make_doc
+from rageval.data.fields import LocatedRecord, answer_type, dedupe, make_doc, marker_meta
 from rageval.data.schema import Example
 
 __all__ = ["build"]
@@ -54,17 +55,22 @@ def build(r: LocatedRecord, dataset: str) -> Example:
         meta_src, "paragraphs", "a list of {idx, title, paragraph_text, is_supporting}", paras_path, types=(list,)
     )
     docs, gold = [], []
+    markers: Counter = Counter()
     for i, p in enumerate(paras):
         where = f"{paras_path}[{i}]"
         text = r.get(p, "paragraph_text", "the paragraph text", f"{where}.paragraph_text")
         title = r.get(p, "title", "the paragraph title", f"{where}.title", optional=True)
         idx = p.get("idx", i)
-        d = make_doc(f"d{i}", text, title, source_key=str(idx))
+        d = make_doc(f"d{i}", text, title, source_key=str(idx), tally=markers)
         docs.append(d)
         if p.get("is_supporting", False):
             gold.append(d.id)
     answers = list(dedupe(answers))
-    meta: dict[str, Any] = {"layout": "flashrag" if "golden_answers" in rec else "original", "answerable": answerable}
+    meta: dict[str, Any] = {
+        "layout": "flashrag" if "golden_answers" in rec else "original",
+        "answerable": answerable,
+        **marker_meta(markers),
+    }
     if "question_decomposition" in meta_src:
         meta["question_decomposition"] = meta_src["question_decomposition"]
     return Example(

@@ -17,9 +17,10 @@ reference string (``answers``) and the short answers of its str-EM
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
-from rageval.data.fields import LocatedRecord, dedupe, make_doc
+from rageval.data.fields import LocatedRecord, dedupe, make_doc, marker_meta
 from rageval.data.schema import Document, Example
 
 __all__ = ["build"]
@@ -83,15 +84,16 @@ def build(r: LocatedRecord, dataset: str) -> list[Example]:
     sections, qas = _sections_and_qas(r)
     docs: list[Document] = []
     by_text: dict[str, str] = {}
+    markers: Counter = Counter()
     abstract = _abstract(r)
     if abstract.strip():  # the paper scores abstract + full text: the abstract is a document of its own
-        a = make_doc("abstract", abstract, "Abstract")
+        a = make_doc("abstract", abstract, "Abstract", tally=markers)
         by_text[abstract.strip()] = a.id
     for name, paras in sections:
         for p in paras:
             if not p.strip():
                 continue
-            d = make_doc(f"d{len(docs)}", p, name or None)
+            d = make_doc(f"d{len(docs)}", p, name or None, tally=markers)
             docs.append(d)
             by_text.setdefault(p.strip(), d.id)
     if abstract.strip():
@@ -138,6 +140,7 @@ def build(r: LocatedRecord, dataset: str) -> list[Example]:
                     "answer_types": types,
                     "unmatched_evidence": unmatched,
                     "float_evidence": floats,
+                    **marker_meta(markers),
                 },
             )
         )

@@ -52,10 +52,15 @@ def safe_name(name: str) -> str:
 
 
 class CacheTally:
-    """What a run took from the cache: reused records by status, and transient failures sent back to compute."""
+    """What a run holds: records by status (reused and computed), the records over their budget per setting,
+    and what it took from the cache (reused records, transient failures sent back to compute)."""
 
     def __init__(self) -> None:
         self.status_counts: dict[str, int] = {}
+        #: setting -> {"records", "ok", "tokens", "max"}: the records whose context is over its budget (the
+        #: record's ``extra["budget_overshoot"]``): how many, how many of them ok (a best-effort compressor's
+        #: misses), the tokens over in all and at most
+        self.over_budget: dict[str, dict[str, int]] = {}
         self.reused = 0
         self.retried = 0
 
@@ -71,11 +76,19 @@ class CacheTally:
             self.retried += 1  # a failure that may not happen twice: computed again
             return False
         self.reused += 1
-        self.count(cached.status)
+        self.count(cached)
         return True
 
-    def count(self, status: str) -> None:
-        self.status_counts[status] = self.status_counts.get(status, 0) + 1
+    def count(self, record: Record) -> None:
+        """Count ``record`` (its status, and its overshoot when its context is over its budget)."""
+        self.status_counts[record.status] = self.status_counts.get(record.status, 0) + 1
+        over = (record.extra or {}).get("budget_overshoot")
+        if over:
+            c = self.over_budget.setdefault(record.setting.name, {"records": 0, "ok": 0, "tokens": 0, "max": 0})
+            c["records"] += 1
+            c["ok"] += record.status == "ok"
+            c["tokens"] += over
+            c["max"] = max(c["max"], over)
 
 
 class RecordCache:

@@ -52,6 +52,8 @@ class RunResult:
     retried: int = 0  # cached transient failures computed again (counted in computed too)
     quarantined: int = 0  # unreadable cache files moved to cache/quarantine/
     models: dict[str, Any] = field(default_factory=dict)  # the ids of the parts, as the manifest records them
+    #: setting -> counts of its records over their budget (:attr:`~rageval.run.cache.CacheTally.over_budget`)
+    over_budget: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def _chunks(items: list, n: int, first: int | None = None) -> Iterable[list]:
@@ -259,7 +261,7 @@ def _execute(
             for item, rec in zip(batch, records):
                 cache.write(w.planned.name, rec.question_id, item.input_hash, rec)
                 computed += 1
-                run.tally.count(rec.status)
+                run.tally.count(rec)
                 if on_record is not None:
                     on_record(rec)
                 bar.update(1)
@@ -281,6 +283,7 @@ def _execute(
             "records_retried": run.tally.retried,
             "records_quarantined": len(cache.quarantined),
             "status_counts": run.tally.status_counts,
+            "over_budget": run.tally.over_budget,
             "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
         }
         if session is not None:
@@ -296,6 +299,7 @@ def _execute(
         retried=tally.retried,
         quarantined=len(cache.quarantined),
         models=dict(run.models),
+        over_budget=tally.over_budget,
     )
 
 

@@ -5,7 +5,10 @@ An item's context comes from the setting's compressor, or with the item (a
 its answer from the reader, or with the item.
 
 Each failure the runner *declares* becomes a record with a status, never a
-dropped question: ``budget_check`` (a budget error or a context over budget),
+dropped question: ``budget_check`` (a budget error, or a context over the budget
+of a compressor whose ``budget_contract`` is ``"exact"``; a best-effort or
+budget-blind compressor's overshoot is recorded in ``extra["budget_overshoot"]``
+and the record stays ``ok``),
 ``unavailable`` (weights missing, with ``--allow-unavailable``),
 ``compressor_error`` (a :class:`~rageval.compressors.CompressorError`),
 ``prompt_overflow`` / ``reader_error`` (the reader's per-request statuses, or a
@@ -22,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rageval.citations import parse_answer
-from rageval.compressors import BudgetError, CompressorError
+from rageval.compressors import BudgetError, CompressorError, budget_contract
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.readers.template import DEFAULT_TEMPLATE
@@ -57,14 +60,25 @@ class Stage:
         return DEFAULT_TEMPLATE.evidence_text
 
 
-def common_extra(item: Item, reader_input_tokens: int | None = None) -> dict[str, Any]:
+def overshoot(ctx: Context | None) -> int:
+    """How many tokens ``ctx`` is over its budget (0 when within it, unbounded or absent)."""
+    if ctx is None or ctx.budget_tokens is None:
+        return 0
+    return max(0, ctx.achieved_tokens - ctx.budget_tokens)
+
+
+def common_extra(item: Item, reader_input_tokens: int | None = None, context: Context | None = None) -> dict[str, Any]:
     ex = item.example
-    return {
+    extra = {
         "cluster_id": getattr(ex, "cluster_id", None),
         "retrieved_doc_ids": list(item.retrieved.doc_ids),
         "reader_input_tokens": reader_input_tokens,
         "gold": Gold.of(ex).to_dict(),
     }
+    over = overshoot(context)
+    if over:  # the tokens over the budget (a best-effort compressor's miss, or the reason for budget_check)
+        extra["budget_overshoot"] = over
+    return extra
 
 
 def failed(
@@ -78,7 +92,7 @@ def failed(
     trace: str | None = None,
     reader_input_tokens: int | None = None,
 ) -> Record:
-    extra = common_extra(item, reader_input_tokens)
+    extra = common_extra(item, reader_input_tokens, context)
     if trace:
         extra["trace"] = trace
     return Record(
@@ -122,8 +136,9 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
         return None, failed(item, setting, "unavailable", str(err))
     except CompressorError as err:
         return None, failed(item, setting, "compressor_error", f"{type(err).__name__}: {err}")
-    ignores = getattr(stage.compressor, "ignores_budget", setting.compressor == "abstractive")
-    if ctx.budget_tokens is not None and ctx.achieved_tokens > ctx.budget_tokens and not ignores:
+    # the compressor's declared contract decides (docs/compressors.md#the-budget-contract): only a promise is
+    # checked; a best-effort miss stays ok, its overshoot recorded in the record's extra and counted
+    if overshoot(ctx) and budget_contract(stage.compressor) == "exact":
         msg = f"context has {ctx.achieved_tokens} tokens, over the budget of {ctx.budget_tokens}"
         return ctx, failed(item, setting, "budget_check", msg, context=ctx)
     return ctx, None
@@ -243,7 +258,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
             answer=answer,
             metrics=metrics,
             input_hash=batch[i].input_hash,
-            extra={**extra, **common_extra(batch[i], x.reader_input_tokens)},
+            extra={**extra, **common_extra(batch[i], x.reader_input_tokens, contexts[i])},
         )
 
 

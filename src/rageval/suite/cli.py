@@ -245,6 +245,11 @@ def _summary(result) -> None:
             f"{result.retried} cached failures (reader_error, judge_error) computed again; "
             f"{result.quarantined} unreadable cache files moved to {result.out_dir / 'cache' / 'quarantine'}"
         )
+    for name, c in getattr(result, "over_budget", {}).items():
+        click.echo(
+            f"over the budget: {name}: {c['records']} record(s), up to {c['max']} tokens over; {c['ok']} of them ok "
+            "(a best-effort budget: counted, not budget_check)"
+        )
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
         click.echo(line)
     report = result.report.get("report_html") if result.report else None

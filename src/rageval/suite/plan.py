@@ -188,7 +188,24 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
         summary=_summary(suite, examples, retrieved),
         reader=suite.reader,
+        notes=tuple(_source_notes(examples)),
     )
+
+
+def _source_notes(examples: Sequence[Any]) -> list[str]:
+    """What the loader changed in the source text (docs/datasets.md#source-text), for the manifest's notes."""
+    marked = [m for e in examples if (m := (getattr(e, "meta", None) or {}).get("source_markers"))]
+    if not marked:
+        return []
+    removed = sum(m.get("footnotes_removed", 0) for m in marked)
+    rewritten = sum(m.get("brackets_rewritten", 0) for m in marked)
+    done = [f"{removed} footnote marker(s) removed"] if removed else []
+    done += [f"{rewritten} citation-like bracket(s) put in parentheses"] if rewritten else []
+    note = (
+        f"source text: {' and '.join(done)} in the passages of {len(marked)} of {len(examples)} questions, so that "
+        "a reader quoting a source cites nothing by it (docs/datasets.md#source-text)"
+    )
+    return [note]
 
 
 def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
