@@ -55,11 +55,16 @@ def _response(status: int, body: bytes, headers: dict | None = None, reason: str
 
 
 class FaultServer:
-    """``script``: a list of ``(fault, options)``; each connection plays the next one (``ok`` when empty)."""
+    """``script``: a list of ``(fault, options)``; each connection plays the next one (``ok`` when empty).
+
+    ``responder``: when set and the script is empty, called with each request (its decoded JSON body) and
+    answered 200 with the bytes it returns (a scripted model that reads its prompt).
+    """
 
     def __init__(self):
         self.script: list[tuple[str, dict]] = []
         self.requests: list[dict] = []
+        self.responder = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -133,6 +138,11 @@ class FaultServer:
                 return
             with self._lock:
                 self.requests.append(req)
+            with self._lock:
+                dynamic = self.responder if not self.script else None
+            if dynamic is not None:
+                conn.sendall(_response(200, dynamic(req["body"])))
+                return
             fault, opt = self._next()
             getattr(self, f"_do_{fault}")(conn, opt)
         except OSError:

@@ -29,7 +29,10 @@ from rageval.judges.openai_compat import (
     probability_from_logprobs,
 )
 
-_PAIR = re.compile(r"\APremise:\n(?P<premise>.*)\n\nClaim:\n(?P<claim>.*)\n\nIs the claim fully supported", re.DOTALL)
+_PAIR = re.compile(
+    r"\A<premise>\n(?P<premise>.*)\n</premise>\n\n<claim>\n(?P<claim>.*)\n</claim>\n\nIs the claim fully supported",
+    re.DOTALL,
+)
 NEVER = -9999.0  # what vLLM reports for a probability of 0 (JSON has no -inf)
 
 

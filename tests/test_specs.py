@@ -264,7 +264,8 @@ def test_every_reader_declares_its_options():
         ),
         "openai": (
             ["model", "base_url", "api_key_env", "max_tokens", "temperature", "timeout", "max_retries", "backoff",
-             "max_backoff", "concurrency", "endpoint_concurrency", "cooldown", "extra_body", "trust_env", "tokenizer"],
+             "max_backoff", "concurrency", "endpoint_concurrency", "cooldown", "extra_body", "trust_env",
+             "allow_insecure_key", "tokenizer"],
             ["model", "base_url"],
         ),
     }  # fmt: skip

@@ -9,6 +9,9 @@ why the default: #decision-default-citation-parsing), chosen with ``mode``:
 * Markers after the sentence's full stop (``… France. [1]``) belong to the sentence
   before them, also when the splitter put them at the start of the next one.
 * Duplicates count once (first occurrence kept).
+* A number of more than 18 digits (leading zeros aside) is out of range whatever
+  ``n_units`` is: it is never converted (Python refuses ``int()`` of 4,301 digits)
+  and is recorded as written, leading zeros dropped (as for any number).
 * Out-of-range numbers and ``[0]`` are **invalid**: recorded in
   ``CitedSentence.invalid`` as written, never remapped; they add no support and
   each counts as one imprecise citation in the precision denominator.  A range
@@ -49,6 +52,20 @@ MODES = ("default", "alce")
 
 _LEADING_MARKERS = re.compile(r"^(?:\s*" + CITATION_RE.pattern + r")+")
 _ALCE_REF = re.compile(r"\[\d+")
+_MAX_DIGITS = 18  # a citation number longer than this is out of range for any answer
+
+
+def _number(digits: str) -> tuple[int, str]:
+    """``(value, as recorded)`` of a marker's number; -1 (out of range) for one longer than :data:`_MAX_DIGITS`.
+
+    >>> _number("007"), _number("9" * 5000) == (-1, "9" * 5000)
+    ((7, '7'), True)
+    """
+    short = digits.lstrip("0") or "0"
+    if len(short) > _MAX_DIGITS:
+        return -1, short
+    value = int(short)
+    return value, str(value)
 
 
 def alce_remove_citations(sent: str) -> str:
@@ -72,18 +89,18 @@ def parse_markers(sentence: str, n_units: int) -> tuple[list[int], list[str]]:
                 continue
             bounds = re.split(r"\s*[-\u2013]\s*", part)
             if len(bounds) == 2:
-                lo, hi = int(bounds[0]), int(bounds[1])
+                (lo, lo_text), (hi, hi_text) = _number(bounds[0]), _number(bounds[1])
                 if 1 <= lo <= hi <= n_units:
                     valid.extend(range(lo, hi + 1))
                 else:
                     # Clip only the recorded text, never the numbers.
-                    invalid.append(f"{lo}-{hi}")
+                    invalid.append(f"{lo_text}-{hi_text}")
             else:
-                k = int(part)
+                k, k_text = _number(part)
                 if 1 <= k <= n_units:
                     valid.append(k)
                 else:
-                    invalid.append(str(k))
+                    invalid.append(k_text)
     return valid, invalid
 
 
@@ -143,13 +160,13 @@ def _parse_alce(text: str, n_units: int, max_citations: int | None) -> Answer:
     first_line = text.strip().split("\n")[0]
     sentences = []
     for sent in nltk_sent_tokenize(first_line):
-        ids = [int(r[1:]) for r in _ALCE_REF.findall(sent)]
-        # ALCE: ref_id = k - 1; [0] -> -1 -> the last document (Python indexing).
-        invalid = [str(k) for k in ids if k - 1 >= n_units or (k == 0 and n_units == 0)]
+        ids = [_number(r[1:]) for r in _ALCE_REF.findall(sent)]
+        # ALCE: ref_id = k - 1; [0] -> -1 -> the last document (Python indexing); a number too long: out of range.
+        invalid = [text for k, text in ids if k < 0 or k - 1 >= n_units or (k == 0 and n_units == 0)]
         if invalid:
             cited: list[int] = []
         else:
-            cited = [k if k >= 1 else n_units for k in ids]
+            cited = [k if k >= 1 else n_units for k, _ in ids]
             if max_citations is not None:
                 cited = cited[:max_citations]
         sentences.append(

@@ -16,6 +16,7 @@ import sys
 import click
 
 from rageval import __version__
+from rageval.errors import redact_urls
 
 _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
@@ -88,7 +89,7 @@ def user_message(err: BaseException) -> str:
         name = errno.errorcode.get(err.errno or -1, "")
         fix = _OS_FIXES.get(err.errno or -1)
         return f"{what}{err.strerror} ({name})" + (f"; {fix}" if fix else "")
-    text = str(err).strip() or type(err).__name__
+    text = redact_urls(str(err).strip()) or type(err).__name__
     lines = text.splitlines()
     if len(lines) > 1 and all(line.startswith("  ") for line in lines[1:]):
         return text  # "<file>: invalid suite:" and one indented line per problem
@@ -107,6 +108,7 @@ class LazyGroup(click.Group):
             code = _user_error_code(cause) if cause is not None else None
             if code is not None and err.exit_code == 1:
                 err.exit_code = code
+            err.message = redact_urls(err.message)
             raise
         except KeyboardInterrupt:
             if _debug(ctx):

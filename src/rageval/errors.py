@@ -3,8 +3,53 @@
 from __future__ import annotations
 
 import importlib
+import re
+from typing import Any
 
-__all__ = ["ConfigError", "ModelUnavailable", "ReaderError", "RunFailure", "EXTRAS", "install_hint", "require"]
+__all__ = [
+    "ConfigError",
+    "ModelUnavailable",
+    "ReaderError",
+    "RunFailure",
+    "EXTRAS",
+    "install_hint",
+    "redact_url",
+    "redact_urls",
+    "require",
+]
+
+_URL = re.compile(r"https?://[^\s'\"<>`]+", re.IGNORECASE)
+
+
+def redact_url(url: Any) -> str:
+    """``url`` as it may be printed or written: userinfo, query values and the fragment masked with ``***``.
+
+    >>> redact_url("https://u:pw@example.org:8443/v1?api-key=s3cret&x=1#frag")
+    'https://***@example.org:8443/v1?api-key=***&x=***#***'
+    >>> redact_url("http://127.0.0.1:8000/v1")
+    'http://127.0.0.1:8000/v1'
+    """
+    text = url if isinstance(url, str) else repr(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    rest, hash_, _frag = rest.partition("#")
+    rest, q, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    if q:
+        query = "&".join(f"{kv.partition('=')[0]}=***" if "=" in kv else "***" for kv in query.split("&"))
+    return f"{scheme}{sep}{netloc}{slash}{path}{q}{query}" + ("#***" if hash_ else "")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every ``http(s)://`` URL in it redacted (:func:`redact_url`): what an error may print.
+
+    >>> redact_urls("judge 'openai:m@http://u:pw@h/v1' failed; see https://x.org/a?token=t")
+    "judge 'openai:m@http://***@h/v1' failed; see https://x.org/a?token=***"
+    """
+    return _URL.sub(lambda m: redact_url(m.group(0)), text)
 
 
 class ConfigError(ValueError):

@@ -49,6 +49,9 @@ __all__ = [
     "UnsafePathError",
     "current_umask",
     "dump_json_line",
+    "json_text",
+    "scrub_surrogates",
+    "utf8",
     "write_bytes_atomic",
     "write_json_atomic",
     "write_text_atomic",
@@ -156,9 +159,40 @@ def write_text_atomic(
     write_bytes_atomic(path, text.encode("utf-8"), root=root, durable=durable)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_text(obj: Any, *, sort_keys: bool = True, indent: int | None = None, **options: Any) -> str:
+    """``json.dumps(obj, ensure_ascii=False)`` that can always be encoded as UTF-8: a lone surrogate (``"\\ud800"``:
+    valid JSON, not Unicode) is written as its ``\\uXXXX`` escape, so it reads back as it was.
+
+    >>> lone = chr(0xD800)
+    >>> json_text({"a": "é " + lone}) == '{"a": "é ' + chr(92) + 'ud800"}', json.loads(json_text([lone])) == [lone]
+    (True, True)
+    """
+    text = json.dumps(obj, sort_keys=sort_keys, ensure_ascii=False, indent=indent, **options)
+    return text if text.isascii() else _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def scrub_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a split pair joined), so it encodes as UTF-8.
+
+    >>> scrub_surrogates("a" + chr(0xD800)) == "a" + chr(0xFFFD), scrub_surrogates(chr(0xD83D) + chr(0xDE00)) == "😀"
+    (True, True)
+    """
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def utf8(text: str) -> bytes:
+    """``text`` as UTF-8 bytes for a hash, lone surrogates kept distinct (``surrogatepass``), never an error."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def dump_json_line(obj: Any) -> str:
-    """The canonical JSON of rageval's files: sorted keys, UTF-8 kept."""
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False)
+    """The canonical JSON of rageval's files: sorted keys, UTF-8 kept (lone surrogates escaped: :func:`json_text`)."""
+    return json_text(obj)
 
 
 def write_json_atomic(
@@ -169,5 +203,5 @@ def write_json_atomic(
     root: str | os.PathLike | None = None,
     durable: bool = True,
 ) -> None:
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent) + "\n"
+    text = json_text(obj, indent=indent) + "\n"
     write_text_atomic(path, text, root=root, durable=durable)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["HttpError", "ERROR_KINDS", "RETRY_STATUS", "server_message"]
+__all__ = ["HttpError", "ERROR_KINDS", "RETRY_STATUS", "server_message", "show_reply"]
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 ERROR_KINDS = ("timeout", "connect", "protocol", "decode", "json", "status", "redirect", "too_large", "closed")
@@ -44,3 +44,17 @@ def server_message(raw: bytes) -> str:
     if isinstance(err, dict):
         return str(err.get("message") or err.get("code") or err)[:300]
     return str(err)[:300]
+
+
+def show_reply(value: object, n: int = 200) -> str:
+    """At most ``n`` characters of an untrusted reply (or part of one) for an error message; never raises (a number
+    past Python's digit limit is named, not printed), lone surrogates become U+FFFD.
+
+    >>> show_reply({"choices": []}), show_reply("x" * 500, 5)
+    ("{'choices': []}", 'xxxxx')
+    """
+    try:
+        text = value if isinstance(value, str) else repr(value)
+    except (ValueError, RecursionError):  # an int past the digit limit; a structure nested too deep
+        text = f"<{type(value).__name__} too large to show>"
+    return text[:n].encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

@@ -1,11 +1,65 @@
-"""Base URLs and origins: what a client may be pointed at, and the origin its requests (and key) stay on."""
+"""Base URLs and origins: what a client may be pointed at, and the origin its requests (and key) stay on.
+
+Credentials never ride in a URL: :func:`split_base_url` refuses a ``base_url`` with
+userinfo (``user:password@``), a query (``?api-key=...``) or a fragment, with a
+message that shows the URL redacted (:func:`redact_url`), and :func:`check_key_transport`
+refuses to send a key over plain ``http://`` to a host that is not loopback unless the
+caller opts in (``allow_insecure_key``).
+"""
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
-__all__ = ["origin_of", "show_origin", "split_base_url", "endpoint_list"]
+from rageval.errors import redact_url
+
+__all__ = [
+    "origin_of",
+    "show_origin",
+    "split_base_url",
+    "endpoint_list",
+    "redact_url",
+    "is_loopback",
+    "insecure_key_problem",
+    "check_key_transport",
+]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's hostname) is this machine: ``localhost`` or a loopback address.
+
+    >>> [is_loopback(h) for h in ["127.0.0.1", "127.8.0.1", "::1", "LocalHost", "10.0.0.1", "example.org"]]
+    [True, True, True, True, False, False]
+    """
+    host = host.lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def insecure_key_problem(url: str) -> bool:
+    """True when a key sent to ``url`` would travel in plain text off this machine (``http://``, not loopback)."""
+    scheme, host, _ = origin_of(url)
+    return scheme != "https" and not is_loopback(host)
+
+
+def check_key_transport(urls: Any, *, what: str, key_from: str, allow_insecure_key: bool) -> None:
+    """Refuse (ValueError, one line) to send a key (from ``key_from``, e.g. ``"$OPENAI_API_KEY"``) to any of
+    ``urls`` over plain http off this machine, unless ``allow_insecure_key``."""
+    if allow_insecure_key:
+        return
+    for url in [urls] if isinstance(urls, str) else list(urls):
+        if insecure_key_problem(url):
+            raise ValueError(
+                f"{what}: the key in {key_from} would be sent unencrypted to {redact_url(url)} (plain http to a host "
+                "that is not loopback); use https://, send no key (api_key_env: null), or set "
+                "allow_insecure_key: true"
+            )
 
 
 def origin_of(url: str) -> tuple[str, str, int]:
@@ -26,17 +80,29 @@ def show_origin(o: tuple[str, str, int]) -> str:
 
 def split_base_url(url: Any, what: str) -> SplitResult:
     """``url``'s parts, after checking it is an ``http(s)://`` URL with a host and a numeric port (if any)."""
+    shown = repr(redact_url(url)) if isinstance(url, str) else repr(url)
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ValueError(
-            f"{what}: base_url must start with http:// or https://, got {url!r} (e.g. http://127.0.0.1:8000/v1)"
+            f"{what}: base_url must start with http:// or https://, got {shown} (e.g. http://127.0.0.1:8000/v1)"
         )
     parts = urlsplit(url)
+    if "@" in parts.netloc:
+        raise ValueError(
+            f"{what}: base_url {shown} carries credentials (user:password@); remove them and put the key in the "
+            "environment variable named by api_key_env (sent as a Bearer token)"
+        )
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        raise ValueError(
+            f"{what}: base_url {shown} has a query or fragment (?... or #...), which rageval would write into "
+            "records and the manifest and append paths after; remove it and put a key in the environment variable "
+            "named by api_key_env (sent as a Bearer token)"
+        )
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number
     except ValueError:
-        raise ValueError(f"{what}: base_url {url!r} has a port that is not a number") from None
+        raise ValueError(f"{what}: base_url {shown} has a port that is not a number") from None
     if not parts.hostname:
-        raise ValueError(f"{what}: base_url {url!r} names no host (e.g. http://127.0.0.1:8000/v1)")
+        raise ValueError(f"{what}: base_url {shown} names no host (e.g. http://127.0.0.1:8000/v1)")
     return parts
 
 

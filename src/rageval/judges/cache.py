@@ -27,6 +27,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from rageval.io import utf8
+
 __all__ = ["DiskCache", "cache_file", "is_corruption", "pair_key"]
 
 
@@ -34,7 +36,7 @@ def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
     """The cache key of one pair: sha256 over judge id, premise and hypothesis (length-prefixed)."""
     h = hashlib.sha256()
     for part in (judge_id, premise, hypothesis):
-        b = part.encode("utf-8")
+        b = utf8(part)
         h.update(len(b).to_bytes(8, "little"))
         h.update(b)
     return h.hexdigest()
@@ -42,7 +44,7 @@ def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
 
 def cache_file(cache_dir: str | os.PathLike, judge_id: str) -> Path:
     """The cache file of ``judge_id`` in ``cache_dir``: ``judge-<first 16 hex of sha256(judge id)>.sqlite``."""
-    safe = hashlib.sha256(judge_id.encode()).hexdigest()[:16]
+    safe = hashlib.sha256(utf8(judge_id)).hexdigest()[:16]
     return Path(cache_dir) / f"judge-{safe}.sqlite"
 
 

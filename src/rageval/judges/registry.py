@@ -25,6 +25,7 @@ OPENAI_PARAMS = (
     "base_url",
     "api_key",
     "api_key_env",
+    "allow_insecure_key",
     "logprobs",
     "top_logprobs",
     "concurrency",

@@ -24,6 +24,7 @@ import math
 import os
 from pathlib import Path
 
+from rageval.io import json_text
 from rageval.judges.base import JudgeError
 
 __all__ = ["ReplayJudge", "save_replay"]
@@ -126,7 +127,7 @@ def save_replay(path: str | os.PathLike, runner) -> int:
         for (p, h), prob in rows:
             value = None if math.isnan(prob) else prob
             f.write(
-                json.dumps({"premise": p, "hypothesis": h, "probability": value}, ensure_ascii=False, allow_nan=False)
+                json_text({"premise": p, "hypothesis": h, "probability": value}, sort_keys=False, allow_nan=False)
                 + "\n"
             )
     return len(rows)

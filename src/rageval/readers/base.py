@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rageval.errors import ModelUnavailable
+from rageval.io import scrub_surrogates
 from rageval.readers.template import PromptTemplate
 from rageval.text.tokenize import get_tokenizer
 from rageval.types import Unit
@@ -62,7 +63,8 @@ class ReaderRequest:
 
 @dataclass(frozen=True)
 class ReaderOutput:
-    """The reader's answer (or why there is none)."""
+    """The reader's answer (or why there is none).  Lone surrogates in ``text`` or ``error`` (valid JSON from a
+    server or a file, not Unicode) become U+FFFD, so every answer can be hashed, judged and written."""
 
     text: str
     status: str = "ok"
@@ -74,6 +76,9 @@ class ReaderOutput:
             raise ValueError(f"ReaderOutput.status={self.status!r} is not one of {READER_STATUSES}")
         if not isinstance(self.text, str):
             raise TypeError(f"ReaderOutput.text must be a string, got {type(self.text).__name__}")
+        object.__setattr__(self, "text", scrub_surrogates(self.text))
+        if isinstance(self.error, str):
+            object.__setattr__(self, "error", scrub_surrogates(self.error))
 
     @property
     def ok(self) -> bool:

@@ -5,7 +5,13 @@ messages to ``{base_url}/chat/completions`` with ``temperature`` 0 (greedy) and
 ``max_tokens``.  The API key is read from the environment variable named by
 ``api_key_env`` (default ``OPENAI_API_KEY``) when the first batch is sent; without
 it no ``Authorization`` header is sent (local servers need none).  The key never
-appears in :meth:`info` and never leaves ``base_url``'s origin.
+appears in :meth:`info` and never leaves ``base_url``'s origin, and it is sent only
+over ``https://`` or to a loopback host (``localhost``, ``127.0.0.0/8``, ``::1``):
+when the variable is set and an endpoint is plain ``http://`` elsewhere, the reader
+is refused (at ``rageval validate`` and when the suite is loaded) unless
+``allow_insecure_key: true``.  A ``base_url`` with credentials in it
+(``user:password@``, a query such as ``?api-key=...``) is refused, its secret not
+printed.
 
 ``base_url`` may be a list of endpoints (replicas of the same model, e.g. vLLM
 servers): requests go through :class:`rageval.http.EndpointPool`, one
@@ -34,7 +40,12 @@ Then:
 * HTTP 400 whose message says the prompt is too long (``context length``,
   ``maximum context``, ``too long``, ``context_length_exceeded``) is
   ``prompt_overflow``; any other 4xx is a ``reader_error`` at once (no retry);
-* a response without ``choices[0].message.content`` is a ``reader_error``.
+* a response without ``choices[0].message.content`` is a ``reader_error``, and so
+  is a reply that is no answer: ``content: null``, OpenAI's refusal shape
+  (``message.refusal``), ``tool_calls`` instead of text, or ``finish_reason:
+  content_filter`` — the record's ``error`` names which (and the refusal's words).
+  Text is kept as sent, except lone surrogates (``"\\ud800"``, valid JSON but not
+  Unicode), which become U+FFFD.
 
 No failure of one request escapes as an exception: every request gets an output.
 ``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports one, else
@@ -54,14 +65,18 @@ the run's manifest (the suite's configuration).
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from rageval.http import EndpointPool, HttpError, endpoint_list
+from rageval.http.errors import show_reply
+from rageval.http.urls import check_key_transport
+from rageval.io import scrub_surrogates
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
 from rageval.readers.template import PromptTemplate
@@ -90,6 +105,9 @@ class OpenAIParams(ReaderParams):
     cooldown: float = Field(30.0, description="seconds a failing endpoint is passed over")
     extra_body: Any = Field(None, description="extra request fields (a mapping)")
     trust_env: Any = Field(False, description="use the environment's proxy settings")
+    allow_insecure_key: bool = Field(
+        False, description="send the key over plain http to a host that is not loopback (default: refused)"
+    )
 
     _positive = field_validator("max_tokens", "concurrency", mode="before")(positive_int)
     _numbers = field_validator("timeout", "backoff", "max_backoff", "temperature", "cooldown", mode="before")(
@@ -115,6 +133,17 @@ class OpenAIParams(ReaderParams):
         if value is not None and (not isinstance(value, str) or not value.strip()):
             raise ValueError(f"openai reader: api_key_env must name an environment variable (or null), got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _key_transport(self) -> OpenAIParams:
+        if self.api_key_env and os.environ.get(self.api_key_env):
+            check_key_transport(
+                endpoint_list(self.base_url, what="openai reader"),
+                what="openai reader",
+                key_from=f"${self.api_key_env}",
+                allow_insecure_key=self.allow_insecure_key,
+            )
+        return self
 
     @field_validator("endpoint_concurrency", mode="before")
     @classmethod
@@ -143,6 +172,38 @@ class OpenAIParams(ReaderParams):
         return value
 
 
+def _clip(value: Any, n: int = 200) -> str:
+    return show_reply(value, n)
+
+
+def reply_text(resp: Any) -> tuple[str, str | None]:
+    """The answer text of a chat-completions reply and None, or ``("", why it is no answer)``.
+
+    No answer: no ``choices[0].message``; a refusal (``message.refusal``); ``tool_calls`` instead of text;
+    ``finish_reason: content_filter``; ``content`` null or not text.
+    """
+    choices = resp.get("choices") if isinstance(resp, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(choice, dict) or not isinstance(message, dict):
+        return "", f"unexpected response (no choices[0].message.content): {_clip(resp)}"
+    content, refusal = message.get("content"), message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return "", f"the model refused: {_clip(refusal.strip())}"
+    if refusal not in (None, "", False):
+        return "", f"the model refused (message.refusal {_clip(refusal, 80)})"
+    if message.get("tool_calls") or message.get("function_call"):
+        return "", "the model answered with tool calls, not text (no tools were offered)"
+    if isinstance(content, str):
+        if choice.get("finish_reason") == "content_filter" and not content.strip():
+            return "", "the server's content filter withheld the answer (finish_reason content_filter)"
+        return content, None
+    if content is None:
+        why = f" (finish_reason {_clip(choice.get('finish_reason'), 40)})" if choice.get("finish_reason") else ""
+        return "", f"empty reply: choices[0].message.content is null{why}"
+    return "", f"unexpected response (choices[0].message.content is not text): {_clip(content, 120)}"
+
+
 class OpenAIReader(Reader):
     """Any OpenAI-compatible chat-completions endpoint."""
 
@@ -169,6 +230,7 @@ class OpenAIReader(Reader):
         extra_body: Mapping[str, Any] | None = None,
         tokenizer: Any = "regex",
         trust_env: bool = False,
+        allow_insecure_key: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__(template=template, tokenizer=tokenizer)
@@ -187,6 +249,7 @@ class OpenAIReader(Reader):
             cooldown=cooldown,
             extra_body=extra_body,
             trust_env=trust_env,
+            allow_insecure_key=allow_insecure_key,
         )
 
         base_urls = endpoint_list(base_url, what="openai reader")
@@ -214,6 +277,7 @@ class OpenAIReader(Reader):
             backoff=self.backoff,
             max_backoff=self.max_backoff,
             trust_env=self.trust_env,
+            allow_insecure_key=bool(allow_insecure_key),
             sleep=self._sleep,
         )
 
@@ -275,24 +339,14 @@ class OpenAIReader(Reader):
         return self._parse(req, resp)
 
     def _parse(self, req: ReaderRequest, resp: Any) -> ReaderOutput:
-        try:
-            content = resp["choices"][0]["message"]["content"]
-            if content is None:
-                content = ""
-            if not isinstance(content, str):
-                raise TypeError
-        except (KeyError, IndexError, TypeError):
-            return ReaderOutput(
-                "",
-                "reader_error",
-                self.count_prompt_tokens(req),
-                f"unexpected response (no choices[0].message.content): {str(resp)[:200]}",
-            )
+        content, problem = reply_text(resp)
+        if problem is not None:
+            return ReaderOutput("", "reader_error", self.count_prompt_tokens(req), problem)
         usage = resp.get("usage") if isinstance(resp, dict) else None
         tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
         if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
             tokens = self.count_prompt_tokens(req)
-        return ReaderOutput(content.strip(), "ok", tokens)
+        return ReaderOutput(scrub_surrogates(content).strip(), "ok", tokens)
 
     def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
         reqs = check_requests(requests)

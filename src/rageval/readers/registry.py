@@ -41,6 +41,7 @@ READERS.register(
             "backoff",
             "max_backoff",
             "api_key_env",
+            "allow_insecure_key",
             "trust_env",
         ),
     ),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval import __version__
 from rageval.compressors import get
-from rageval.errors import ModelUnavailable
+from rageval.errors import ModelUnavailable, redact_urls
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -46,7 +46,7 @@ def load_judge(judge: Any, cache_dir: Path | None, tokenizer: Any):
     try:
         return get_judge(judge.spec, cache_dir=cache_dir, tokenizer=tokenizer, **dict(judge.params))
     except (ValueError, OSError) as err:
-        raise ModelUnavailable(f"judge {judge.spec!r} cannot be loaded: {err}") from err
+        raise ModelUnavailable(redact_urls(f"judge {judge.spec!r} cannot be loaded: {err}")) from err
 
 
 def make_reader(spec: Any, tokenizer: Any):

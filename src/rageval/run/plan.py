@@ -31,12 +31,12 @@ parts a plan names, fills the part-dependent fields of each key
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rageval.io import json_text
 from rageval.types import Record, Setting, SourceSnippet, Unit
 
 __all__ = [
@@ -62,7 +62,7 @@ OriginKind = Literal["suite", "score", "rescore"]
 
 def sha(obj: Any) -> str:
     """The sha256 of ``obj`` as canonical JSON (sorted keys, UTF-8)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return hashlib.sha256(json_text(obj).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
