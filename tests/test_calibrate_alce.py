@@ -140,4 +140,4 @@ def test_cli(tmp_path):
     bad = tmp_path / "x.json"
     bad.write_text("{not json")
     res = CliRunner().invoke(main, ["calibrate", "--format", "alce-human", str(bad)])
-    assert res.exit_code != 0 and "is not valid JSON" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 2 and "x.json line 1: not valid JSON" in res.output and "Traceback" not in res.output

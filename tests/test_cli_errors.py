@@ -147,7 +147,7 @@ CONFIG += [
         lambda t: BASE.replace(
             "{backend: extractive}", f"{{backend: saved, params: {{path: {_data_file(t, 'a.jsonl', bytes([255]))}}}}}"
         ),
-        "a.jsonl: line 1 is not UTF-8 text",
+        "a.jsonl line 1: not UTF-8 text",
     ),
     (
         lambda t: BASE.replace("{spec: lexical}", f"{{spec: 'replay:{_data_file(t, 'r.jsonl', bytes([255]))}'}}"),

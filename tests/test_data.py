@@ -264,7 +264,7 @@ def test_asqa_record_in_neither_layout(tmp_path):
 def test_bad_jsonl_line_and_bad_top_level(tmp_path):
     p = tmp_path / "x.jsonl"
     p.write_text('{"a": 1}\n{not json\n')
-    with pytest.raises(DataLoadError, match=r"line 2 is not valid JSON"):
+    with pytest.raises(DataLoadError, match=r"line 2: not valid JSON"):
         load_examples("hotpotqa", p)
     q = tmp_path / "x.json"
     q.write_text("42")

@@ -45,7 +45,7 @@ def test_each_format_has_its_own_module_and_reader(tmp_path):
 def test_shared_readers_name_the_file_and_line(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"a": 1}\n\xff\n')
-    with pytest.raises(ScoreInputError, match=r"bad.jsonl: not UTF-8 text \(invalid start byte at byte 9\)"):
+    with pytest.raises(ScoreInputError, match=r"bad.jsonl line 2: not UTF-8 text \(byte 0xff at offset 9\)"):
         read_text(bad)
     with pytest.raises(ScoreInputError, match=r"x.json line 2: not valid JSON \(Expecting value at column 1\)"):
         whole_json(tmp_path / "x.json", '{"a":\n}')

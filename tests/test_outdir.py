@@ -359,7 +359,7 @@ def test_rescore_refuses_what_it_cannot_rescore(tmp_path, demo_run):
     (run_dir / "records.jsonl").write_bytes(b"\xff\n")
     shutil.copy(demo_run / "manifest.json", run_dir / "manifest.json")
     res = run(["rescore", str(run_dir)])
-    assert res.exit_code == 2 and handled(res) and "records.jsonl: not UTF-8" in res.output
+    assert res.exit_code == 2 and handled(res) and "records.jsonl line 1: not UTF-8" in res.output
 
 
 # -- files ----------------------------------------------------------------------------------------------

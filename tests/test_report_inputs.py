@@ -68,7 +68,7 @@ def test_unparseable_line_and_bad_status_name_the_line(tmp_path):
     with pytest.raises(RunError, match="line 13: status 'exploded'"):
         _build(run)
     (run / "records.jsonl").write_text('{"question_id": "q1", "setti\n')
-    with pytest.raises(RunError, match="line 1 is not valid JSON"):
+    with pytest.raises(RunError, match="line 1: not valid JSON"):
         _build(run)
 
 

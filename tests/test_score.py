@@ -775,7 +775,7 @@ def test_unreadable_files_are_named(tmp_path):
         read_input(str(empty))
     latin = tmp_path / "l.jsonl"
     latin.write_bytes(b'{"question": "caf\xe9", "answer": "x"}\n')
-    with pytest.raises(ScoreInputError, match=r"l.jsonl: not UTF-8 text \(invalid continuation byte at byte 17\)"):
+    with pytest.raises(ScoreInputError, match=r"l.jsonl line 1: not UTF-8 text \(byte 0xe9 at offset 17\)"):
         read_input(str(latin))
     with pytest.raises(ScoreInputError, match="hf:nobody/nothing: datasets.load_dataset failed"):
         read_input("hf:nobody/nothing")

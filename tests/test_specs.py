@@ -348,7 +348,7 @@ def test_a_model_free_reader_is_still_built_once(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question_id": "q", "answer": "a"}\nnot json\n')
     (problem,) = reader_problems(ReaderSpec(backend="saved", params={"path": str(bad)}), "reader")
-    assert "bad.jsonl: line 2 is not valid JSON" in problem
+    assert "bad.jsonl line 2: not valid JSON" in problem
     good = tmp_path / "good.jsonl"
     good.write_text('{"question_id": "q", "answer": "a"}\n')
     assert reader_problems(ReaderSpec(backend="saved", params={"path": Path(good).as_posix()}), "reader") == []

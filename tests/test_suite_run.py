@@ -184,7 +184,7 @@ def test_saved_reader_missing_question_is_a_counted_status(tmp_path, reference_r
 def test_saved_reader_with_a_broken_line_names_file_and_line(tmp_path):
     saved = tmp_path / "answers.jsonl"
     saved.write_text('{"question_id": "a", "answer": "x"}\nnot json\n')
-    with pytest.raises(SuiteError, match=r"reader.params: .*answers.jsonl: line 2 is not valid JSON"):
+    with pytest.raises(SuiteError, match=r"reader.params: .*answers.jsonl line 2: not valid JSON"):
         load_suite(tiny(tmp_path, reader="saved", reader_params=f", params: {{path: {saved}}}"))  # at load, not mid-run
 
 

@@ -27,12 +27,12 @@ A judge abstention leaves that label out (counted), never a 0.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval.infiles import read_json
 from rageval.stats.agreement import agreement
 from rageval.text.normalize import remove_citations
 
@@ -124,11 +124,7 @@ def _sentence(dataset: str, system: str, qid: str, item: Mapping[str, Any], i: i
 
 def load_alce_human(path: str) -> list[AlceSentence]:
     """Every sentence of an ALCE human citation evaluation file (see the module doc); errors name the place."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON ({err}): expected ALCE's human citation evaluation file") from None
+    data = read_json(path, what="the calibrate --format alce-human file")
     if not isinstance(data, Mapping):
         raise ValueError(
             f"{path}: expected {{dataset: {{system_file: {{question_id: item}}}}}}, got {type(data).__name__}"

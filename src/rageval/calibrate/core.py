@@ -38,6 +38,8 @@ import click
 
 from rageval.bm25 import PARAMS, BM25Index
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
+from rageval.errors import ConfigError
+from rageval.infiles import InputFileError, iter_json_lines, read_text
 from rageval.io import write_text_atomic
 from rageval.judges import get_judge
 
@@ -52,14 +54,12 @@ def load_wice(path: str | None = None) -> list[dict[str, Any]]:
         text = (resources.files("rageval.data") / "samples" / "human" / "wice_claim_dev.jsonl").read_text("utf-8")
         where = "rageval.data/samples/human/wice_claim_dev.jsonl"
     else:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(path, what="the calibrate --data file")
         where = path
     rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
+    for lineno, row in iter_json_lines(text, where, where=lambda s, n: f"{s}:{n}"):
+        if not isinstance(row, dict):
+            raise InputFileError(f"{where}:{lineno}: expected a JSON object (a WiCE row), got {type(row).__name__}")
         for key in ("claim", "evidence", "label"):
             if key not in row:
                 raise ValueError(f"{where}:{lineno}: WiCE row has no {key!r}")
@@ -300,6 +300,8 @@ def calibrate_cmd(
             max_length=max_length,
             judge_params=params,
         )
+    except ConfigError:
+        raise  # an input file rageval cannot read: the CLI's one line, exit 2
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     _emit(format_report(r), r, json_out)
@@ -329,7 +331,7 @@ def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
         value: Any = raw
         try:
             parsed = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, too many digits, nested too deep: the text as given
             parsed = raw
         if parsed is None or isinstance(parsed, (bool, int, float)):
             value = parsed
@@ -357,6 +359,8 @@ def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir,
             max_length=max_length,
             judge_params=params,
         )
+    except ConfigError:
+        raise  # an input file rageval cannot read: the CLI's one line, exit 2
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
     _emit(format_alce_report(r), r, json_out)

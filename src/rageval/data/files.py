@@ -9,11 +9,11 @@ naming the line.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from rageval.data.errors import DataLoadError
+from rageval.infiles import iter_json_lines, loads, read_text
 
 __all__ = ["read_records"]
 
@@ -30,46 +30,30 @@ def read_records(path: Path) -> list[Any]:
     src = str(path)
     if not path.exists():
         raise FileNotFoundError(f"dataset file not found: {src} (pass an existing .json/.jsonl file)")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        bad_line = raw[: e.start].count(b"\n") + 1
-        raise DataLoadError(
-            src,
-            None,
-            None,
-            f"line {bad_line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save it as UTF-8",
-        ) from None
+    text = read_text(path, what="the dataset file", error=_error(src))
     if path.suffix != ".jsonl":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
+            return _unwrap(loads(text, src, error=_error(src), line_of_doc=True, syntax_error=_NotOneDocument), src)
+        except _NotOneDocument as e:
             if not text.lstrip().startswith("{"):
-                raise DataLoadError(
-                    src,
-                    None,
-                    None,
-                    f"not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); expected a "
-                    "JSON list, a JSON object, or JSON Lines",
-                ) from None
-            data = None  # maybe JSON Lines without the .jsonl suffix
-        if data is not None:
-            return _unwrap(data, src)
-    records = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as e:
-            raise DataLoadError(
-                src,
-                None,
-                None,
-                f"line {lineno} is not valid JSON ({e.msg} at column {e.colno}); expected one JSON object per line",
-            ) from None
-    return records
+                raise _error(src)(f"{e}; expected a JSON list, a JSON object, or JSON Lines") from None
+            # maybe JSON Lines without the .jsonl suffix
+    return [row for _, row in iter_json_lines(text, src, error=_error(src))]
+
+
+class _NotOneDocument(Exception):
+    """The file is not one JSON document (it may be JSON Lines)."""
+
+
+def _error(src: str):
+    """The :class:`DataLoadError` of a message that names the file already."""
+
+    def make(message: str) -> DataLoadError:
+        prefix = f"{src} "
+        rest = message[len(prefix) :] if message.startswith(prefix) else message.removeprefix(f"{src}: ")
+        return DataLoadError(src, None, None, rest)
+
+    return make
 
 
 def _unwrap(data: Any, src: str) -> list[Any]:

@@ -19,11 +19,11 @@ reuses stale cache entries.  :func:`save_replay` writes what a
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from pathlib import Path
 
+from rageval.infiles import decode, iter_json_lines, read_bytes
 from rageval.io import json_text
 from rageval.judges.base import JudgeError
 
@@ -59,30 +59,24 @@ class ReplayJudge:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        if not self.path.is_file():
+        if not self.path.exists():
             raise FileNotFoundError(
                 f"replay judge file not found: {self.path} (expected JSON lines of premise/hypothesis/probability)"
             )
-        data = self.path.read_bytes()
+        data = read_bytes(self.path, what="the replay judge file")
         self.id = "replay:" + hashlib.sha256(data).hexdigest()[:16]
         self._table: dict[tuple[str, str], float] = {}
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            at_line = data[: err.start].count(b"\n") + 1
-            raise ValueError(
-                f"replay judge file {self.path}: line {at_line} is not UTF-8 text (byte {err.start}); save it as UTF-8"
-            ) from None
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
+        src = str(self.path)
+        for lineno, row in iter_json_lines(
+            decode(data, src, what="the replay judge file"), src, where=lambda s, n: f"{s}:{n}"
+        ):
             try:
-                row = json.loads(line)
                 key = (row["premise"], row["hypothesis"])
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
+                hash(key)
+            except (KeyError, TypeError) as err:
                 raise ValueError(
                     f"{self.path}:{lineno}: expected an object with 'premise' and 'hypothesis' ({err})"
-                ) from err
+                ) from None
             if "probability" in row:
                 p = _probability(row["probability"])
             elif "decision" in row:

@@ -20,7 +20,6 @@ its question ids as ``rageval score`` assigns them, the lines of one ``system``
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from rageval.infiles import read_json_lines
 from rageval.readers.base import READER_STATUSES, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, non_empty_text
 from rageval.readers.template import PromptTemplate
@@ -111,11 +111,9 @@ class SavedReader(Reader):
 
     def _load(self) -> None:
         src = str(self.path)
-        for lineno, line in enumerate(_decoded(self.path.read_bytes(), src).splitlines(), 1):
-            if not line.strip():
-                continue
+        for lineno, value in read_json_lines(self.path, what="the saved reader's answers file"):
             where = f"{src}: line {lineno}"
-            row = _json_object(line, where)
+            row = _json_object(value, where)
             qid = _question_id(row, where)
             text, status = _answer(row, where)
             setting = _setting(row, where)
@@ -181,21 +179,7 @@ class SavedReader(Reader):
 # -- one line of an answers file, field by field (each error names the file and the line) --------------------------
 
 
-def _decoded(raw: bytes, src: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        at_line = raw[: e.start].count(b"\n") + 1
-        raise ValueError(
-            f"{src}: line {at_line} is not UTF-8 text (byte {e.start}); save the answers file as UTF-8"
-        ) from None
-
-
-def _json_object(line: str, where: str) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{where} is not valid JSON ({e.msg} at column {e.colno})") from None
+def _json_object(row: Any, where: str) -> dict[str, Any]:
     if not isinstance(row, dict):
         raise ValueError(f"{where}: expected a JSON object, got {type(row).__name__}")
     return row

@@ -10,12 +10,12 @@ between settings.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rageval.infiles import iter_json_lines, read_text
 from rageval.run.rundir import RunDir, RunDirError
 from rageval.types import STATUSES
 
@@ -54,7 +54,7 @@ def load_run(run_dir: str | Path) -> Run:
     if not path.is_dir():
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
-    if not rec_path.is_file():
+    if not rec_path.exists():  # not a regular file: refused by the reader
         raise RunError(
             f"{rec_path} is missing: run the command that writes it first (rageval suite FILE --out {path}, "
             f"or rageval score FILES --out {path})"
@@ -83,20 +83,19 @@ def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str
 def _read_records(rec_path: Path) -> list[dict[str, Any]]:
     """Every record of ``records.jsonl``, checked (:func:`_check_record`), with its line number as ``_line``."""
     records: list[dict[str, Any]] = []
-    with rec_path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise RunError(f"{rec_path} line {lineno} is not valid JSON ({err}): a truncated write?") from err
-            if not isinstance(rec, dict):
-                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
-            _check_record(rec, f"{rec_path.name} line {lineno}")
-            rec["_line"] = lineno
-            records.append(rec)
+    text = read_text(rec_path, what="the run's records.jsonl", error=RunError)
+    for lineno, rec in iter_json_lines(text, str(rec_path), error=_record_error):
+        if not isinstance(rec, dict):
+            raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
+        _check_record(rec, f"{rec_path.name} line {lineno}")
+        rec["_line"] = lineno
+        records.append(rec)
     return records
+
+
+def _record_error(message: str) -> RunError:
+    """A line of ``records.jsonl`` the one JSON reader refuses (:mod:`rageval.infiles`)."""
+    return RunError(f"{message}: a truncated write? rerun the command that wrote it")
 
 
 def _settings_of(suite: dict[str, Any], records: list[dict[str, Any]], man_path: Path) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rageval.errors import ConfigError
+from rageval.infiles import iter_json_lines, read_text
 from rageval.io import write_json_atomic
 from rageval.run.lock import OutDirLock
 from rageval.run.plan import Scoring
@@ -42,6 +43,11 @@ _FIX = "rerun the command that wrote it (rageval suite FILE --out DIR, or rageva
 
 class RunDirError(ConfigError):
     """A run directory that cannot be used as asked (another run's, unreadable, of an unknown format)."""
+
+
+def _record_error(message: str) -> RunDirError:
+    """A line of ``records.jsonl`` the one JSON reader refuses (not JSON, a duplicate key, nested too deep)."""
+    return RunDirError(f"{message}; rerun the command that wrote it")
 
 
 class _Open(BaseModel):
@@ -285,17 +291,12 @@ class RunDir:
         """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped)."""
 
         p = self.records_path
-        if not p.is_file():
+        if not p.exists():  # a FIFO, a device or a folder there: refused by the reader, in one line
             raise RunDirError(f"{p} is missing: run the command that writes it first (rageval suite / score)")
-        try:
-            lines = p.read_text(encoding="utf-8").split("\n")
-        except UnicodeDecodeError as err:
-            raise RunDirError(f"{p}: not UTF-8 (byte {err.start}); rerun the command to rebuild it") from None
-        for i, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
+        text = read_text(p, what="the run's records.jsonl", error=RunDirError)
+        for i, value in iter_json_lines(text, str(p), error=_record_error):
             try:
-                yield i, Record.from_dict(json.loads(line))
+                yield i, Record.from_dict(value)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
                 raise RunDirError(
                     f"{p}: line {i}: not a valid record ({type(err).__name__}: {str(err)[:160]}); rerun the command"

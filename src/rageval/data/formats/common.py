@@ -10,13 +10,14 @@ JSON and rows with errors that name the file and the line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
+from rageval.infiles import iter_json_lines, loads
+from rageval.infiles import read_text as _read_text
 
 __all__ = ["HF_PREFIX", "ImportedFile", "json_rows", "read_text", "whole_json"]
 
@@ -36,29 +37,18 @@ class ImportedFile:
 
 
 def read_text(path: Path) -> str:
-    """The file's text; a :class:`ScoreInputError` when it is not UTF-8."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise ScoreInputError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    """The text of the regular file ``path`` (:mod:`rageval.infiles`: size limit, UTF-8); a
+    :class:`ScoreInputError` otherwise."""
+    return _read_text(path, what="the score input", error=ScoreInputError)
 
 
 def _json_lines(path: Path, text: str) -> Iterator[tuple[int, Any]]:
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ScoreInputError(f"{path} line {lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
+    return iter_json_lines(text, str(path), error=ScoreInputError)
 
 
 def whole_json(path: Path, text: str) -> Any:
     """``text`` as one JSON document; a :class:`ScoreInputError` naming the line otherwise."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ScoreInputError(f"{path} line {e.lineno}: not valid JSON ({e.msg} at column {e.colno})") from None
+    return loads(text, str(path), error=ScoreInputError, line_of_doc=True)
 
 
 def json_rows(path: Path, text: str) -> Iterator[tuple[str, int | str, Any]]:

@@ -7,16 +7,15 @@ is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it.
 from __future__ import annotations
 
 import ast
-import csv
 import json
 import math
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+from rageval.infiles import check_file, loads, read_csv
 from rageval.registry import did_you_mean
 
 __all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas"]
@@ -57,14 +56,16 @@ def _list_cell(value: Any) -> Any:
     s = value.strip()
     if s.startswith("["):
         try:
-            return json.loads(s)
+            return json.loads(s, object_pairs_hook=dict)
         except json.JSONDecodeError:
             pass
+        except (RecursionError, ValueError):  # nested too deep, too many digits: in the reader's words
+            loads(s, "a list cell", error=ScoreInputError)
         try:
             got = ast.literal_eval(s)
             if isinstance(got, (list, tuple)):
                 return list(got)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):  # not a Python list either
             pass
     return [value] if value else []
 
@@ -133,7 +134,10 @@ def _ragas_row(row: Mapping[str, Any], cols: Mapping[str, str], where: str) -> d
         v = row.get(col)
         if v is None or (isinstance(v, float) and math.isnan(v)):  # absent / NaN cell
             continue
-        v = _ragas_value(name, v)
+        try:
+            v = _ragas_value(name, v)
+        except ScoreInputError as err:
+            raise ScoreInputError(f"{where}: column {col!r}: {err}") from None
         if v is not _LEFT_OUT:
             out[name] = v
     return out
@@ -145,6 +149,7 @@ def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tup
     path = Path(source)
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
+        check_file(path, what="the score input", error=ScoreInputError)
         try:
             import pyarrow.parquet as pq
 
@@ -154,14 +159,11 @@ def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tup
         rows = table.to_pylist()
         return list(table.column_names), ((f"{path} row {i + 1}", i + 1, r) for i, r in enumerate(rows))
     if suffix in (".csv", ".tsv"):
-        text = read_text(path)
-        csv.field_size_limit(sys.maxsize)
-        reader = csv.DictReader(text.splitlines(), delimiter="\t" if suffix == ".tsv" else ",")
-        header = list(reader.fieldnames or [])
+        delimiter = "\t" if suffix == ".tsv" else ","
+        header, table = read_csv(path, delimiter=delimiter, what="the score input", error=ScoreInputError)
         if not header:
             raise ScoreInputError(f"{path}: the CSV file has no header row")
-        # line numbers: the header is line 1 (multi-line cells shift them; the row number is exact)
-        return header, ((f"{path} row {i + 1}", i + 1, r) for i, r in enumerate(reader))
+        return header, ((f"{path} line {line}", line, r) for line, r in table)
     text = read_text(path)
     rows = list(json_rows(path, text))
     header = list(dict.fromkeys(k for _, _, r in rows if isinstance(r, Mapping) for k in r))

@@ -25,6 +25,7 @@ from rageval.data.formats.generic import read_generic
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
 from rageval.data.formats.ragchecker import read_ragchecker
+from rageval.infiles import loads
 from rageval.registry import did_you_mean
 
 __all__ = ["FORMATS", "detect", "read_input"]
@@ -32,18 +33,19 @@ __all__ = ["FORMATS", "detect", "read_input"]
 FORMATS = ("generic", "alce", "ragchecker", "ragas")
 
 
-def _first_json(text: str) -> Any:
-    """The first JSON value of ``text`` (the first line of JSONL, or the whole document), else None."""
+def _first_json(text: str, path: Path) -> Any:
+    """The first JSON value of ``text`` (the first line of JSONL, or the whole document), else None; JSON
+    nested too deep or a number of too many digits is an error here (the format's reader names the rest)."""
     stripped = text.lstrip()
     first = stripped.split("\n", 1)[0]
-    try:
-        return json.loads(first)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        return None
+    for candidate in (first, stripped):
+        try:
+            return json.loads(candidate)
+        except json.JSONDecodeError:
+            continue
+        except (RecursionError, ValueError):
+            loads(candidate, str(path), error=ScoreInputError, line_of_doc=True)  # raises, in the reader's words
+    return None
 
 
 def _row_format(row: Any) -> str | None:
@@ -67,7 +69,7 @@ def detect(source: str) -> str:
     text = read_text(path)
     if not text.strip():
         raise ScoreInputError(f"{path}: the file is empty")
-    first = _first_json(text)
+    first = _first_json(text, path)
     fmt = None
     if isinstance(first, Mapping):
         data = first.get("data")
@@ -104,7 +106,7 @@ def read_input(
         raise ScoreInputError(f"unknown format {fmt!r}.{hint}")
     if not source.startswith(HF_PREFIX):
         path = Path(source)
-        if not path.is_file():
+        if not path.exists():
             raise ScoreInputError(
                 f"{source}: no such file" + (" (a Hugging Face dataset is written hf:<id>)" if "/" in source else "")
             )

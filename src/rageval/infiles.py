@@ -1,0 +1,325 @@
+"""The one reader of the files a user hands rageval: JSON, JSON Lines and CSV, bounded and exact.
+
+Every input path goes through it — a suite's ``dataset.path``, the files ``rageval score``
+reads, a ``saved`` reader's answers, ``rageval calibrate --data`` (and ``--format
+alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``rescore``,
+``report`` and ``audit``:
+
+* **Regular files only** (:func:`read_bytes`): a FIFO, a device (``/dev/zero``), a socket
+  or a folder is refused in one line naming the path, without blocking (the file is
+  opened ``O_NONBLOCK`` and checked with ``fstat`` before a byte is read).
+* **A size limit**: at most :func:`max_input_bytes` bytes (1 GiB; the environment
+  variable ``RAGEVAL_MAX_INPUT_BYTES`` sets another, in bytes); a larger file is refused
+  before it is read, and a file growing past the limit while read is refused too.
+* **UTF-8**, a leading byte-order mark dropped (Excel's CSV); other bytes are an error
+  naming the line.
+* **Lines end at "\\n"** (a "\\r" before it dropped) and nowhere else: U+2028, U+2029,
+  U+0085, form feeds and the other characters ``str.splitlines`` breaks at stay inside
+  a JSON string or a CSV cell, as JSON and CSV allow (:func:`split_lines`).
+* **JSON** (:func:`loads`): a duplicate key in one object, nesting deeper than
+  :data:`MAX_DEPTH` and a number of more than 4,300 digits (Python's limit) are errors
+  naming the file and the line; never a ``RecursionError`` traceback.
+* **CSV** (:func:`read_csv`): ``csv`` over the text with ``newline=""`` (quoted cells may
+  hold new lines, and a U+2028 stays in its cell), a column named twice and
+  a row with more cells than the header are errors naming the line (unnamed columns, such as
+  pandas' index, are kept).
+
+Errors are :class:`InputFileError` (a :class:`~rageval.errors.ConfigError`: the CLI prints
+one line and exits with 2), or the class a caller passes as ``error``.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> p = Path(tempfile.mkdtemp()) / "a.jsonl"
+>>> _ = p.write_bytes('{"q": "one\\u2028two"}\\r\\n\\n{"q": 2}\\n'.encode())
+>>> list(read_json_lines(p))
+[(1, {'q': 'one\\u2028two'}), (3, {'q': 2})]
+>>> _ = p.write_text('{"q": 1, "q": 2}\\n')
+>>> list(read_json_lines(p))
+Traceback (most recent call last):
+...
+rageval.infiles.InputFileError: ...a.jsonl line 1: duplicate key 'q' in one JSON object; keep one
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from rageval.errors import ConfigError
+
+__all__ = [
+    "MAX_DEPTH",
+    "InputFileError",
+    "check_file",
+    "decode",
+    "iter_json_lines",
+    "loads",
+    "max_input_bytes",
+    "read_bytes",
+    "read_csv",
+    "read_json",
+    "read_json_lines",
+    "read_text",
+    "split_lines",
+]
+
+#: the default size limit of one input file (``RAGEVAL_MAX_INPUT_BYTES`` sets another)
+DEFAULT_MAX_INPUT_BYTES = 1 << 30
+#: the deepest nesting of arrays and objects a JSON input may have (rageval's own formats need under 10)
+MAX_DEPTH = 200
+
+ErrorType = Callable[[str], Exception]
+
+
+class InputFileError(ConfigError):
+    """An input file rageval cannot read as given (not a regular file, too large, not UTF-8, not JSON, ...)."""
+
+
+def max_input_bytes() -> int:
+    """The size limit of one input file: ``RAGEVAL_MAX_INPUT_BYTES`` (a positive integer) or 1 GiB."""
+    raw = os.environ.get("RAGEVAL_MAX_INPUT_BYTES", "").strip()
+    if not raw:
+        return DEFAULT_MAX_INPUT_BYTES
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError(f"RAGEVAL_MAX_INPUT_BYTES={raw!r}: expected a positive number of bytes, e.g. 2000000000")
+    return value
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"  # pragma: no cover - doors, whiteouts
+
+
+def _too_large(path: str, limit: int, what: str) -> str:
+    return (
+        f"{path}: {what} is larger than the input limit of {limit:,} bytes; "
+        "raise it with RAGEVAL_MAX_INPUT_BYTES=<bytes> if the file is right"
+    )
+
+
+def _open_checked(name: str, what: str, error: ErrorType) -> tuple[int, int]:
+    """``(fd, limit)``: ``name`` opened without blocking, checked to be a regular file within the limit."""
+    limit = max_input_bytes()
+    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{name}: is {_kind(st.st_mode)}; {what} must be a regular file")
+        if st.st_size > limit:
+            raise error(_too_large(name, limit, what))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, limit
+
+
+def check_file(path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError) -> None:
+    """Refuse ``path`` unless it is a regular file within the size limit, before another library reads it
+    (Parquet); a missing file raises the ``OSError``."""
+    fd, _ = _open_checked(os.fspath(path), what, error)
+    os.close(fd)
+
+
+def read_bytes(path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError) -> bytes:
+    """The bytes of the regular file ``path``, at most :func:`max_input_bytes` (module doc); never blocks.
+
+    A missing or unreadable file raises the ``OSError`` (``FileNotFoundError``, ...) naming it.
+    """
+    name = os.fspath(path)
+    fd, limit = _open_checked(name, what, error)
+    try:
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 24, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise error(_too_large(name, limit, what))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def decode(raw: bytes, path: str | os.PathLike, *, what: str = "the file", error: ErrorType = InputFileError) -> str:
+    """``raw`` as UTF-8 (a leading byte-order mark dropped); an error naming the line of a bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise error(
+            f"{os.fspath(path)} line {line}: not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); "
+            f"save {what} as UTF-8"
+        ) from None
+
+
+def read_text(path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError) -> str:
+    """The UTF-8 text of the regular file ``path`` (:func:`read_bytes`, :func:`decode`)."""
+    return decode(read_bytes(path, what=what, error=error), path, what=what, error=error)
+
+
+def split_lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of ``text``: lines end at "\\n" only (a "\\r" before it dropped); the last one
+    is left out when empty.
+
+    >>> list(split_lines("a\\u2028b\\r\\nc\\x85d\\n"))
+    [(1, 'a\\u2028b'), (2, 'c\\x85d')]
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, line in enumerate(lines, 1):
+        yield i, line.removesuffix("\r")
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests arrays and objects deeper than :data:`MAX_DEPTH` (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        elif not isinstance(v, list):
+            continue
+        if depth > MAX_DEPTH:
+            return True
+        stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)))
+    return False
+
+
+def _deep(where: str) -> str:
+    return f"{where}: JSON nested deeper than {MAX_DEPTH} levels of arrays and objects; no rageval input needs that"
+
+
+def loads(
+    text: str,
+    where: str,
+    *,
+    error: ErrorType = InputFileError,
+    line_of_doc: bool = False,
+    syntax_error: ErrorType | None = None,
+) -> Any:
+    """``text`` as one JSON value; every failure an ``error`` whose message starts with ``where``.
+
+    ``line_of_doc``: ``text`` is a whole file, so a syntax error names its line (``where line N``);
+    ``syntax_error``: the error raised for a syntax error, when the caller tries another reading then.
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as e:
+        at = f" line {e.lineno}" if line_of_doc else ""
+        raise (syntax_error or error)(f"{where}{at}: not valid JSON ({e.msg} at column {e.colno})") from None
+    except _DuplicateKey as e:
+        raise error(f"{where}: duplicate key {e.args[0]!r} in one JSON object; keep one") from None
+    except RecursionError:
+        raise error(_deep(where)) from None
+    except ValueError as e:  # Python's limit on the digits of an integer (4,300)
+        why = " ".join(str(e).split())[:120]
+        raise error(f"{where}: a JSON number has too many digits ({why}); write it as a string") from None
+    if _too_deep(value):
+        raise error(_deep(where))
+    return value
+
+
+def read_json(path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError) -> Any:
+    """The one JSON document of the regular file ``path``; errors name the file and the line."""
+    return loads(read_text(path, what=what, error=error), os.fspath(path), error=error, line_of_doc=True)
+
+
+def _blank(line: str) -> bool:
+    return not line.strip(" \t\r\n")
+
+
+def iter_json_lines(
+    text: str, src: str, *, error: ErrorType = InputFileError, where: Callable[[str, int], str] | None = None
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of the JSON Lines ``text`` read from ``src``.
+
+    ``where(src, lineno)`` names a line in messages (default ``"<src> line <n>"``).
+    """
+    name = where or (lambda s, n: f"{s} line {n}")
+    for lineno, line in split_lines(text):
+        if _blank(line):
+            continue
+        yield lineno, loads(line, name(src, lineno), error=error)
+
+
+def read_json_lines(
+    path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of each non-blank line of the JSON Lines file ``path`` (module doc)."""
+    text = read_text(path, what=what, error=error)
+    yield from iter_json_lines(text, os.fspath(path), error=error)
+
+
+def read_csv(
+    path: str | os.PathLike, *, delimiter: str = ",", what: str = "the input file", error: ErrorType = InputFileError
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """``(header, [(line number, row)])`` of the CSV (or TSV) file ``path``; a row's line is where it starts.
+
+    A row with fewer cells than the header leaves the last columns out of its dict.
+    """
+    name = os.fspath(path)
+    text = read_text(path, what=what, error=error)
+    csv.field_size_limit(sys.maxsize)  # the file is bounded by the size limit already
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    rows: list[tuple[int, dict[str, str]]] = []
+    header: list[str] | None = None
+    start = 1
+    try:
+        for cells in reader:
+            if header is None:
+                header = _header(cells, name, error)
+            elif cells:
+                if len(cells) > len(header):
+                    raise error(
+                        f"{name} line {start}: {len(cells)} cells but the header names {len(header)} columns; "
+                        "quote the cells that hold the delimiter"
+                    )
+                rows.append((start, dict(zip(header, cells))))
+            start = reader.line_num + 1
+    except csv.Error as err:
+        raise error(f"{name} line {reader.line_num}: not valid CSV ({err})") from None
+    if header is None:
+        raise error(f"{name}: the CSV file has no header row")
+    return header, rows
+
+
+def _header(cells: list[str], name: str, error: ErrorType) -> list[str]:
+    seen: set[str] = set()
+    for cell in cells:
+        if cell and cell in seen:  # an unnamed column (pandas' index) may come more than once
+            raise error(f"{name} line 1: the header names column {cell!r} twice; name each column once")
+        seen.add(cell)
+    return list(cells)
