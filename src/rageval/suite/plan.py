@@ -188,7 +188,20 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
         summary=_summary(suite, examples, retrieved),
         reader=suite.reader,
+        inputs=input_files(suite),
     )
+
+
+def input_files(suite: Suite) -> tuple[Path, ...]:
+    """The local files the suite reads: its dataset file and every saved reader's answers (refused inside the run
+    directory: :func:`rageval.run.outputs.claim`)."""
+    files = [Path(suite.dataset.path).expanduser()] if suite.dataset.path is not None else []
+    if files:
+        files = [resolve_dataset_path(suite) or files[0]]
+    for spec in [suite.reader, *suite.setting_readers().values()]:
+        if spec is not None and spec.backend == "saved" and isinstance(spec.params.get("path"), (str, Path)):
+            files.append(Path(str(spec.params["path"])).expanduser())
+    return tuple(dict.fromkeys(files))
 
 
 def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
