@@ -378,31 +378,28 @@ def test_every_output_gets_the_users_umask(tmp_path):
     assert set(modes.values()) == {oct(0o640)}, modes
 
 
-def test_links_placed_in_the_run_directory_are_replaced_not_followed(tmp_path):
+def test_links_placed_in_the_run_directory_are_refused_never_followed(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
     out = tmp_path / "out"
     out.mkdir()
-    (out / "manifest.json").symlink_to(victim)  # read first (whose run is this?): refused, never written
+    (out / "manifest.json").symlink_to(victim)  # refused before anything reads or writes it
     res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
-    assert res.exit_code == 2 and handled(res) and "manifest.json: not valid JSON" in res.output
+    assert res.exit_code == 2 and handled(res) and "manifest.json is a symbolic link" in res.output
     (out / "manifest.json").unlink()
     assert run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"]).exit_code == 0
-    names = ["records.jsonl", "manifest.json", "report.html", "report.json", "summary.csv", "summary.md"]
-    names += [
-        "contrasts.csv",
-        "run_stats.json",
-        "frontier_answer_f1.png",
-        "pareto_achieved_ratio__grounded_precision.svg",
-    ]
+    names = ["records.jsonl", "manifest.json", "report.html", "summary.md", "frontier_answer_f1.png"]
     for n in names:
+        saved = (out / n).read_bytes()
         (out / n).unlink()
         (out / n).symlink_to(victim)
-    res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
-    assert res.exit_code == 0, res.output
-    assert victim.read_text() == "precious"
-    for n in names:
-        assert (out / n).is_file() and not (out / n).is_symlink(), n
+        res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
+        assert res.exit_code == 2 and handled(res) and f"{n} is a symbolic link" in res.output, (n, res.output)
+        assert len(res.output.strip().splitlines()) == 1
+        assert victim.read_text() == "precious" and (out / n).is_symlink()
+        (out / n).unlink()
+        (out / n).write_bytes(saved)
+    assert run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"]).exit_code == 0
     assert (out / "records.jsonl").read_text().count("\n") == 6
 
 
@@ -413,7 +410,7 @@ def test_a_linked_folder_inside_the_run_directory_is_refused(tmp_path):
     (out / "cache").mkdir(parents=True)
     (out / "cache" / "records").symlink_to(elsewhere, target_is_directory=True)
     res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
-    assert res.exit_code == 1 and handled(res), res.output
+    assert res.exit_code == 2 and handled(res), res.output
     assert "cache/records is a symbolic link inside the output directory; remove it" in res.output
     assert not any(elsewhere.iterdir())
     with pytest.raises(UnsafePathError):

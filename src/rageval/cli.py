@@ -44,6 +44,7 @@ USER_ERRORS: dict[str, int] = {
     "rageval.errors:ConfigError": 2,
     "rageval.suite.config:SuiteError": 2,
     "rageval.run.rundir:RunDirError": 2,
+    "rageval.io:UnsafePathError": 2,  # a link in a run directory (an OSError: before builtins:OSError)
     "rageval.registry:UnknownNameError": 2,
     "rageval.data.errors:DataLoadError": 2,
     "rageval.compressors.base:CompressorConfigError": 2,

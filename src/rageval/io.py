@@ -11,7 +11,9 @@ Every file a run, ``rescore`` or ``report`` writes (cached records,
 * **Never through a link**: the rename replaces whatever is at the target path
   — a symbolic link placed there is replaced by the new file, never followed,
   so its target is not touched.  With ``root=``, every folder between ``root``
-  and the file must be a real folder, not a link (``UnsafePathError``).
+  and the file must be a real folder, not a link (``UnsafePathError``).  The
+  commands refuse a link anywhere rageval writes in a run directory before they
+  write at all (:mod:`rageval.run.outputs`); this is the writer's own guard.
 * **Permissions**: the file gets ``0666`` minus the process umask (``0644``
   with the usual umask ``022``), as ``open()`` would give; ``tempfile`` alone
   gives ``0600``.
@@ -47,6 +49,7 @@ from typing import Any
 __all__ = [
     "remove_stale_temps",
     "UnsafePathError",
+    "check_folders",
     "current_umask",
     "dump_json_line",
     "json_text",
@@ -76,8 +79,9 @@ def current_umask() -> int:
     return mask  # pragma: no cover
 
 
-def _check_folders(parent: Path, root: Path) -> None:
-    """Refuse a symbolic link among the folders from ``root`` (excluded) down to ``parent``."""
+def check_folders(parent: str | os.PathLike, root: str | os.PathLike) -> None:
+    """Refuse a symbolic link among the folders from ``root`` (excluded) down to ``parent`` (included)."""
+    parent, root = Path(parent), Path(root)
     try:
         rel = parent.relative_to(root)
     except ValueError:
@@ -102,7 +106,7 @@ def write_bytes_atomic(
     """Write ``data`` to ``path`` atomically, replacing (never following) a link there; see the module doc."""
     path = Path(path)
     if root is not None:
-        _check_folders(path.parent, Path(root))
+        check_folders(path.parent, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

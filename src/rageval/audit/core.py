@@ -56,6 +56,7 @@ from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.judges.spec import JudgeSpec
 from rageval.report.load import RunError, load_run
+from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge
 from rageval.run.rundir import RunDir, RunDirError
 from rageval.text import get_tokenizer
@@ -167,6 +168,7 @@ def _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples,
     if bad or not modes:
         raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
     run, manifest = _load(run_dir)
+    claim(run_dir)  # audit-<judge>/ is written here: no link in it, a killed audit's temporary files removed
     options = _options(manifest, threshold)
     first = manifest.scoring.judge
     if judge == first.spec:

@@ -13,7 +13,10 @@ added, empty); a reader that knows only ``judgements`` sees an abstention as a
 miss and scores the pair again, never as a probability.  A cache file sqlite
 cannot read (not a database, a malformed image) is moved to ``quarantine/``
 beside it with a one-line warning and rebuilt empty (:attr:`DiskCache.rebuilt`
-counts it); it never stops a run.
+counts it); it never stops a run.  A symbolic link at the cache file, at one of
+its ``-wal``/``-shm``/``-journal`` companions or at ``quarantine/`` is refused
+(:class:`~rageval.io.UnsafePathError`, one line): sqlite would follow it and add
+rageval's tables to whatever database it names.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ import logging
 import math
 import os
 import sqlite3
+import stat
 import threading
 from pathlib import Path
 
-from rageval.io import utf8
+from rageval.io import UnsafePathError, utf8
 
-__all__ = ["DiskCache", "cache_file", "is_corruption", "pair_key"]
+__all__ = ["DiskCache", "cache_file", "is_corruption", "pair_key", "refuse_links"]
 
 
 def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
@@ -46,6 +50,24 @@ def cache_file(cache_dir: str | os.PathLike, judge_id: str) -> Path:
     """The cache file of ``judge_id`` in ``cache_dir``: ``judge-<first 16 hex of sha256(judge id)>.sqlite``."""
     safe = hashlib.sha256(utf8(judge_id)).hexdigest()[:16]
     return Path(cache_dir) / f"judge-{safe}.sqlite"
+
+
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def refuse_links(path: Path) -> None:
+    """Refuse a symbolic link (or anything but a file) at the cache file or one of sqlite's companion files."""
+    for p in [path] + [path.with_name(path.name + s) for s in _COMPANIONS]:
+        try:
+            mode = os.lstat(p).st_mode
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(mode):
+            what = "a symbolic link" if stat.S_ISLNK(mode) else "not a file"
+            raise UnsafePathError(
+                f"{p} is {what}; remove it (rageval never opens a judge cache through a link: sqlite would write "
+                "into the database it names)"
+            )
 
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB (primary codes)
@@ -76,6 +98,7 @@ class DiskCache:
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
+        refuse_links(path)
         self.path = path
         self._lock = threading.Lock()
         self.rebuilt = 0
@@ -111,6 +134,8 @@ class DiskCache:
             with contextlib.suppress(sqlite3.Error):
                 db.close()
         qdir = self.path.parent / "quarantine"
+        if qdir.is_symlink():
+            raise UnsafePathError(f"{qdir} is a symbolic link; remove it (rageval never moves a file through a link)")
         qdir.mkdir(parents=True, exist_ok=True)
         dest, n = qdir / self.path.name, 1
         while dest.exists():

@@ -16,7 +16,9 @@ from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
 from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
 from rageval.report.union import adjust_union
+from rageval.run.cache import mark_run
 from rageval.run.lock import holds_out_dir
+from rageval.run.outputs import claim, owned
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
 
@@ -99,8 +101,14 @@ def build_reports(
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
 def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool = True) -> dict[str, Path]:
-    """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``."""
+    """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``.
+
+    ``out`` is claimed first (:func:`rageval.run.outputs.claim`: no user's file of an output name, no link, a
+    killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``)."""
     out.mkdir(parents=True, exist_ok=True)
+    claim(out)
+    if not owned(out):
+        mark_run(out, str(run.suite.get("name") or run.path.name), run.suite.get("hash"))
     written: dict[str, Path] = {}
 
     written["summary_csv"] = _write(out / "summary.csv", T.to_csv(T.summary_columns(an), T.summary_rows(an)))

@@ -146,5 +146,5 @@ def cached_plots(out: Path, an: dict[str, Any], render: Callable[[], Any]) -> An
         "result": _resolve_bytes(encoded, by_hash),
     }
     # keys in their order: the renderers' dicts are ordered (the HTML shows the figures in that order)
-    write_text_atomic(out / CACHE_FILE, json.dumps(record) + "\n")
+    write_text_atomic(out / CACHE_FILE, json.dumps(record) + "\n", root=out)
     return result

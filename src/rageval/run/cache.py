@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from rageval.errors import RunFailure
-from rageval.io import dump_json_line, write_json_atomic, write_text_atomic
+from rageval.io import check_folders, dump_json_line, write_json_atomic, write_text_atomic
 from rageval.types import Record
 
-__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "mark_run", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
@@ -44,6 +44,13 @@ log = logging.getLogger("rageval")
 
 class CacheChanged(RunFailure):
     """A cache file changed under the run (it holds a record of other inputs): refused, never mixed in."""
+
+
+def mark_run(out_dir: Path, name: str, suite_hash: str | None) -> None:
+    """``cache/suite.json``: the run that owns ``out_dir`` (rageval's marker, :mod:`rageval.run.outputs`)."""
+    write_json_atomic(
+        Path(out_dir) / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}}, root=out_dir
+    )
 
 
 def safe_name(name: str) -> str:
@@ -153,6 +160,7 @@ class RecordCache:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
         rel = path.relative_to(self.root)
         dest = self.quarantine_root / rel
+        check_folders(dest.parent, self.out_dir)  # no folder of the quarantine may be a link
         dest.parent.mkdir(parents=True, exist_ok=True)
         n = 1
         while dest.exists():
@@ -182,7 +190,7 @@ class RecordCache:
         )
 
     def mark_suite(self, name: str, suite_hash: str) -> None:
-        write_json_atomic(self.out_dir / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}})
+        mark_run(self.out_dir, name, suite_hash)
 
     def assemble(
         self,
@@ -216,5 +224,5 @@ class RecordCache:
                 if expected is not None and found != expected.get((name, qid)):
                     raise CacheChanged(self._changed(path, "holds a record of other inputs"))
                 lines.append(dump_json_line(record))
-        write_text_atomic(self.out_dir / "records.jsonl", "\n".join(lines) + "\n")
+        write_text_atomic(self.out_dir / "records.jsonl", "\n".join(lines) + "\n", root=self.out_dir)
         return len(lines)

@@ -2,8 +2,10 @@
 
 For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory:
 
-1. hold the directory's lock, remove a killed run's temporary files, refuse a
-   directory that holds another run (:meth:`~rageval.run.rundir.RunDir.check_owner`);
+1. hold the directory's lock; refuse a directory that holds the plan's inputs, a
+   user's file of an output name or a link, and remove a killed run's temporary
+   files (:func:`rageval.run.outputs.claim`); refuse a directory that holds
+   another run (:meth:`~rageval.run.rundir.RunDir.check_owner`);
 2. build the parts (:mod:`rageval.run.parts`): the tokenizer, the judge (once,
    with its sqlite cache), the run's reader, each setting's compressor and own
    reader — on Ray with ``ray=`` (:mod:`rageval.run.scale`);
@@ -28,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from rageval.errors import ModelUnavailable
-from rageval.io import remove_stale_temps
 from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch
+from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
 from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
 from rageval.run.rundir import Manifest, RunDir
@@ -125,7 +127,7 @@ def execute(
     if ray is not None:
         require_ray()  # a clear install hint before anything starts
     with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses an output path that is a file
-        remove_stale_temps(out)  # a killed run's half-written outputs (we hold the lock: no write is in flight)
+        claim(out, plan.inputs)  # and a killed run's temporary files removed (no write is in flight: we hold the lock)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
         cache = RecordCache(out, durable=plan.durable)

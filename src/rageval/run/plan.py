@@ -209,6 +209,7 @@ class Plan:
     judge_cache: Path | None = None  # the judge's sqlite folder (default: <run dir>/cache/judge)
     durable: bool = True  # fsync each record file (False: renamed into place only)
     first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
+    inputs: tuple[Path, ...] = ()  # the local files the run reads (refused inside its run directory)
 
     @property
     def setting_names(self) -> list[str]:

@@ -40,6 +40,7 @@ from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
 from rageval.run.engine import execute
+from rageval.run.outputs import refuse_inputs
 from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
 from rageval.run.rundir import RunDir
 from rageval.text import get_tokenizer
@@ -312,6 +313,7 @@ def score_files(
     scored, naming the file, line and field.
     """
 
+    refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
     read = _read_inputs(inputs, fmt, mapping, split, options)
     plan = build_plan(read, options)
     rundir = RunDir(out_dir)
@@ -409,6 +411,7 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         diagnostics=tuple(read.diagnostics),
         seed=options.seed,
         contrasts=read.contrasts,
+        inputs=tuple(Path(src) for src in read.sources if not src.startswith("hf:")),
         summary={
             "dataset": ", ".join(c["source"] for c in config["inputs"]),
             "inputs": {

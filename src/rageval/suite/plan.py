@@ -189,6 +189,7 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         summary=_summary(suite, examples, retrieved),
         reader=suite.reader,
         notes=tuple(_source_notes(examples)),
+        inputs=input_files(suite),
     )
 
 
@@ -206,6 +207,18 @@ def _source_notes(examples: Sequence[Any]) -> list[str]:
         "a reader quoting a source cites nothing by it (docs/datasets.md#source-text)"
     )
     return [note]
+
+
+def input_files(suite: Suite) -> tuple[Path, ...]:
+    """The local files the suite reads: its dataset file and every saved reader's answers (refused inside the run
+    directory: :func:`rageval.run.outputs.claim`)."""
+    files = [Path(suite.dataset.path).expanduser()] if suite.dataset.path is not None else []
+    if files:
+        files = [resolve_dataset_path(suite) or files[0]]
+    for spec in [suite.reader, *suite.setting_readers().values()]:
+        if spec is not None and spec.backend == "saved" and isinstance(spec.params.get("path"), (str, Path)):
+            files.append(Path(str(spec.params["path"])).expanduser())
+    return tuple(dict.fromkeys(files))
 
 
 def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:

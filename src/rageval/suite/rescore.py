@@ -33,6 +33,7 @@ from rageval import __version__
 from rageval.diagnostics import CATALOG
 from rageval.errors import ConfigError
 from rageval.report import build_report
+from rageval.run.outputs import claim
 from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
 from rageval.run.rundir import Manifest, RunDir, RunDirError
 
@@ -79,6 +80,7 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
             records = rundir.records()
         except RunDirError as err:
             raise RescoreError(str(err)) from None
+        claim(rundir.path)  # the judge cache and rescore-<judge>/ are written here: no link among them
         new_judge = None
         if judge is not None:
             new_judge = JudgeSpec(spec=judge, threshold=manifest.scoring.judge.threshold, params={})

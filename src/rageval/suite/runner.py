@@ -15,10 +15,11 @@ from pathlib import Path
 
 from rageval.report import build_report as _build
 from rageval.run.engine import RunResult, execute
+from rageval.run.outputs import refuse_inputs
 from rageval.run.rundir import RunDir
 from rageval.run.scale import require_ray
 from rageval.suite.config import Suite
-from rageval.suite.plan import build_plan
+from rageval.suite.plan import build_plan, input_files
 from rageval.types import Record
 
 __all__ = ["run_suite", "RunResult"]
@@ -53,6 +54,7 @@ def run_suite(
     if ray is not None:
         require_ray()  # a clear install hint before the data is read
     rundir = RunDir(out_dir if out_dir is not None else suite.output_dir)
+    refuse_inputs(rundir.path, input_files(suite))  # before they are read (and again under the lock)
     plan = build_plan(suite)
     with rundir.lock(f"rageval suite {suite.name}"):
         result = execute(
