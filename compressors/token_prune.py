@@ -321,15 +321,3 @@ class TokenPruneCompressor(BaseCompressor):
             docs = [[i] for d in docs for i in d]
             return docs, [(snippets[d[0]].id,) for d in docs]
         return docs, [None] * len(docs)
-
-    def _llmlingua_units(self, snippets, docs, titles, target, retrieved):
-        """LLMLingua-2 over the documents at rate ``target / retrieved``: one unit per document it returns (one
-        unit of the whole prompt when it returns another number of pieces)."""
-        comp = self._load_llmlingua()
-        texts = [self._doc_text_tokens(snippets, d)[0] for d in docs]
-        rate = min(1.0, target / retrieved) if retrieved else 1.0
-        out = comp.compress_prompt_llmlingua2(texts, rate=rate, use_context_level_filter=False)
-        pieces = out.get("compressed_prompt_list") or [out["compressed_prompt"]]
-        if len(pieces) != len(docs):
-            return [Unit(out["compressed_prompt"].strip(), source_ids=None)] if out["compressed_prompt"].strip() else []
-        return [Unit(p.strip(), source_ids=None, title=t) for p, t in zip(pieces, titles) if p.strip()]
