@@ -234,3 +234,25 @@ def test_the_paper_protocol_keeps_the_demo_numbers(demo_runs, tmp_path):
         assert {f: got[k][f] for f in w} == w, k
     assert {r["p_resamples"] for r in got.values()} == {"10000"}
     assert "WARNING: Holm floor 0.0198" in res.output  # m = 198 of 252 (54 left out), B = 10,000
+
+
+def test_a_suite_names_its_replicates_outside_the_hash():
+    from rageval.suite.config import suite_hash
+    from rageval.suite.load import load_suite
+
+    auto, paper = load_suite("demo"), load_suite("demo", **{"statistics.resamples": "paper"})
+    assert auto.statistics.resamples == "auto" and paper.statistics.resamples == 10_000
+    assert suite_hash(auto) == suite_hash(paper)  # it changes no record
+    with pytest.raises(ValueError, match="resamples must be"):
+        load_suite("demo", **{"statistics.resamples": 0})
+
+
+def test_the_report_takes_the_suites_setting_unless_told(demo_runs, tmp_path):
+    from rageval.report.family import resamples_setting
+
+    config = {"config": {"statistics": {"resamples": 10_000}}}
+    assert resamples_setting(config, None) == 10_000 and resamples_setting(config, "auto") == "auto"
+    assert resamples_setting({}, None) == "auto"  # a run written before the option: auto
+    res = CliRunner().invoke(main, ["report", str(demo_runs[0]), "--no-plots", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    assert "B = 40,000 (auto); Holm floor m/(B+1) = 0.00495 for m = 198" in res.output
