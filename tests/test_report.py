@@ -400,7 +400,9 @@ def test_contrasts_table_matches_direct_computation_and_holm(built):
     assert float(row["ci_low"]) <= float(row["effect"]) <= float(row["ci_high"])
     assert row["n"] == "29" and row["n_dropped"] == "0"
     # Holm: adjusted >= raw, monotone in the raw order
-    ps = [(float(r["p_value"]), float(r["p_holm"])) for r in rows if r["p_value"] != "NA"]
+    ps = [(float(r["p_value"]), float(r["p_holm"])) for r in rows if r["p_value"] != "NA" and r["p_holm"] != "NA"]
+    left_out = [r for r in rows if r["p_value"] != "NA" and r["p_holm"] == "NA"]
+    assert all("left out of the Holm family" in r["note"] and float(r["p_value"]) == 1.0 for r in left_out)
     assert all(h >= p for p, h in ps)
     ps.sort()
     assert all(ps[i][1] <= ps[i + 1][1] for i in range(len(ps) - 1))

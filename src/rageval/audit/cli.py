@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from rageval.report.cli import resamples_option
+
 __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 
 
@@ -39,6 +41,9 @@ def echo_summary(result: dict) -> None:
             click.echo(
                 f"  agreement {r['premise']}, {r['decision']}: {_f(r['rate'])} (kappa {_f(r['kappa'])}, n {r['n']})"
             )
+    warning = (result.get("resolution") or {}).get("warning")
+    if warning:
+        click.echo(f"WARNING: {warning}")
     click.echo(f"tables: {result['files']['audit_md']}")
 
 
@@ -66,7 +71,7 @@ def _f(x) -> str:
 )
 @click.option("--seed", type=int, default=None, help="Subsample and resampling seed (default: the suite's seed).")
 @click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="The second judge's threshold.")
-@click.option("--resamples", "n_resamples", type=click.IntRange(min=1), default=10_000, show_default=True)
+@resamples_option()
 def audit_cmd(run_dir: Path, judge, n, settings, modes, seed, threshold, n_resamples) -> None:
     """Rescore a seeded subsample's saved answers with a second judge (fixed mappings and re-recovery).
 

@@ -48,6 +48,7 @@ from rageval.audit.tables import (
     MODE_LABELS,
     abstentions_table,
     agreement_table,
+    cross_judge_family,
     cross_judge_table,
     gaps_table,
     scores_table,
@@ -55,10 +56,12 @@ from rageval.audit.tables import (
 from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.judges.spec import JudgeSpec
+from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge
 from rageval.run.rundir import RunDir, RunDirError
+from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
 from rageval.text import get_tokenizer
 
 __all__ = ["AuditError", "run_audit", "audit_dir", "judge_slug", "MODES"]
@@ -151,11 +154,12 @@ def run_audit(
     modes: Sequence[str] = MODES,
     seed: int | None = None,
     threshold: float | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int | str | None = None,
     judge_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Audit ``run_dir`` (a suite's or a score run) with the second judge ``judge`` (see the module doc); write and
-    return the figures.  The run directory's lock is held throughout."""
+    return the figures.  The run directory's lock is held throughout.  ``n_resamples``: ``"auto"``, ``"paper"``
+    or a count (default: the suite's ``statistics.resamples``, else ``auto``; docs/statistics.md#resolution)."""
     run_dir = Path(run_dir)
     with RunDir(run_dir).lock("rageval audit"):
         return _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples, judge_options)
@@ -174,6 +178,8 @@ def _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples,
     if judge == first.spec:
         raise AuditError(f"judge {judge!r} is the run's own judge: the audit needs a second evaluator")
     seed = manifest.suite.seed if seed is None else seed
+    stats = (manifest.suite.config or {}).get("statistics") or {}
+    n_resamples = parse_resamples(n_resamples if n_resamples is not None else stats.get("resamples", AUTO))
     audited, left_out = select_settings(run, settings)
     if not audited:
         raise AuditError(
@@ -206,7 +212,7 @@ class _Scope:
     modes: tuple[str, ...]
     seed: int
     options: Any
-    n_resamples: int
+    n_resamples: int | str
     out: Path
 
 
@@ -229,6 +235,8 @@ def _audit_with(sc: _Scope, runner: Any, audited, left_out, cohort, sample) -> d
     _score_second(items, runner, options, modes)
     _check_alignment(items, modes)
     clusters_of = _question_clusters(run)
+    m = cross_judge_family(items, audited, modes)  # the Holm family that sizes the test under auto
+    reps = replicates_for(n_resamples, m, ALPHA)
     result = {
         "run": str(run_dir),
         "suite": manifest.suite.name,
@@ -243,10 +251,12 @@ def _audit_with(sc: _Scope, runner: Any, audited, left_out, cohort, sample) -> d
         "n_cohort": len(cohort),
         "questions": sample,
         "n_records": len(items),
-        "n_resamples": n_resamples,
+        "n_resamples": reps.bootstrap,
+        "n_test_resamples": reps.test,
+        "resolution": resolution(m, reps, alpha=ALPHA),
         "scores": scores_table(items, audited, modes),
         "gaps": gaps_table(items, audited, modes, clusters_of, seed, n_resamples),
-        "cross_judge": cross_judge_table(items, audited, modes, clusters_of, seed, n_resamples),
+        "cross_judge": cross_judge_table(items, audited, modes, clusters_of, seed, reps),
         "agreement": agreement_table(items, audited, modes),
         "abstentions": abstentions_table(items, audited, modes),
         "second_judge_stats": {

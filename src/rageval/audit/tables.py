@@ -18,6 +18,7 @@ from rageval.audit.sample import SCORES, AuditItem
 from rageval.stats import paired_tests
 from rageval.stats.agreement import agreement
 from rageval.stats.holm import holm
+from rageval.stats.resolution import Replicates, replicates_for
 
 __all__ = [
     "MODE_LABELS",
@@ -26,6 +27,7 @@ __all__ = [
     "scores_table",
     "gaps_table",
     "cross_judge_table",
+    "cross_judge_family",
     "agreement_table",
     "abstentions_table",
 ]
@@ -76,10 +78,12 @@ def scores_table(items, settings, modes) -> list[dict[str, Any]]:
     return rows
 
 
-def _tests(cols: list[np.ndarray], clusters, seed: int, n_resamples: int):
+def _tests(cols: list[np.ndarray], clusters, seed: int, reps: Replicates):
     if not cols:
         return None
-    return paired_tests(np.column_stack(cols), clusters=clusters, n_resamples=n_resamples, seed=seed)
+    return paired_tests(
+        np.column_stack(cols), clusters=clusters, n_resamples=reps.bootstrap, n_test_resamples=reps.test, seed=seed
+    )
 
 
 def _row_stats(res, c: int) -> dict[str, Any]:
@@ -89,14 +93,17 @@ def _row_stats(res, c: int) -> dict[str, Any]:
         "ci_low": r["ci_low"],
         "ci_high": r["ci_high"],
         "p_value": r["p_value"],
+        "p_method": res.p_method,
+        "p_resamples": res.n_test_resamples,
         "n": r["n"],
         "n_dropped": r["n_dropped"],
         "note": r["reason"],
     }
 
 
-def gaps_table(items, settings, modes, clusters_of, seed, n_resamples) -> list[dict[str, Any]]:
-    """Paired emitted - grounded gap per setting, evaluator and abstention rule (one engine call per setting)."""
+def gaps_table(items, settings, modes, clusters_of, seed, resamples: int | str) -> list[dict[str, Any]]:
+    """Paired emitted - grounded gap per setting, evaluator and abstention rule (one engine call per setting;
+    raw p-values, no Holm family: ``auto`` draws 10,000)."""
     rows = []
     for group, its in _groups(items, settings):
         specs, cols = [], []
@@ -106,17 +113,26 @@ def gaps_table(items, settings, modes, clusters_of, seed, n_resamples) -> list[d
                     vals = [_values(it, mode) for it in its]
                     cols.append(np.array([_v(v.get(e + suffix)) - _v(v.get(g + suffix)) for v in vals]))
                     specs.append({"setting": group, "evaluator": label, "abstentions": way, "gap": name})
-        res = _tests(cols, clusters_of(its), seed, n_resamples)
+        res = _tests(cols, clusters_of(its), seed, replicates_for(resamples, 1))
         rows += [{**spec, **_row_stats(res, c)} for c, spec in enumerate(specs)] if res is not None else []
     return rows
 
 
-def cross_judge_table(items, settings, modes, clusters_of, seed, n_resamples) -> list[dict[str, Any]]:
-    """Second - first judge per setting, mode, score and abstention rule; Holm over the rows of each rule."""
+def cross_judge_family(items, settings, modes) -> int:
+    """The largest Holm family of the cross-judge table: its rows of one abstention rule over every setting."""
+    specs = [
+        sp for group, its in _groups(items, settings) if group != POOLED for sp in _cross_columns(group, its, modes)[0]
+    ]
+    return max((sum(sp["abstentions"] == way for sp in specs) for way, _ in WAYS), default=0)
+
+
+def cross_judge_table(items, settings, modes, clusters_of, seed, reps: Replicates) -> list[dict[str, Any]]:
+    """Second - first judge per setting, mode, score and abstention rule; Holm over the rows of each rule
+    (``reps``: sized for :func:`cross_judge_family`)."""
     rows = []
     for group, its in _groups(items, settings):
         specs, cols = _cross_columns(group, its, modes)
-        res = _tests(cols, clusters_of(its), seed, n_resamples)
+        res = _tests(cols, clusters_of(its), seed, reps)
         if res is not None:
             rows += [{**spec, **_row_stats(res, c)} for c, spec in enumerate(specs)]
     _holm_per_way(rows, settings)

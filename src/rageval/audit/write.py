@@ -43,6 +43,10 @@ def _scores_md(result: dict[str, Any], way: str) -> str:
     return to_markdown(cols, rows, align=["l", "l"] + ["r"] * 5)
 
 
+def _warning(result: dict[str, Any]) -> str | None:
+    return (result.get("resolution") or {}).get("warning")
+
+
 def audit_markdown(result: dict[str, Any]) -> str:
     fj, sj = result["first_judge"], result["second_judge"]
     lines = [
@@ -56,8 +60,11 @@ def audit_markdown(result: dict[str, Any]) -> str:
             f"Sample: **{len(result['questions'])}** questions (of {result['n_cohort']} ok in every audited "
             f"setting; {result['n_requested']} asked; seed {result['seed']}) x {len(result['settings'])} settings "
             f"({', '.join(result['settings'])}) = {result['n_records']} records. Intervals: 95% percentile "
-            f"bootstrap, p: two-sided paired sign-flip, {result['n_resamples']:,} replicates."
+            f"bootstrap ({result['n_resamples']:,} replicates), p: two-sided paired sign-flip "
+            f"({result.get('n_test_resamples', result['n_resamples']):,} replicates in the Holm-adjusted "
+            "cross-judge table)."
         ),
+        *([f"**Warning:** {_warning(result)}"] if _warning(result) else []),
         *(
             [f"Left out (no ok record: the setting did not run): {', '.join(result['settings_left_out'])}."]
             if result.get("settings_left_out")

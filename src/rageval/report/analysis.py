@@ -9,7 +9,6 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,16 +16,33 @@ from typing import Any
 
 import numpy as np
 
-from rageval.diagnostics import CATALOG, DERIVED, direction_of
-from rageval.report.contrasts import ContrastPlan, ContrastRow, expand_plan
+from rageval.diagnostics import CATALOG, DERIVED
+from rageval.report.contrasts import ContrastRow
 from rageval.report.examples import setting_examples
+from rageval.report.family import (
+    constant_metrics,
+    contrast_plan,
+    family_contrasts,
+    family_counts,
+    holm_info,
+    largest_family,
+    setting_replicates,
+)
 from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
-from rageval.stats import Cohort, common_cohort, metric_table, metric_value, paired_tests, validity_analysis
-from rageval.stats.holm import holm_grouped
+from rageval.stats import Cohort, common_cohort, metric_table, metric_value, validity_analysis
+from rageval.stats.resolution import AUTO
 from rageval.types import STATUSES
 
-__all__ = ["analyze", "scalar_metric_names", "REPORT_ORDER", "PREFERRED_ORDER", "GAPS", "ABSTENTIONS"]
+__all__ = [
+    "analyze",
+    "holm_family_counts",
+    "scalar_metric_names",
+    "REPORT_ORDER",
+    "PREFERRED_ORDER",
+    "GAPS",
+    "ABSTENTIONS",
+]
 
 #: The diagnostics whose main outputs lead the tables, in this order; every other metric follows alphabetically.
 #: A main output is one with a direction that is not an ``_excl_abstain`` view (docs/design.md#abstentions).
@@ -273,110 +289,6 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[d
 # ---------------------------------------------------------------- contrasts
 
 
-def _matrix(t: _Table, cells: Sequence[tuple[str, str]]) -> np.ndarray:
-    """Questions x ``(setting, metric)`` cells of the cohort table."""
-    if not t.qids:
-        return np.zeros((0, len(cells)))
-    return np.column_stack([t.values[c] for c in cells])
-
-
-def _replicate_note(out: Mapping[str, Any], n_resamples: int) -> str | None:
-    if out["reason"]:
-        return out["reason"]
-    if out["n_empty_replicates"] and out["ci_low"] is not None:
-        return (
-            f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
-            "and were left out of the interval"
-        )
-    return None
-
-
-def _side_mean(x: np.ndarray, ok: np.ndarray) -> float | None:
-    return _f(x[ok].mean()) if ok.any() else None
-
-
-def _contrast_entry(
-    r: ContrastRow,
-    out: Mapping[str, Any],
-    a: np.ndarray,
-    b: np.ndarray,
-    ok: np.ndarray,
-    p_holm: Any,
-    clustered: bool,
-    n_resamples: int,
-) -> dict[str, Any]:
-    return {
-        "contrast": r.label,
-        "family": r.family,
-        "kind": r.kind,
-        "a": r.a,
-        "b": r.b,
-        "metric_a": r.metric_a,
-        "metric_b": r.metric_b,
-        "metric": r.metric,
-        "direction": direction_of(r.metric_a) if r.kind == "pair" else "none",
-        "mean_a": _side_mean(a, ok),
-        "mean_b": _side_mean(b, ok),
-        "effect": out["estimate"],
-        "ci_low": out["ci_low"],
-        "ci_high": out["ci_high"],
-        "p_value": out["p_value"],
-        "p_holm": _f(p_holm),
-        "n": out["n"],
-        "n_dropped": out["n_dropped"],
-        "n_clusters": out["n_blocks"] if clustered else None,
-        "note": _replicate_note(out, n_resamples),
-    }
-
-
-def _contrasts(
-    t: _Table,
-    rows: Sequence[ContrastRow],
-    clusters: list[Any] | None,
-    *,
-    seed: int,
-    n_resamples: int,
-    holm_scope: str = "suite",
-) -> list[dict[str, Any]]:
-    """Every row in one engine call; Holm over every row (``holm_scope="suite"``) or within each family
-    (``"family"``) (docs/design.md#holm-adjustment)."""
-    if not rows:
-        return []
-    A = _matrix(t, [(r.a, r.metric_a) for r in rows])
-    B = _matrix(t, [(r.b, r.metric_b) for r in rows])
-    D = A - B
-    res = paired_tests(D, clusters=clusters, n_resamples=n_resamples, seed=seed)
-    p_holm = holm_grouped(res.p_value, [r.family for r in rows] if holm_scope == "family" else None)
-    both = np.isfinite(D)
-    return [
-        _contrast_entry(r, res.row(c), A[:, c], B[:, c], both[:, c], p_holm[c], clusters is not None, n_resamples)
-        for c, r in enumerate(rows)
-    ]
-
-
-def _plan(run: Run, t: _Table) -> tuple[ContrastPlan, int]:
-    """The suite's contrast plan over the cohort table's settings and the metrics the records carry, without the
-    rows that touch a left-out (wholly unavailable) setting; and how many rows were left out."""
-    refs = [s for s in run.settings if s["name"] in t.settings]
-    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
-    gone = set(t.cohort.left_out)
-    kept = tuple(r for r in plan.rows if r.a not in gone and r.b not in gone)
-    return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
-
-
-def _holm_info(run: Run, plan: ContrastPlan) -> dict[str, Any]:
-    """The Holm scope and the size of the family each row is adjusted in (one run; see report.union)."""
-    counts = plan.counts()
-    sizes = counts if plan.holm == "family" else {"all": sum(counts.values())}
-    return {
-        "scope": plan.holm,
-        "runs": [run.suite.get("name")],
-        "family_sizes": sizes,
-        "families": counts,
-        "family_order": list(counts),  # report.json sorts keys: the plan's order, kept
-    }
-
-
 def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
     if rows:
         return None
@@ -467,32 +379,64 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
 # ---------------------------------------------------------------- everything
 
 
-def analyze(run: Run, *, seed: int | None = None, n_resamples: int = 10_000) -> dict[str, Any]:
-    """Every number of the report of ``run`` (see the module doc)."""
+def _constant(t: _Table, rows: Sequence[ContrastRow]) -> list[str]:
+    """The contrasted metrics identical in every setting on every cohort question (left out of the family)."""
+    return constant_metrics(t, list(dict.fromkeys(r.metric_a for r in rows if r.metric_a == r.metric_b)))
+
+
+def holm_family_counts(run: Run) -> tuple[str, dict[str, int]]:
+    """``(declared Holm scope, rows per family name)`` of the run's Holm family, the left-out rows not counted
+    (what ``rageval report A B`` sums to size the union's replicates before any test)."""
+    t = _cohort_table(run)
+    plan, _ = contrast_plan(run, t)
+    return plan.holm, family_counts(plan.rows, _constant(t, plan.rows), "family")
+
+
+def analyze(
+    run: Run, *, seed: int | None = None, n_resamples: int | str | None = None, family_size: int | None = None
+) -> dict[str, Any]:
+    """Every number of the report of ``run`` (see the module doc).
+
+    ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
+    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
+    """
     suite = run.suite
     seed = _resolve_seed(suite, seed)
     t = _cohort_table(run)
     gaps = _present_gaps(t.metric_names)
-    plan, n_rows_left_out = _plan(run, t)
+    plan, n_rows_left_out = contrast_plan(run, t)
     rows = plan.rows
+    constant = _constant(t, rows)
+    m = family_size if family_size is not None else largest_family(family_counts(rows, constant, plan.holm))
+    reps = setting_replicates(run, n_resamples, m)
     clusters = _cohort_clusters(run, t.qids)
+    contrasts, res = family_contrasts(t, rows, clusters, seed=seed, reps=reps, constant=constant, holm_scope=plan.holm)
     return {
         "suite": {k: suite.get(k) for k in ("name", "hash", "dataset", "seed", "cluster_key")},
         "seed": seed,
-        "n_resamples": n_resamples,
+        "n_resamples": reps.bootstrap,
+        "n_test_resamples": reps.test,
+        "resamples": reps.setting,
         "confidence": 0.95,
         "settings": run.settings,
         "cohort": _cohort_info(run, t, clusters, n_rows_left_out),
         "metric_names": t.metric_names,
         "gaps": {g: list(p) for g, p in gaps.items()},
         "summary": _summary(run, t, gaps),
-        "contrasts": _contrasts(t, rows, clusters, seed=seed, n_resamples=n_resamples, holm_scope=plan.holm),
-        "holm": _holm_info(run, plan),
+        "contrasts": contrasts,
+        "holm": holm_info(run, plan, constant, reps, res, m),
         "contrasts_declared": suite.get("contrasts"),
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),
         "sweep": _sweep(run, set(t.qids)),
-        "frontier": frontier_analysis(run, t, clusters, seed=seed, n_resamples=n_resamples),
+        "frontier": frontier_analysis(
+            run,
+            t,
+            clusters,
+            seed=seed,
+            n_resamples=reps.bootstrap,
+            resamples=AUTO if reps.setting == AUTO else reps.test,
+        ),
         "examples": setting_examples(run.records, run.settings, t.qids),
         "judge_stats": run.manifest.get("judge_stats") or {},
         "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)

@@ -10,12 +10,12 @@ from typing import Any
 from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
-from rageval.report.analysis import analyze
+from rageval.report.analysis import analyze, holm_family_counts
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
 from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
-from rageval.report.union import adjust_union
+from rageval.report.union import adjust_union, union_family_size
 from rageval.run.cache import mark_run
 from rageval.run.lock import holds_out_dir
 from rageval.run.outputs import claim, owned
@@ -44,7 +44,7 @@ def build_report(
     run_dir: str | Path,
     *,
     seed: int | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int | str | None = None,
     out_dir: str | Path | None = None,
     plots: bool = True,
     holm: str | None = None,
@@ -57,7 +57,9 @@ def build_report(
     sweep), ``frontier_*.png``/``.svg``, ``report.json`` (every number, machine
     readable) and ``report.html`` (self-contained).  ``seed`` defaults to the suite's
     seed (manifest ``suite.seed``); the same records and seed give byte-identical
-    files.  ``holm`` (``"suite"`` or ``"family"``) overrides the Holm scope the suite
+    files.  ``n_resamples``: ``"auto"`` (the test's replicates sized for the Holm
+    family), ``"paper"`` (10,000) or a count; default: the suite's
+    ``statistics.resamples``, else ``auto`` (docs/statistics.md#resolution).  ``holm`` (``"suite"`` or ``"family"``) overrides the Holm scope the suite
     declares.  Returns ``{name: path}`` of what was written.
 
     Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
@@ -65,7 +67,8 @@ def build_report(
     the contrasts, ...).
     """
     run = load_run(run_dir)
-    an = analyze(run, seed=seed, n_resamples=n_resamples)
+    m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
+    an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
     if holm is not None:
         adjust_union([an], scope=holm)
     out = Path(out_dir) if out_dir is not None else run.path
@@ -76,7 +79,7 @@ def build_reports(
     run_dirs: Sequence[str | Path],
     *,
     seed: int | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int | str | None = None,
     plots: bool = True,
     holm: str | None = None,
 ) -> dict[Path, dict[str, Path]]:
@@ -84,7 +87,8 @@ def build_reports(
 
     ``holm``: ``"suite"`` (one family over every row of every run), ``"family"`` (one per
     family name across the runs) or None (the scope the runs declare; they must agree).
-    The union and its family sizes are stated in every run's tables.  Returns
+    The union and its family sizes are stated in every run's tables; under ``auto`` the
+    test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.
     """
     runs = [load_run(d) for d in run_dirs]
@@ -94,7 +98,9 @@ def build_reports(
         if key in seen:
             raise RunError(f"run directory {str(d)!r} is given twice: each run enters the union once")
         seen[key] = str(d)
-    analyses = [analyze(r, seed=seed, n_resamples=n_resamples) for r in runs]
+    # the union is the Holm family: under ``auto`` its size, known before any test, sizes every run's test
+    m = union_family_size([holm_family_counts(r) for r in runs], holm)
+    analyses = [analyze(r, seed=seed, n_resamples=n_resamples, family_size=m) for r in runs]
     adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
     return {r.path: write_report_files(r, an, r.path, plots=plots) for r, an in zip(runs, analyses)}
 

@@ -8,7 +8,36 @@ from pathlib import Path
 
 import click
 
-__all__ = ["report_cmd", "echo_holm", "nothing_scored"]
+from rageval.stats.resolution import parse_resamples
+
+__all__ = ["report_cmd", "echo_holm", "nothing_scored", "resamples_option"]
+
+RESAMPLES_HELP = (
+    "Replicates: 'auto' (the sign-flip test's sized so the Holm floor m/(B+1) is at most alpha/10 for the "
+    "family; the bootstrap keeps 10,000), 'paper' (10,000 for both, the paper's protocol) or a count for both "
+    "(docs/statistics.md#resolution)."
+)
+
+
+def _resamples(ctx: click.Context, param: click.Parameter, value: str | None) -> int | str | None:
+    if value is None:
+        return None
+    try:
+        return parse_resamples(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def resamples_option(default: str | None = None, default_help: str = "the suite's statistics.resamples, else auto"):
+    """``--resamples auto|paper|N`` (``rageval report``, ``score``, ``audit``)."""
+    return click.option(
+        "--resamples",
+        "n_resamples",
+        default=default,
+        metavar="auto|paper|N",
+        callback=_resamples,
+        help=f"{RESAMPLES_HELP} Default: {default_help}.",
+    )
 
 
 def nothing_scored(status_counts: Mapping[str, int], report_json: Path | None) -> str | None:
@@ -53,14 +82,7 @@ def echo_holm(report_json: Path, prefix: str = "") -> None:
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--seed", type=int, default=None, help="Resampling seed (default: the suite's seed from the manifest).")
-@click.option(
-    "--resamples",
-    "n_resamples",
-    type=click.IntRange(min=1),
-    default=10_000,
-    show_default=True,
-    help="Bootstrap and randomization replicates.",
-)
+@resamples_option()
 @click.option(
     "--out",
     "out_dir",
@@ -77,7 +99,12 @@ def echo_holm(report_json: Path, prefix: str = "") -> None:
     "(family). Default: the scope the runs' suites declare.",
 )
 def report_cmd(
-    run_dirs: tuple[Path, ...], seed: int | None, n_resamples: int, out_dir: Path | None, no_plots: bool, holm
+    run_dirs: tuple[Path, ...],
+    seed: int | None,
+    n_resamples: int | str | None,
+    out_dir: Path | None,
+    no_plots: bool,
+    holm,
 ) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rageval.report.tables import fmt_p, holm_note, run_header, to_markdown
+from rageval.report.tables import fmt_p, holm_note, resolution_lines, run_header, to_markdown
 
 __all__ = [
     "ALPHA",
@@ -39,6 +39,8 @@ def contrast_columns(an: dict[str, Any]) -> list[str]:
         "ci_high",
         "p_value",
         "p_holm",
+        "p_method",
+        "p_resamples",
         "n",
         "n_dropped",
     ]
@@ -95,13 +97,21 @@ def contrasts_table(
     return cols, out
 
 
+def _replicates(an: dict[str, Any]) -> str:
+    """``10,000 replicates each`` or, when the test drew its own count, both counts."""
+    boot, test = an["n_resamples"], an.get("n_test_resamples", an["n_resamples"])
+    if boot == test:
+        return f"{boot:,} replicates each"
+    return f"{boot:,} bootstrap replicates; {test:,} sign-flip replicates, sized for the Holm family"
+
+
 def contrasts_intro(an: dict[str, Any]) -> str:
     clustered = an["cohort"].get("n_clusters") is not None
     return (
         f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
         f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
         f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
-        f"p-values{' with cluster-level flips' if clustered else ''}, {an['n_resamples']:,} replicates each, "
+        f"p-values{' with cluster-level flips' if clustered else ''} ({_replicates(an)}), "
         f"seed {an['seed']}; {holm_note(an)} "
         "(an undefined contrast keeps its place in the family, ranked as p = 1). "
         f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
@@ -114,6 +124,7 @@ def contrasts_intro(an: dict[str, Any]) -> str:
 def contrasts_markdown(an: dict[str, Any]) -> str:
     parts = ["# Paired contrasts\n", run_header(an)]
     parts.append("\n" + contrasts_intro(an) + "\n\n")
+    parts += [f"{line}\n\n" for line in resolution_lines(an.get("holm") or {})]
     if not an["contrasts"]:
         parts.append(an["contrasts_note"] + "\n")
         return "".join(parts)

@@ -33,6 +33,7 @@ from rageval.diagnostics import contrasted_by_default
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
 from rageval.stats import metric_value, paired_tests
 from rageval.stats.holm import holm
+from rageval.stats.resolution import replicates_for
 
 __all__ = ["dominates", "pareto", "frontier_analysis", "axes_of", "CONSTANT_TOL"]
 
@@ -139,7 +140,7 @@ def _constant(intervals, settings, keys) -> list[str]:
     return out
 
 
-def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -> dict[str, Any]:
+def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha) -> dict[str, Any]:
     dirs = (axis_direction(x), axis_direction(y))
     points = {
         s: (intervals[s][x]["mean"], intervals[s][y]["mean"])
@@ -152,7 +153,10 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, n_resamples, alpha) -
     p_raw = np.array([])
     res = None
     if cols:
-        res = paired_tests(np.column_stack(cols), clusters=clusters, n_resamples=n_resamples, seed=seed)
+        reps = replicates_for(resamples, len(cols), alpha)  # the relations' tests are their own Holm family
+        res = paired_tests(
+            np.column_stack(cols), clusters=clusters, n_resamples=reps.bootstrap, n_test_resamples=reps.test, seed=seed
+        )
         p_raw = res.p_value
     p_adj = holm(p_raw) if cols else np.array([])
     relations = []
@@ -204,14 +208,22 @@ def _axis_test(res: Any, j: int, axis: str, p_adj: float, alpha: float) -> dict[
         "ci_high": row["ci_high"],
         "p_value": row["p_value"],
         "p_holm": _f(p_adj),
+        "p_method": res.p_method,
+        "p_resamples": res.n_test_resamples,
         "n": row["n"],
         "significant": bool(good and _f(p_adj) is not None and p_adj < alpha),
     }
 
 
-def frontier_analysis(run: Any, t: Any, clusters: list[Any] | None, *, seed: int, n_resamples: int) -> dict[str, Any]:
+def frontier_analysis(
+    run: Any, t: Any, clusters: list[Any] | None, *, seed: int, n_resamples: int, resamples: int | str | None = None
+) -> dict[str, Any]:
     """Intervals of every plotted metric and the achieved ratio per setting, the constant metrics, and for
-    each declared pair of axes the frontier and its dominance relations (see the module doc)."""
+    each declared pair of axes the frontier and its dominance relations (see the module doc).
+
+    ``n_resamples``: the intervals' bootstrap replicates; ``resamples``: the relations' tests' setting
+    (``"auto"``, or a count; default ``n_resamples``)."""
+    resamples = n_resamples if resamples is None else resamples
     axes, alpha = axes_of(run.suite)
     plotted = [m for m in t.metric_names if contrasted_by_default(m)]
     wanted = list(dict.fromkeys(["achieved_ratio", *plotted, *(k for pair in axes for k in pair)]))
@@ -234,5 +246,5 @@ def frontier_analysis(run: Any, t: Any, clusters: list[Any] | None, *, seed: int
                 }
             )
             continue
-        pairs.append(_pair(x, y, vals, intervals, t.settings, clusters, seed, n_resamples, alpha))
+        pairs.append(_pair(x, y, vals, intervals, t.settings, clusters, seed, resamples, alpha))
     return {"intervals": intervals, "constant": constant, "pairs": pairs, "alpha": alpha}

@@ -112,6 +112,15 @@ def _anchors(an: dict[str, Any]) -> dict[str, str]:
     return {r["setting"]: f"examples-{i + 1}" for i, r in enumerate(an["summary"])}
 
 
+def _warning(an: dict[str, Any]) -> str | None:
+    return ((an.get("holm") or {}).get("resolution") or {}).get("warning")
+
+
+def _test_resamples(an: dict[str, Any]) -> str | None:
+    test = an.get("n_test_resamples", an["n_resamples"])
+    return f"{test:,}" if test != an["n_resamples"] else None
+
+
 def _contrasts(an: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for name, sig, rest in C.contrast_families(an):
@@ -270,6 +279,9 @@ def render_html(
         "suite": an["suite"],
         "seed": an["seed"],
         "n_resamples": f"{an['n_resamples']:,}",
+        "n_test_resamples": _test_resamples(an),
+        "resolution": T.resolution_lines(an.get("holm") or {}, warning=None),
+        "resolution_warning": _warning(an),
         "cohort": an["cohort"],
         "notes": an.get("notes") or [],
         "left_out": T.left_out_line(an),

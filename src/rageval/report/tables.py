@@ -30,6 +30,7 @@ __all__ = [
     "run_header",
     "holm_note",
     "family_counts_line",
+    "resolution_lines",
     "ARROWS",
     "DIRECTION_LEGEND",
 ]
@@ -305,11 +306,34 @@ def family_counts_line(an: dict[str, Any]) -> str:
     return f"Contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'} ({listed}); {holm_note(an)}."
 
 
+def resolution_lines(holm: dict[str, Any], *, method: bool = True, warning: str | None = "**Warning:** ") -> list[str]:
+    """The rows left out of the Holm family, the p-values' method and B with the family's floor (``method``),
+    and the warning after the prefix ``warning`` (None: no warning) when the floor m/(B+1) is within a factor 10
+    of alpha (the terminal, the summary, the contrasts)."""
+    lines = []
+    left = holm.get("left_out") or {}
+    if left.get("n_rows"):
+        lines.append(
+            f"Left out of the Holm family: {left['n_rows']} rows of {', '.join(left['metrics'])} "
+            "(identical in every setting on every cohort question: they cannot differ)."
+        )
+    res = holm.get("resolution") or {}
+    if method and res.get("m"):
+        lines.append(
+            f"p-values: {res['method']}, B = {res['n_resamples']:,} ({res['setting']}); "
+            f"Holm floor m/(B+1) = {res['floor']:.4g} for m = {res['m']}."
+        )
+    if res.get("warning") and warning is not None:
+        lines.append(warning + res["warning"])
+    return lines
+
+
 def summary_markdown(an: dict[str, Any]) -> str:
     parts = [
         "# Summary\n",
         run_header(an),
         family_counts_line(an) + "\n",
+        *(f"{line}\n" for line in resolution_lines(an.get("holm") or {}, method=False)),
         *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.get("notes") or [])] if an.get("notes") else []),
         "\n## Records by status and the common cohort\n",
     ]

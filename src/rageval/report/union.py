@@ -17,9 +17,11 @@ from typing import Any
 
 from rageval.report.contrasts import HOLM_SCOPES
 from rageval.report.load import RunError
+from rageval.report.tables import resolution_lines
 from rageval.stats.holm import holm_grouped
+from rageval.stats.resolution import with_family_size
 
-__all__ = ["adjust_union", "describe_holm"]
+__all__ = ["adjust_union", "describe_holm", "union_family_size"]
 
 
 def _scope(analyses: Sequence[dict[str, Any]], scope: str | None, names: Sequence[str]) -> str:
@@ -45,20 +47,32 @@ def adjust_union(analyses: Sequence[dict[str, Any]], *, scope: str | None = None
     names = list(names) or [str(an["suite"].get("name")) for an in analyses]
     scope = _scope(analyses, scope, names)
     p, groups = [], []
-    for an in analyses:
-        for c in an["contrasts"]:
-            p.append(c["p_value"])
-            groups.append(c["family"] if scope == "family" else "all")
+    kept = [c for an in analyses for c in an["contrasts"] if c.get("in_holm_family", True)]
+    for c in kept:
+        p.append(c["p_value"])
+        groups.append(c["family"] if scope == "family" else "all")
     adjusted = holm_grouped(p, groups)
     sizes = dict(Counter(groups))
-    i = 0
+    for c, v in zip(kept, adjusted):
+        c["p_holm"] = float(v) if math.isfinite(v) else None
+    m = max(sizes.values(), default=0)
     for an in analyses:
-        for c in an["contrasts"]:
-            v = float(adjusted[i])
-            c["p_holm"] = v if math.isfinite(v) else None
-            i += 1
-        an["holm"] = {**an["holm"], "scope": scope, "runs": names, "family_sizes": sizes}
+        holm = {**an["holm"], "scope": scope, "runs": names, "family_sizes": sizes}
+        if "resolution" in holm:
+            holm["resolution"] = with_family_size(holm["resolution"], m)
+        an["holm"] = holm
     return scope
+
+
+def union_family_size(counts: Sequence[tuple[str, dict[str, int]]], scope: str | None) -> int:
+    """The largest Holm family of the union of runs whose ``(declared scope, rows per family)`` are ``counts``:
+    every row (``suite``) or the rows of one family name summed over the runs (``family``)."""
+    scope = scope or (counts[0][0] if counts else "suite")
+    total: Counter[str] = Counter()
+    for _declared, fams in counts:
+        for f, n in fams.items():
+            total[f if scope == "family" else "all"] += n
+    return max(total.values(), default=0)
 
 
 def describe_holm(holm: dict[str, Any]) -> list[str]:
@@ -79,4 +93,4 @@ def describe_holm(holm: dict[str, Any]) -> list[str]:
         lines.append(f"Holm scope: family (adjusted within each family{where}; family sizes {each})")
     else:
         lines.append(f"Holm scope: suite (one family: all {sizes.get('all', total)} rows{where})")
-    return lines
+    return lines + resolution_lines(holm, warning="WARNING: ")

@@ -10,7 +10,7 @@ import click
 from rageval.data.formats import parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
-from rageval.report.cli import nothing_scored
+from rageval.report.cli import echo_holm, nothing_scored, resamples_option
 from rageval.run.rundir import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
@@ -61,6 +61,7 @@ def _diagnostics(value: str):
 @click.option("--tokenizer", default="regex", show_default=True, help="Tokenizer for token counts.")
 @click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Resampling seed of the statistics.")
+@resamples_option(default="auto", default_help="auto")
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
@@ -80,6 +81,7 @@ def score_cmd(
     tokenizer,
     retrieval_k,
     seed,
+    n_resamples,
     no_report,
     no_progress,
     schema,
@@ -105,6 +107,7 @@ def score_cmd(
             tokenizer=tokenizer,
             retrieval_k=retrieval_k,
             seed=seed,
+            resamples=n_resamples,
             baseline=baseline,
             all_pairs=all_pairs,
         )
@@ -150,4 +153,6 @@ def _summary(result) -> None:
         click.echo(f"summary: {Path(result.out_dir) / 'summary.md'}")
         if len(result.settings) > 1:
             click.echo(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
+            if "report_json" in result.report:
+                echo_holm(result.report["report_json"], "  ")
         click.echo(f"report: {report}")

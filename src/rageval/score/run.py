@@ -85,6 +85,8 @@ class ScoreOptions:
     tokenizer: str = "regex"
     retrieval_k: int | None = None
     seed: int = 0
+    #: the report's replicates: auto | paper | a count (rageval.stats.resolution; changes no record)
+    resamples: int | str = "auto"
     baseline: str | None = None
     all_pairs: bool = False
     batch_size: int = 256
@@ -331,7 +333,7 @@ def score_files(
             read.notes,
         )
         if build_report:
-            result.report = _build(rundir.path, seed=options.seed)
+            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples)
     return result
 
 

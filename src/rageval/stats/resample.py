@@ -18,10 +18,19 @@ block per question, or one per cluster (QASPER paper) for the cluster bootstrap.
   exchangeable in sign.  A replicate draws a sign per block (cluster-level flips
   where clustered); its statistic is ``|S @ X|``, compared with the observed
   ``|sum X|``.  Two-sided; add-one p-value ``(1 + #{T_b >= T_obs}) / (B + 1)``.  When
-  ``2**K <= n_resamples`` every sign vector is enumerated and the p-value is exact.
+  ``2**K <= B`` every sign vector is enumerated (in chunks) and the p-value is exact.
+  The test may draw more replicates than the bootstrap (``n_test_resamples``: the
+  ``auto`` setting sizes it for the Holm family, rageval.stats.resolution); its
+  first chunks are the same draws whatever its count.
 
 Everything is drawn from ``np.random.default_rng(seed)`` in fixed-size chunks, so
-a seed fixes every number regardless of the size of the family.
+a seed fixes every number regardless of the size of the family.  Memory stays
+bounded: a chunk holds 1,000 replicates, and the bootstrap's replicate means (needed
+whole for the percentiles) are kept for at most ``_MAX_CELLS`` replicate x contrast
+cells at once; a larger family is done in column blocks that draw the same
+resamples again (the same replicates as one block, up to the float32 rounding of
+a product of another shape, ~1e-7 relative; a family that fits one block, every
+family of today's suites, takes the one-block path unchanged).
 
 The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
 run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
@@ -48,6 +57,9 @@ _CHUNK = 1000
 
 #: multiply-adds per chunk's product up to which one BLAS thread does it (a few ms of one core)
 ONE_THREAD_WORK = 10**8
+
+#: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
+_MAX_CELLS = 2**25
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
@@ -91,6 +103,15 @@ class PairedResults:
     reason: tuple[str | None, ...] = field(default=())
     #: bootstrap replicates whose resample held no defined pair (excluded from the CI)
     n_empty_replicates: np.ndarray | None = None
+    #: sign-flip replicates (``n_resamples`` unless the test drew its own count); 2**K when exact
+    n_test_resamples: int = 0
+    #: resampling units (questions or clusters) of the family
+    n_units: int = 0
+
+    @property
+    def p_method(self) -> str:
+        """How the p-values were computed: ``"exact"`` (every sign vector) or ``"monte-carlo"`` (add-one)."""
+        return "exact" if self.exact_p else "monte-carlo"
 
     def row(self, c: int) -> dict[str, Any]:
         def f(x: float) -> float | None:
@@ -159,8 +180,10 @@ def _sign_bits(rng: np.random.Generator, b: int, k: int) -> np.ndarray:
     return np.unpackbits(raw, axis=1, count=k).astype(np.float64)
 
 
-def _all_signs(k: int) -> np.ndarray:
-    bits = (np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1
+def _all_signs(k: int, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Sign vectors ``start..stop`` (default: all ``2**k``) of the enumeration, one per row."""
+    rows = np.arange(start, 2**k if stop is None else stop, dtype=np.int64)
+    bits = (rows[:, None] >> np.arange(k)[None, :]) & 1
     return 2.0 * bits - 1.0
 
 
@@ -197,6 +220,28 @@ def _blocks(D0: np.ndarray, M: np.ndarray, clusters: Sequence[Any] | None) -> tu
     return X, N, np.bincount(codes, minlength=K).astype(np.float32)
 
 
+def _bootstrap_ci(
+    rng: np.random.Generator, X: np.ndarray, N: np.ndarray, sizes: np.ndarray, B: int, qs: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(percentiles[len(qs), C], n_valid[C])`` of the bootstrap replicate means, in column blocks of at most
+    ``_MAX_CELLS`` replicate x contrast cells; each block draws the same resamples (the generator is rewound),
+    and the generator ends where one block would have left it."""
+    C = X.shape[1]
+    width = max(1, _MAX_CELLS // max(B, 1))
+    if C <= width:
+        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B), qs)
+    out = np.empty((len(qs), C))
+    n_valid = np.empty(C, dtype=np.int64)
+    state = rng.bit_generator.state
+    for lo in range(0, C, width):
+        rng.bit_generator.state = state
+        hi = min(C, lo + width)
+        out[:, lo:hi], n_valid[lo:hi] = percentile_columns(
+            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B), qs
+        )
+    return out, n_valid
+
+
 def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, sizes: np.ndarray, B: int) -> np.ndarray:
     """``B`` x contrasts: each replicate's mean of the defined differences over ``K`` blocks drawn with replacement."""
     K, C = X.shape
@@ -227,11 +272,12 @@ def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.nd
     obs = np.abs(total)
     tol = 1e-9 * np.abs(X).sum(axis=0)
     exact = K > 0 and 2**K <= B
-    if exact:
-        S = _all_signs(K)
-        ge = (np.abs(S @ X) >= obs - tol).sum(axis=0)
-        return ge / S.shape[0], True
     ge = np.zeros(C, dtype=np.int64)
+    if exact:
+        for start in range(0, 2**K, _CHUNK):
+            S = _all_signs(K, start, min(2**K, start + _CHUNK))
+            ge += (np.abs(S @ X) >= obs - tol).sum(axis=0)
+        return ge / 2.0**K, True
     for start in range(0, B, _CHUNK):
         b = min(_CHUNK, B - start)
         bits = _sign_bits(rng, b, K)  # S @ X = (2 bits - 1) @ X = 2 (bits @ X) - total
@@ -260,6 +306,7 @@ def paired_tests(
     confidence: float = 0.95,
     seed: int | np.random.Generator | None = None,
     min_blocks: int = 2,
+    n_test_resamples: int | None = None,
 ) -> PairedResults:
     """Paired bootstrap CI and sign-flip p-value for every column of ``diffs``.
 
@@ -268,7 +315,8 @@ def paired_tests(
     switches to the cluster bootstrap and cluster-level sign flips.  A contrast with
     fewer than ``min_blocks`` questions (clusters) holding a defined pair gets its
     estimate but an undefined interval and p-value (no honest interval exists);
-    one with no defined pair is undefined throughout.
+    one with no defined pair is undefined throughout.  ``n_test_resamples`` (default:
+    ``n_resamples``) is the sign-flip test's own replicate count.
 
     >>> r = paired_tests([0.5, 1.0, 0.0, 1.0, 0.5, 1.0], n_resamples=2000, seed=0)
     >>> round(float(r.estimate[0]), 3), r.exact_p, round(float(r.p_value[0]), 4)
@@ -278,6 +326,8 @@ def paired_tests(
     ('fewer than 2 questions with a defined pair: no interval or test', 'no defined pair')
     """
     _check_options(n_resamples, confidence)
+    B_test = n_resamples if n_test_resamples is None else n_test_resamples
+    _check_options(B_test, confidence)
     D = _as_matrix(diffs)
     n, C = D.shape
     M = np.isfinite(D)
@@ -294,12 +344,12 @@ def paired_tests(
 
     # --- bootstrap: W (B x K counts) @ X and @ N, chunked (one BLAS thread for a family of ordinary size)
     with _blas_threads(min(B, _CHUNK) * K * C):
-        reps = _bootstrap_means(rng, X, N, sizes, B)
-    (ci_low, ci_high), n_valid = percentile_columns(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        (ci_low, ci_high), n_valid = _bootstrap_ci(rng, X, N, sizes, B, [100 * alpha / 2, 100 * (1 - alpha / 2)])
 
     # --- sign-flip test (float64: ties between |T_b| and |T_obs| must be exact up to rounding)
-    with _blas_threads(min(B, _CHUNK) * K * C):
-        p, exact = _sign_flip_p(rng, X, B)
+    B_test = int(B_test)
+    with _blas_threads(min(B_test, _CHUNK) * K * C):
+        p, exact = _sign_flip_p(rng, X, B_test)
 
     unit = "clusters" if clusters is not None else "questions"
     reason = _reasons(n_def, k_def, min_blocks, unit)
@@ -321,4 +371,6 @@ def paired_tests(
         clustered=clusters is not None,
         reason=tuple(reason),
         n_empty_replicates=(B - n_valid).astype(np.int64),
+        n_test_resamples=2**K if exact else B_test,
+        n_units=K,
     )

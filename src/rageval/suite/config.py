@@ -35,6 +35,7 @@ from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
+from rageval.stats.resolution import AUTO, parse_resamples
 from rageval.strict import Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
 
@@ -103,6 +104,21 @@ class SettingSpec(_Strict):
 AttributionSpec = AttributionSettings
 
 
+class StatisticsSpec(_Strict):
+    """The report's statistics (docs/statistics.md#resolution); they change no record (not in the suite hash)."""
+
+    resamples: int | str = Field(
+        AUTO,
+        description="auto (the sign-flip test's replicates sized for the Holm family; the bootstrap keeps "
+        "10,000) | paper (10,000 for both, the paper's protocol) | a positive count for both",
+    )
+
+    @field_validator("resamples", mode="before")
+    @classmethod
+    def _resamples(cls, v):
+        return parse_resamples(v)
+
+
 class CitationSpec(_Strict):
     mode: Literal["default", "alce"] = "default"
     max_citations: int | None = Field(3, ge=1)
@@ -124,6 +140,8 @@ class Suite(_Strict):
     #: the second-evaluator audit and the Pareto axes (rageval.suite.study; neither changes a record)
     audit: AuditSpec | None = None
     frontier: FrontierSpec | None = None
+    #: the report's replicates (rageval.stats.resolution; changes no record)
+    statistics: StatisticsSpec = Field(default_factory=StatisticsSpec)
     output_dir: str = "runs/suite"
     seed: int = 0
     #: recorded, never read: where the suite came from
@@ -161,5 +179,7 @@ class Suite(_Strict):
 
 def suite_hash(suite: Suite) -> str:
     """Hash of everything that can change a score (the source path is left out)."""
-    payload = suite.model_dump(mode="json", exclude={"source", "output_dir", "description", "audit", "frontier"})
+    payload = suite.model_dump(
+        mode="json", exclude={"source", "output_dir", "description", "audit", "frontier", "statistics"}
+    )
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

@@ -1,0 +1,211 @@
+"""The contrast family of an analysed run: its rows' tests, which rows enter Holm, the replicates and the floor.
+
+A metric identical in every setting on every cohort question (``retrieval_recall``
+and ``all_gold`` when every setting compresses one retriever's passages) gives
+contrasts whose paired differences are all zero: their sign-flip p is 1 whatever
+the replicates, so they are **left out of the Holm family** (kept in the tables with
+their raw p, ``p_holm`` empty and a note), and listed.  Leaving them out is valid:
+the test of such a row rejects with probability 0, and the rows are known before
+any p is seen.  The family size ``m`` then sizes the test's replicates under
+``auto`` (:mod:`rageval.stats.resolution`), and its floor ``m / (B + 1)`` is reported
+(docs/statistics.md#resolution).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rageval.diagnostics import direction_of
+from rageval.report.contrast_tables import ALPHA
+from rageval.report.contrasts import ContrastPlan, ContrastRow, expand_plan
+from rageval.stats import paired_tests
+from rageval.stats.holm import holm_grouped
+from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
+
+__all__ = [
+    "LEFT_OUT_NOTE",
+    "constant_metrics",
+    "contrast_plan",
+    "family_counts",
+    "family_contrasts",
+    "holm_info",
+    "largest_family",
+    "resamples_setting",
+]
+
+#: the note of a contrast row left out of the Holm family
+LEFT_OUT_NOTE = "left out of the Holm family: the metric is identical in every setting on every cohort question"
+
+
+def _f(x: Any) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def resamples_setting(suite: Mapping[str, Any], given: int | str | None) -> int | str:
+    """The replicate setting: ``given`` (an option), else the suite's ``statistics.resamples``, else ``auto``."""
+    if given is not None:
+        return parse_resamples(given)
+    stats = (suite.get("config") or {}).get("statistics") or {}
+    return parse_resamples(stats.get("resamples", AUTO))
+
+
+def constant_metrics(t: Any, metrics: Sequence[str]) -> list[str]:
+    """The ``metrics`` identical (undefined where undefined) in every setting of the table on every cohort question
+    and defined on one at least (a metric undefined throughout keeps its rows in the family, ranked as p = 1)."""
+    if len(t.settings) < 2 or not t.qids:
+        return []
+    out = []
+    for m in metrics:
+        first = t.values[(t.settings[0], m)]
+        if np.isfinite(first).any() and all(
+            np.array_equal(first, t.values[(s, m)], equal_nan=True) for s in t.settings[1:]
+        ):
+            out.append(m)
+    return out
+
+
+def contrast_plan(run: Any, t: Any) -> tuple[ContrastPlan, int]:
+    """The suite's contrast plan over the cohort table's settings and the metrics the records carry, without the
+    rows that touch a left-out (wholly unavailable) setting; and how many rows were left out."""
+    refs = [s for s in run.settings if s["name"] in t.settings]
+    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
+    gone = set(t.cohort.left_out)
+    kept = tuple(r for r in plan.rows if r.a not in gone and r.b not in gone)
+    return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
+
+
+def _in_family(rows: Sequence[ContrastRow], constant: Sequence[str]) -> list[bool]:
+    gone = set(constant)
+    return [not (r.metric_a == r.metric_b and r.metric_a in gone) for r in rows]
+
+
+def family_counts(rows: Sequence[ContrastRow], constant: Sequence[str], scope: str) -> dict[str, int]:
+    """Rows in each Holm family (``"all"`` under ``scope="suite"``), the left-out rows not counted."""
+    keep = _in_family(rows, constant)
+    return dict(Counter(r.family if scope == "family" else "all" for r, k in zip(rows, keep) if k))
+
+
+def largest_family(sizes: Mapping[str, int]) -> int:
+    return max(sizes.values(), default=0)
+
+
+def _matrix(t: Any, cells: Sequence[tuple[str, str]]) -> np.ndarray:
+    """Questions x ``(setting, metric)`` cells of the cohort table."""
+    if not t.qids:
+        return np.zeros((0, len(cells)))
+    return np.column_stack([t.values[c] for c in cells])
+
+
+def _replicate_note(out: Mapping[str, Any], n_resamples: int) -> str | None:
+    if out["reason"]:
+        return out["reason"]
+    if out["n_empty_replicates"] and out["ci_low"] is not None:
+        return (
+            f"{out['n_empty_replicates']} of {n_resamples} bootstrap replicates held no defined pair "
+            "and were left out of the interval"
+        )
+    return None
+
+
+def _side_mean(x: np.ndarray, ok: np.ndarray) -> float | None:
+    return _f(x[ok].mean()) if ok.any() else None
+
+
+def _contrast_entry(r: ContrastRow, out: Mapping[str, Any], sides: tuple, p_holm: Any, res: Any, kept: bool):
+    a, b, ok = sides
+    return {
+        "contrast": r.label,
+        "family": r.family,
+        "kind": r.kind,
+        "a": r.a,
+        "b": r.b,
+        "metric_a": r.metric_a,
+        "metric_b": r.metric_b,
+        "metric": r.metric,
+        "direction": direction_of(r.metric_a) if r.kind == "pair" else "none",
+        "mean_a": _side_mean(a, ok),
+        "mean_b": _side_mean(b, ok),
+        "effect": out["estimate"],
+        "ci_low": out["ci_low"],
+        "ci_high": out["ci_high"],
+        "p_value": out["p_value"],
+        "p_holm": _f(p_holm) if kept else None,
+        "p_method": res.p_method,
+        "p_resamples": res.n_test_resamples,
+        "in_holm_family": kept,
+        "n": out["n"],
+        "n_dropped": out["n_dropped"],
+        "n_clusters": out["n_blocks"] if res.clustered else None,
+        "note": "; ".join(n for n in (_replicate_note(out, res.n_resamples), None if kept else LEFT_OUT_NOTE) if n)
+        or None,
+    }
+
+
+def family_contrasts(
+    t: Any,
+    rows: Sequence[ContrastRow],
+    clusters: list[Any] | None,
+    *,
+    seed: int,
+    reps: Replicates,
+    constant: Sequence[str],
+    holm_scope: str = "suite",
+) -> tuple[list[dict[str, Any]], Any]:
+    """Every row in one engine call; Holm over every row of the family (``holm_scope="suite"``) or within each
+    family (``"family"``), the left-out rows not counted (docs/design.md#holm-adjustment).  Returns the rows and
+    the engine's results (None without rows)."""
+    if not rows:
+        return [], None
+    A = _matrix(t, [(r.a, r.metric_a) for r in rows])
+    B = _matrix(t, [(r.b, r.metric_b) for r in rows])
+    D = A - B
+    res = paired_tests(D, clusters=clusters, n_resamples=reps.bootstrap, n_test_resamples=reps.test, seed=seed)
+    keep = np.array(_in_family(rows, constant), dtype=bool)
+    p_holm = np.full(len(rows), np.nan)
+    idx = np.flatnonzero(keep)
+    if idx.size:
+        groups = [rows[int(i)].family for i in idx] if holm_scope == "family" else None
+        p_holm[idx] = holm_grouped(res.p_value[idx], groups)
+    both = np.isfinite(D)
+    return [
+        _contrast_entry(r, res.row(c), (A[:, c], B[:, c], both[:, c]), p_holm[c], res, bool(keep[c]))
+        for c, r in enumerate(rows)
+    ], res
+
+
+def holm_info(
+    run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Replicates, res: Any, m: int
+) -> dict[str, Any]:
+    """The Holm scope, the size of the family each row is adjusted in (one run; see report.union), the rows left
+    out of it and the family's resolution (method, B, floor)."""
+    counts = plan.counts()
+    sizes = family_counts(plan.rows, constant, plan.holm)
+    left = [r for r, k in zip(plan.rows, _in_family(plan.rows, constant)) if not k]
+    exact = bool(res is not None and res.exact_p)
+    if res is not None:
+        reps = dataclasses.replace(reps, test=int(res.n_test_resamples))  # 2**K when enumerated
+    return {
+        "scope": plan.holm,
+        "runs": [run.suite.get("name")],
+        "family_sizes": sizes,
+        "families": counts,
+        "family_order": list(counts),  # report.json sorts keys: the plan's order, kept
+        "left_out": {"metrics": sorted({r.metric_a for r in left}), "n_rows": len(left)},
+        "resolution": resolution(
+            m, reps, exact=exact, n_blocks=int(res.n_units) if res is not None else 0, alpha=ALPHA
+        ),
+    }
+
+
+def setting_replicates(run: Any, given: int | str | None, m: int) -> Replicates:
+    """The replicates of a family of ``m`` under the run's setting (``given`` first)."""
+    return replicates_for(resamples_setting(run.suite, given), m, ALPHA)
