@@ -22,6 +22,7 @@ from rageval.judges.openai_compat import OpenAIJudge
 from rageval.readers.openai_compat import OpenAIReader
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
+from suite_files import one_setting_suite
 
 SECRET = "hunter2-s3cret"
 
@@ -91,19 +92,7 @@ def test_a_base_url_with_credentials_is_refused_everywhere(url):
         assert SECRET not in str(info.value)
 
 
-def _suite(tmp_path, reader, judge="{spec: lexical}"):
-    p = tmp_path / "s.yaml"
-    p.write_text(f"""\
-name: s
-dataset: {{name: hotpotqa, limit: 2}}
-retrieval: {{method: bm25, k: 3}}
-settings:
-  - {{compressor: identity}}
-reader: {reader}
-judge: {judge}
-output_dir: {tmp_path / "out"}
-""")
-    return p
+_suite = one_setting_suite
 
 
 @pytest.mark.parametrize("url", [CREDENTIAL_URLS[1], CREDENTIAL_URLS[4]])

@@ -26,6 +26,7 @@ from rageval.run.plan import sha
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
 from rageval.types import Unit
+from suite_files import one_setting_suite
 
 LONE = "\ud800"
 BIG = "9" * 5000
@@ -38,19 +39,7 @@ def server():
     s.close()
 
 
-def _suite(tmp_path, reader, judge="{spec: lexical}"):
-    p = tmp_path / "s.yaml"
-    p.write_text(f"""\
-name: s
-dataset: {{name: hotpotqa, limit: 2}}
-retrieval: {{method: bm25, k: 3}}
-settings:
-  - {{compressor: identity}}
-reader: {reader}
-judge: {judge}
-output_dir: {tmp_path / "out"}
-""")
-    return p
+_suite = one_setting_suite
 
 
 def _openai_reader(server):
