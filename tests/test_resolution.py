@@ -222,7 +222,8 @@ def test_a_fixed_ten_thousand_on_the_union_warns_of_the_floor(demo_runs):
 
 def test_the_paper_protocol_keeps_the_demo_numbers(demo_runs, tmp_path):
     """``--resamples paper`` on one demo run: every effect, interval and raw p as before B became an option
-    (tests/fixtures/demo_contrasts_paper.csv: the demo's contrasts.csv at commit ad7b423)."""
+    (tests/fixtures/demo_contrasts_paper.csv: the demo's contrasts.csv from the code before B became an option, on the
+    demo's current data: 0c26d38)."""
     out = tmp_path / "paper"
     res = CliRunner().invoke(
         main, ["report", str(demo_runs[0]), "--no-plots", "--resamples", "paper", "--out", str(out)]
