@@ -28,9 +28,10 @@ function; ``calibrate_cmd`` the click command.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -285,7 +286,7 @@ def calibrate_cmd(
     if fmt == "alce-human":
         _calibrate_alce(data, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params)
         return
-    try:
+    with _input_errors():
         rows = load_wice(data)
         if limit:
             rows = rows[:limit]
@@ -300,11 +301,19 @@ def calibrate_cmd(
             max_length=max_length,
             judge_params=params,
         )
+    _emit(format_report(r), r, json_out)
+
+
+@contextlib.contextmanager
+def _input_errors() -> Iterator[None]:
+    """A bad data file or judge option is the command's one-line error; an input file rageval cannot read
+    (a :class:`~rageval.errors.ConfigError`) keeps the CLI's own line and exit 2."""
+    try:
+        yield
     except ConfigError:
-        raise  # an input file rageval cannot read: the CLI's one line, exit 2
+        raise
     except (ValueError, FileNotFoundError) as err:
         raise click.ClickException(str(err)) from err
-    _emit(format_report(r), r, json_out)
 
 
 def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
@@ -346,7 +355,7 @@ def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir,
             "--format alce-human needs the file: rageval calibrate --format alce-human "
             "human_eval_citations_completed.json --judge ..."
         )
-    try:
+    with _input_errors():
         sentences = load_alce_human(path)
         if limit:
             sentences = sentences[:limit]
@@ -359,8 +368,4 @@ def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir,
             max_length=max_length,
             judge_params=params,
         )
-    except ConfigError:
-        raise  # an input file rageval cannot read: the CLI's one line, exit 2
-    except (ValueError, FileNotFoundError) as err:
-        raise click.ClickException(str(err)) from err
     _emit(format_alce_report(r), r, json_out)
