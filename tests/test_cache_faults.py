@@ -425,3 +425,97 @@ def test_an_unreadable_run_marker_is_a_clear_refusal(tmp_path, junk, msg):
         _run(suite)
     assert "suite.json" in str(info.value) and "choose another --out" in str(info.value)
     assert "\n" not in str(info.value)
+
+
+# -- sqlite errors that are not corruption: one line, exit 1, the file untouched --------------
+
+
+def _hold_exclusive(path, how):
+    """Another process's lock on ``path``: a second connection inside a ``BEGIN <how>`` transaction."""
+    other = sqlite3.connect(str(path), isolation_level=None)
+    if how == "EXCLUSIVE":
+        other.execute("PRAGMA locking_mode=EXCLUSIVE")
+    other.execute(f"BEGIN {how}")
+    other.execute("INSERT INTO judgements (key, prob) VALUES ('held', 0.5)")
+    return other
+
+
+def _read_only(path):
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+
+
+@pytest.mark.parametrize("where", ["open", "put"])
+def test_a_locked_judge_cache_is_one_line_not_a_traceback(tmp_path, monkeypatch, where):
+    from rageval.judges.cache import JudgeCacheError
+
+    monkeypatch.setattr(DiskCache, "busy_timeout", 0.05)
+    path = tmp_path / "judge.sqlite"
+    disk = DiskCache(path)
+    disk.put_many([("k1", 0.5)])
+    disk._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if where == "open":
+        disk.close()
+    other = _hold_exclusive(path, "EXCLUSIVE" if where == "open" else "IMMEDIATE")
+    with pytest.raises(JudgeCacheError) as info:
+        if where == "open":
+            DiskCache(path)
+        else:
+            disk.put_many([("k2", 0.25)])
+    msg = str(info.value)
+    assert "\n" not in msg and str(path) in msg and "busy timeout" in msg, msg
+    other.rollback()
+    other.close()
+    assert path.is_file() and not (tmp_path / "quarantine").exists()  # never mistaken for corruption
+
+
+def test_a_read_only_judge_cache_is_one_line(tmp_path):
+    from rageval.judges.cache import JudgeCacheError
+
+    path = tmp_path / "judge.sqlite"
+    disk = DiskCache(path)
+    disk.put_many([("k1", 0.5)])
+    disk._db.close()
+    disk._db = _read_only(path)  # as a read-only file or mount answers every write
+    assert disk.get_many(["k1"]) == {"k1": 0.5}  # reading still works
+    with pytest.raises(JudgeCacheError, match="read-only") as info:
+        disk.put_many([("k2", 0.25)])
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+    assert not (tmp_path / "quarantine").exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [(13, "disk is full"), (10, "file-size limit"), (14, "cannot be opened"), (5, "busy timeout"), (1, "remove it")],
+)
+def test_every_sqlite_code_has_a_fix(tmp_path, code, words):
+    from rageval.judges.cache import unusable
+
+    err = sqlite3.OperationalError("some sqlite words\nover two lines")
+    err.sqlite_errorcode = code  # the primary code, as sqlite reports it
+    msg = str(unusable(tmp_path / "j.sqlite", err))
+    assert words in msg and "\n" not in msg and "some sqlite words over two lines" in msg
+
+
+def test_a_file_size_limit_on_the_judge_cache_stops_the_suite_with_one_line(tmp_path):
+    """A real RLIMIT_FSIZE in a child process: the judge cache cannot grow; exit 1, one line, no traceback."""
+    import subprocess
+    import sys
+    import textwrap
+
+    suite = _write_suite(tmp_path)
+    script = textwrap.dedent(f"""
+        import resource, sys
+        from rageval.judges.cache import DiskCache
+        real = DiskCache._put_many
+        def put_then_limit(self, items):
+            resource.setrlimit(resource.RLIMIT_FSIZE, (self.path.stat().st_size, resource.RLIM_INFINITY))
+            return real(self, items + [(f"pad{{i}}", 0.5) for i in range(5000)])
+        DiskCache._put_many = put_then_limit
+        from rageval.cli import main
+        sys.argv = ["rageval", "suite", {str(suite)!r}, "--no-progress"]
+        main()
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    err = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr and len(err) == 1 and "judge cache" in err[0], proc.stderr[-2000:]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -321,3 +322,46 @@ def test_validate_ok_means_the_run_does_not_fail_on_its_configuration(tmp_path_f
         assert res.exception is None or isinstance(res.exception, SystemExit), (text, res.exception)
     if checked.exit_code == 2:
         assert not list((tmp / "out").rglob("*.json")) or not list((tmp / "out" / "cache" / "records").rglob("*"))
+
+
+# -- the error policy covers every error class rageval defines --------------------------------------------------
+
+#: public exception classes that never reach the CLI as themselves, with where they end
+_INTERNAL = {
+    "rageval.http.errors:HttpError": "a reader's or judge's request: a reader_error / judge_error record",
+}
+
+
+def _exception_classes():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import rageval
+
+    for info in pkgutil.walk_packages(rageval.__path__, "rageval."):
+        try:
+            mod = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed here
+            continue
+        for name, obj in vars(mod).items():
+            if inspect.isclass(obj) and issubclass(obj, Exception) and obj.__module__ == info.name:
+                if not name.startswith("_") and not issubclass(obj, click.ClickException):
+                    yield f"{info.name}:{name}", obj
+
+
+def test_every_public_error_class_is_a_user_error_or_named_internal():
+    """A new error class must say how the CLI shows it: a USER_ERRORS entry (or a subclass of one), or _INTERNAL."""
+    import importlib
+
+    from rageval.cli import USER_ERRORS
+
+    covered = []
+    for target in USER_ERRORS:
+        module, name = target.split(":")
+        covered.append(getattr(importlib.import_module(module), name))
+    found = dict(_exception_classes())
+    assert len(found) > 20  # the walk found the package's classes
+    loose = sorted(t for t, cls in found.items() if t not in _INTERNAL and not issubclass(cls, tuple(covered)))
+    assert not loose, f"error classes the CLI would print as a traceback: {loose}"
+    assert set(_INTERNAL) <= set(found)

@@ -323,7 +323,7 @@ HOSTILE = {
     "deep": (DEEP, f"nested deeper than {MAX_DEPTH} levels"),
     "just-too-deep": ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "nested deeper than"),
     "deep-object": ('{"a": ' * 5000 + "1" + "}" * 5000, "nested deeper than"),
-    "digits": (DIGITS, "too many digits"),
+    "digits": (DIGITS, "more digits than Python reads"),
 }
 
 

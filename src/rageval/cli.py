@@ -48,6 +48,7 @@ USER_ERRORS: dict[str, int] = {
     "rageval.registry:UnknownNameError": 2,
     "rageval.data.errors:DataLoadError": 2,
     "rageval.compressors.base:CompressorConfigError": 2,
+    "rageval.budget:BudgetError": 2,  # the ground layer cannot import rageval.errors
     "rageval.report.load:RunError": 2,
     "rageval.errors:RunFailure": 1,
     "rageval.errors:NothingScored": 3,
@@ -163,7 +164,8 @@ def main(ctx: click.Context, debug: bool) -> None:
     """rageval: what did the compressor do to the answer and to the citations?
 
     Exit codes: 0 done; 1 the run could not go on (models, data, disk, a busy output directory); 2 the command,
-    the suite or an input is wrong (the message names what, where and the fix); 130 interrupted.
+    the suite or an input is wrong (the message names what, where and the fix); 3 the run finished with nothing
+    to compare (no record ok, an empty common cohort); 130 interrupted.
     """
     ctx.meta["rageval.debug"] = debug
 

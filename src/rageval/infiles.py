@@ -244,9 +244,8 @@ def loads(
         raise error(f"{where}: duplicate key {e.args[0]!r} in one JSON object; keep one") from None
     except RecursionError:
         raise error(_deep(where)) from None
-    except ValueError as e:  # Python's limit on the digits of an integer (4,300)
-        why = " ".join(str(e).split())[:120]
-        raise error(f"{where}: a JSON number has too many digits ({why}); write it as a string") from None
+    except ValueError:  # Python's limit on the digits of an integer (4,300)
+        raise error(f"{where}: a JSON number has more digits than Python reads (4,300); write it as a string") from None
     if _too_deep(value):
         raise error(_deep(where))
     return value

@@ -19,11 +19,57 @@ name
 
 from __future__ import annotations
 
-from typing import Any
+import math
+import numbers
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
-__all__ = ["Strict"]
+__all__ = ["MAX_SEED", "Probability", "Seed", "Strict", "check_probability", "check_seed"]
+
+#: the largest seed (numpy's generators take any non-negative integer; 2**63 - 1 fits every integer type)
+MAX_SEED = 2**63 - 1
+#: a random seed: a whole number in ``[0, MAX_SEED]`` (the suite's ``seed``, ``--seed`` of every command)
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]
+
+
+def check_probability(value: Any, what: str = "threshold") -> float:
+    """``value`` as a float in ``[0, 1]``; a ValueError for anything else: a bool (numpy's too), a string such as
+    ``"0.5"``, NaN, an infinity or a number outside the range.  Python and numpy ints and floats are numbers.
+
+    >>> check_probability(0.5), check_probability(1)
+    (0.5, 1.0)
+    >>> check_probability("0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a number in [0, 1], got '0.5' (type str)
+    """
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real)  # numpy's bool_ is no numbers.Real
+    number = float(value) if ok else math.nan
+    if not (ok and 0.0 <= number <= 1.0):  # NaN fails the range test
+        raise ValueError(f"{what} must be a number in [0, 1], got {value!r} (type {type(value).__name__})")
+    return number
+
+
+#: a probability or a threshold: a finite number in ``[0, 1]`` (:func:`check_probability`), stored as a float
+Probability = Annotated[float, BeforeValidator(check_probability)]
+
+
+def check_seed(value: Any, what: str = "seed") -> int:
+    """``value`` if it is a seed (:data:`Seed`), else a ValueError naming ``what`` and the range.
+
+    >>> check_seed(0), check_seed(2**63 - 1)
+    (0, 9223372036854775807)
+    >>> check_seed(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed must be a whole number from 0 to 9223372036854775807, got -1
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SEED:
+        big = isinstance(value, int) and abs(value) >= 10**30  # str() of a huge int may exceed Python's digit limit
+        shown = f"a number of about {int(value.bit_length() * 0.30103) + 1} digits" if big else value
+        raise ValueError(f"{what} must be a whole number from 0 to {MAX_SEED}, got {shown!r}")
+    return value
 
 
 class Strict(BaseModel):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.report.cli import resamples_option
+from rageval.report.cli import resamples_option, seed_option, threshold_option
 
 __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 
@@ -69,8 +69,8 @@ def _f(x) -> str:
     type=click.Choice(["fixed", "rerecover"]),
     help="fixed mappings and/or re-recovery (repeat; default: both).",
 )
-@click.option("--seed", type=int, default=None, help="Subsample and resampling seed (default: the suite's seed).")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="The second judge's threshold.")
+@seed_option(what="Subsample and resampling seed", default_help="the suite's seed")
+@threshold_option(what="The second judge's threshold (default: the run's)")
 @resamples_option()
 def audit_cmd(run_dir: Path, judge, n, settings, modes, seed, threshold, n_resamples) -> None:
     """Rescore a seeded subsample's saved answers with a second judge (fixed mappings and re-recovery).

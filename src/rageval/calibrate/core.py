@@ -41,8 +41,9 @@ from rageval.bm25 import PARAMS, BM25Index
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
 from rageval.errors import ConfigError
 from rageval.infiles import InputFileError, iter_json_lines, read_text
-from rageval.io import write_text_atomic
+from rageval.io import json_text, write_text_atomic
 from rageval.judges import get_judge
+from rageval.report.cli import threshold_option
 
 __all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
 
@@ -236,7 +237,7 @@ def format_report(r: dict[str, Any]) -> str:
     type=click.Path(exists=True, dir_okay=False),
     help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).",
 )
-@click.option("--threshold", default=0.5, show_default=True, type=click.FloatRange(0, 1))
+@threshold_option(default=0.5)
 @click.option(
     "--premise",
     default="bm25",
@@ -320,7 +321,7 @@ def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
     """Print the report; with ``--json``, also write the figures (atomically, through :mod:`rageval.io`)."""
     click.echo(text)
     if json_out:
-        write_text_atomic(json_out, json.dumps(result, indent=2))
+        write_text_atomic(json_out, json_text(result, sort_keys=False, indent=2))
 
 
 def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:

@@ -76,13 +76,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import numbers
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from rageval.judges.cache import DiskCache, cache_file, pair_key
+from rageval.strict import check_probability
 from rageval.text import tokenize
 
 __all__ = ["Judge", "CallableJudge", "JudgeRunner", "JudgeError", "pair_key", "format_premise", "is_abstention"]
@@ -162,12 +162,6 @@ def _as_probability(value: Any) -> float | None:
     if math.isnan(p):
         return math.nan
     return p if 0.0 <= p <= 1.0 else None
-
-
-def _check_threshold(threshold: Any) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real) or not 0.0 <= float(threshold) <= 1.0:
-        raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
-    return float(threshold)
 
 
 class JudgeRunner:
@@ -327,7 +321,7 @@ class JudgeRunner:
         ``threshold`` must lie in [0, 1].  Callers decide what an abstention
         means for them (and count it); it is never silently a ``False``.
         """
-        t = _check_threshold(threshold)
+        t = check_probability(threshold)
         return [None if math.isnan(p) else p >= t for p in self(premises, hypotheses)]
 
     # -- accounting --------------------------------------------------------------

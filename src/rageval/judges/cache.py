@@ -16,7 +16,10 @@ beside it with a one-line warning and rebuilt empty (:attr:`DiskCache.rebuilt`
 counts it); it never stops a run.  A symbolic link at the cache file, at one of
 its ``-wal``/``-shm``/``-journal`` companions or at ``quarantine/`` is refused
 (:class:`~rageval.io.UnsafePathError`, one line): sqlite would follow it and add
-rageval's tables to whatever database it names.
+rageval's tables to whatever database it names.  Any other sqlite error (the file
+locked past the 60 s busy timeout, read-only, the disk full, a file-size limit, a
+folder that cannot be written) stops the run with :class:`JudgeCacheError`, one line
+naming the file, sqlite's words and the fix (exit 1): the records computed so far are kept.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ import stat
 import threading
 from pathlib import Path
 
+from rageval.errors import RunFailure
 from rageval.io import UnsafePathError, utf8
 
-__all__ = ["DiskCache", "cache_file", "is_corruption", "pair_key", "refuse_links"]
+__all__ = ["DiskCache", "JudgeCacheError", "cache_file", "is_corruption", "pair_key", "refuse_links"]
 
 
 def pair_key(judge_id: str, premise: str, hypothesis: str) -> str:
@@ -82,6 +86,30 @@ def is_corruption(err: sqlite3.DatabaseError) -> bool:
     return "not a database" in msg or "malformed" in msg
 
 
+class JudgeCacheError(RunFailure):
+    """The judge cache cannot be used for a reason other than a broken file (module doc): exit 1, one line."""
+
+
+#: sqlite primary result codes -> what to do (https://sqlite.org/rescode.html)
+_FIXES = {
+    5: "another process holds it past the 60 s busy timeout; wait for that run to finish or choose another --out",
+    6: "another process holds it past the 60 s busy timeout; wait for that run to finish or choose another --out",
+    8: "it is read-only; make it and its folder writable or choose another --out",
+    10: "a disk I/O error (a full disk, a file-size limit or a failing device); free space or lift the limit, then rerun",
+    13: "the disk is full; free space or choose another --out, then rerun (finished records are kept)",
+    14: "it cannot be opened; check that its folder exists and is writable",
+    23: "access was denied; check the permissions of the file and its folder",
+}
+
+
+def unusable(path: Path, err: sqlite3.Error) -> JudgeCacheError:
+    """The one-line :class:`JudgeCacheError` for a sqlite error that is not corruption."""
+    code = getattr(err, "sqlite_errorcode", None)
+    fix = _FIXES.get(code & 0xFF) if isinstance(code, int) else None
+    words = " ".join(str(err).split())[:200] or type(err).__name__
+    return JudgeCacheError(f"judge cache {path}: {words}; {fix or 'check the file, or remove it to judge again'}")
+
+
 class DiskCache:
     """sqlite key -> probability or NaN; WAL journal, one transaction per stored batch.
 
@@ -96,6 +124,9 @@ class DiskCache:
     the cache starts empty (:attr:`rebuilt` counts it): its pairs are judged again.
     """
 
+    #: seconds sqlite waits for another process's lock before the cache is :class:`JudgeCacheError`
+    busy_timeout = 60.0
+
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)
         refuse_links(path)
@@ -107,11 +138,13 @@ class DiskCache:
             self._db = self._open()
         except sqlite3.DatabaseError as err:
             if not is_corruption(err):
-                raise
+                raise unusable(path, err) from None
             self._rebuild(err)
+        except sqlite3.Error as err:
+            raise unusable(path, err) from None
 
     def _open(self) -> sqlite3.Connection:
-        db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False)
+        db = sqlite3.connect(str(self.path), timeout=self.busy_timeout, check_same_thread=False)
         try:
             with contextlib.suppress(sqlite3.OperationalError):
                 db.execute("PRAGMA journal_mode=WAL")
@@ -154,7 +187,10 @@ class DiskCache:
             " ".join(str(err).split())[:200],
             dest,
         )
-        self._db = self._open()
+        try:
+            self._db = self._open()
+        except sqlite3.Error as fresh:
+            raise unusable(self.path, fresh) from None
 
     def get_many(self, keys: list[str]) -> dict[str, float]:
         with self._lock:
@@ -162,9 +198,11 @@ class DiskCache:
                 return self._get_many(keys)
             except sqlite3.DatabaseError as err:
                 if not is_corruption(err):
-                    raise
+                    raise unusable(self.path, err) from None
                 self._rebuild(err)
                 return {}
+            except sqlite3.Error as err:
+                raise unusable(self.path, err) from None
 
     def _get_many(self, keys: list[str]) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -183,9 +221,11 @@ class DiskCache:
                 self._put_many(items)
             except sqlite3.DatabaseError as err:
                 if not is_corruption(err):
-                    raise
+                    raise unusable(self.path, err) from None
                 self._rebuild(err)
                 self._put_many(items)
+            except sqlite3.Error as err:
+                raise unusable(self.path, err) from None
 
     def _put_many(self, items: list[tuple[str, float]]) -> None:
         decided = [(k, p) for k, p in items if not math.isnan(p)]

@@ -32,12 +32,15 @@ first use).
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
+from rageval.errors import ConfigError
 from rageval.judges.paths import EXECUTIONS
 from rageval.judges.registry import JUDGES
 from rageval.judges.windowed import parse_window
@@ -55,6 +58,7 @@ __all__ = [
     "option_problems",
     "options_model",
     "parse_judge_spec",
+    "spec_slug",
 ]
 
 
@@ -66,8 +70,25 @@ class JudgeSpec(Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
 
-class JudgeSpecError(ValueError):
-    """A spec string that names no judge (blank, a name without its ``:<arg>``, an empty argument)."""
+def spec_slug(spec: str) -> str:
+    """A judge spec as one folder-name part (``rescore-<slug>``, ``audit-<slug>``): the spec itself when it is
+    file-system safe, else its safe characters and a short hash of the whole spec, so that two specs never
+    share a folder (``nli:/m/deberta`` and ``nli-m/deberta`` did).
+
+    >>> spec_slug("lexical"), spec_slug("nli:/models/deberta")
+    ('lexical', 'nli_models_deberta-02aa1f6d')
+    >>> spec_slug("nli:/m/deberta") != spec_slug("nli-m/deberta") != spec_slug("nli_m_deberta")
+    True
+    """
+    text = str(spec)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "judge"
+    if slug != text or len(slug) > 60:
+        slug = f"{slug[:60]}-{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+    return slug
+
+
+class JudgeSpecError(ConfigError):
+    """A spec string that names no judge (blank, a name without its ``:<arg>``, an empty argument): exit 2."""
 
 
 # -- the one parser ----------------------------------------------------------------------------

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from rageval.run.rundir import RunDirError, run_dir_path
 from rageval.stats.resolution import parse_resamples
+from rageval.strict import check_probability, check_seed
 
 __all__ = ["report_cmd", "echo_holm", "nothing_scored", "resamples_option"]
 
@@ -37,6 +39,48 @@ def resamples_option(default: str | None = None, default_help: str = "the suite'
         metavar="auto|paper|N",
         callback=_resamples,
         help=f"{RESAMPLES_HELP} Default: {default_help}.",
+    )
+
+
+def _seed(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    try:
+        return None if value is None else check_seed(value, "--seed")
+    except ValueError as err:
+        raise click.BadParameter(str(err).removeprefix("--seed "), ctx, param) from None
+
+
+def out_dir_value(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """The callback of every ``--out``: the run directory's path (:func:`~rageval.run.rundir.run_dir_path`)."""
+    try:
+        return None if value is None else run_dir_path(value)
+    except RunDirError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def _threshold(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    try:
+        return None if value is None else check_probability(value, "the threshold")
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def threshold_option(default: float | None = None, what: str = "The judge's decision threshold"):
+    """``--threshold P`` (``rageval score``, ``audit``): a number in [0, 1]; NaN is refused."""
+    return click.option(
+        "--threshold",
+        type=float,
+        default=default,
+        show_default=default is not None,
+        callback=_threshold,
+        help=f"{what}: a number in [0, 1].",
+    )
+
+
+def seed_option(default: int | None = None, what: str = "Resampling seed", default_help: str | None = None):
+    """``--seed N`` (``rageval report``, ``score``, ``audit``): a whole number from 0 to 2**63 - 1."""
+    shown = f" Default: {default_help}." if default_help else ""
+    return click.option(
+        "--seed", type=int, default=default, show_default=default is not None, callback=_seed, help=f"{what}.{shown}"
     )
 
 
@@ -81,13 +125,14 @@ def echo_holm(report_json: Path, prefix: str = "") -> None:
 
 @click.command("report")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--seed", type=int, default=None, help="Resampling seed (default: the suite's seed from the manifest).")
+@seed_option(default_help="the suite's seed from the manifest")
 @resamples_option()
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
     default=None,
+    callback=out_dir_value,
     help="Write here instead of RUN_DIR (one run only).",
 )
 @click.option("--no-plots", is_flag=True, help="Skip the frontier plots (tables and HTML only).")

@@ -32,7 +32,7 @@ from rageval.run.lock import OutDirLock
 from rageval.run.plan import Scoring
 from rageval.types import Record
 
-__all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate"]
+__all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
 
 #: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1)
 FORMAT = 2
@@ -218,11 +218,33 @@ def migrate(data: Mapping[str, Any], where: str) -> dict[str, Any]:
 # -- the directory ------------------------------------------------------------------------------------------------
 
 
+def run_dir_path(value: str | Path) -> Path:
+    """``value`` as a run directory's path: ``~`` expanded; an empty name or one holding a control character (a
+    NUL, a newline, ...) is a :class:`RunDirError` (an empty ``--out ""`` would otherwise mean the current folder).
+
+    >>> run_dir_path("runs/x"), run_dir_path("~/x") == Path.home() / "x"
+    (PosixPath('runs/x'), True)
+    >>> run_dir_path("")
+    Traceback (most recent call last):
+    ...
+    rageval.run.rundir.RunDirError: the output directory is an empty name; give a folder (--out DIR, or output_dir)
+    """
+    text = str(value)
+    if isinstance(value, str) and not value.strip():
+        raise RunDirError("the output directory is an empty name; give a folder (--out DIR, or output_dir)")
+    bad = sorted({f"U+{ord(c):04X}" for c in text if ord(c) < 32 or 0x7F <= ord(c) < 0xA0})
+    if bad:
+        raise RunDirError(
+            f"the output directory {text!r} holds a control character ({', '.join(bad)}); choose a plain folder name"
+        )
+    return Path(text).expanduser()
+
+
 class RunDir:
     """A run directory (see the module doc); nothing is read or written until asked."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = run_dir_path(path)
 
     @property
     def manifest_path(self) -> Path:

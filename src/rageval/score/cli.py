@@ -10,7 +10,7 @@ import click
 from rageval.data.formats import parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
-from rageval.report.cli import echo_holm, nothing_scored, resamples_option
+from rageval.report.cli import echo_holm, nothing_scored, out_dir_value, resamples_option, seed_option, threshold_option
 from rageval.run.rundir import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
@@ -42,11 +42,18 @@ def _diagnostics(value: str):
 )
 @click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN", help="RAGAS-style column mapping.")
 @click.option("--split", default=None, help="Split of a Hugging Face dataset given as hf:<id>.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="runs/score", show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    default="runs/score",
+    show_default=True,
+    callback=out_dir_value,
+)
 @click.option(
     "--judge", default="lexical", show_default=True, help="Judge spec ('lexical', a local NLI model path, ...)."
 )
-@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True)
+@threshold_option(default=0.5)
 @click.option(
     "--citations",
     type=click.Choice(["auto", "default", "alce"]),
@@ -60,7 +67,7 @@ def _diagnostics(value: str):
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of settings instead of each with the baseline.")
 @click.option("--tokenizer", default="regex", show_default=True, help="Tokenizer for token counts.")
 @click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Resampling seed of the statistics.")
+@seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")

@@ -58,7 +58,8 @@ _ROUND = 1000
 
 
 def parse_resamples(value: Any) -> int | str:
-    """``"auto"``, or a positive replicate count (``"paper"`` is 10,000); raises ValueError otherwise.
+    """``"auto"``, or a replicate count from 1 to :data:`MAX_TEST_RESAMPLES` (``"paper"`` is 10,000); raises
+    ValueError otherwise (a count past the cap would run for hours and is no more exact than the add-one floor says).
 
     >>> parse_resamples("auto"), parse_resamples("paper"), parse_resamples("2000"), parse_resamples(500)
     ('auto', 10000, 2000, 500)
@@ -69,10 +70,17 @@ def parse_resamples(value: Any) -> int | str:
             return AUTO
         if v == PAPER:
             return PAPER_RESAMPLES
-        if v.replace("_", "").isdigit():
-            value = int(v.replace("_", ""))
+        digits = v.replace("_", "")
+        if digits.isascii() and digits.isdigit():
+            if len(digits) > 12:  # never int() a 5,000-digit string
+                raise ValueError(f"resamples must be at most {MAX_TEST_RESAMPLES:,} (got a {len(digits)}-digit number)")
+            value = int(digits)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"resamples must be 'auto', 'paper' or a positive integer, got {value!r}")
+    if value > MAX_TEST_RESAMPLES:
+        raise ValueError(
+            f"resamples must be at most {MAX_TEST_RESAMPLES:,} (got {value:,}); 'auto' sizes the test for the family"
+        )
     return value
 
 

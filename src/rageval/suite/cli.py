@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from rageval.report.cli import out_dir_value
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
 
@@ -151,6 +152,7 @@ def _plan_lines(suite) -> list[str]:
     "out_dir",
     type=click.Path(file_okay=False),
     default=None,
+    callback=out_dir_value,
     help="Output directory (default: the suite's output_dir).",
 )
 @_override_options

@@ -35,8 +35,9 @@ from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
+from rageval.run.rundir import run_dir_path
 from rageval.stats.resolution import AUTO, parse_resamples
-from rageval.strict import Strict
+from rageval.strict import Seed, Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
 
 __all__ = ["Suite", "SuiteError", "SettingSpec", "suite_hash"]
@@ -143,9 +144,15 @@ class Suite(_Strict):
     #: the report's replicates (rageval.stats.resolution; changes no record)
     statistics: StatisticsSpec = Field(default_factory=StatisticsSpec)
     output_dir: str = "runs/suite"
-    seed: int = 0
+    seed: Seed = 0
     #: recorded, never read: where the suite came from
     source: str | None = None
+
+    @field_validator("output_dir")
+    @classmethod
+    def _output_dir(cls, v):
+        run_dir_path(v)  # no control characters (checked again, with ~ expanded, when the directory is opened)
+        return v
 
     @field_validator("settings")
     @classmethod

@@ -36,6 +36,17 @@ def _merge(base: Any, over: Any) -> Any:
     return over
 
 
+def _resolved(path: Path, named_by: Path | None = None) -> Path:
+    """``path`` made absolute with its links followed; a link loop or an unusable name is a :class:`SuiteError`."""
+    where = f"{named_by}: include: " if named_by is not None else ""
+    if "\x00" in str(path):
+        raise SuiteError(f"{where}{str(path)!r} holds a NUL character; give a plain file path")
+    try:
+        return path.resolve(strict=False)
+    except (RuntimeError, OSError) as err:  # Python < 3.13 raises RuntimeError for a loop, later ones OSError
+        raise SuiteError(f"{where}{path}: a symbolic-link loop ({' '.join(str(err).split())}); point it at a file")
+
+
 def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path in chain:
         raise SuiteError(f"{path}: include cycle: {' -> '.join(map(str, chain + (path,)))}")
@@ -53,7 +64,7 @@ def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     if inc is not None:
         if not isinstance(inc, str):
             raise SuiteError(f"{path}: include must be a file path, got {inc!r}")
-        base = _read_yaml((path.parent / inc).resolve(), chain + (path,))
+        base = _read_yaml(_resolved(path.parent / inc, path), chain + (path,))
         data = _merge(base, data)
     return data
 
@@ -124,14 +135,14 @@ def resolve_suite_path(path: str | Path) -> Path:
 def load_suite(path: str | Path, **overrides: Any) -> Suite:
     """Read, merge ``include:``, apply ``overrides`` (dotted keys: ``{"judge.spec": "lexical"}``) and validate."""
     path = resolve_suite_path(path)
-    data = _read_yaml(path.resolve())
+    data = _read_yaml(_resolved(path))
     for dotted, value in overrides.items():
         node = data
         parts = dotted.split(".")
         for p in parts[:-1]:
             node = node.setdefault(p, {})
         node[parts[-1]] = value
-    data.setdefault("source", str(path.resolve()))
+    data.setdefault("source", str(_resolved(path)))
     try:
         suite = Suite.model_validate(data)
     except ValidationError as err:

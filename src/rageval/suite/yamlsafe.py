@@ -12,6 +12,9 @@ with the line and column:
 * a mapping key that is not a string (``on:``/``yes:`` read as true, ``1:``,
   ``null:``, a list);
 * ``.nan``/``.inf`` (no value of a suite is meant to be infinite or undefined);
+* the YAML 1.1 number forms that YAML 1.2 and every other reader take differently:
+  base 60 (``1:30`` is 90 to PyYAML), a leading zero (``012`` is octal 10), and a
+  number of more than :data:`MAX_DIGITS` digits;
 * more than :data:`MAX_ALIASES` aliases, a document whose expansion holds more
   than :data:`MAX_NODES` nodes, a recursive anchor, nesting deeper than
   :data:`MAX_DEPTH`;
@@ -31,12 +34,15 @@ rageval.suite.yamlsafe.YamlError: <text>: line 2, column 1: duplicate key 'a' (f
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from rageval.errors import ConfigError
 
 __all__ = ["SuiteLoader", "YamlError", "load_yaml_file", "load_yaml_text", "MAX_BYTES", "MAX_NODES", "MAX_ALIASES"]
 
@@ -48,12 +54,15 @@ MAX_NODES = 100_000
 MAX_ALIASES = 1_000
 #: the deepest nesting of sequences and mappings
 MAX_DEPTH = 64
+#: the most digits a number may have (a seed is at most 19)
+MAX_DIGITS = 64
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
-class YamlError(ValueError):
+class YamlError(ConfigError):
     """A suite file that cannot be read as a safe YAML mapping; the message names the file, the place and the fix."""
 
 
@@ -126,16 +135,54 @@ class SuiteLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_float(self, node: Any) -> float:  # type: ignore[override]
+        _check_number_form(node)
         value = super().construct_yaml_float(node)
         if not math.isfinite(value):
             raise _Refused(
-                f"{node.value!r} is not a finite number; give a finite value (or null where a field allows it)",
+                f"{_short(node.value)!r} is not a finite number; give a finite value (or null where a field allows it)",
                 node.start_mark,
             )
         return value
 
+    def construct_yaml_int(self, node: Any) -> int:  # type: ignore[override]
+        _check_number_form(node)
+        if _OCTAL.fullmatch(node.value):
+            raise _Refused(
+                f"{node.value} has a leading zero, which YAML 1.1 reads as octal "
+                f"({super().construct_yaml_int(node)}); write it without the zero, or quote it if it is a name",
+                node.start_mark,
+            )
+        return super().construct_yaml_int(node)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
+def _check_number_form(node: ScalarNode) -> None:
+    """Refuse a base-60 number and one with more than :data:`MAX_DIGITS` digits (module doc)."""
+    text = str(node.value)
+    if ":" in text:
+        raise _Refused(
+            f'{text} is read by YAML 1.1 as a base-60 number ({_sexagesimal(text)}); quote it ("{text}") if it is '
+            "text, or write the number itself",
+            node.start_mark,
+        )
+    if sum(c.isdigit() for c in text) > MAX_DIGITS:
+        raise _Refused(
+            f"{_short(text)} has more than {MAX_DIGITS} digits; no value of a suite needs that many", node.start_mark
+        )
+
+
+def _sexagesimal(text: str) -> str:
+    total = 0.0
+    for part in text.lstrip("+-").split(":"):
+        total = total * 60 + float(part.replace("_", "") or 0)
+    return f"{'-' if text.startswith('-') else ''}{total:g}"
+
 
 SuiteLoader.add_constructor("tag:yaml.org,2002:float", SuiteLoader.construct_yaml_float)
+SuiteLoader.add_constructor("tag:yaml.org,2002:int", SuiteLoader.construct_yaml_int)
 
 
 def _kind(loader: SuiteLoader, node: ScalarNode) -> str:

@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from rageval.citations import parse_answer
+from rageval.strict import Probability
 
 __all__ = ["AttributionSettings", "AttributionOptions", "GATE_OPTIONS", "RECOVERY_OPTIONS", "USED_BY"]
 
@@ -47,22 +48,14 @@ USED_BY: dict[str, tuple[str, ...]] = {
     "verification": GATE_OPTIONS + RECOVERY_OPTIONS,
 }
 
-_Prob = float | StrictInt
-
-
-def _not_bool(v: Any) -> Any:
-    if isinstance(v, bool):
-        raise ValueError("must be a number in [0, 1], not a boolean")
-    return v
-
 
 class AttributionSettings(BaseModel):
     """The options a suite's ``attribution:`` section sets (see docs/suites.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
-    recovery_threshold: _Prob | None = Field(
-        None, ge=0.0, le=1.0, description="judge threshold for recovery candidates (default: the judge threshold)"
+    recovery_threshold: Probability | None = Field(
+        None, description="judge threshold for recovery candidates (default: the judge threshold)"
     )
     k: StrictInt = Field(10, ge=1, description="BM25 candidates per unit without provenance")
     multi_snippet: StrictBool = Field(False, description="also try joined snippet pairs when no single one passes")
@@ -73,23 +66,15 @@ class AttributionSettings(BaseModel):
         "zero", description="precision of an answer that cites nothing: 0 (ALCE) or undefined"
     )
 
-    @field_validator("recovery_threshold", mode="before")
-    @classmethod
-    def _no_bool(cls, v: Any) -> Any:
-        return _not_bool(v)
-
 
 class AttributionOptions(AttributionSettings):
     """Every option of the attribution engine (suite settings + gate options)."""
 
-    threshold: _Prob = Field(0.5, ge=0.0, le=1.0, description="decision threshold on the support probability")
+    threshold: Probability = Field(
+        0.5, description="decision threshold on the support probability (a number in [0, 1])"
+    )
     max_citations: StrictInt | None = Field(3, ge=1, description="citations kept per sentence (None: all)")
     alce_compat: StrictBool = Field(False, description="reproduce ALCE's eval.py parsing and premises")
-
-    @field_validator("threshold", mode="before")
-    @classmethod
-    def _no_bool_threshold(cls, v: Any) -> Any:
-        return _not_bool(v)
 
     @property
     def recovery_threshold_or_default(self) -> float:
