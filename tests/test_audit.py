@@ -10,7 +10,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from rageval.audit.core import AuditError, audit_dir, judge_slug, run_audit
+from rageval.audit.core import AuditError, audit_dir, run_audit
 from rageval.audit.sample import select_sample
 from rageval.cli import main
 from rageval.judges import JUDGES, CallableJudge
@@ -292,6 +292,24 @@ def test_cli_prints_the_tables_path_and_errors_without_a_traceback(tmp_path):
     assert res.exit_code != 0 and "audit setting 'nope'" in res.output and "Traceback" not in res.output
 
 
-def test_judge_slugs_are_folder_safe():
-    assert judge_slug("minilm") == "minilm"
-    assert judge_slug("nli:/models/deberta v3") == "nli-models-deberta-v3"
+def test_audit_folders_are_folder_safe_and_never_shared(tmp_path):
+    """Two judge specs never share an audit folder (nli:/m/deberta and nli-m/deberta did), and every folder is
+    one safe name inside the run directory."""
+    assert audit_dir(tmp_path, "minilm") == tmp_path / "audit-minilm"
+    specs = [
+        "nli:/m/deberta",
+        "nli-m/deberta",
+        "nli_m_deberta",
+        "nli:/m/deberta ",
+        "nli:/m/Deberta",
+        "../x",
+        "a" * 300,
+        "a" * 301,
+        "openai:m@http://127.0.0.1:1/v1",
+        "é",
+        "\\",
+    ]
+    dirs = [audit_dir(tmp_path, s) for s in specs]
+    assert len(set(dirs)) == len(specs)
+    for d in dirs:
+        assert d.parent == tmp_path and re.fullmatch(r"audit-[A-Za-z0-9._-]+", d.name) and len(d.name) < 100

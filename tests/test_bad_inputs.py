@@ -49,8 +49,9 @@ BASE = {
         )
     },
 }
-#: corruptions that are valid inputs (an absent optional key means None; token counts are optional)
-VALID = {"units no source_ids", "units no title", "sources no title"} | {
+#: corruptions that are valid inputs (an absent optional key means None; token counts are optional; a question's
+#: ``retrieved`` None means its retrieval is unknown: undefined, tests/test_silent_numbers.py)
+VALID = {"units no source_ids", "units no title", "sources no title", "retrieved=[None]"} | {
     f"{k}{v}"
     for k in ("budget_tokens", "retrieved_tokens", "achieved_tokens", "reader_input_tokens")
     for v in ("=None", "=[None]", "=[5]")

@@ -128,3 +128,36 @@ def test_compute_rejects_an_undeclared_keyword(name):
     inputs, _ = CASES[name]
     with pytest.raises(TypeError, match="not_an_option"):
         _load(name)._compute(**inputs, not_an_option=1)
+
+
+def _no_judge(kwargs):
+    """The case's options with the model-free judge (the modules' defaults may name a model)."""
+    return {**kwargs, "judge": "lexical"} if "judge" in kwargs else kwargs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compute_on_no_questions_is_the_pure_functions_empty_result(name):
+    """Zero questions: what the pure function returns for empty lists (n = 0, the mean undefined), never an
+    IndexError from evaluate's format inference (it read row 0 of an empty batch)."""
+    inputs, kwargs = CASES[name]
+    empty = {k: [] for k in inputs}
+    got = _load(name).compute(**empty, **_no_judge(kwargs))
+    want = diagnostics.get(name)(**empty, **_no_judge(kwargs))
+    assert got["n"] == 0 and got.get(name) is None
+    assert {k: v for k, v in got.items() if k in want} == {k: v for k, v in want.items() if k in got}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_first_question_of_empty_lists_does_not_decide_the_format(name):
+    """A batch whose first question's lists are empty is read in the format its later questions show: the same
+    per-question values as the pure function, whatever the order."""
+    inputs, kwargs = CASES[name]
+    rows = len(next(iter(inputs.values())))
+    blank = {k: ([[]] if isinstance(v[0], list) else v[:1]) + list(v) for k, v in inputs.items()}
+    try:
+        want = diagnostics.get(name)(**blank, **_no_judge(kwargs))
+    except (TypeError, ValueError):
+        pytest.skip(f"{name}: a question of empty lists is not a valid input of the pure function")
+    got = _load(name).compute(**blank, **_no_judge(kwargs))
+    assert len(got["per_question"]) == rows + 1
+    assert got["per_question"] == want["per_question"]

@@ -81,7 +81,7 @@ def test_a_citation_of_thousands_of_digits_is_one_invalid_citation(digits):
         (f"[{BIG}-1]", [], 1),  # reversed and huge
         (f"[1, {BIG}, 2]", [1, 2], 1),
         ("[" + "0" * 5000 + "1]", [1], 0),  # leading zeros are no digits of the number
-        ("[" + "١" * 5000 + "]", [], 1),  # other scripts' digits are bounded too
+        ("[" + "١" * 5000 + "]", [], 0),  # other scripts' digits make no marker at all: text (ASCII digits only)
         ("[" + "9" * 18 + "]", [], 1),  # the longest number converted: still out of range
     ],
 )

@@ -21,6 +21,10 @@ why the default: #decision-default-citation-parsing), chosen with ``mode``:
   order; the rest are recorded in ``CitedSentence.capped``.
 * Every line of the answer is used; lines are split into sentences with
   :func:`rageval.text.split_sentences`.
+* Markers are ASCII digits in brackets: ``[١]`` (Arabic-Indic) and ``[１]``
+  (full-width) are text, not citations.  Nothing inside code is a marker: a
+  fenced block (```` ``` ```` or ``~~~``, to its closing fence or the end) or an
+  inline code span (`` `arr[1]` ``) is kept as written.
 
 **alce** (``alce_compat=True`` in the metrics) reproduces ALCE's ``eval.py``:
 first line of the answer only; nltk Punkt sentences; citations read with
@@ -51,6 +55,9 @@ __all__ = ["parse_answer", "parse_markers", "alce_remove_citations", "MODES"]
 MODES = ("default", "alce")
 
 _LEADING_MARKERS = re.compile(r"^(?:\s*" + CITATION_RE.pattern + r")+")
+_CODE = re.compile(r"(```|~~~).*?(?:\1|\Z)|`[^`\n]+`", re.DOTALL)
+#: private-use pairs that stand in for ``[`` and ``]`` inside code while markers are read
+_MASKS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\uf8fe", "\uf8ff"))
 _ALCE_REF = re.compile(r"\[\d+")
 _MAX_DIGITS = 18  # a citation number longer than this is out of range for any answer
 
@@ -73,6 +80,27 @@ def _number(digits: str) -> tuple[int, str]:
 def alce_remove_citations(sent: str) -> str:
     """ALCE's ``utils.remove_citations``, character for character."""
     return re.sub(r"\[\d+", "", re.sub(r" \[\d+", "", sent)).replace(" |", "").replace("]", "")
+
+
+def _mask_code(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with the brackets inside code replaced by private-use characters it does not hold, and the
+    mapping back (empty when there is no code, or no free pair: then nothing is masked)."""
+    spans = list(_CODE.finditer(text))
+    free = next((m for m in _MASKS if m[0] not in text and m[1] not in text), None)
+    if not spans or free is None:
+        return text, {}
+    out, last = [], 0
+    for m in spans:
+        out += [text[last : m.start()], m.group(0).replace("[", free[0]).replace("]", free[1])]
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out), {free[0]: "[", free[1]: "]"}
+
+
+def _unmask(text: str, back: dict[str, str]) -> str:
+    for k, v in back.items():
+        text = text.replace(k, v)
+    return text
 
 
 def parse_markers(sentence: str, n_units: int) -> tuple[list[int], list[str]]:
@@ -125,8 +153,9 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
     if mode == "alce":
         return _parse_alce(text, n_units, max_citations)
 
+    masked, back = _mask_code(text)
     raw_sentences: list[str] = []
-    for line in text.splitlines():
+    for line in masked.splitlines():
         raw_sentences.extend(split_sentences(line))
 
     # Markers that open a sentence belong to the sentence before it.
@@ -149,11 +178,17 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
             kept, capped = valid[:max_citations], valid[max_citations:]
         else:
             kept, capped = valid, []
-        hypothesis = remove_citations(raw)
+        hypothesis = _unmask(remove_citations(raw), back)
         if not hypothesis and not kept and not invalid:
             continue
         sentences.append(
-            CitedSentence(text=hypothesis, raw=raw, citations=tuple(kept), invalid=tuple(invalid), capped=tuple(capped))
+            CitedSentence(
+                text=hypothesis,
+                raw=_unmask(raw, back),
+                citations=tuple(kept),
+                invalid=tuple(invalid),
+                capped=tuple(capped),
+            )
         )
     return Answer(text=text, sentences=tuple(sentences), mode="default")
 

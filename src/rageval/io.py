@@ -39,6 +39,7 @@ one line with the fix.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
@@ -167,15 +168,37 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def json_text(obj: Any, *, sort_keys: bool = True, indent: int | None = None, **options: Any) -> str:
-    """``json.dumps(obj, ensure_ascii=False)`` that can always be encoded as UTF-8: a lone surrogate (``"\\ud800"``:
-    valid JSON, not Unicode) is written as its ``\\uXXXX`` escape, so it reads back as it was.
+    """``json.dumps(obj, ensure_ascii=False)`` that can always be encoded as UTF-8 and read by any JSON reader: a
+    lone surrogate (``"\\ud800"``: valid JSON, not Unicode) is written as its ``\\uXXXX`` escape, so it reads back
+    as it was; a NaN or an infinity (not JSON: a bare ``NaN`` breaks strict readers) is written as ``null``, what
+    rageval writes for undefined.
+
+    >>> json_text({"p": float("nan"), "q": [1.5, float("inf")]})
+    '{"p": null, "q": [1.5, null]}'
 
     >>> lone = chr(0xD800)
     >>> json_text({"a": "é " + lone}) == '{"a": "é ' + chr(92) + 'ud800"}', json.loads(json_text([lone])) == [lone]
     (True, True)
     """
-    text = json.dumps(obj, sort_keys=sort_keys, ensure_ascii=False, indent=indent, **options)
+    strict = options.pop("allow_nan", None) is False  # the caller wants a NaN refused (a request payload)
+    try:
+        text = json.dumps(obj, sort_keys=sort_keys, ensure_ascii=False, indent=indent, allow_nan=False, **options)
+    except ValueError:  # a NaN or an infinity: undefined, written as null (bare NaN is not JSON)
+        if strict:
+            raise
+        text = json.dumps(_finite(obj), sort_keys=sort_keys, ensure_ascii=False, indent=indent, **options)
     return text if text.isascii() else _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _finite(obj: Any) -> Any:
+    """``obj`` with every NaN and infinity replaced by None, containers copied (tuples become lists, as in JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 def scrub_surrogates(text: str) -> str:

@@ -29,7 +29,6 @@ settings, questions and records, :mod:`rageval.audit.tables` computes the tables
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,7 +54,7 @@ from rageval.audit.tables import (
 )
 from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
-from rageval.judges.spec import JudgeSpec
+from rageval.judges.spec import JudgeSpec, spec_slug
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.outputs import claim
@@ -64,19 +63,14 @@ from rageval.run.rundir import RunDir, RunDirError
 from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
 from rageval.text import get_tokenizer
 
-__all__ = ["AuditError", "run_audit", "audit_dir", "judge_slug", "MODES"]
+__all__ = ["AuditError", "run_audit", "audit_dir", "MODES"]
 
 MODES = ("fixed", "rerecover")
 
 
-def judge_slug(spec: str) -> str:
-    """A folder-safe name for a judge spec: ``minilm`` -> ``minilm``, ``nli:/m/deberta`` -> ``nli-m-deberta``."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(spec)).strip("-.")
-    return slug[-80:] or "judge"
-
-
 def audit_dir(run_dir: str | Path, judge: str) -> Path:
-    return Path(run_dir) / f"audit-{judge_slug(judge)}"
+    """``RUN_DIR/audit-<judge>`` (:func:`~rageval.judges.spec.spec_slug`: two judges never share a folder)."""
+    return Path(run_dir) / f"audit-{spec_slug(judge)}"
 
 
 # ---------------------------------------------------------------- the second judge
@@ -171,8 +165,8 @@ def _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples,
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
-    run, manifest = _load(run_dir)
-    claim(run_dir)  # audit-<judge>/ is written here: no link in it, a killed audit's temporary files removed
+    run, manifest = _load(run_dir)  # under the lock; read first, so a broken manifest is named as such
+    claim(run_dir)  # before any write: no link in audit-<judge>/, a killed audit's temporary files removed
     options = _options(manifest, threshold)
     first = manifest.scoring.judge
     if judge == first.spec:

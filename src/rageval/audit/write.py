@@ -3,12 +3,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rageval.io import write_text_atomic
+from rageval.io import json_text, write_text_atomic
 from rageval.report.tables import fmt, fmt_p, to_csv, to_markdown
 
 __all__ = ["write_audit", "audit_markdown"]
@@ -221,7 +220,7 @@ def write_audit(out: Path, result: dict[str, Any], items: Sequence[Any], modes: 
         cols = list(dict.fromkeys(k for r in rows for k in r))
         write_text_atomic(files[f"{name}_csv"], to_csv(cols, rows))
 
-    lines = "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in item_rows(items, modes))
+    lines = "".join(json_text(r, default=str) + "\n" for r in item_rows(items, modes))
     write_text_atomic(files["records_jsonl"], lines)
     return files
 
@@ -239,4 +238,4 @@ def item_rows(items: Sequence[Any], modes: Sequence[str]) -> list[dict[str, Any]
 
 
 def to_json(obj: Any) -> str:
-    return json.dumps(obj, indent=1, sort_keys=True, default=str) + "\n"
+    return json_text(obj, indent=1, default=str) + "\n"

@@ -141,7 +141,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="str_em",
-        version="1.1.0",
+        version="1.2.0",
         summary="String EM: ALCE's share of ASQA qa_pairs found in the answer; QASPER: an annotator's short answers all found.",
         family="answer",
         function="rageval.diagnostics.answer:str_em",
@@ -151,7 +151,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="answer_f1",
-        version="1.1.0",
+        version="1.2.0",
         summary="Token F1 of the answer, max over gold aliases (HotpotQA's script; QASPER's official scorer for QASPER).",
         family="answer",
         function="rageval.diagnostics.answer:answer_f1",
@@ -161,7 +161,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="retrieval_recall",
-        version="1.0.0",
+        version="1.1.0",
         summary="Fraction of gold documents among the top-k retrieved.",
         family="retrieval",
         function="rageval.diagnostics.retrieval:retrieval_recall",
@@ -171,7 +171,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="gold_coverage",
-        version="1.0.0",
+        version="1.1.0",
         summary="Fraction of gold documents with at least one context unit declaring one of their sentences.",
         family="retrieval",
         function="rageval.diagnostics.coverage:gold_coverage",
@@ -181,7 +181,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="emitted_precision",
-        version="1.1.0",
+        version="1.2.0",
         summary="ALCE citation precision, premise = the unit text the reader saw.",
         family="attribution",
         function=f"{_ATTR}:emitted_precision",
@@ -190,7 +190,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="emitted_recall",
-        version="1.1.0",
+        version="1.2.0",
         summary="ALCE citation recall, premise = the unit text the reader saw.",
         family="attribution",
         function=f"{_ATTR}:emitted_recall",
@@ -199,7 +199,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_precision",
-        version="3.0.0",
+        version="3.1.0",
         summary="Citation precision against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_precision",
@@ -209,7 +209,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_recall",
-        version="3.0.0",
+        version="3.1.0",
         summary="Citation recall against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_recall",
@@ -229,7 +229,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="verification",
-        version="2.1.1",
+        version="2.2.0",
         summary="Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
         family="attribution",
         function="rageval.diagnostics.verification:verification",

@@ -117,9 +117,12 @@ def _doc_mapping(mapping: Any, q: int) -> Mapping[str, str] | None:
 
 
 def score_gold_coverage(inputs, options) -> dict[str, Any]:
-    """The catalog's scorer: declared units against gold documents, source ids mapped to their documents."""
+    """The catalog's scorer: declared units against gold documents, source ids mapped to their documents.
+
+    An input of plain contexts, each its own source (``self_sourced``: the units' provenance names no real
+    document), is undefined, not 0."""
     return gold_coverage(
         [x.unit_dicts() for x in inputs],
-        [list(x.gold.gold_doc_ids) for x in inputs],
+        [[] if x.self_sourced else list(x.gold.gold_doc_ids) for x in inputs],
         doc_of=[x.doc_of() for x in inputs],
     )

@@ -110,7 +110,10 @@ class ScoringInput:
     shown: tuple[str, ...]  # each unit as the reader's prompt showed it
     sources: tuple[SourceSnippet, ...]
     gold: Gold
-    retrieved_ids: tuple[str, ...] = ()
+    #: the ranked retrieved document ids; None: the input says nothing about retrieval (recall, coverage undefined)
+    retrieved_ids: tuple[str, ...] | None = ()
+    #: each unit is its own source (plain contexts): the units' provenance names no document (coverage undefined)
+    self_sourced: bool = False
     reader_input_tokens: int | None = None
     budget_tokens: int | None = None
     achieved_tokens: int | None = None
@@ -126,7 +129,8 @@ class ScoringInput:
         sources: Sequence[SourceSnippet],
         gold: Gold,
         evidence_text: Callable[[Unit], str],
-        retrieved_ids: Sequence[str] = (),
+        retrieved_ids: Sequence[str] | None = (),
+        self_sourced: bool = False,
         reader_input_tokens: int | None = None,
     ) -> ScoringInput:
         """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
@@ -137,7 +141,8 @@ class ScoringInput:
             shown=tuple(evidence_text(u) for u in context.units),
             sources=tuple(sources),
             gold=gold,
-            retrieved_ids=tuple(retrieved_ids),
+            retrieved_ids=None if retrieved_ids is None else tuple(retrieved_ids),
+            self_sourced=self_sourced,
             reader_input_tokens=reader_input_tokens,
             budget_tokens=context.budget_tokens,
             achieved_tokens=context.achieved_tokens,
@@ -157,7 +162,8 @@ class ScoringInput:
             sources=record.sources,
             gold=Gold.from_dict(extra.get("gold") or {}),
             evidence_text=evidence_text,
-            retrieved_ids=extra.get("retrieved_doc_ids") or (),
+            retrieved_ids=extra.get("retrieved_doc_ids", ()),
+            self_sourced=bool(extra.get("self_sourced")),
             reader_input_tokens=extra.get("reader_input_tokens"),
         )
 

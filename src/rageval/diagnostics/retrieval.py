@@ -21,11 +21,15 @@ __all__ = ["retrieval_recall"]
 
 
 def retrieval_recall(
-    retrieved: Sequence[Sequence[str]], references: Sequence[Sequence[str]], *, k: int | None = None
+    retrieved: Sequence[Sequence[str] | None], references: Sequence[Sequence[str]], *, k: int | None = None
 ) -> dict[str, Any]:
     """Fraction of gold document ids among the top-``k`` retrieved ids (all when ``k`` is None).
 
-    Undefined for a question with no gold documents.  Repeated ids count once.
+    Undefined for a question with no gold documents, and for one whose ``retrieved`` is None (nothing is known
+    about what was retrieved: not the empty ranking ``[]``, which scores 0).  Repeated ids count once.
+
+    >>> retrieval_recall([None, []], [["d1"], ["d1"]])["per_question"]
+    [{'retrieval_recall': None, 'all_gold': None}, {'retrieval_recall': 0.0, 'all_gold': 0.0}]
     """
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ValueError(f"k must be a positive integer or None, got {k!r}")
@@ -34,9 +38,9 @@ def retrieval_recall(
     check_same_length(retrieved=retrieved, references=references)
     per_question: list[dict[str, Any]] = []
     for q, (ret, gold) in enumerate(zip(retrieved, references)):
-        ret = check_str_list(ret, "retrieved", q)
+        ret = None if ret is None else check_str_list(ret, "retrieved", q)
         gold_set = set(check_str_list(gold, "references", q))
-        if not gold_set:
+        if not gold_set or ret is None:
             per_question.append({"retrieval_recall": None, "all_gold": None})
             continue
         top = set(ret[:k] if k is not None else ret)
@@ -52,5 +56,7 @@ def retrieval_recall(
 def score_retrieval_recall(inputs, options) -> dict[str, Any]:
     """The catalog's scorer: the record's retrieved ids against its gold documents, top ``retrieval_k``."""
     return retrieval_recall(
-        [list(x.retrieved_ids) for x in inputs], [list(x.gold.gold_doc_ids) for x in inputs], k=options.retrieval_k
+        [None if x.retrieved_ids is None else list(x.retrieved_ids) for x in inputs],
+        [list(x.gold.gold_doc_ids) for x in inputs],
+        k=options.retrieval_k,
     )

@@ -149,6 +149,20 @@ class RagevalMetric(evaluate.Metric):
     def _prepare(self, kwargs: dict[str, Any], predictions: Any) -> dict[str, Any]:
         return kwargs
 
+    def _infer_feature_from_batch(self, batch):
+        """The input format (one of ``FEATURES``) from the first row that shows its shape, not blindly row 0.
+
+        evaluate reads row 0 only: an empty batch raised IndexError, and a row 0 of empty lists (``[[]]``)
+        matched the first format whatever the later rows hold.  An empty batch takes the first format (it
+        encodes under any)."""
+        if isinstance(self.features, datasets.Features):
+            return self.features
+        rows = [dict(zip(batch, values)) for values in zip(*batch.values())]
+        if not rows:
+            return self.features[0]
+        shown = next((r for r in rows if all(_shows_shape(v) for v in r.values() if v is not None)), rows[0])
+        return self._infer_feature_from_example(shown)
+
     def _score(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The result of the module's ``_compute``, given its ``locals()``: the pure function's, own keys only.
 
@@ -159,6 +173,13 @@ class RagevalMetric(evaluate.Metric):
 
         names = inspect.signature(self._compute).parameters  # the bound method's: without self
         return own_keys(self.NAME, get(self.NAME)(**{k: v for k, v in arguments.items() if k in names}))
+
+
+def _shows_shape(value: Any) -> bool:
+    """Whether ``value`` shows its nesting: not an empty list, nor a list whose first item is one."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and (value[0] is None or _shows_shape(value[0]))
+    return True
 
 
 def own_keys(name: str, result: dict[str, Any]) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from rageval.io import write_text_atomic
+from rageval.io import json_text, write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.analysis import analyze, holm_family_counts
@@ -17,7 +18,7 @@ from rageval.report.plot_cache import cached_plots
 from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
 from rageval.report.union import adjust_union, union_family_size
 from rageval.run.cache import mark_run
-from rageval.run.lock import holds_out_dir
+from rageval.run.lock import OutDirLock, holds_out_dir
 from rageval.run.outputs import claim, owned
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
@@ -66,13 +67,30 @@ def build_report(
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
-    run = load_run(run_dir)
-    m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
-    an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
-    if holm is not None:
-        adjust_union([an], scope=holm)
-    out = Path(out_dir) if out_dir is not None else run.path
-    return write_report_files(run, an, out, plots=plots)
+    with _writing_into([run_dir] if out_dir is None else []):
+        run = load_run(run_dir)
+        m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
+        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
+        if holm is not None:
+            adjust_union([an], scope=holm)
+        out = Path(out_dir) if out_dir is not None else run.path
+        return write_report_files(run, an, out, plots=plots)
+
+
+@contextlib.contextmanager
+def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
+    """Hold the lock of each run directory the report is written into, and claim it, *before* its manifest and
+    records are read: no writer changes them between the read and the report, and a link there is refused
+    before anything is read through it.  (A run reported into another ``--out`` is only read: it may be
+    read-only.)"""
+    with contextlib.ExitStack() as stack:
+        for d in run_dirs:
+            if not Path(d).is_dir():
+                continue  # not a run: reading it says so (a lock would create the folder)
+            stack.enter_context(OutDirLock(Path(d), "rageval report"))
+            if owned(Path(d)):  # else not a run: reading it says so (and the writer claims it, if it gets there)
+                claim(d)
+        yield
 
 
 def build_reports(
@@ -91,6 +109,11 @@ def build_reports(
     test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.
     """
+    with _writing_into(run_dirs):
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm)
+
+
+def _build_reports(run_dirs, seed, n_resamples, plots, holm) -> dict[Path, dict[str, Path]]:
     runs = [load_run(d) for d in run_dirs]
     seen: dict[Path, str] = {}
     for r, d in zip(runs, run_dirs):
@@ -146,9 +169,7 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
     report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics")}
-    written["report_json"] = _write(
-        out / "report.json", json.dumps(report, indent=1, sort_keys=True, default=str) + "\n"
-    )
+    written["report_json"] = _write(out / "report.json", json_text(report, indent=1, default=str) + "\n")
     an["run_counters"] = _run_counters(run.path)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
     return written

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rageval.io import json_text
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.plots import pareto_name
@@ -312,6 +313,6 @@ def render_html(
         "run_counters_end": RUN_COUNTERS_END,
         "counters_intro": counters_intro,
         "judge_blocks": judge_blocks,
-        "manifest_json": json.dumps(an["manifest"], indent=2, sort_keys=True, default=str),
+        "manifest_json": json_text(an["manifest"], indent=2, default=str),
     }
     return _env().get_template("report.html.j2").render(**ctx)

@@ -25,7 +25,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from rageval.io import write_text_atomic
+from rageval.io import json_text, write_text_atomic
 from rageval.report import labels, plots
 
 __all__ = ["cached_plots", "plots_key", "CACHE_FILE"]
@@ -146,5 +146,5 @@ def cached_plots(out: Path, an: dict[str, Any], render: Callable[[], Any]) -> An
         "result": _resolve_bytes(encoded, by_hash),
     }
     # keys in their order: the renderers' dicts are ordered (the HTML shows the figures in that order)
-    write_text_atomic(out / CACHE_FILE, json.dumps(record) + "\n", root=out)
+    write_text_atomic(out / CACHE_FILE, json_text(record, sort_keys=False) + "\n", root=out)
     return result

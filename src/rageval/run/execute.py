@@ -71,10 +71,12 @@ def common_extra(item: Item, reader_input_tokens: int | None = None, context: Co
     ex = item.example
     extra = {
         "cluster_id": getattr(ex, "cluster_id", None),
-        "retrieved_doc_ids": list(item.retrieved.doc_ids),
+        "retrieved_doc_ids": None if item.retrieved.doc_ids is None else list(item.retrieved.doc_ids),
         "reader_input_tokens": reader_input_tokens,
         "gold": Gold.of(ex).to_dict(),
     }
+    if getattr(item.retrieved, "self_sourced", False):  # plain contexts, each its own source (rageval score)
+        extra["self_sourced"] = True
     over = overshoot(context)
     if over:  # the tokens over the budget (a best-effort compressor's miss, or the reason for budget_check)
         extra["budget_overshoot"] = over
@@ -213,6 +215,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 gold=Gold.of(batch[i].example),
                 evidence_text=stage.shown(),
                 retrieved_ids=batch[i].retrieved.doc_ids,
+                self_sourced=bool(getattr(batch[i].retrieved, "self_sourced", False)),
                 reader_input_tokens=tokens,
             )
         )

@@ -228,7 +228,7 @@ def record_hash(key: Mapping[str, Any], example: Any, retrieved: Any) -> str:
             "q": example.question,
             "gold": example.to_dict() if hasattr(example, "to_dict") else example.id,
             "sources": [[s.id, s.text, s.title] for s in retrieved.snippets],
-            "retrieved": list(retrieved.doc_ids),
+            "retrieved": None if retrieved.doc_ids is None else list(retrieved.doc_ids),
         }
     )[:32]
 

@@ -110,7 +110,8 @@ class _Given:
     """The retrieval of one input line as the runner reads it: its sources and ranked retrieved ids."""
 
     snippets: tuple[SourceSnippet, ...]
-    doc_ids: tuple[str, ...]
+    doc_ids: tuple[str, ...] | None  # None: the line says nothing about retrieval
+    self_sourced: bool = False  # plain contexts, each its own source: the units' provenance names no document
 
 
 def _split_named(spec: str) -> tuple[str | None, str]:
@@ -388,7 +389,7 @@ def build_plan(read: _Inputs, options: ScoreOptions):
                 it.input_tokens,
                 extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}},
             )
-            items.append(Item(_example(it, qid), _Given(it.sources, it.retrieved), given=given))
+            items.append(Item(_example(it, qid), _Given(it.sources, it.retrieved, it.self_sourced), given=given))
         settings.append(
             SettingPlan(
                 setting,

@@ -23,8 +23,6 @@ throughout.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from typing import Any
 from rageval import __version__
 from rageval.diagnostics import CATALOG
 from rageval.errors import ConfigError
+from rageval.judges.spec import spec_slug
 from rageval.report import build_report
 from rageval.run.outputs import claim
 from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
@@ -54,15 +53,12 @@ class RescoreResult:
 
 
 def rescore_dir_name(judge: str) -> str:
-    """``rescore-<judge>``: the judge spec made file-system safe (with a short hash when anything was replaced).
+    """``rescore-<judge>`` (:func:`~rageval.judges.spec.spec_slug`).
 
     >>> rescore_dir_name("lexical"), rescore_dir_name("nli:/models/deberta")
     ('rescore-lexical', 'rescore-nli_models_deberta-02aa1f6d')
     """
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("._") or "judge"
-    if slug != judge or len(slug) > 60:
-        slug = f"{slug[:60]}-{hashlib.sha1(judge.encode()).hexdigest()[:8]}"
-    return f"rescore-{slug}"
+    return f"rescore-{spec_slug(judge)}"
 
 
 def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
@@ -75,12 +71,12 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
     if judge is not None and not judge.strip():
         raise RescoreError("--judge is empty: give a judge spec (e.g. 'lexical') or leave the option out")
     with rundir.lock("rageval rescore"):
-        try:
+        try:  # under the lock; read first, so a broken manifest is named as such
             manifest = rundir.read_manifest()
             records = rundir.records()
         except RunDirError as err:
             raise RescoreError(str(err)) from None
-        claim(rundir.path)  # the judge cache and rescore-<judge>/ are written here: no link among them
+        claim(rundir.path)  # before any write: the judge cache and rescore-<judge>/ are written here, no link there
         new_judge = None
         if judge is not None:
             new_judge = JudgeSpec(spec=judge, threshold=manifest.scoring.judge.threshold, params={})

@@ -20,8 +20,9 @@ __all__ = ["normalize_answer", "normalized_tokens", "remove_citations", "CITATIO
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation)
 
-#: A citation marker: ``[1]``, ``[1, 2]``, ``[1-3]``, ``[1–3]``.
-CITATION_RE = re.compile(r"\[\s*\d+(?:\s*(?:[-\u2013,]|,\s*)\s*\d+)*\s*\]")
+#: A citation marker: ``[1]``, ``[1, 2]``, ``[1-3]``, ``[1–3]``; ASCII digits only (``\d`` would also read
+#: ``[١]`` and the full-width ``[１]`` as [1]).
+CITATION_RE = re.compile(r"\[\s*[0-9]+(?:\s*(?:[-\u2013,]|,\s*)\s*[0-9]+)*\s*\]")
 
 
 def normalize_answer(s: str) -> str:

@@ -44,6 +44,7 @@ from pydantic import (
     model_validator,
 )
 
+from rageval.errors import ConfigError
 from rageval.registry import did_you_mean
 from rageval.types import SourceSnippet, Unit
 
@@ -62,8 +63,11 @@ __all__ = [
 ]
 
 
-class ScoreInputError(ValueError):
-    """An input file that cannot be scored; the message names the file, the line (or item) and the field."""
+class ScoreInputError(ConfigError):
+    """An input file that cannot be scored; the message names the file, the line (or item) and the field.
+
+    A :class:`~rageval.errors.ConfigError`: wherever it is raised (``rageval score``, a suite's
+    ``dataset: {format: ...}``, ``calibrate``), the CLI prints it in one line and exits with 2."""
 
 
 class _Model(BaseModel):
@@ -246,7 +250,9 @@ class ScoreItem:
     texts (one :class:`~rageval.types.SourceSnippet` each, kept whole),
     ``self_sourced`` is True when each unit is its own source (contexts only).
     ``gold`` holds ``answers``, ``qa_pairs``, ``reference``, ``gold_doc_ids`` and
-    ``evidence``; ``where`` names the file and line for messages.
+    ``evidence``; ``retrieved`` the ranked retrieved ids, None when the line says nothing about retrieval
+    (neither ``retrieved`` nor ``sources``: retrieval recall and gold coverage are then undefined, never 0);
+    ``where`` names the file and line for messages.
     """
 
     where: str
@@ -255,7 +261,7 @@ class ScoreItem:
     units: tuple[Unit, ...]
     sources: tuple[SourceSnippet, ...]
     gold: dict[str, Any]
-    retrieved: tuple[str, ...]
+    retrieved: tuple[str, ...] | None
     id: str | None = None
     system: str | None = None
     self_sourced: bool = False
@@ -306,11 +312,12 @@ def _sources_and_units(rec: GenericRecord) -> tuple[tuple[SourceSnippet, ...], t
     return sources, units, bool(ctxs)
 
 
-def _retrieved(rec: GenericRecord, sources: tuple[SourceSnippet, ...]) -> tuple[str, ...]:
-    """The given ranking, else the sources' documents in order (none when each context is its own source)."""
+def _retrieved(rec: GenericRecord, sources: tuple[SourceSnippet, ...]) -> tuple[str, ...] | None:
+    """The given ranking, else the sources' documents in order; None when the line says nothing about what was
+    retrieved (plain contexts, each its own source)."""
     if rec.retrieved is not None:
         return tuple(rec.retrieved)
-    return tuple(dict.fromkeys(s.doc_id for s in sources)) if rec.sources is not None else ()
+    return tuple(dict.fromkeys(s.doc_id for s in sources)) if rec.sources is not None else None
 
 
 def _gold(rec: GenericRecord) -> dict[str, Any]:

@@ -40,9 +40,16 @@ def read_ragchecker(path: Path) -> ImportedFile:
         row: dict[str, Any] = {"question": r["query"], "answer": r["response"], "contexts": contexts}
         if r.get("query_id") is not None:
             row["id"] = r["query_id"]
-        if isinstance(r.get("gt_answer"), str):
-            row["reference"] = r["gt_answer"]
+        if r.get("gt_answer") is not None:
+            row["reference"] = _references(r["gt_answer"], where)
         if retrieved and len(retrieved) == len(contexts):
             row["retrieved"] = list(dict.fromkeys(retrieved))
         items.append(to_item(validate_record(row, where), where, file_line=(str(path), f"results[{i}]")))
     return ImportedFile(str(path), "ragchecker", items)
+
+
+def _references(gt: Any, where: str) -> str | list[str]:
+    """``gt_answer``: one reference, or several (each scored, the best kept); anything else is refused."""
+    if isinstance(gt, str) or (isinstance(gt, list) and all(isinstance(g, str) for g in gt)):
+        return gt
+    raise ScoreInputError(f"{where}: field 'gt_answer' must be a string or a list of strings, got {type(gt).__name__}")
