@@ -282,3 +282,10 @@ def test_any_reply_to_the_judge_is_a_probability_or_a_judge_error(server, reply,
         assert math.isnan(p) or 0.0 <= p <= 1.0
     finally:
         judge.close()
+
+
+@pytest.mark.parametrize("body", ["0- 0-0", "1 - 2 - 3", "1 -2- 3", "0-0 -0"])
+def test_a_marker_with_several_range_dashes_is_one_invalid_citation_without_spaces(body):
+    """Found by the property above: spaces inside a many-dash body were kept in the recorded citation."""
+    (s,) = parse_answer(f"claim [{body}].", n_units=5).sentences
+    assert s.citations == () and s.invalid == ("".join(body.split()),)

@@ -65,11 +65,11 @@ _MAX_DIGITS = 18  # a citation number longer than this is out of range for any a
 def _number(digits: str) -> tuple[int, str]:
     """``(value, as recorded)`` of a marker's number; -1 (out of range) for one longer than :data:`_MAX_DIGITS`.
 
-    >>> _number("007"), _number("9" * 5000) == (-1, "9" * 5000), _number("0-0-0")
-    ((7, '7'), True, (-1, '0-0-0'))
+    >>> _number("007"), _number("9" * 5000) == (-1, "9" * 5000), _number("0-0-0"), _number("0- 0-0")
+    ((7, '7'), True, (-1, '0-0-0'), (-1, '0-0-0'))
     """
-    if not digits.isdecimal():  # e.g. "0-0-0": more than one range dash
-        return -1, digits
+    if not digits.isdecimal():  # e.g. "0-0-0": more than one range dash; recorded without its spaces
+        return -1, "".join(digits.split())
     short = digits.lstrip("0") or "0"
     if len(short) > _MAX_DIGITS:
         return -1, short
