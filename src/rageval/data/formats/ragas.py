@@ -6,8 +6,6 @@ is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it.
 
 from __future__ import annotations
 
-import ast
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -15,7 +13,7 @@ from typing import Any
 
 from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
-from rageval.infiles import check_file, loads, read_csv
+from rageval.infiles import check_file, list_cell, read_csv
 from rageval.registry import did_you_mean
 
 __all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas"]
@@ -50,23 +48,13 @@ def parse_mapping(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _list_cell(value: Any) -> Any:
-    """A list-valued cell as written by CSV exports: JSON, a Python list repr, or one plain string."""
+    """A list-valued cell: a list as read (Parquet, JSON, datasets), a CSV cell in any writer's list text
+    (:func:`rageval.infiles.list_cell`: JSON, a Python list, numpy's ``['a' 'b']``), or one plain string."""
     if not isinstance(value, str):
         return value
-    s = value.strip()
-    if s.startswith("["):
-        try:
-            return json.loads(s, object_pairs_hook=dict)
-        except json.JSONDecodeError:
-            pass
-        except (RecursionError, ValueError):  # nested too deep, too many digits: in the reader's words
-            loads(s, "a list cell", error=ScoreInputError)
-        try:
-            got = ast.literal_eval(s)
-            if isinstance(got, (list, tuple)):
-                return list(got)
-        except (ValueError, SyntaxError, RecursionError, MemoryError):  # not a Python list either
-            pass
+    got = list_cell(value, "list cell", error=ScoreInputError)
+    if got is not None:
+        return got
     return [value] if value else []
 
 
