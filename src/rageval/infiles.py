@@ -57,6 +57,7 @@ import stat
 import sys
 import tokenize
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from typing import Any
 
 from rageval.errors import ConfigError
@@ -343,7 +344,7 @@ _SKIPPED_TOKENS = (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.I
 def _list_error(where: str, why: str) -> str:
     return (
         f"{where}: cannot be read unambiguously as a list ({why}); "
-        'write it as a JSON list (["a", "b"]) or a Python list (\'a\', \'b\' with commas)'
+        "write it as a JSON list ([\"a\", \"b\"]) or a Python list ('a', 'b' with commas)"
     )
 
 
@@ -398,7 +399,7 @@ def list_cell(text: str, where: str, *, error: ErrorType = InputFileError) -> li
     inner = toks[1:-1]
     if any(t.type == tokenize.OP and t.string == "..." for t in inner):
         raise error(_list_error(where, "numpy shortened the array with '...': items are missing"))
-    side_by_side = any(a.type in _VALUE_TOKENS and b.type in _VALUE_TOKENS for a, b in zip(inner, inner[1:]))
+    side_by_side = any(a.type in _VALUE_TOKENS and b.type in _VALUE_TOKENS for a, b in pairwise(inner))
     if side_by_side:
         if all(t.type in _VALUE_TOKENS for t in inner):  # numpy's text of a 1-d array: ['a' 'b']
             return [_literal(t.string, where, error) for t in inner]

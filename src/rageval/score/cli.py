@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rageval.data.formats import parse_mapping
+from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
 from rageval.report.cli import echo_holm, nothing_scored, resamples_option
@@ -35,7 +35,7 @@ def _diagnostics(value: str):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", "generic", "alce", "ragchecker", "ragas"]),
+    type=click.Choice(["auto", *FORMATS]),
     default="auto",
     show_default=True,
     help="Input format (auto: detected from each file's content).",
@@ -86,7 +86,7 @@ def score_cmd(
     no_progress,
     schema,
 ) -> None:
-    """Score FILE(s) a RAG system wrote: generic JSONL, ALCE results, RAGChecker or RAGAS columns.
+    """Score FILE(s) a RAG system wrote: generic JSONL, ALCE results, RAGChecker, RAGAS columns or FlashRAG runs.
 
     Each file (or each `system` value in a file) is a setting; with two or more, each is compared with the
     baseline on their common cohort (paired bootstrap CIs, sign-flip tests, Holm). A FILE may be written

@@ -1,7 +1,8 @@
 """RAGAS-style columns: rows with RAGAS's columns (``user_input``/``response``/``retrieved_contexts``/
 ``reference``, or the older ``question``/``answer``/``contexts``/``ground_truth(s)``), from JSONL, CSV or
 Parquet, or a Hugging Face dataset (``hf:<id>``).  :data:`RAGAS_COLUMNS` says which column each field
-is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it.
+is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it, and a column written
+``a.b`` reaches field ``b`` of an object-valued column ``a`` (``--map answer=output.pred``).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def _columns(available: Sequence[str], mapping: Mapping[str, str], where: str) -
     cols: dict[str, str] = {}
     for name, candidates in RAGAS_COLUMNS.items():
         if name in mapping:
-            if mapping[name] not in available:
+            if mapping[name] not in available and mapping[name].partition(".")[0] not in available:
                 hint = did_you_mean(mapping[name], available) or f" Columns: {', '.join(available)}."
                 raise ScoreInputError(f"{where}: --map {name}={mapping[name]}: no column {mapping[name]!r}.{hint}")
             cols[name] = mapping[name]
@@ -116,10 +117,23 @@ def _ragas_value(name: str, v: Any) -> Any:
     return v
 
 
+def _cell(row: Mapping[str, Any], col: str) -> Any:
+    """The cell of column ``col``; a column named ``a.b`` that the row does not hold is field ``b`` of the
+    object in column ``a`` (``--map answer=output.pred``), None when any step is missing."""
+    if col in row or "." not in col:
+        return row.get(col)
+    value: Any = row
+    for part in col.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
 def _ragas_row(row: Mapping[str, Any], cols: Mapping[str, str], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, col in cols.items():
-        v = row.get(col)
+        v = _cell(row, col)
         if v is None or (isinstance(v, float) and math.isnan(v)):  # absent / NaN cell
             continue
         try:
