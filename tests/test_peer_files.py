@@ -123,3 +123,25 @@ def test_map_reaches_nested_fields(tmp_path):
         ("The Seine flows through Paris [1].", ("Seine", "the Seine")),
     ]
     assert "answer←output.pred" in got.notes[0]
+
+
+# ---------------------------------------------------------------- RAGChecker: checking_inputs / checking_outputs
+
+
+@pytest.mark.parametrize("name", ["ragchecker_checking_inputs.json", "ragchecker_checking_outputs.json"])
+def test_ragchecker_input_and_output_files_score_alike(tmp_path, name):
+    assert detect(str(PEERS / name)) == "ragchecker"
+    res, recs = score(tmp_path, name)
+    setting = Path(name).stem
+    m0, m1 = recs[(setting, "0")]["metrics"], recs[(setting, "1")]["metrics"]
+    # gt_answer is a long reference: answer F1 only. #0 holds the same tokens in another order -> F1 1, EM 0
+    assert (m0["answer_f1"], m0["answer_em"]) == (1.0, 0.0)
+    assert (m1["answer_f1"], m1["answer_em"]) == (0.0, 0.0)  # Raphael vs Leonardo da Vinci
+    # no response cites: the citation diagnostics are undefined (None), never 0
+    assert m0["emitted_recall"] is None and m1["grounded_precision"] is None
+    assert recs[(setting, "0")]["context"]["units"][1]["text"] == "The Amazon is the largest river by discharge."
+    own = [n for n in res.notes if "RAGChecker's own claims, checks and metrics are not read" in n]
+    if name.endswith("outputs.json"):
+        assert len(own) == 1 and "response_claims (2 results)" in own[0] and "the file's metrics" in own[0]
+    else:
+        assert own == []
