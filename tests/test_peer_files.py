@@ -145,3 +145,55 @@ def test_ragchecker_input_and_output_files_score_alike(tmp_path, name):
         assert len(own) == 1 and "response_claims (2 results)" in own[0] and "the file's metrics" in own[0]
     else:
         assert own == []
+
+
+# ---------------------------------------------------------------- ALCE: result files of its three datasets
+
+
+def _alce(tmp_path, name):
+    res, recs = score(tmp_path, name)
+    ((_, rec),) = recs.items()
+    return res, rec["metrics"]
+
+
+def test_alce_asqa_plain_and_summary_runs(tmp_path):
+    res, plain = _alce(tmp_path / "p", "alce_asqa_plain.json")
+    _, summ = _alce(tmp_path / "s", "alce_asqa_summary.json")
+    # str-EM: "Ali Daei" and "Christine Sinclair" both in the output -> 1, hit 1 (both runs: the same output)
+    assert (plain["str_em"], plain["str_hit"], summ["str_em"]) == (1.0, 1.0, 1.0)
+    # plain: s1 {ali, daei, scored, 109, international, goal} all in doc 1; s2 likewise in doc 2 -> 1 and 1
+    assert plain["emitted_recall"] == plain["grounded_recall"] == plain["emitted_precision"] == 1.0
+    # summary: s2 against "Title: Christine Sinclair\nSinclair plays for Canada." holds 2 of 6 -> unsupported;
+    # s1 against "Title: Ali Daei\nDaei scored 109 goals." 5 of 6 -> supported: emitted 1/2; grounded (the docs'
+    # text, what ALCE's eval.py judges) 1
+    assert (summ["emitted_recall"], summ["emitted_precision"]) == (0.5, 0.5)
+    assert (summ["grounded_recall"], summ["grounded_precision"]) == (1.0, 1.0)
+    assert any("ALCE ASQA file (told by args.dataset_name = 'asqa')" in n for n in res.notes)
+
+
+def test_alce_qampari_is_told_apart_and_what_is_not_applied_is_noted(tmp_path):
+    assert read_input(str(PEERS / "alce_qampari_plain.json")).meta["dataset"] == "qampari"
+    res, m = _alce(tmp_path, "alce_qampari_plain.json")
+    notes = "\n".join(res.notes)
+    assert "ALCE QAMPARI file (told by args.dataset_name = 'qampari')" in notes
+    assert "QAMPARI's own rules are not applied yet" in notes and "MAUVE" in notes
+    assert m.get("str_em") is None  # no qa_pairs: undefined, never 0
+    # rageval's one sentence "Alien, Blade Runner." cites [1][2]: joint support {alien, blade, runner} -> recall 1;
+    # precision: doc 1 alone holds 1 of 3 and the rest (doc 2) 2 of 3 -> [1] is an over-citation: 1/2
+    assert (m["emitted_recall"], m["emitted_precision"]) == (1.0, 0.5)
+
+
+def test_alce_eli5_claims_are_noted_and_the_dataset_is_told_by_its_fields(tmp_path):
+    import copy
+
+    top = json.loads((PEERS / "alce_eli5_summary.json").read_text(encoding="utf-8"))
+    res, m = _alce(tmp_path, "alce_eli5_summary.json")
+    assert any("ELI5's `claims` are not scored yet" in n for n in res.notes)
+    # emitted: s1 against "Blue scatters." 2 of 6; s2 {sky, look, blue} against "The sky is blue." 2 of 3 -> 1/2
+    assert (m["emitted_recall"], m["grounded_recall"]) == (0.5, 1.0)
+    no_args = copy.deepcopy(top)
+    del no_args["args"]["dataset_name"]
+    p = tmp_path / "eli5_no_name.json"
+    p.write_text(json.dumps(no_args), encoding="utf-8")
+    got = read_input(str(p))
+    assert got.meta["dataset"] == "eli5" and any("told by its items' `claims`" in n for n in got.notes)
