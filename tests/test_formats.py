@@ -32,6 +32,7 @@ def test_each_format_has_its_own_module_and_reader(tmp_path):
         "alce": "read_alce",
         "ragchecker": "read_ragchecker",
         "ragas": "read_ragas",
+        "flashrag": "read_flashrag",
     }
     assert set(FORMATS) == set(readers)
     for fmt, reader in readers.items():

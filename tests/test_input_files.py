@@ -402,3 +402,54 @@ def test_the_json_lines_reader_skips_blank_lines_but_not_separator_lines():
     assert list(iter_json_lines("1\n \t\r\n\n2\n", "x")) == [(1, 1), (4, 2)]
     with pytest.raises(InputFileError, match="x line 1: not valid JSON"):
         list(iter_json_lines("\u2028\n", "x"))
+
+
+# ---------------------------------------------------------------- list cells (every CSV writer's text of a list)
+
+LIST_CELLS = [
+    ('["a", "b"]', ["a", "b"]),  # JSON
+    ("['a', \"it's\"]", ["a", "it's"]),  # Python (pandas' to_csv)
+    ("['a' 'b' 'c']", ["a", "b", "c"]),  # numpy's text of an array (Hugging Face Dataset.to_csv)
+    ("['first line of a long one'\n 'second' \"it's\"]", ["first line of a long one", "second", "it's"]),
+    ("['only one']", ["only one"]),
+    ("[]", []),
+    ("[1 2 3]", [1, 2, 3]),
+    ('[{"text": "t", "title": "T"}]', [{"text": "t", "title": "T"}]),
+]
+
+
+@pytest.mark.parametrize(("cell", "items"), LIST_CELLS)
+def test_every_writers_list_cell_reads_as_its_items(cell, items):
+    from rageval.infiles import list_cell
+
+    assert list_cell(cell, "x.csv line 2") == items
+
+
+@pytest.mark.parametrize("cell", ["[citation needed]", "plain text", "[1] says so", ""])
+def test_plain_text_is_not_a_list_cell(cell):
+    from rageval.infiles import list_cell
+
+    assert list_cell(cell, "x.csv line 2") is None
+
+
+@pytest.mark.parametrize(
+    ("cell", "why"),
+    [
+        ("['a' 'b', 'c']", "side by side"),  # Python would join 'a' 'b' silently
+        ("['a' 'b' ... 'y' 'z']", "numpy shortened"),
+        ("['unterminated]", "not a literal"),
+        ("['a' b]", "not a literal"),
+    ],
+)
+def test_an_ambiguous_list_cell_is_an_error_never_a_join(cell, why):
+    from rageval.infiles import list_cell
+
+    with pytest.raises(InputFileError, match=rf"^x.csv line 2: cannot be read unambiguously as a list \(.*{why}"):
+        list_cell(cell, "x.csv line 2")
+
+
+def test_a_ragas_csv_with_an_ambiguous_cell_names_the_line_and_column(tmp_path):
+    p = tmp_path / "r.csv"
+    p.write_text("user_input,response,retrieved_contexts\nQ?,A [1].,\"['a' 'b', 'c']\"\n", encoding="utf-8")
+    with pytest.raises(ScoreInputError, match=r"r.csv line 2: column 'retrieved_contexts': list cell: cannot be read"):
+        read_input(str(p))

@@ -23,6 +23,11 @@ alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``resco
   hold new lines, and a U+2028 stays in its cell), a column named twice and
   a row with more cells than the header are errors naming the line (unnamed columns, such as
   pandas' index, are kept).
+* **List cells** (:func:`list_cell`): a CSV cell holding a list, as the writers write one — a JSON
+  list, a Python list (pandas' ``to_csv``) or numpy's text of an array (Hugging Face
+  ``Dataset.to_csv``: ``['a' 'b']``, no commas, lines broken inside the brackets); a cell that
+  looks like a list and reads as none of them, mixes commas with juxtaposed strings, or was
+  shortened by numpy (``...``) is an error, never items silently joined.
 
 Errors are :class:`InputFileError` (a :class:`~rageval.errors.ConfigError`: the CLI prints
 one line and exits with 2), or the class a caller passes as ``error``.
@@ -42,13 +47,17 @@ rageval.infiles.InputFileError: ...a.jsonl line 1: duplicate key 'q' in one JSON
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
 import os
+import re
 import stat
 import sys
+import tokenize
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from typing import Any
 
 from rageval.errors import ConfigError
@@ -59,6 +68,7 @@ __all__ = [
     "check_file",
     "decode",
     "iter_json_lines",
+    "list_cell",
     "loads",
     "max_input_bytes",
     "read_bytes",
@@ -322,3 +332,78 @@ def _header(cells: list[str], name: str, error: ErrorType) -> list[str]:
             raise error(f"{name} line 1: the header names column {cell!r} twice; name each column once")
         seen.add(cell)
     return list(cells)
+
+
+#: a cell that starts like a list of values: "[" then a quote, a number, a bracket, None/True/False or "]"
+_LISTLIKE = re.compile(r"\[\s*(?:[-+\d.'\"\[\](){]|[bBuUrR]{1,2}['\"]|(?:None|True|False)\b)")
+_VALUE_TOKENS = (tokenize.STRING, tokenize.NUMBER)
+_SKIPPED_TOKENS = (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER, tokenize.INDENT, tokenize.DEDENT)
+
+
+def _list_error(where: str, why: str) -> str:
+    return (
+        f"{where}: cannot be read unambiguously as a list ({why}); "
+        "write it as a JSON list ([\"a\", \"b\"]) or a Python list ('a', 'b' with commas)"
+    )
+
+
+def _tokens(text: str, where: str, error: ErrorType) -> list[tokenize.TokenInfo]:
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError) as err:  # an unterminated string or bracket
+        why = err.args[0] if err.args else type(err).__name__
+        raise error(_list_error(where, f"not Python or numpy text: {why}")) from None
+    return [t for t in toks if t.type not in _SKIPPED_TOKENS]
+
+
+def _literal(text: str, where: str, error: ErrorType) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, RecursionError, MemoryError, TypeError) as err:
+        raise error(_list_error(where, f"not a literal: {type(err).__name__}")) from None
+
+
+def list_cell(text: str, where: str, *, error: ErrorType = InputFileError) -> list[Any] | None:
+    """The items of a list-valued CSV cell ``text`` (module doc), or ``None`` when the cell is plain text.
+
+    A cell is a list when it starts with ``[`` followed by a value (a quote, a number, a bracket, ...)
+    and ends with ``]``; it is read as JSON, else as a Python list, else as numpy's text of an array
+    (values separated by blanks and line breaks, each a Python literal).  Juxtaposed strings inside a
+    Python list (``['a' 'b', 'c']``, which Python would join), numpy's ``...`` and anything else that
+    does not read are errors starting with ``where``.
+
+    >>> list_cell("['a' 'b'\\n 'c']", "row 1")
+    ['a', 'b', 'c']
+    >>> list_cell('["a", "b"]', "row 1"), list_cell("['a', 'b']", "row 1"), list_cell("[citation needed]", "row 1")
+    (['a', 'b'], ['a', 'b'], None)
+    >>> list_cell("['a' 'b', 'c']", "row 1")
+    Traceback (most recent call last):
+    ...
+    rageval.infiles.InputFileError: row 1: cannot be read unambiguously as a list (strings side by side ...
+    """
+    s = text.strip()
+    if not (s.endswith("]") and _LISTLIKE.match(s)):
+        return None
+    try:
+        value = json.loads(s, object_pairs_hook=_pairs)
+        if isinstance(value, list):
+            return value
+    except json.JSONDecodeError:
+        pass
+    except _DuplicateKey as err:
+        raise error(f"{where}: duplicate key {err.args[0]!r} in one JSON object; keep one") from None
+    except (RecursionError, ValueError):  # nested too deep, too many digits: in the JSON reader's words
+        loads(s, where, error=error)
+    toks = _tokens(s, where, error)
+    inner = toks[1:-1]
+    if any(t.type == tokenize.OP and t.string == "..." for t in inner):
+        raise error(_list_error(where, "numpy shortened the array with '...': items are missing"))
+    side_by_side = any(a.type in _VALUE_TOKENS and b.type in _VALUE_TOKENS for a, b in pairwise(inner))
+    if side_by_side:
+        if all(t.type in _VALUE_TOKENS for t in inner):  # numpy's text of a 1-d array: ['a' 'b']
+            return [_literal(t.string, where, error) for t in inner]
+        raise error(_list_error(where, "strings side by side mixed with commas or brackets, which Python would join"))
+    value = _literal(s, where, error)
+    if not isinstance(value, list):  # pragma: no cover - a "[...]" literal is a list
+        raise error(_list_error(where, f"a {type(value).__name__}, not a list"))
+    return value

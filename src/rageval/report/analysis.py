@@ -38,6 +38,7 @@ __all__ = [
     "analyze",
     "holm_family_counts",
     "scalar_metric_names",
+    "summarize",
     "REPORT_ORDER",
     "PREFERRED_ORDER",
     "GAPS",
@@ -390,6 +391,19 @@ def holm_family_counts(run: Run) -> tuple[str, dict[str, int]]:
     t = _cohort_table(run)
     plan, _ = contrast_plan(run, t)
     return plan.holm, family_counts(plan.rows, _constant(t, plan.rows), "family")
+
+
+def summarize(run: Run) -> dict[str, Any]:
+    """The summary of ``run`` alone — its cohort, metric names and the per-setting means and counts that
+    :func:`analyze` reports under the same keys — without the statistics (no resampling)."""
+    t = _cohort_table(run)
+    gaps = _present_gaps(t.metric_names)
+    return {
+        "cohort": _cohort_info(run, t, None),
+        "metric_names": t.metric_names,
+        "gaps": {g: list(p) for g, p in gaps.items()},
+        "summary": _summary(run, t, gaps),
+    }
 
 
 def analyze(

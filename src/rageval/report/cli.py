@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -12,7 +13,7 @@ from rageval.run.rundir import RunDirError, run_dir_path
 from rageval.stats.resolution import parse_resamples
 from rageval.strict import check_probability, check_seed
 
-__all__ = ["report_cmd", "echo_holm", "nothing_scored", "resamples_option"]
+__all__ = ["report_cmd", "echo_headline", "echo_holm", "nothing_scored", "resamples_option"]
 
 RESAMPLES_HELP = (
     "Replicates: 'auto' (the sign-flip test's sized so the Holm floor m/(B+1) is at most alpha/10 for the "
@@ -110,7 +111,20 @@ def nothing_scored(status_counts: Mapping[str, int], report_json: Path | None) -
     return None
 
 
-def echo_holm(report_json: Path, prefix: str = "") -> None:
+def echo_headline(summary: Mapping[str, Any], err: bool = False) -> None:
+    """Print each setting's headline means (:func:`rageval.report.headline.headline_table`) under a title line."""
+    from rageval.report.headline import headline_table
+
+    cohort = summary.get("cohort") or {}
+    click.echo(
+        f"headline means on the common cohort ({cohort.get('n', '?')} of {cohort.get('n_questions', '?')} "
+        "questions; — undefined):",
+        err=err,
+    )
+    click.echo(headline_table(summary), err=err)
+
+
+def echo_holm(report_json: Path, prefix: str = "", err: bool = False) -> None:
     """Print the contrast count per family and the Holm scope recorded in ``report.json``."""
     from rageval.report.union import describe_holm
 
@@ -120,7 +134,7 @@ def echo_holm(report_json: Path, prefix: str = "") -> None:
         return
     if holm:
         for line in describe_holm(holm):
-            click.echo(prefix + line)
+            click.echo(prefix + line, err=err)
 
 
 @click.command("report")

@@ -1,7 +1,7 @@
 """``rageval score``: score the outputs a RAG system already wrote, and compare systems (docs/score.md).
 
 * :mod:`rageval.data.formats` — the input formats, beside the datasets: the generic layout (pydantic models,
-  JSON Schema) and its conversion, and ALCE, RAGChecker and RAGAS-style files into the generic layout;
+  JSON Schema) and its conversion, and ALCE, RAGChecker, RAGAS-style and FlashRAG files into the generic layout;
 * :mod:`rageval.data.formats.match` — settings per file or system, questions matched by id, else by text;
 * :mod:`rageval.score.run` — scoring with the suite runner's cache, scoring step and report;
 * :mod:`rageval.score.cli` — the ``rageval score`` command.

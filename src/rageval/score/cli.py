@@ -7,14 +7,26 @@ from pathlib import Path
 
 import click
 
-from rageval.data.formats import parse_mapping
+from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
-from rageval.report.cli import echo_holm, nothing_scored, out_dir_value, resamples_option, seed_option, threshold_option
+from rageval.report.cli import (
+    echo_headline,
+    echo_holm,
+    nothing_scored,
+    out_dir_value,
+    resamples_option,
+    seed_option,
+    threshold_option,
+)
+from rageval.report.headline import run_summary, summary_json
 from rageval.run.rundir import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
-__all__ = ["score_cmd"]
+__all__ = ["EXAMPLE", "score_cmd"]
+
+#: the shipped example ``rageval score --example`` scores (package data: present in a wheel too)
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "samples" / "score" / "example.jsonl"
 
 
 class _InputError(click.ClickException):
@@ -35,7 +47,7 @@ def _diagnostics(value: str):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", "generic", "alce", "ragchecker", "ragas"]),
+    type=click.Choice(["auto", *FORMATS]),
     default="auto",
     show_default=True,
     help="Input format (auto: detected from each file's content).",
@@ -72,6 +84,17 @@ def _diagnostics(value: str):
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON on stdout (the other lines go to stderr).",
+)
+@click.option(
+    "--example",
+    is_flag=True,
+    help="Score the shipped example (two systems over six questions) instead of FILE(s).",
+)
 def score_cmd(
     files,
     fmt,
@@ -92,8 +115,10 @@ def score_cmd(
     no_report,
     no_progress,
     schema,
+    as_json,
+    example,
 ) -> None:
-    """Score FILE(s) a RAG system wrote: generic JSONL, ALCE results, RAGChecker or RAGAS columns.
+    """Score FILE(s) a RAG system wrote: generic JSONL, ALCE results, RAGChecker, RAGAS columns or FlashRAG runs.
 
     Each file (or each `system` value in a file) is a setting; with two or more, each is compared with the
     baseline on their common cohort (paired bootstrap CIs, sign-flip tests, Holm). A FILE may be written
@@ -102,8 +127,12 @@ def score_cmd(
     if schema:
         click.echo(json.dumps(json_schema(), indent=2))
         return
+    if example:
+        if files:
+            raise click.UsageError("--example scores the shipped example: give no FILE with it")
+        files = (str(EXAMPLE),)
     if not files:
-        raise click.UsageError("give at least one FILE (or --schema)")
+        raise click.UsageError("give at least one FILE (or --example, or --schema)")
     try:
         options = ScoreOptions(
             judge=judge,
@@ -134,32 +163,54 @@ def score_cmd(
         if isinstance(err, ModelUnavailable):
             raise click.ClickException(f"{err}; to score without a model: --judge lexical") from err
         raise
-    _summary(result)
+    _summary(result, as_json)
     report_json = result.report.get("report_json") if result.report else None
     problem = nothing_scored(result.status_counts, Path(report_json) if report_json else None)
     if problem is not None:
         raise NothingScored(problem)
 
 
-def _summary(result) -> None:
+def _summary(result, as_json: bool = False) -> None:
+    """What the run did, then its headline numbers per setting (a table; with ``as_json`` the summary as JSON
+    on stdout and every other line on stderr)."""
+
+    def echo(line: str) -> None:
+        click.echo(line, err=as_json)
+
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
-    click.echo(
+    echo(
         f"{result.n_records} records ({counts}) in {len(result.settings)} setting(s): {', '.join(result.settings)}; "
         f"{result.computed} computed, {result.reused} reused from cache"
     )
     if result.unmatched:
-        click.echo(
+        echo(
             f"{len(result.unmatched)} question(s) are not in every setting (outside the common cohort): "
             f"{Path(result.out_dir) / 'unmatched.csv'}"
         )
     for note in result.notes:
-        click.echo(f"note: {note}")
-    click.echo(f"records: {Path(result.out_dir) / 'records.jsonl'}")
+        echo(f"note: {note}")
+    echo(f"records: {Path(result.out_dir) / 'records.jsonl'}")
     report = result.report.get("report_html") if result.report else None
+    report_json = result.report.get("report_json") if result.report else None
     if report:
-        click.echo(f"summary: {Path(result.out_dir) / 'summary.md'}")
+        echo(f"summary: {Path(result.out_dir) / 'summary.md'}")
         if len(result.settings) > 1:
-            click.echo(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
-            if "report_json" in result.report:
-                echo_holm(result.report["report_json"], "  ")
-        click.echo(f"report: {report}")
+            echo(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
+            if report_json:
+                echo_holm(report_json, "  ", err=as_json)
+        echo(f"report: {report}")
+    summary = run_summary(result.out_dir, report_json)
+    if as_json:
+        extra = {
+            "out_dir": str(result.out_dir),
+            "n_records": result.n_records,
+            "status_counts": dict(result.status_counts),
+            "computed": result.computed,
+            "reused": result.reused,
+            "n_unmatched": len(result.unmatched),
+            "notes": list(result.notes),
+            "files": {k: str(v) for k, v in (result.report or {}).items()},
+        }
+        click.echo(summary_json(summary, extra, result.settings))
+        return
+    echo_headline(summary)

@@ -265,6 +265,11 @@ def _summary(result) -> None:
         from rageval.report.cli import echo_holm
 
         echo_holm(report_json)
+    if result.n_records:
+        from rageval.report.cli import echo_headline
+        from rageval.report.headline import run_summary
+
+        echo_headline(run_summary(result.out_dir, report_json))
 
 
 def _fail_if_nothing_scored(result) -> None:

@@ -52,7 +52,7 @@ _Strict = Strict  # unknown keys, coercion, NaN/inf and blank strings refused (r
 
 class DatasetSpec(_Strict):
     name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
-    format: Literal["generic", "alce", "ragchecker", "ragas"] | None = Field(
+    format: Literal["generic", "alce", "ragchecker", "ragas", "flashrag"] | None = Field(
         None, description="a file `rageval score` reads (docs/score.md): its questions, gold, units and answers"
     )
 

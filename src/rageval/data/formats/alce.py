@@ -16,9 +16,54 @@ from typing import Any
 from rageval.data.formats.common import ImportedFile, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError, ScoreItem, to_item, validate_record
 
-__all__ = ["read_alce"]
+__all__ = ["ALCE_DATASETS", "alce_dataset", "read_alce"]
 
 _ALCE_ID_KEYS = ("id", "sample_id", "question_id", "qid")
+#: ALCE's three datasets, as its eval.py tells them apart (QAMPARI by the file's name; ELI5 by ``claims``)
+ALCE_DATASETS = ("asqa", "qampari", "eli5")
+
+
+def alce_dataset(args: Any, data: Sequence[Any]) -> tuple[str | None, str]:
+    """Which ALCE dataset a result file holds, and how that was told: ``args.dataset_name`` first, else the
+    items' own fields (``claims``: ELI5; ``answers`` as lists of aliases: QAMPARI; ``qa_pairs``: ASQA)."""
+    name = str(args.get("dataset_name") or "").lower() if isinstance(args, Mapping) else ""
+    for d in ALCE_DATASETS:
+        if d in name:
+            return d, f"args.dataset_name = {args['dataset_name']!r}"
+    first = next((it for it in data if isinstance(it, Mapping)), {})
+    answers = first.get("answers")
+    if first.get("claims") is not None:
+        return "eli5", "its items' `claims`"
+    if isinstance(answers, list) and answers and all(isinstance(a, list) for a in answers):
+        return "qampari", "its items' `answers` (lists of aliases)"
+    if first.get("qa_pairs") is not None:
+        return "asqa", "its items' `qa_pairs`"
+    return None, "neither args.dataset_name nor its items' fields"
+
+
+def _dataset_notes(name: str, dataset: str | None, how: str) -> list[str]:
+    """What of ALCE's eval.py applies to a file of ``dataset``, and what rageval does not (yet) compute."""
+    told = f"{name}: ALCE {dataset.upper()} file (told by {how})" if dataset else f"{name}: ALCE file ({how})"
+    first = (
+        f"{told}: ALCE's eval.py rules apply when every input is an ALCE file (--citations auto): the output's "
+        "first line, ALCE's citation removal and sentence splitting, its citation cap (--max-citations, 3), "
+        "str-EM over qa_pairs; ROUGE-Lsum and length are not computed here, nor MAUVE (it needs the gpt2-large "
+        "featurizer and a GPU: not offline)"
+    )
+    notes = [first]
+    if dataset == "qampari":
+        notes.append(
+            f"{name}: QAMPARI's own rules are not applied yet: ALCE splits the output on ',' and judges "
+            "'question + entity' per piece, where rageval judges sentences, so its citation scores differ from "
+            "ALCE's eval.py; QAMPARI precision/recall/F1 (and top-5) over `answers` are not computed, and "
+            "str-EM is undefined (no qa_pairs; ALCE's eval.py reports 0)"
+        )
+    if dataset == "eli5":
+        notes.append(
+            f"{name}: ELI5's `claims` are not scored yet (ALCE's --claims_nli recall: each claim judged against "
+            "the output); answer scores need qa_pairs or answers, which ELI5 files lack"
+        )
+    return notes
 
 
 def _alce_shorter(docs: Sequence[Mapping[str, Any]], ndoc: int | None, key: str) -> list[tuple[int, str]]:
@@ -169,6 +214,8 @@ def read_alce(path: Path) -> ImportedFile:
     if not isinstance(top, Mapping) or not isinstance(top.get("data"), list):
         raise ScoreInputError(f"{path}: an ALCE result file is a JSON object with a `data` list (run.py's output)")
     shorter, ndoc, notes = _alce_args(path, top)
+    dataset, how = alce_dataset(top.get("args"), top["data"])
+    notes += _dataset_notes(path.name, dataset, how)
     items: list[ScoreItem] = []
     for i, raw in enumerate(top["data"]):
         where = _alce_where(path, i)
@@ -176,7 +223,7 @@ def read_alce(path: Path) -> ImportedFile:
             it = to_item(validate_record(row, where), where, file_line=(str(path), f"data[{i}]"))
             items.append(_with_system(it, system))
     meta = {k: top[k] for k in ("total_cost", "azure_filter_fail") if k in top}
-    meta.update({"use_shorter": shorter, "ndoc": ndoc})
+    meta.update({"use_shorter": shorter, "ndoc": ndoc, "dataset": dataset})
     if top.get("azure_filter_fail"):
         notes.append(
             f"{path.name}: azure_filter_fail = {top['azure_filter_fail']}: the API filtered that many outputs; "

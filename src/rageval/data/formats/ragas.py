@@ -1,13 +1,12 @@
 """RAGAS-style columns: rows with RAGAS's columns (``user_input``/``response``/``retrieved_contexts``/
 ``reference``, or the older ``question``/``answer``/``contexts``/``ground_truth(s)``), from JSONL, CSV or
 Parquet, or a Hugging Face dataset (``hf:<id>``).  :data:`RAGAS_COLUMNS` says which column each field
-is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it.
+is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it, and a column written
+``a.b`` reaches field ``b`` of an object-valued column ``a`` (``--map answer=output.pred``).
 """
 
 from __future__ import annotations
 
-import ast
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
-from rageval.infiles import check_file, loads, read_csv
+from rageval.infiles import check_file, list_cell, read_csv
 from rageval.registry import did_you_mean
 
 __all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas"]
@@ -50,23 +49,13 @@ def parse_mapping(pairs: Sequence[str]) -> dict[str, str]:
 
 
 def _list_cell(value: Any) -> Any:
-    """A list-valued cell as written by CSV exports: JSON, a Python list repr, or one plain string."""
+    """A list-valued cell: a list as read (Parquet, JSON, datasets), a CSV cell in any writer's list text
+    (:func:`rageval.infiles.list_cell`: JSON, a Python list, numpy's ``['a' 'b']``), or one plain string."""
     if not isinstance(value, str):
         return value
-    s = value.strip()
-    if s.startswith("["):
-        try:
-            return json.loads(s, object_pairs_hook=dict)
-        except json.JSONDecodeError:
-            pass
-        except (RecursionError, ValueError):  # nested too deep, too many digits: in the reader's words
-            loads(s, "a list cell", error=ScoreInputError)
-        try:
-            got = ast.literal_eval(s)
-            if isinstance(got, (list, tuple)):
-                return list(got)
-        except (ValueError, SyntaxError, RecursionError, MemoryError):  # not a Python list either
-            pass
+    got = list_cell(value, "list cell", error=ScoreInputError)
+    if got is not None:
+        return got
     return [value] if value else []
 
 
@@ -74,7 +63,7 @@ def _columns(available: Sequence[str], mapping: Mapping[str, str], where: str) -
     cols: dict[str, str] = {}
     for name, candidates in RAGAS_COLUMNS.items():
         if name in mapping:
-            if mapping[name] not in available:
+            if mapping[name] not in available and mapping[name].partition(".")[0] not in available:
                 hint = did_you_mean(mapping[name], available) or f" Columns: {', '.join(available)}."
                 raise ScoreInputError(f"{where}: --map {name}={mapping[name]}: no column {mapping[name]!r}.{hint}")
             cols[name] = mapping[name]
@@ -128,10 +117,23 @@ def _ragas_value(name: str, v: Any) -> Any:
     return v
 
 
+def _cell(row: Mapping[str, Any], col: str) -> Any:
+    """The cell of column ``col``; a column named ``a.b`` that the row does not hold is field ``b`` of the
+    object in column ``a`` (``--map answer=output.pred``), None when any step is missing."""
+    if col in row or "." not in col:
+        return row.get(col)
+    value: Any = row
+    for part in col.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
 def _ragas_row(row: Mapping[str, Any], cols: Mapping[str, str], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, col in cols.items():
-        v = row.get(col)
+        v = _cell(row, col)
         if v is None or (isinstance(v, float) and math.isnan(v)):  # absent / NaN cell
             continue
         try:

@@ -1,6 +1,7 @@
 """RAGChecker input files: ``{results: [{query_id, query, response, gt_answer, retrieved_context
 [{doc_id, text}]}]}``; the retrieved passages are the contexts (each its own source), their
-``doc_id`` s the retrieved ids."""
+``doc_id`` s the retrieved ids.  RAGChecker's output files (``checking_outputs.json``) add its own claims,
+checks and metrics (:data:`RAGCHECKER_OWN`); they are read past, and the summary notes it."""
 
 from __future__ import annotations
 
@@ -11,7 +12,18 @@ from typing import Any
 from rageval.data.formats.common import ImportedFile, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 
-__all__ = ["read_ragchecker"]
+__all__ = ["RAGCHECKER_OWN", "read_ragchecker"]
+
+#: the fields RAGChecker's checker adds to a result (its claims, its entailment checks, its metrics): not read
+RAGCHECKER_OWN = (
+    "response_claims",
+    "gt_answer_claims",
+    "answer2response",
+    "response2answer",
+    "retrieved2response",
+    "retrieved2answer",
+    "metrics",
+)
 
 
 def read_ragchecker(path: Path) -> ImportedFile:
@@ -20,10 +32,14 @@ def read_ragchecker(path: Path) -> ImportedFile:
     if not isinstance(top, Mapping) or not isinstance(top.get("results"), list):
         raise ScoreInputError(f"{path}: a RAGChecker file is a JSON object with a `results` list")
     items = []
+    own: dict[str, int] = {}
     for i, r in enumerate(top["results"]):
         where = f"{path} results[{i}]"
         if not isinstance(r, Mapping):
             raise ScoreInputError(f"{where}: expected an object, got {type(r).__name__}")
+        for key in RAGCHECKER_OWN:
+            if r.get(key) is not None:
+                own[key] = own.get(key, 0) + 1
         for key in ("query", "response"):
             if key not in r or r[key] is None:
                 raise ScoreInputError(f"{where}: missing required field {key!r}")
@@ -45,7 +61,7 @@ def read_ragchecker(path: Path) -> ImportedFile:
         if retrieved and len(retrieved) == len(contexts):
             row["retrieved"] = list(dict.fromkeys(retrieved))
         items.append(to_item(validate_record(row, where), where, file_line=(str(path), f"results[{i}]")))
-    return ImportedFile(str(path), "ragchecker", items)
+    return ImportedFile(str(path), "ragchecker", items, _own_notes(path, top, own))
 
 
 def _references(gt: Any, where: str) -> str | list[str]:
@@ -53,3 +69,18 @@ def _references(gt: Any, where: str) -> str | list[str]:
     if isinstance(gt, str) or (isinstance(gt, list) and all(isinstance(g, str) for g in gt)):
         return gt
     raise ScoreInputError(f"{where}: field 'gt_answer' must be a string or a list of strings, got {type(gt).__name__}")
+
+
+def _own_notes(path: Path, top: Mapping[str, Any], own: Mapping[str, int]) -> list[str]:
+    """The note saying which of RAGChecker's own fields the file carries and that none is read."""
+    fields = [f"{k} ({n} results)" for k, n in own.items()]
+    if isinstance(top.get("metrics"), Mapping):
+        fields.append("the file's metrics")
+    if not fields:
+        return []
+    note = (
+        f"{path.name}: RAGChecker's own claims, checks and metrics are not read ({', '.join(fields)}): rageval "
+        "judges each response against its retrieved contexts itself; a response without [k] citations has no "
+        "citation scores (claim-level support without citations is not scored)"
+    )
+    return [note]

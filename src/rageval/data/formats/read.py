@@ -5,6 +5,8 @@
   (ALCE's ``run.py`` result files; ``args`` decides which text the reader saw);
 * ``ragchecker``: a JSON object with a ``results`` list (``query``, ``response``,
   ``retrieved_context``);
+* ``flashrag``: FlashRAG's ``intermediate_data.json`` (a JSON array, or JSON lines) of items with an
+  ``output`` object holding ``pred`` or ``retrieval_result``;
 * ``ragas``: rows with RAGAS's columns (``user_input``/``response``/
   ``retrieved_contexts``/``reference``, or the older ``question``/``answer``/
   ``contexts``/``ground_truth(s)``), from JSONL, CSV or Parquet, or a Hugging
@@ -21,6 +23,7 @@ from typing import Any
 
 from rageval.data.formats.alce import read_alce
 from rageval.data.formats.common import HF_PREFIX, ImportedFile, read_text
+from rageval.data.formats.flashrag import is_flashrag_item, read_flashrag
 from rageval.data.formats.generic import read_generic
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
@@ -30,7 +33,7 @@ from rageval.registry import did_you_mean
 
 __all__ = ["FORMATS", "detect", "read_input"]
 
-FORMATS = ("generic", "alce", "ragchecker", "ragas")
+FORMATS = ("generic", "alce", "ragchecker", "ragas", "flashrag")
 
 
 def _first_json(text: str, path: Path) -> Any:
@@ -51,6 +54,8 @@ def _first_json(text: str, path: Path) -> Any:
 def _row_format(row: Any) -> str | None:
     if not isinstance(row, Mapping):
         return None
+    if is_flashrag_item(row):
+        return "flashrag"
     if any(k in row for k in RAGAS_MARKERS):
         return "ragas"
     if "question" in row or "answer" in row:  # the generic layout (validation names a missing field)
@@ -91,8 +96,9 @@ def detect(source: str) -> str:
         )
         raise ScoreInputError(
             f"{path}: cannot tell its format ({what}); expected the generic layout (question, answer, ...), "
-            "an ALCE result file ({args, data: [{question, output, docs}]}), a RAGChecker file ({results: [...]}) "
-            "or RAGAS columns; pass --format generic|alce|ragchecker|ragas"
+            "an ALCE result file ({args, data: [{question, output, docs}]}), a RAGChecker file ({results: [...]}), "
+            "RAGAS columns or FlashRAG's intermediate_data.json ([{question, golden_answers, output: {pred, ...}}]); "
+            "pass --format generic|alce|ragchecker|ragas|flashrag"
         )
     return fmt
 
@@ -113,9 +119,13 @@ def read_input(
     if fmt == "auto":
         fmt = detect(source)
     if mapping and fmt != "ragas":
-        raise ScoreInputError(f"{source}: --map applies to RAGAS-style columns (--format ragas), not to {fmt}")
+        raise ScoreInputError(
+            f"{source}: --map applies to RAGAS-style columns (--format ragas reads any rows by column, "
+            f"a nested field as output.pred), not to {fmt}"
+        )
     if source.startswith(HF_PREFIX) and fmt != "ragas":
         raise ScoreInputError(f"{source}: a Hugging Face dataset is read as RAGAS-style columns (--format ragas)")
     if fmt == "ragas":
         return read_ragas(source, mapping, split)
-    return {"generic": read_generic, "alce": read_alce, "ragchecker": read_ragchecker}[fmt](Path(source))
+    readers = {"generic": read_generic, "alce": read_alce, "ragchecker": read_ragchecker, "flashrag": read_flashrag}
+    return readers[fmt](Path(source))
