@@ -23,6 +23,8 @@ numbers' meaning or word order: a transparent floor, not an NLI model
 
 from __future__ import annotations
 
+import functools
+
 from rageval.text.normalize import normalize_answer
 
 __all__ = ["LexicalJudge", "content_tokens", "STOPWORDS"]
@@ -44,13 +46,23 @@ def _stem(tok: str) -> str:
     return tok
 
 
-def content_tokens(text: str) -> set[str]:
-    """The set of stemmed, normalized, non-stopword tokens of ``text``.
+def content_tokens(text: str) -> frozenset[str]:
+    """The set of stemmed, normalized, non-stopword tokens of ``text`` (memoized: the same premises and claims
+    come back on every call of a run; at most :data:`MEMO_SIZE` texts are kept).
 
     >>> sorted(content_tokens("The cats sat on the mats in Paris."))
     ['cat', 'mat', 'pari', 'sat']
     """
-    return {_stem(t) for t in normalize_answer(text).split() if t not in STOPWORDS}
+    return _content_tokens(text)
+
+
+#: the texts whose content tokens the lexical judge keeps between calls (a bounded LRU)
+MEMO_SIZE = 65_536
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _content_tokens(text: str) -> frozenset[str]:
+    return frozenset(_stem(t) for t in normalize_answer(text).split() if t not in STOPWORDS)
 
 
 class LexicalJudge:
@@ -63,12 +75,9 @@ class LexicalJudge:
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         out = []
-        cache: dict[str, set[str]] = {}
         for p, h in zip(premises, hypotheses):
-            if p not in cache:
-                cache[p] = content_tokens(p)
-            hyp = content_tokens(h)
-            out.append(len(hyp & cache[p]) / len(hyp) if hyp else 0.0)
+            hyp = _content_tokens(h)
+            out.append(len(hyp & _content_tokens(p)) / len(hyp) if hyp else 0.0)
         return out
 
     def __repr__(self) -> str:
