@@ -207,7 +207,9 @@ class Plan:
     reader: Any = None  # the run's reader spec (None: no setting reads)
     judge_needed: bool = True
     judge_cache: Path | None = None  # the judge's sqlite folder (default: <run dir>/cache/judge)
-    durable: bool = True  # fsync each record file (False: renamed into place only)
+    #: fsync each record file (False, the default: renamed into place only, atomic for a killed process;
+    #: docs/suites.md#files)
+    durable: bool = False
     first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
     inputs: tuple[Path, ...] = ()  # the local files the run reads (refused inside its run directory)
 

@@ -432,6 +432,5 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         },
         notes=tuple(read.notes),
         judge_needed=any(CATALOG[d].engine_parts for d in read.diagnostics),
-        durable=False,  # no fsync per record (rageval.io): the rename stays atomic
         first_batch=16,  # the first record on disk sooner
     )
