@@ -41,6 +41,19 @@ def echo_summary(result: dict) -> None:
             click.echo(
                 f"  agreement {r['premise']}, {r['decision']}: {_f(r['rate'])} (kappa {_f(r['kappa'])}, n {r['n']})"
             )
+    holm = result.get("gaps_holm") or {}
+    if holm:
+        size = (holm.get("family_size") or {}).get("as_unsupported", 0)
+        over = f" of {len(holm['runs'])} runs together" if holm.get("scope") == "runs" else ""
+        n_sig = sum(
+            1
+            for r in result["gaps"]
+            if r.get("planned")
+            and r["abstentions"] == "as_unsupported"
+            and r.get("p_holm") is not None
+            and r["p_holm"] < 0.05
+        )
+        click.echo(f"  planned gaps: Holm over {size}{over}; {n_sig} with Holm p < 0.05 (abstentions as unsupported)")
     warning = (result.get("resolution") or {}).get("warning")
     if warning:
         click.echo(f"WARNING: {warning}")
@@ -52,7 +65,7 @@ def _f(x) -> str:
 
 
 @click.command("audit")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--judge", default=None, help="The second judge (e.g. minilm, a model folder); default: the suite's audit.judge."
 )
@@ -71,33 +84,63 @@ def _f(x) -> str:
 )
 @seed_option(what="Subsample and resampling seed", default_help="the suite's seed")
 @threshold_option(what="The second judge's threshold (default: the run's)")
+@click.option(
+    "--max-length",
+    type=click.IntRange(min=8),
+    default=None,
+    help="Truncation of a model judge's input, in tokens (default: the suite's audit.params, else 512; "
+    "the paper's TRUE audit: 4096).",
+)
+@click.option(
+    "--judge-param",
+    "judge_param",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Another option of the second judge, repeatable (batch_size=4, dtype=bfloat16, ...; as judge.params).",
+)
 @resamples_option()
-def audit_cmd(run_dir: Path, judge, n, settings, modes, seed, threshold, n_resamples) -> None:
+def audit_cmd(run_dirs, judge, n, settings, modes, seed, threshold, max_length, judge_param, n_resamples) -> None:
     """Rescore a seeded subsample's saved answers with a second judge (fixed mappings and re-recovery).
 
-    Writes RUN_DIR/audit-<judge>/ (audit.md, audit.json, CSVs); the run's own records are only read.
+    Writes RUN_DIR/audit-<judge>/ (audit.md, audit.json, CSVs); the run's own records are only read. With several
+    RUN_DIRs (rageval audit runs/asqa runs/qasper), the planned emitted - grounded gaps are Holm-adjusted over
+    every run's together.
     """
-    from rageval.audit.core import AuditError, run_audit
+    from rageval.audit.core import AuditError, AuditRequest, audit_runs
     from rageval.errors import ModelUnavailable
+    from rageval.judges.spec import parse_judge_params
 
-    spec = audit_defaults(run_dir)
-    judge = judge or spec.get("judge")
-    if not judge:
-        raise click.ClickException(
-            f"no second judge: pass --judge (e.g. --judge minilm) or add audit: {{judge: ...}} to the suite of {run_dir}"
-        )
-    chosen = [s.strip() for s in settings.split(",") if s.strip()] if settings else spec.get("settings")
     try:
-        result = run_audit(
-            run_dir,
-            judge,
-            n=n or spec.get("n") or 100,
-            settings=chosen,
-            modes=tuple(modes) or tuple(spec.get("modes") or ("fixed", "rerecover")),
-            seed=seed if seed is not None else spec.get("seed"),
-            threshold=threshold if threshold is not None else spec.get("threshold"),
-            n_resamples=n_resamples,
+        given = parse_judge_params(judge_param)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--judge-param") from None
+    if max_length is not None:
+        given["max_length"] = max_length
+    requests = []
+    for run_dir in run_dirs:
+        spec = audit_defaults(run_dir)
+        chosen_judge = judge or spec.get("judge")
+        if not chosen_judge:
+            raise click.ClickException(
+                f"no second judge: pass --judge (e.g. --judge minilm) or add audit: {{judge: ...}} to the suite of "
+                f"{run_dir}"
+            )
+        chosen = [s.strip() for s in settings.split(",") if s.strip()] if settings else spec.get("settings")
+        requests.append(
+            AuditRequest(
+                run_dir,
+                chosen_judge,
+                n=n or spec.get("n") or 100,
+                settings=chosen,
+                modes=tuple(modes) or tuple(spec.get("modes") or ("fixed", "rerecover")),
+                seed=seed if seed is not None else spec.get("seed"),
+                threshold=threshold if threshold is not None else spec.get("threshold"),
+                judge_options={**dict(spec.get("params") or {}), **given},
+            )
         )
+    try:
+        results = audit_runs(requests, n_resamples=n_resamples)
     except (AuditError, ModelUnavailable) as err:
         raise click.ClickException(str(err)) from None
-    echo_summary(result)
+    for result in results:
+        echo_summary(result)

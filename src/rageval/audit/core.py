@@ -29,6 +29,7 @@ settings, questions and records, :mod:`rageval.audit.tables` computes the tables
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +50,15 @@ from rageval.audit.tables import (
     agreement_table,
     cross_judge_family,
     cross_judge_table,
+    gaps_holm_summary,
     gaps_table,
+    holm_planned_gaps,
+    planned_gap_count,
     scores_table,
 )
 from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
-from rageval.judges.spec import JudgeSpec, spec_slug
+from rageval.judges.spec import JudgeSpec, option_problems, parse_judge_spec, spec_slug
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.outputs import claim
@@ -63,7 +67,7 @@ from rageval.run.rundir import RunDir, RunDirError
 from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
 from rageval.text import get_tokenizer
 
-__all__ = ["AuditError", "run_audit", "audit_dir", "MODES"]
+__all__ = ["AuditError", "AuditRequest", "run_audit", "audit_runs", "audit_dir", "MODES"]
 
 MODES = ("fixed", "rerecover")
 
@@ -139,6 +143,20 @@ def _check_alignment(items: Sequence[AuditItem], modes: Sequence[str]) -> None:
                 )
 
 
+@dataclass(frozen=True)
+class AuditRequest:
+    """One run's audit: the run, the second judge and its options, the subsample (see :func:`run_audit`)."""
+
+    run_dir: Path
+    judge: str
+    n: int = 100
+    settings: Sequence[str] | None = None
+    modes: Sequence[str] = MODES
+    seed: int | None = None
+    threshold: float | None = None
+    judge_options: Mapping[str, Any] | None = None
+
+
 def run_audit(
     run_dir: str | Path,
     judge: str,
@@ -153,45 +171,33 @@ def run_audit(
 ) -> dict[str, Any]:
     """Audit ``run_dir`` (a suite's or a score run) with the second judge ``judge`` (see the module doc); write and
     return the figures.  The run directory's lock is held throughout.  ``n_resamples``: ``"auto"``, ``"paper"``
-    or a count (default: the suite's ``statistics.resamples``, else ``auto``; docs/statistics.md#resolution)."""
-    run_dir = Path(run_dir)
-    with RunDir(run_dir).lock("rageval audit"):
-        return _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples, judge_options)
+    or a count (default: the suite's ``statistics.resamples``, else ``auto``; docs/statistics.md#resolution).
+    ``judge_options``: the second judge's options (``max_length``, ``batch_size``, ..., its own parameters), as a
+    suite's ``judge.params``."""
+    req = AuditRequest(Path(run_dir), judge, n, settings, tuple(modes), seed, threshold, judge_options)
+    return audit_runs([req], n_resamples=n_resamples)[0]
 
 
-def _run_audit(run_dir, judge, n, settings, modes, seed, threshold, n_resamples, judge_options) -> dict[str, Any]:
-    if n < 1:
-        raise AuditError(f"the audit needs at least one question, got n={n}")
-    bad = [m for m in modes if m not in MODES]
-    if bad or not modes:
-        raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
-    run, manifest = _load(run_dir)  # under the lock; read first, so a broken manifest is named as such
-    claim(run_dir)  # before any write: no link in audit-<judge>/, a killed audit's temporary files removed
-    options = _options(manifest, threshold)
-    first = manifest.scoring.judge
-    if judge == first.spec:
-        raise AuditError(f"judge {judge!r} is the run's own judge: the audit needs a second evaluator")
-    seed = manifest.suite.seed if seed is None else seed
-    stats = (manifest.suite.config or {}).get("statistics") or {}
-    n_resamples = parse_resamples(n_resamples if n_resamples is not None else stats.get("resamples", AUTO))
-    audited, left_out = select_settings(run, settings)
-    if not audited:
-        raise AuditError(
-            f"none of the audited settings ran ({', '.join(left_out)}: no ok record): audit settings that ran"
-        )
-    cohort = ok_cohort(run, audited)
-    if not cohort:
-        raise AuditError(
-            f"no question is ok in every audited setting ({', '.join(audited)}): restrict the audit with "
-            "--settings to settings that ran"
-        )
-    sample = select_sample(cohort, n, seed)
-    out = audit_dir(run_dir, judge)  # created by the judge's cache once the judge loads, never before
-    second = JudgeSpec(spec=judge, threshold=options.threshold, params=dict(judge_options or {}))
-    scope = _Scope(run, manifest, run_dir, judge, n, tuple(modes), seed, options, n_resamples, out)
-    with Parts() as parts:
-        runner = parts.add(load_judge(second, out / "cache", get_tokenizer(manifest.scoring.tokenizer)))
-        return _audit_with(scope, runner, audited, left_out, cohort, sample)
+def audit_runs(requests: Sequence[AuditRequest], *, n_resamples: int | str | None = None) -> list[dict[str, Any]]:
+    """Audit several runs and adjust their planned gaps (the second judge's emitted - grounded gaps per audited
+    setting, mode and score) with Holm over the **union** of the runs, one family per abstention rule, as the
+    paper adjusted both datasets together (docs/statistics.md#second-evaluator-audit).  Each run's lock is held
+    throughout; each run's files are written once every run is scored."""
+    if not requests:
+        raise AuditError("no run to audit")
+    with contextlib.ExitStack() as stack:
+        for req in requests:
+            stack.enter_context(RunDir(req.run_dir).lock("rageval audit"))
+        scored = [_score_run(req, n_resamples) for req in requests]
+        m_gaps = sum(planned_gap_count(sc.audited, sc.scope.modes) for sc in scored)
+        results = [_tables(sc, m_gaps) for sc in scored]
+        runs = [str(sc.scope.run_dir) for sc in scored]
+        holm_planned_gaps([r["gaps"] for r in results], [r["settings"] for r in results], runs)
+        for sc, result in zip(scored, results):
+            result["gaps_holm"] = gaps_holm_summary(result["gaps"], runs)
+            files = write_audit(sc.scope.out, result, sc.items, sc.scope.modes)
+            result["files"] = {k: str(v) for k, v in files.items()}
+        return results
 
 
 @dataclass(frozen=True)
@@ -208,57 +214,116 @@ class _Scope:
     options: Any
     n_resamples: int | str
     out: Path
+    judge_options: Mapping[str, Any]
 
 
-def _audit_with(sc: _Scope, runner: Any, audited, left_out, cohort, sample) -> dict[str, Any]:
-    run, manifest, judge, modes, seed, options, n_resamples = (
-        sc.run,
-        sc.manifest,
-        sc.judge,
-        sc.modes,
-        sc.seed,
-        sc.options,
-        sc.n_resamples,
-    )
-    run_dir, out, n = sc.run_dir, sc.out, sc.n
+@dataclass
+class _Scored:
+    """One run's audit once the second judge scored its sample (the tables are computed from it)."""
+
+    scope: _Scope
+    items: list[AuditItem]
+    audited: list[str]
+    left_out: list[str]
+    cohort: list[str]
+    sample: list[str]
+    runner_id: Any
+    runner_stats: dict[str, Any]
+
+
+def _score_run(req: AuditRequest, n_resamples) -> _Scored:
+    run_dir, judge, n, modes = req.run_dir, req.judge, req.n, tuple(req.modes)
+    if n < 1:
+        raise AuditError(f"the audit needs at least one question, got n={n}")
+    bad = [m for m in modes if m not in MODES]
+    if bad or not modes:
+        raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
+    run, manifest = _load(run_dir)  # under the lock; read first, so a broken manifest is named as such
+    claim(run_dir)  # before any write: no link in audit-<judge>/, a killed audit's temporary files removed
+    options = _options(manifest, req.threshold)
+    first = manifest.scoring.judge
+    if judge == first.spec:
+        raise AuditError(f"judge {judge!r} is the run's own judge: the audit needs a second evaluator")
+    judge_options = _judge_options(judge, req.judge_options)
+    seed = manifest.suite.seed if req.seed is None else req.seed
+    stats = (manifest.suite.config or {}).get("statistics") or {}
+    resamples = parse_resamples(n_resamples if n_resamples is not None else stats.get("resamples", AUTO))
+    audited, left_out = select_settings(run, req.settings)
+    if not audited:
+        raise AuditError(
+            f"none of the audited settings ran ({', '.join(left_out)}: no ok record): audit settings that ran"
+        )
+    cohort = ok_cohort(run, audited)
+    if not cohort:
+        raise AuditError(
+            f"no question is ok in every audited setting ({', '.join(audited)}): restrict the audit with "
+            "--settings to settings that ran"
+        )
+    sample = select_sample(cohort, n, seed)
+    out = audit_dir(run_dir, judge)  # created by the judge's cache once the judge loads, never before
+    second = JudgeSpec(spec=judge, threshold=options.threshold, params=judge_options)
+    scope = _Scope(run, manifest, run_dir, judge, n, modes, seed, options, resamples, out, judge_options)
+    with Parts() as parts:
+        runner = parts.add(load_judge(second, out / "cache", get_tokenizer(manifest.scoring.tokenizer)))
+        first_id = (run.manifest.get("models") or {}).get("judge")
+        if first_id is not None and getattr(runner, "id", None) == first_id:
+            raise AuditError(f"judge {judge!r} is the run's own judge ({first_id}): the audit needs a second evaluator")
+        items = build_items(run, audited, sample, manifest)
+        _score_second(items, runner, options, modes)
+        _check_alignment(items, modes)
+        stats_now = runner.stats() if hasattr(runner, "stats") else {}
+        return _Scored(scope, items, audited, left_out, cohort, sample, getattr(runner, "id", None), stats_now)
+
+
+def _judge_options(judge: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The second judge's options, checked as a suite's ``judge.params`` are (one line per bad option)."""
+    params = dict(given or {})
+    problems = option_problems(params, parse_judge_spec(judge).params)
+    if problems:
+        raise AuditError("the second judge's options: " + "; ".join(f"{k}: {msg}" for k, msg in problems.items()))
+    return params
+
+
+def _tables(sc: _Scored, m_gaps: int) -> dict[str, Any]:
+    scope, items, audited = sc.scope, sc.items, sc.audited
+    run, manifest, judge, modes, seed = scope.run, scope.manifest, scope.judge, scope.modes, scope.seed
     first = manifest.scoring.judge
     first_id = (run.manifest.get("models") or {}).get("judge")
-    if first_id is not None and getattr(runner, "id", None) == first_id:
-        raise AuditError(f"judge {judge!r} is the run's own judge ({first_id}): the audit needs a second evaluator")
-    items = build_items(run, audited, sample, manifest)
-    _score_second(items, runner, options, modes)
-    _check_alignment(items, modes)
     clusters_of = _question_clusters(run)
     m = cross_judge_family(items, audited, modes)  # the Holm family that sizes the test under auto
-    reps = replicates_for(n_resamples, m, ALPHA)
-    result = {
-        "run": str(run_dir),
+    reps = replicates_for(scope.n_resamples, m, ALPHA)
+    gap_reps = replicates_for(scope.n_resamples, m_gaps, ALPHA)
+    return {
+        "run": str(scope.run_dir),
         "suite": manifest.suite.name,
         "origin": manifest.origin.kind,
         "first_judge": {"spec": first.spec, "id": first_id, "threshold": first.threshold},
-        "second_judge": {"spec": judge, "id": getattr(runner, "id", None), "threshold": options.threshold},
+        "second_judge": {
+            "spec": judge,
+            "id": sc.runner_id,
+            "threshold": scope.options.threshold,
+            "params": dict(scope.judge_options),
+        },
         "modes": [MODE_LABELS[m] for m in modes],
         "settings": audited,
-        "settings_left_out": left_out,
+        "settings_left_out": sc.left_out,
         "seed": seed,
-        "n_requested": n,
-        "n_cohort": len(cohort),
-        "questions": sample,
+        "n_requested": scope.n,
+        "n_cohort": len(sc.cohort),
+        "questions": sc.sample,
         "n_records": len(items),
         "n_resamples": reps.bootstrap,
         "n_test_resamples": reps.test,
+        "n_gap_test_resamples": gap_reps.test,
         "resolution": resolution(m, reps, alpha=ALPHA),
+        "gaps_resolution": resolution(m_gaps, gap_reps, alpha=ALPHA),
         "scores": scores_table(items, audited, modes),
-        "gaps": gaps_table(items, audited, modes, clusters_of, seed, n_resamples),
+        "gaps": gaps_table(items, audited, modes, clusters_of, seed, gap_reps),
         "cross_judge": cross_judge_table(items, audited, modes, clusters_of, seed, reps),
         "agreement": agreement_table(items, audited, modes),
         "abstentions": abstentions_table(items, audited, modes),
-        "second_judge_stats": {
-            k: v for k, v in (runner.stats() if hasattr(runner, "stats") else {}).items() if isinstance(v, (int, float))
-        },
+        "second_judge_stats": {k: v for k, v in sc.runner_stats.items() if isinstance(v, (int, float))},
     }
-    result["files"] = {k: str(v) for k, v in write_audit(out, result, items, modes).items()}
-    return result
 
 
 def _clusters_of(run):

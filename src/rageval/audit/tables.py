@@ -18,7 +18,7 @@ from rageval.audit.sample import SCORES, AuditItem
 from rageval.stats import paired_tests
 from rageval.stats.agreement import agreement
 from rageval.stats.holm import holm
-from rageval.stats.resolution import Replicates, replicates_for
+from rageval.stats.resolution import Replicates
 
 __all__ = [
     "MODE_LABELS",
@@ -26,6 +26,10 @@ __all__ = [
     "WAYS",
     "scores_table",
     "gaps_table",
+    "gaps_holm_summary",
+    "holm_planned_gaps",
+    "is_planned_gap",
+    "planned_gap_count",
     "cross_judge_table",
     "cross_judge_family",
     "agreement_table",
@@ -101,9 +105,10 @@ def _row_stats(res, c: int) -> dict[str, Any]:
     }
 
 
-def gaps_table(items, settings, modes, clusters_of, seed, resamples: int | str) -> list[dict[str, Any]]:
+def gaps_table(items, settings, modes, clusters_of, seed, reps: Replicates) -> list[dict[str, Any]]:
     """Paired emitted - grounded gap per setting, evaluator and abstention rule (one engine call per setting;
-    raw p-values, no Holm family: ``auto`` draws 10,000)."""
+    ``reps``: sized for the planned gaps' Holm family, :func:`planned_gap_count` summed over the runs adjusted
+    together).  Each row says whether it is a planned gap (:func:`is_planned_gap`); Holm: :func:`holm_planned_gaps`."""
     rows = []
     for group, its in _groups(items, settings):
         specs, cols = [], []
@@ -113,9 +118,57 @@ def gaps_table(items, settings, modes, clusters_of, seed, resamples: int | str) 
                     vals = [_values(it, mode) for it in its]
                     cols.append(np.array([_v(v.get(e + suffix)) - _v(v.get(g + suffix)) for v in vals]))
                     specs.append({"setting": group, "evaluator": label, "abstentions": way, "gap": name})
-        res = _tests(cols, clusters_of(its), seed, replicates_for(resamples, 1))
+        res = _tests(cols, clusters_of(its), seed, reps)
         rows += [{**spec, **_row_stats(res, c)} for c, spec in enumerate(specs)] if res is not None else []
+    for r in rows:
+        r["planned"] = is_planned_gap(r, settings)
     return rows
+
+
+def is_planned_gap(row: Mapping[str, Any], settings: Sequence[str]) -> bool:
+    """A planned gap: the second judge's, in one audited setting (the first judge's gaps are the run's own,
+    the report's ``emitted_vs_grounded`` family; the pooled rows summarise)."""
+    return row["evaluator"] != "first" and row["setting"] in settings
+
+
+def planned_gap_count(settings: Sequence[str], modes: Sequence[str]) -> int:
+    """Rows of one abstention rule's planned-gap family in one run: settings x modes x (precision, recall)
+    (the paper's audit: 4 settings x 2 modes x 2 = 16)."""
+    return len(settings) * len(modes) * len(GAPS)
+
+
+def holm_planned_gaps(tables: Sequence[list[dict[str, Any]]], settings: Sequence[Sequence[str]], runs) -> None:
+    """Holm over the planned gaps of every table (one per run) together, one family per abstention rule; the
+    other rows keep their raw p, an empty ``p_holm`` and a note.  ``runs``: the runs' names, for the note."""
+    for way, _ in WAYS:
+        idx = [
+            (t, i)
+            for t, rows in enumerate(tables)
+            for i, r in enumerate(rows)
+            if r["abstentions"] == way and is_planned_gap(r, settings[t])
+        ]
+        adj = holm([tables[t][i]["p_value"] for t, i in idx]) if idx else np.array([])
+        for (t, i), p in zip(idx, adj):
+            tables[t][i]["p_holm"] = None if not math.isfinite(p) else float(p)
+            tables[t][i]["holm_family_size"] = len(idx)
+        for rows in tables:
+            for r in rows:
+                if r["abstentions"] == way and "p_holm" not in r:
+                    r["p_holm"] = None
+                    r["holm_family_size"] = None
+                    why = "the run's own gap (the report's emitted_vs_grounded family)"
+                    if r["evaluator"] != "first":
+                        why = "pooled summary"
+                    r["note"] = r["note"] or f"{why}: not in the Holm family"
+
+
+def gaps_holm_summary(rows: Sequence[Mapping[str, Any]], runs: Sequence[str]) -> dict[str, Any]:
+    """The planned gaps' Holm family as one run's audit states it: its size per abstention rule and the runs."""
+    sizes = {
+        way: next((r["holm_family_size"] for r in rows if r["abstentions"] == way and r["planned"]), 0)
+        for way, _ in WAYS
+    }
+    return {"family_size": sizes, "runs": list(runs), "scope": "runs" if len(runs) > 1 else "run"}
 
 
 def cross_judge_family(items, settings, modes) -> int:

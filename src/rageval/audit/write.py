@@ -42,8 +42,29 @@ def _scores_md(result: dict[str, Any], way: str) -> str:
     return to_markdown(cols, rows, align=["l", "l"] + ["r"] * 5)
 
 
+def _params(judge: dict[str, Any]) -> str:
+    params = judge.get("params") or {}
+    return "".join(f"; {k} {v}" for k, v in sorted(params.items()))
+
+
 def _warning(result: dict[str, Any]) -> str | None:
     return (result.get("resolution") or {}).get("warning")
+
+
+def _gaps_family(result: dict[str, Any]) -> str:
+    """The planned gaps' Holm family in one sentence: its size, the runs adjusted together, the replicates."""
+    h = result.get("gaps_holm") or {}
+    size = (h.get("family_size") or {}).get("as_unsupported", 0)
+    runs = h.get("runs") or [result["run"]]
+    over = f"the {len(runs)} audits {', '.join(f'`{r}`' for r in runs)} together" if len(runs) > 1 else "this audit"
+    line = (
+        f"Holm over the {size} planned gaps of {over} (the second judge's, per audited setting, mode and score), "
+        f"one family per abstention rule; p from {result.get('n_gap_test_resamples') or result['n_resamples']:,} "
+        "sign flips. The first judge's gaps are the run's own (the report's `emitted_vs_grounded` family) and the "
+        "pooled rows summarise: raw p only.\n"
+    )
+    warning = (result.get("gaps_resolution") or {}).get("warning")
+    return line + (f"\n**Warning:** {warning}\n" if warning else "")
 
 
 def audit_markdown(result: dict[str, Any]) -> str:
@@ -53,7 +74,7 @@ def audit_markdown(result: dict[str, Any]) -> str:
         (
             f"Run `{result['run']}` (suite **{result['suite']}**). First judge: `{fj['spec']}` (threshold "
             f"{fj['threshold']}), its values as the run recorded them. Second judge: `{sj['spec']}` (threshold "
-            f"{sj['threshold']}) in {' and '.join(result['modes'])}."
+            f"{sj['threshold']}{_params(sj)}) in {' and '.join(result['modes'])}."
         ),
         (
             f"Sample: **{len(result['questions'])}** questions (of {result['n_cohort']} ok in every audited "
@@ -76,8 +97,9 @@ def audit_markdown(result: dict[str, Any]) -> str:
         "\nAbstentions left out:\n",
         _scores_md(result, "left_out"),
         "\n## Emitted − grounded gaps under each judge (paired, per question)\n",
+        _gaps_family(result),
     ]
-    cols = ["setting", "evaluator", "abstentions", "gap", "effect", "95% CI", "p", "n (dropped)", "note"]
+    cols = ["setting", "evaluator", "abstentions", "gap", "effect", "95% CI", "p", "p (Holm)", "n (dropped)", "note"]
     rows = [
         [
             r["setting"],
@@ -87,12 +109,13 @@ def audit_markdown(result: dict[str, Any]) -> str:
             _eff(r["effect"]),
             _ci(r),
             fmt_p(r["p_value"], na=U),
+            fmt_p(r.get("p_holm"), na=U),
             f"{r['n']} ({r['n_dropped']})",
             r["note"] or "",
         ]
         for r in result["gaps"]
     ]
-    lines.append(to_markdown(cols, rows, align=["l"] * 4 + ["r"] * 4 + ["l"]))
+    lines.append(to_markdown(cols, rows, align=["l"] * 4 + ["r"] * 5 + ["l"]))
     fam = next((r.get("holm_family_size") for r in result["cross_judge"]), 0)
     lines.append(
         "\n## Cross-judge differences (second − first)\n\n"

@@ -325,28 +325,19 @@ def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
 
 
 def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
-    """``--judge-param KEY=VALUE`` options as a dict; a JSON number, ``true``/``false`` or ``null`` is read as such.
+    """``--judge-param KEY=VALUE`` options as a dict (:func:`rageval.judges.spec.parse_judge_params`).
 
     >>> parse_judge_params(["model=llama3:8b", "base_url=http://127.0.0.1:8000/v1", "concurrency=4", "logprobs=false"])
     {'model': 'llama3:8b', 'base_url': 'http://127.0.0.1:8000/v1', 'concurrency': 4, 'logprobs': False}
     """
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise click.BadParameter(f"{item!r}: write KEY=VALUE, e.g. model=my-model", param_hint="--judge-param")
-        if key in out:
-            raise click.BadParameter(f"{key!r} is given twice", param_hint="--judge-param")
-        value: Any = raw
-        try:
-            parsed = json.loads(raw)
-        except (ValueError, RecursionError):  # not JSON, too many digits, nested too deep: the text as given
-            parsed = raw
-        if parsed is None or isinstance(parsed, (bool, int, float)):
-            value = parsed
-        out[key] = value
-    return out
+    from rageval.judges.spec import parse_judge_params as parse
+
+    try:
+        return parse(items)
+    except ValueError as err:
+        raise click.BadParameter(
+            str(err).removeprefix("--judge-param").lstrip(": "), param_hint="--judge-param"
+        ) from None
 
 
 def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params=None) -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "model_and_url",
     "option_problems",
     "options_model",
+    "parse_judge_params",
     "parse_judge_spec",
     "spec_slug",
 ]
@@ -301,3 +302,31 @@ def option_problems(params: Mapping[str, Any], own: Sequence[str] = ()) -> dict[
 def judge_param_problem(key: str, value: Any, own: Sequence[str] = ()) -> str | None:
     """What is wrong with the option ``key: value`` (``own``: the judge's own parameters), else None."""
     return option_problems({key: value}, own).get(key)
+
+
+def parse_judge_params(items: Sequence[str], *, flag: str = "--judge-param") -> dict[str, Any]:
+    """``KEY=VALUE`` options (``--judge-param``) as a dict; a JSON number, ``true``/``false`` or ``null`` is read
+    as such, anything else is the text as given.  A malformed or repeated item raises :class:`ValueError`.
+
+    >>> parse_judge_params(["model=llama3:8b", "base_url=http://127.0.0.1:8000/v1", "concurrency=4", "logprobs=false"])
+    {'model': 'llama3:8b', 'base_url': 'http://127.0.0.1:8000/v1', 'concurrency': 4, 'logprobs': False}
+    """
+    import json
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"{flag} {item!r}: write KEY=VALUE, e.g. model=my-model")
+        if key in out:
+            raise ValueError(f"{flag}: {key!r} is given twice")
+        value: Any = raw
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, RecursionError):  # not JSON, too many digits, nested too deep: the text as given
+            parsed = raw
+        if parsed is None or isinstance(parsed, (bool, int, float)):
+            value = parsed
+        out[key] = value
+    return out

@@ -226,7 +226,14 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     a = suite.audit
     try:
         result = run_audit(
-            out_dir, a.judge, n=a.n, settings=a.settings, modes=tuple(a.modes), seed=a.seed, threshold=a.threshold
+            out_dir,
+            a.judge,
+            n=a.n,
+            settings=a.settings,
+            modes=tuple(a.modes),
+            seed=a.seed,
+            threshold=a.threshold,
+            judge_options=a.params,
         )
     except ModelUnavailable as err:
         msg = f"audit: second judge {a.judge!r} is unavailable ({' '.join(str(err).split())})"

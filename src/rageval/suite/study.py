@@ -8,6 +8,7 @@ and the load-time check of the whole study (contrast plan, audit settings, front
       n: 100                                   # questions, a seeded subsample of the audit's cohort
       settings: [identity, extractive@0.25]    # default: every setting
       modes: [fixed, rerecover]                # fixed mappings and re-recovery (default: both)
+      params: {max_length: 4096}               # the second judge's options, as judge.params (default: none)
     frontier:
       axes:                                    # [x, y] pairs; default: the two below
         - [achieved_ratio, grounded_precision]
@@ -24,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rageval.diagnostics import CATALOG
+from rageval.judges.spec import option_problems, parse_judge_spec
 from rageval.registry import did_you_mean
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
 from rageval.report.contrasts import expand_plan
@@ -54,6 +56,10 @@ class AuditSpec(_Strict):
     )
     seed: int | None = Field(None, description="subsample seed (default: the suite's seed)")
     threshold: float | None = Field(None, ge=0.0, le=1.0, description="the second judge's threshold")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="the second judge's options, as judge.params (max_length: 4096 for the paper's TRUE audit)",
+    )
 
     @field_validator("modes")
     @classmethod
@@ -98,6 +104,9 @@ def study_problems(suite: Any) -> list[str]:
         problems.append(f"  {err}")
     audit = getattr(suite, "audit", None)
     if audit is not None:
+        own = parse_judge_spec(audit.judge).params
+        for key, msg in option_problems(audit.params, own).items():
+            problems.append(f"  audit.params.{key}: {msg}")
         for i, s in enumerate(audit.settings or []):
             if s not in names:
                 hint = did_you_mean(s, names) or f" Known: {', '.join(names)}."

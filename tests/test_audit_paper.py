@@ -1,0 +1,145 @@
+"""The audit as the paper ran it: the second judge's options (max_length and the rest) from the CLI and the
+suite's ``audit:`` block, and Holm over the planned emitted - grounded gaps within a run and across runs."""
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from rageval.audit.core import AuditError, audit_dir, run_audit
+from rageval.audit.tables import holm_planned_gaps, planned_gap_count
+from rageval.cli import main
+from rageval.judges import JUDGES, CallableJudge
+from test_audit import make_run, rule
+
+SEEN: list[dict] = []
+
+
+@pytest.fixture(autouse=True)
+def capped_judge():
+    def build(arg, o):
+        SEEN.append({"max_length": o.max_length, "batch_size": o.batch_size})
+        return CallableJudge(rule, judge_id=f"audit-cap-v1|max_length={o.max_length}")
+
+    JUDGES.register("audit-cap", build)
+    SEEN.clear()
+    yield
+    JUDGES.unregister("audit-cap")
+
+
+def _with_audit_block(run, block):
+    m = json.loads((run / "manifest.json").read_text())
+    m["suite"]["config"]["audit"] = block
+    (run / "manifest.json").write_text(json.dumps(m))
+
+
+def test_max_length_4096_reaches_the_second_judge_from_python_yaml_and_cli(tmp_path):
+    run = make_run(tmp_path)
+    res = run_audit(run, "audit-cap", n_resamples=100, judge_options={"max_length": 4096})
+    assert SEEN[-1]["max_length"] == 4096
+    assert res["second_judge"]["params"] == {"max_length": 4096}
+    assert res["second_judge"]["id"].endswith("max_length=4096")
+    assert "max_length 4096" in (audit_dir(run, "audit-cap") / "audit.md").read_text()
+    # without it the judge's default (512 for a model judge) is what the factory gets
+    run_audit(run, "audit-cap", n_resamples=100)
+    assert SEEN[-1]["max_length"] == 512
+    # the suite's audit: block (read from the run's manifest), and the CLI overriding it
+    _with_audit_block(run, {"judge": "audit-cap", "params": {"max_length": 4096, "batch_size": 2}})
+    out = CliRunner().invoke(main, ["audit", str(run), "--resamples", "100"])
+    assert out.exit_code == 0, out.output
+    assert SEEN[-1] == {"max_length": 4096, "batch_size": 2}
+    out = CliRunner().invoke(main, ["audit", str(run), "--resamples", "100", "--max-length", "1024"])
+    assert out.exit_code == 0, out.output
+    assert SEEN[-1]["max_length"] == 1024
+    out = CliRunner().invoke(main, ["audit", str(run), "--resamples", "100", "--judge-param", "batch_size=3"])
+    assert out.exit_code == 0 and SEEN[-1] == {"max_length": 4096, "batch_size": 3}
+
+
+def test_bad_judge_options_fail_with_one_line(tmp_path):
+    run = make_run(tmp_path)
+    with pytest.raises(AuditError, match=r"max_length: must be a positive integer"):
+        run_audit(run, "audit-cap", judge_options={"max_length": 0})
+    with pytest.raises(AuditError, match=r"max_lenght: unknown judge option. Did you mean 'max_length'"):
+        run_audit(run, "audit-cap", judge_options={"max_lenght": 4096})
+    out = CliRunner().invoke(main, ["audit", str(run), "--judge", "audit-cap", "--judge-param", "oops"])
+    assert out.exit_code != 0 and "KEY=VALUE" in out.output and "Traceback" not in out.output
+
+
+def test_the_suite_checks_the_audit_block_params(tmp_path):
+    from rageval.suite.load import SuiteError, load_suite
+
+    base = (
+        "name: t\ndataset: {name: hotpotqa, limit: 2}\nsettings: [{compressor: identity}]\n"
+        "audit: {judge: minilm, params: {max_length: 4096}}\n"
+    )
+    (tmp_path / "ok.yaml").write_text(base)
+    assert load_suite(tmp_path / "ok.yaml").audit.params == {"max_length": 4096}
+    (tmp_path / "bad.yaml").write_text(base.replace("max_length: 4096", "max_length: -1"))
+    with pytest.raises(SuiteError, match=r"audit.params.max_length: must be a positive integer"):
+        load_suite(tmp_path / "bad.yaml")
+
+
+def _gap(setting, evaluator, p, way="as_unsupported"):
+    return {
+        "setting": setting,
+        "evaluator": evaluator,
+        "abstentions": way,
+        "gap": "precision",
+        "p_value": p,
+        "note": None,
+    }
+
+
+def test_holm_over_the_planned_gaps_within_a_run_and_across_runs_by_hand():
+    a = [
+        _gap("x", "second (fixed mappings)", 0.01),
+        _gap("x", "second (re-recovery)", 0.04),
+        _gap("x", "first", 0.001),
+        _gap("all audited settings", "second (fixed mappings)", 0.002),
+    ]
+    b = [_gap("y", "second (fixed mappings)", 0.03)]
+    # within run a: Holm over its 2 planned gaps: 0.01 * 2 = 0.02, max(0.02, 0.04 * 1) = 0.04
+    one = [dict(r) for r in a]
+    holm_planned_gaps([one], [["x"]], ["a"])
+    assert [r["p_holm"] for r in one[:2]] == pytest.approx([0.02, 0.04])
+    assert one[2]["p_holm"] is None and "run's own gap" in one[2]["note"]  # the first judge's: raw p only
+    assert one[3]["p_holm"] is None and "pooled summary" in one[3]["note"]
+    # across runs a and b: 3 rows; 0.01 * 3 = 0.03, 0.03 * 2 = 0.06, max(0.06, 0.04 * 1) = 0.06
+    two_a, two_b = [dict(r) for r in a], [dict(r) for r in b]
+    holm_planned_gaps([two_a, two_b], [["x"], ["y"]], ["a", "b"])
+    assert [two_a[0]["p_holm"], two_b[0]["p_holm"], two_a[1]["p_holm"]] == pytest.approx([0.03, 0.06, 0.06])
+    assert two_a[0]["holm_family_size"] == 3
+    # the paper's audit: 4 settings x 2 modes x (precision, recall)
+    assert (
+        planned_gap_count(
+            ["identity", "extractive@0.25", "abstractive@0.25", "token_prune@0.25"], ["fixed", "rerecover"]
+        )
+        == 16
+    )
+
+
+def test_audits_of_two_runs_are_adjusted_together_from_the_cli(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ra, rb = make_run(tmp_path / "a"), make_run(tmp_path / "b")
+    alone = run_audit(ra, "audit-cap", n_resamples=100)
+    planned = [r for r in alone["gaps"] if r["planned"] and r["abstentions"] == "as_unsupported"]
+    assert len(planned) == planned_gap_count(["tp@0.5"], ["fixed", "rerecover"]) == 4
+    assert {r["holm_family_size"] for r in planned} == {4} and alone["gaps_holm"]["scope"] == "run"
+    out = CliRunner().invoke(main, ["audit", str(ra), str(rb), "--judge", "audit-cap", "--resamples", "100"])
+    assert out.exit_code == 0, out.output
+    assert "planned gaps: Holm over 8 of 2 runs together" in out.output
+    for run in (ra, rb):
+        res = json.loads((audit_dir(run, "audit-cap") / "audit.json").read_text())
+        assert res["gaps_holm"] == {
+            "family_size": {"as_unsupported": 8, "left_out": 8},
+            "runs": [str(ra), str(rb)],
+            "scope": "runs",
+        }
+        rows = [r for r in res["gaps"] if r["planned"] and r["abstentions"] == "as_unsupported"]
+        # Holm never lowers a p, and every planned row of the union is in the family of 8
+        assert all(r["p_holm"] >= r["p_value"] and r["holm_family_size"] == 8 for r in rows)
+        assert np.isfinite([r["p_value"] for r in rows]).all()
+        md = (audit_dir(run, "audit-cap") / "audit.md").read_text()
+        assert "Holm over the 8 planned gaps of the 2 audits" in md and "p (Holm)" in md
