@@ -72,5 +72,5 @@ class AnswerInContext(_am.RagevalMetric):
             ),
         ]
 
-    def _compute(self, contexts: list[Any], references: list[Any]) -> dict[str, Any]:
+    def _compute(self, contexts: list[Any], references: list[Any], *, span: str = "unit") -> dict[str, Any]:
         return self._score(locals())

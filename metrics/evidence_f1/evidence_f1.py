@@ -53,5 +53,6 @@ class EvidenceF1(_am.AttributionMetric):
         *,
         max_citations: int | None = 3,
         alce_compat: bool = False,
+        unmatched_gold: str = "count",
     ) -> dict[str, Any]:
         return self._score(locals())

@@ -5,7 +5,8 @@ Layouts: the original JSON (``{paper_id: {title, abstract, full_text
 is a document of its own (id ``abstract``, title ``Abstract``, first), then the
 paper's non-empty paragraphs (``d0, d1, …``, title = section name); gold evidence
 strings are mapped to paragraph ids per annotator (``FLOAT SELECTED`` captions and
-unmatched strings are counted in ``meta``); per annotator, the official scorer's
+other strings that match no paragraph are kept as ``unmatched:<hash>`` ids, as the official scorer keeps
+them, left out of ``gold_doc_ids`` and counted in ``meta``); per annotator, the official scorer's
 reference string (``answers``) and the short answers of its str-EM
 (``annotator_answers``).
 
@@ -23,7 +24,23 @@ from collections.abc import Mapping
 from rageval.data.fields import LocatedRecord, dedupe, make_doc, marker_meta
 from rageval.data.schema import Document, Example
 
-__all__ = ["build"]
+__all__ = ["build", "unmatched_id", "UNMATCHED_PREFIX"]
+
+#: the id of a gold evidence string that matches no paragraph (a ``FLOAT SELECTED`` caption, a truncated
+#: paragraph): kept in the annotator's evidence, as QASPER's official scorer keeps it, where no cited unit
+#: can ever name it (docs/datasets.md; ``evidence_f1(unmatched_gold="drop")`` leaves such ids out)
+UNMATCHED_PREFIX = "unmatched:"
+
+
+def unmatched_id(text: str) -> str:
+    """``unmatched:<10 hex digits>``: a stable id for a gold evidence string that matches no paragraph.
+
+    >>> unmatched_id("FLOAT SELECTED: Table 1") == unmatched_id("FLOAT SELECTED: Table 1 ")
+    True
+    """
+    import hashlib
+
+    return UNMATCHED_PREFIX + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
 
 
 def _sections_and_qas(r: LocatedRecord) -> tuple[list[tuple[str | None, list[str]]], list[Mapping]]:
@@ -103,7 +120,7 @@ def build(r: LocatedRecord, dataset: str) -> list[Example]:
         where = f"qas[{i}]"
         question = r.get(qa, "question", "the question string", f"{where}.question")
         qid = str(r.get(qa, "question_id", "the question id", f"{where}.question_id", types=(str, int)))
-        refs, types, shorts, evidence, unmatched, floats = [], [], [], [], 0, 0
+        refs, types, shorts, evidence, matched, unmatched, floats = [], [], [], [], [], 0, 0
         for j, ans in enumerate(r.get(qa, "answers", "a list of {answer: {...}}", f"{where}.answers", types=(list,))):
             a = r.get(ans, "answer", "an answer object", f"{where}.answers[{j}].answer", types=(Mapping,))
             ref, typ, short = _reference(r, a, f"{where}.answers[{j}].answer")
@@ -111,7 +128,7 @@ def build(r: LocatedRecord, dataset: str) -> list[Example]:
             types.append(typ)
             shorts.append(short)
             ev = r.str_list(a.get("evidence") or [], f"{where}.answers[{j}].answer.evidence")
-            ids = []
+            ids, gold_ids = [], []
             for e in ev:
                 pid = by_text.get(e.strip())
                 if pid is None:
@@ -119,16 +136,19 @@ def build(r: LocatedRecord, dataset: str) -> list[Example]:
                         floats += 1
                     else:
                         unmatched += 1
+                    ids.append(unmatched_id(e))  # kept, as the official scorer keeps it: it lowers recall
                     continue
                 ids.append(pid)
+                gold_ids.append(pid)
             evidence.append(dedupe(ids))
+            matched.append(dedupe(gold_ids))
         out.append(
             Example(
                 id=qid,
                 question=question,
                 answers=dedupe(refs),
                 evidence=tuple(evidence),
-                gold_doc_ids=dedupe(p for e in evidence for p in e),
+                gold_doc_ids=dedupe(p for e in matched for p in e),
                 documents=tuple(docs),
                 cluster_id=paper_id,
                 answer_type=types[0] if types else None,

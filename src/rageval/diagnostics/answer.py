@@ -37,6 +37,7 @@ __all__ = [
     "squad_token_f1",
     "contains_tokens",
     "UNANSWERABLE",
+    "ANSWER_SPANS",
     "STR_EM_CONVENTIONS",
     "ANSWER_F1_CONVENTIONS",
 ]
@@ -117,11 +118,19 @@ def _undefined_reason(dropped: set[str]) -> str:
     return "no_alias"
 
 
-def answer_in_context(contexts: Sequence[Any], references: Sequence[Any]) -> dict[str, Any]:
+#: ``answer_in_context(span=...)``: inside one unit (the default), or anywhere in the packed context
+ANSWER_SPANS = ("unit", "context")
+
+
+def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, span: str = "unit") -> dict[str, Any]:
     """1 if some normalized gold alias is a contiguous token subsequence of one unit of the context.
 
     ``contexts[q]`` is the packed context as the reader receives it, either one
-    string or a list of unit strings (a match must lie inside one unit).
+    string or a list of unit strings.  ``span="unit"`` (the default): a match must lie
+    inside one unit.  ``span="context"`` (the attribution–compression paper's
+    definition): the units are joined in order, separated by a space, and a match may
+    cross a unit boundary (``["Paris is the capital", "of France."]`` holds
+    ``"capital of France"``).
     ``references[q]`` is a list of gold aliases, or for ASQA a list of qa_pairs'
     short-answer lists (the value is then the mean over qa_pairs).  Aliases that are
     yes/no, QASPER's ``Unanswerable`` marker or that normalize to nothing are not
@@ -135,14 +144,20 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any]) -> dic
     1.0
     >>> answer_in_context(["Paris is big."], [["Unanswerable"]])["undefined_reasons"]
     {'yes_no': 0, 'unanswerable': 1, 'no_alias': 0}
+    >>> [answer_in_context([["the capital", "of France"]], [["capital of France"]], span=s)["answer_in_context"]
+    ...  for s in ANSWER_SPANS]
+    [0.0, 1.0]
     """
+    _check_convention(span, ANSWER_SPANS, "answer_in_context (span)")
     contexts = check_list(contexts, "contexts")
     references = check_list(references, "references")
     check_same_length(contexts=contexts, references=references)
     per_question: list[dict[str, Any]] = []
     reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
-        units_norm = [normalize_answer(u) for u in _as_units(ctx, q)]
+        units = _as_units(ctx, q)
+        units_norm = [normalize_answer(" ".join(units) if span == "context" else u) for u in units]
+        units_norm = units_norm[:1] if span == "context" else units_norm
         pair_values, dropped = [], set()
         for aliases in _alias_groups(ref, q):
             golds, gone = _searchable(aliases)
@@ -321,8 +336,16 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, conventi
 
 
 def score_answer_in_context(inputs, options) -> dict[str, Any]:
-    """answer_in_context over the units as the reader's template showed them."""
-    return answer_in_context([list(x.shown) for x in inputs], [x.gold.aliases for x in inputs])
+    """answer_in_context over the units as the reader's template showed them (a match inside one unit), and
+    ``answer_in_context_packed``: also a match in the units' texts joined in order (across unit boundaries)."""
+    refs = [x.gold.aliases for x in inputs]
+    out = answer_in_context([list(x.shown) for x in inputs], refs)
+    packed = answer_in_context([[*x.shown, " ".join(u.text for u in x.units)] for x in inputs], refs)
+    for pq, pk in zip(out["per_question"], packed["per_question"]):
+        pq["answer_in_context_packed"] = pk["answer_in_context"]
+    return summarize(out["per_question"], "answer_in_context", extra=("answer_in_context_packed",)) | {
+        "undefined_reasons": out["undefined_reasons"]
+    }
 
 
 def _split_score(inputs, is_qasper, score, primary: str, extra: tuple[str, ...]) -> dict[str, Any]:

@@ -131,11 +131,20 @@ _ATTR = "rageval.diagnostics.attribution"
 _SPECS = [
     DiagnosticSpec(
         name="answer_in_context",
-        version="1.1.0",
+        version="1.2.0",
         summary="Gold answer survives as a contiguous token span inside one unit of the packed context.",
         family="answer",
         function="rageval.diagnostics.answer:answer_in_context",
-        outputs=(_o("answer_in_context"),),
+        outputs=(
+            _o("answer_in_context"),
+            Output(
+                "answer_in_context_packed",
+                "higher",
+                "answer_in_context with matches across unit boundaries (the units' texts joined in order): the "
+                "attribution-compression paper's definition",
+                view=True,
+            ),
+        ),
         needs=("answers", "qa_pairs"),
         scorer="rageval.diagnostics.answer:score_answer_in_context",
     ),
@@ -262,7 +271,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="evidence_f1",
-        version="2.0.0",
+        version="2.1.0",
         summary="QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
         family="attribution",
         function="rageval.diagnostics.evidence:evidence_f1",

@@ -44,7 +44,11 @@ from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 from rageval.diagnostics.attribution.options import AttributionOptions
 
-__all__ = ["evidence_f1", "paragraph_f1"]
+__all__ = ["evidence_f1", "paragraph_f1", "UNMATCHED_GOLD"]
+
+#: ``evidence_f1(unmatched_gold=...)``: gold strings that matched no paragraph counted (QASPER's scorer) or dropped
+UNMATCHED_GOLD = ("count", "drop")
+_UNMATCHED = "unmatched:"  # rageval.data.qasper.UNMATCHED_PREFIX (diagnostics do not import the loaders)
 
 
 def paragraph_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
@@ -82,8 +86,23 @@ def evidence_f1(
     paragraph_of: Any = None,
     max_citations: int | None = 3,
     alce_compat: bool = False,
+    unmatched_gold: str = "count",
 ) -> dict[str, Any]:
-    """QASPER evidence-F1 of the cited units' declared paragraphs (see module doc)."""
+    """QASPER evidence-F1 of the cited units' declared paragraphs (see module doc).
+
+    ``unmatched_gold``: a gold id ``unmatched:...`` (a gold evidence string that matched no paragraph of the
+    loaded paper) is ``"count"``-ed, as QASPER's official scorer keeps every gold string (default; it lowers
+    recall, since no unit can cite it), or ``"drop"``-ped from the annotator's gold (rageval before 2.1.0).
+
+    >>> kw = dict(units=[[{"text": "x", "source_ids": ["p1.s0"]}]], sources=[[{"id": "p1.s0", "text": "x"}]])
+    >>> [evidence_f1(["x [1]."], references=[[["p1", "unmatched:ab"]]], unmatched_gold=u, **kw)["evidence_f1"]
+    ...  for u in ("count", "drop")]
+    [0.6666666666666666, 1.0]
+    """
+    if unmatched_gold not in UNMATCHED_GOLD:
+        raise ValueError(
+            f"evidence_f1: unmatched_gold must be one of {', '.join(UNMATCHED_GOLD)}, got {unmatched_gold!r}"
+        )
     opts = AttributionOptions.build(max_citations=max_citations, alce_compat=alce_compat)
     questions = prepare_inputs(predictions, units, sources)
     references = check_list(references, "references")
@@ -96,6 +115,8 @@ def evidence_f1(
         if isinstance(ref, (str, bytes)) or not isinstance(ref, Sequence):
             raise TypeError(f"references[{q.index}] must be a list of annotators' evidence lists (list[list[str]])")
         annotators = [check_str_list(a, f"references[{q.index}]", j) for j, a in enumerate(ref)]
+        if unmatched_gold == "drop":
+            annotators = [[g for g in a if not g.startswith(_UNMATCHED)] for a in annotators]
         if not q.declares_any() or not annotators:
             per_q.append({"evidence_f1": None, "predicted_paragraphs": None})
             continue

@@ -15,6 +15,11 @@ axes.  A relation is *supported by the paired test* when each of those tests has
 Holm p < alpha with the effect in the dominating direction; otherwise it holds
 *by the means only*.
 
+Each point is a setting's mean over the common cohort's questions defined on both axes, with the undefined
+ones counted (``defined``); a setting with fewer than ``min_defined`` (default 0.5) of the cohort defined on
+both axes is **sparse**: marked, and by default (``sparse: exclude``) kept out of the dominance relations, so
+it is never on the frontier on few questions alone (``sparse: include`` ranks it as any other).
+
 Every setting's mean on every plotted metric and on the achieved ratio also gets a
 95% percentile bootstrap interval (the same engine, clusters resampled where
 clustered).  A metric whose mean is the same in every setting (e.g. retrieval
@@ -35,7 +40,7 @@ from rageval.stats import metric_value, paired_tests
 from rageval.stats.holm import holm
 from rageval.stats.resolution import replicates_for
 
-__all__ = ["dominates", "pareto", "frontier_analysis", "axes_of", "CONSTANT_TOL"]
+__all__ = ["dominates", "pareto", "frontier_analysis", "axes_of", "sparse_rule", "CONSTANT_TOL", "MIN_DEFINED"]
 
 #: means closer than this are one value (a metric constant across settings; a tie on an axis)
 CONSTANT_TOL = 1e-12
@@ -77,11 +82,31 @@ def pareto(points: Mapping[str, Sequence[float]], directions: Sequence[str]) -> 
     return [s for s in names if s not in dominated], rel
 
 
+#: a setting with fewer than this share of the cohort's questions defined on both axes is marked sparse
+MIN_DEFINED = 0.5
+
+
 def axes_of(suite: Mapping[str, Any]) -> tuple[list[tuple[str, str]], float]:
     """The axes pairs and alpha a run's suite declares (``config.frontier``), else the defaults."""
     cfg = ((suite.get("config") or {}).get("frontier")) or {}
     axes = [tuple(a) for a in cfg.get("axes") or DEFAULT_AXES]
     return axes, float(cfg.get("alpha", 0.05))
+
+
+def sparse_rule(suite: Mapping[str, Any]) -> tuple[float, str]:
+    """``(min_defined, sparse)`` of the suite's ``frontier:`` (defaults 0.5 and ``exclude``)."""
+    cfg = ((suite.get("config") or {}).get("frontier")) or {}
+    return float(cfg.get("min_defined", MIN_DEFINED)), str(cfg.get("sparse", "exclude"))
+
+
+def _defined(vals, settings, x: str, y: str) -> dict[str, dict[str, Any]]:
+    """Per setting: the cohort questions defined on both axes, the undefined ones and the defined share."""
+    out = {}
+    for s in settings:
+        both = np.isfinite(vals[(s, x)]) & np.isfinite(vals[(s, y)])
+        n, total = int(both.sum()), int(both.size)
+        out[s] = {"n": n, "n_undefined": total - n, "share": (n / total) if total else None}
+    return out
 
 
 def _context_values(t: Any, key: str) -> dict[str, np.ndarray]:
@@ -140,7 +165,7 @@ def _constant(intervals, settings, keys) -> list[str]:
     return out
 
 
-def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha) -> dict[str, Any]:
+def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha, rule=(MIN_DEFINED, "exclude")):
     dirs = (axis_direction(x), axis_direction(y))
     points = {
         s: (intervals[s][x]["mean"], intervals[s][y]["mean"])
@@ -148,7 +173,13 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha) -> 
         if intervals[s][x]["mean"] is not None and intervals[s][y]["mean"] is not None
     }
     undefined = [s for s in settings if s not in points]
-    front, rel = pareto(points, dirs)
+    defined = _defined(vals, settings, x, y)
+    min_defined, sparse_mode = rule
+    sparse = [s for s in points if (defined[s]["share"] or 0.0) < min_defined]
+    # a sparse setting's means rest on few questions: by default it is marked and kept out of the dominance
+    # relations, so it can neither form the frontier alone nor push settings measured on the cohort off it
+    ranked = {s: p for s, p in points.items() if sparse_mode == "include" or s not in sparse}
+    front, rel = pareto(ranked, dirs)
     tests, cols = _relation_tests(rel, (x, y), vals, intervals)
     p_raw = np.array([])
     res = None
@@ -173,8 +204,12 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha) -> 
         "alpha": alpha,
         "points": {s: list(p) for s, p in points.items()},
         "frontier": front,
-        "dominated": [s for s in points if s not in front],
+        "dominated": [s for s in ranked if s not in front],
         "undefined": undefined,
+        "defined": defined,
+        "min_defined": min_defined,
+        "sparse": sparse,
+        "sparse_mode": sparse_mode,
         "relations": relations,
         "n_tests": len(cols),
         "n_supported": sum(r["support"] == "paired test" for r in relations),
@@ -246,5 +281,5 @@ def frontier_analysis(
                 }
             )
             continue
-        pairs.append(_pair(x, y, vals, intervals, t.settings, clusters, seed, resamples, alpha))
+        pairs.append(_pair(x, y, vals, intervals, t.settings, clusters, seed, resamples, alpha, sparse_rule(run.suite)))
     return {"intervals": intervals, "constant": constant, "pairs": pairs, "alpha": alpha}

@@ -159,6 +159,12 @@ def _pareto(an: dict[str, Any], pareto_figs: Mapping[str, Mapping[str, Any]]) ->
                 "note": None,
                 "frontier": p["frontier"],
                 "undefined": p.get("undefined") or [],
+                "sparse": [
+                    f"{s} ({p['defined'][s]['n']} of {p['defined'][s]['n'] + p['defined'][s]['n_undefined']} defined)"
+                    for s in p.get("sparse") or []
+                ],
+                "min_defined": p.get("min_defined"),
+                "sparse_mode": p.get("sparse_mode"),
                 "n_relations": len(p["relations"]),
                 "n_supported": p["n_supported"],
                 "png": fig["png_bytes"] if fig else None,

@@ -142,6 +142,9 @@ def _plan_lines(suite) -> list[str]:
             else []
         )
         lines.append(f"  {fam}: {' + '.join(parts)}")
+    named = sum(r.metric_a != placeholder for r in plan.rows)
+    if len(plan.families) > 1 and named == len(plan.rows):
+        lines.append(f"  total: {named} rows in {len(plan.families)} families")
     return lines
 
 

@@ -14,6 +14,8 @@ and the load-time check of the whole study (contrast plan, audit settings, front
         - [achieved_ratio, grounded_precision]
         - [achieved_ratio, answer_in_context]
       alpha: 0.05                              # level of the Holm-adjusted dominance tests
+      min_defined: 0.5                         # a setting with less of the cohort defined on both axes is sparse
+      sparse: exclude                          # a sparse setting is marked, never on the frontier (include: ranked)
 
 Neither section changes a record, so neither enters the suite hash.
 """
@@ -74,6 +76,12 @@ class AuditSpec(_Strict):
 class FrontierSpec(_Strict):
     axes: list[tuple[str, str]] = Field(default_factory=_default_axes)
     alpha: float = Field(0.05, gt=0.0, lt=1.0, description="level of the Holm-adjusted dominance tests")
+    min_defined: float = Field(
+        0.5, ge=0.0, le=1.0, description="a setting with a smaller share of the cohort defined on both axes is sparse"
+    )
+    sparse: Literal["exclude", "include"] = Field(
+        "exclude", description="exclude: a sparse setting is marked and never on the frontier; include: ranked"
+    )
 
     @field_validator("axes")
     @classmethod
