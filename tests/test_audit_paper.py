@@ -143,3 +143,16 @@ def test_audits_of_two_runs_are_adjusted_together_from_the_cli(tmp_path):
         assert np.isfinite([r["p_value"] for r in rows]).all()
         md = (audit_dir(run, "audit-cap") / "audit.md").read_text()
         assert "Holm over the 8 planned gaps of the 2 audits" in md and "p (Holm)" in md
+
+
+def test_the_report_shows_the_audit_once_one_exists(tmp_path):
+    from rageval.report.audit_section import audit_blocks, load_audits
+
+    run = make_run(tmp_path)
+    assert load_audits(run) == []
+    run_audit(run, "audit-cap", n_resamples=100, judge_options={"max_length": 4096})
+    (block,) = audit_blocks(load_audits(run))
+    assert "audit-cap" in block["head"] and "max_length 4096" in block["head"] and "Holm over 4" in block["head"]
+    gaps = {(r[0], r[1], r[2]): r for r in block["gaps"]["rows"]}
+    assert gaps[("tp@0.5", "first", "precision")][-1] == "not planned"
+    assert gaps[("tp@0.5", "second (fixed mappings)", "precision")][-1] != "not planned"

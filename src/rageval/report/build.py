@@ -12,6 +12,7 @@ from rageval.io import json_text, write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.analysis import analyze, holm_family_counts
+from rageval.report.audit_section import load_audits
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
@@ -171,5 +172,6 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
     report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics")}
     written["report_json"] = _write(out / "report.json", json_text(report, indent=1, default=str) + "\n")
     an["run_counters"] = _run_counters(run.path)
+    an["audits"] = load_audits(run.path)  # the audits written into the run directory (the HTML only)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
     return written

@@ -18,6 +18,7 @@ from typing import Any
 from rageval.io import json_text
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
+from rageval.report.audit_section import audit_blocks
 from rageval.report.plots import pareto_name
 
 __all__ = ["render_html", "RUN_COUNTERS_BEGIN", "RUN_COUNTERS_END"]
@@ -276,6 +277,7 @@ def render_html(
         ("validity", "validity"),
         ("sweep", "re-attribution sweep"),
         ("examples", "examples"),
+        *([("audit", "second-evaluator audit")] if an.get("audits") else []),
         ("judges", "judge counters"),
         ("manifest", "manifest"),
     ]
@@ -315,6 +317,7 @@ def render_html(
         "sweep": _sweep(an),
         "sweep_png": sweep_fig["png_bytes"] if sweep_fig else None,
         "examples": _examples(an),
+        "audits": audit_blocks(an.get("audits") or []),
         "run_counters_begin": RUN_COUNTERS_BEGIN,
         "run_counters_end": RUN_COUNTERS_END,
         "counters_intro": counters_intro,

@@ -1,0 +1,101 @@
+"""The report's audit section: the tables of each second-evaluator audit written into the run directory
+(``RUN_DIR/audit-<judge>/audit.json``, by ``rageval audit``), shown in ``report.html`` when one exists
+(docs/statistics.md#second-evaluator-audit).  The report only reads them: an audit run after the report
+appears once the report is rebuilt (``rageval report RUN_DIR``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rageval.report.tables import fmt, fmt_p
+
+__all__ = ["load_audits", "audit_blocks"]
+
+U = "undefined"
+_SCORES = ("emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall")
+
+
+def load_audits(run_dir: Path) -> list[dict[str, Any]]:
+    """Every readable ``audit-*/audit.json`` of ``run_dir`` (folder order); an unreadable one is skipped."""
+    out = []
+    for p in sorted(Path(run_dir).glob("audit-*/audit.json")):
+        try:
+            res = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(res, dict) and isinstance(res.get("scores"), list):
+            out.append({**res, "folder": p.parent.name})
+    return out
+
+
+def _ci(r: dict[str, Any]) -> str:
+    return U if r.get("ci_low") is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+
+
+def _eff(x: Any) -> str:
+    return U if x is None else f"{x:+.3f}"
+
+
+def _tab(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
+    return {"columns": columns, "rows": rows, "links": None}
+
+
+def audit_blocks(audits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per audit: a heading line and its scores, planned gaps (with Holm p) and cross-judge tables (abstentions
+    counted as not supported, as the paper scored its non-binary generations)."""
+    blocks = []
+    for a in audits:
+        sj, fj = a.get("second_judge") or {}, a.get("first_judge") or {}
+        params = "".join(f", {k} {v}" for k, v in sorted((sj.get("params") or {}).items()))
+        holm = a.get("gaps_holm") or {}
+        size = (holm.get("family_size") or {}).get("as_unsupported")
+        runs = holm.get("runs") or []
+        over = f" over {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+        head = (
+            f"<code>{a['folder']}</code>: second judge <code>{sj.get('spec')}</code> (threshold {sj.get('threshold')}"
+            f"{params}) against <code>{fj.get('spec')}</code>; {len(a.get('questions') or [])} questions x "
+            f"{len(a.get('settings') or [])} settings ({', '.join(a.get('settings') or [])}), "
+            f"{' and '.join(a.get('modes') or [])}. Planned gaps: Holm over {size}{over}."
+        )
+        way = "as_unsupported"
+        scores = [
+            [r["setting"], r["evaluator"], *[fmt(r.get(m), 3, na=U) for m in _SCORES]]
+            for r in a["scores"]
+            if r.get("abstentions") == way
+        ]
+        gaps = [
+            [
+                r["setting"],
+                r["evaluator"],
+                r["gap"],
+                _eff(r.get("effect")),
+                _ci(r),
+                fmt_p(r.get("p_value"), na=U),
+                fmt_p(r.get("p_holm"), na=U) if r.get("planned") else "not planned",
+            ]
+            for r in a.get("gaps") or []
+            if r.get("abstentions") == way
+        ]
+        cross = [
+            [
+                r["setting"],
+                r["mode"],
+                r["metric"],
+                _eff(r.get("effect")),
+                _ci(r),
+                fmt_p(r.get("p_holm"), na=U),
+            ]
+            for r in a.get("cross_judge") or []
+            if r.get("abstentions") == way
+        ]
+        blocks.append(
+            {
+                "head": head,
+                "scores": _tab(["setting", "evaluator", "emitted P", "emitted R", "grounded P", "grounded R"], scores),
+                "gaps": _tab(["setting", "evaluator", "gap", "emitted − grounded", "95% CI", "p", "p (Holm)"], gaps),
+                "cross": _tab(["setting", "mode", "metric", "second − first", "95% CI", "p (Holm)"], cross),
+            }
+        )
+    return blocks
