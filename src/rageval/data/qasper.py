@@ -18,6 +18,7 @@ reference string (``answers``) and the short answers of its str-EM
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Mapping
 
@@ -38,8 +39,6 @@ def unmatched_id(text: str) -> str:
     >>> unmatched_id("FLOAT SELECTED: Table 1") == unmatched_id("FLOAT SELECTED: Table 1 ")
     True
     """
-    import hashlib
-
     return UNMATCHED_PREFIX + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:10]
 
 

@@ -77,6 +77,23 @@ def _default_paragraph(raw_source: Mapping | None, sid: str) -> str:
     return head if sep and tail.isdigit() else sid
 
 
+def _cited_paragraphs(q, ans, paragraph_of, sources) -> list[str]:
+    """The paragraphs of the declared source ids of every validly cited unit of one question, in order."""
+    mapping = paragraph_of if isinstance(paragraph_of, Mapping) or paragraph_of is None else paragraph_of[q.index]
+    raw_sources = {s.get("id"): s for s in sources[q.index]} if mapping is None else {}
+    paras: list[str] = []
+    for s in ans.sentences:
+        for c in s.citations:
+            for sid in q.units[c - 1].source_ids or ():
+                if mapping is not None:
+                    if sid not in mapping:
+                        raise ValueError(f"paragraph_of has no paragraph for source id {sid!r} (question {q.index})")
+                    paras.append(mapping[sid])
+                else:
+                    paras.append(_default_paragraph(raw_sources.get(sid), sid))
+    return list(dict.fromkeys(paras))
+
+
 def evidence_f1(
     predictions,
     units,
@@ -120,22 +137,7 @@ def evidence_f1(
         if not q.declares_any() or not annotators:
             per_q.append({"evidence_f1": None, "predicted_paragraphs": None})
             continue
-        ans = opts.parse(q.prediction, len(q.units))
-        mapping = paragraph_of if isinstance(paragraph_of, Mapping) or paragraph_of is None else paragraph_of[q.index]
-        raw_sources = {s.get("id"): s for s in sources[q.index]} if mapping is None else {}
-        paras: list[str] = []
-        for s in ans.sentences:
-            for c in s.citations:
-                for sid in q.units[c - 1].source_ids or ():
-                    if mapping is not None:
-                        if sid not in mapping:
-                            raise ValueError(
-                                f"paragraph_of has no paragraph for source id {sid!r} (question {q.index})"
-                            )
-                        paras.append(mapping[sid])
-                    else:
-                        paras.append(_default_paragraph(raw_sources.get(sid), sid))
-        paras = list(dict.fromkeys(paras))
+        paras = _cited_paragraphs(q, opts.parse(q.prediction, len(q.units)), paragraph_of, sources)
         per_q.append({"evidence_f1": max(paragraph_f1(paras, a) for a in annotators), "predicted_paragraphs": paras})
     return summarize(per_q, "evidence_f1")
 

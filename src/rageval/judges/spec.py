@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -311,8 +312,6 @@ def parse_judge_params(items: Sequence[str], *, flag: str = "--judge-param") -> 
     >>> parse_judge_params(["model=llama3:8b", "base_url=http://127.0.0.1:8000/v1", "concurrency=4", "logprobs=false"])
     {'model': 'llama3:8b', 'base_url': 'http://127.0.0.1:8000/v1', 'concurrency': 4, 'logprobs': False}
     """
-    import json
-
     out: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")

@@ -42,57 +42,47 @@ def _tab(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "links": None}
 
 
+def _head(a: dict[str, Any]) -> str:
+    sj, fj = a.get("second_judge") or {}, a.get("first_judge") or {}
+    params = "".join(f", {k} {v}" for k, v in sorted((sj.get("params") or {}).items()))
+    holm = a.get("gaps_holm") or {}
+    size = (holm.get("family_size") or {}).get("as_unsupported")
+    runs = holm.get("runs") or []
+    over = f" over {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+    settings = a.get("settings") or []
+    return (
+        f"<code>{a['folder']}</code>: second judge <code>{sj.get('spec')}</code> (threshold {sj.get('threshold')}"
+        f"{params}) against <code>{fj.get('spec')}</code>; {len(a.get('questions') or [])} questions x "
+        f"{len(settings)} settings ({', '.join(settings)}), {' and '.join(a.get('modes') or [])}. "
+        f"Planned gaps: Holm over {size}{over}."
+    )
+
+
+def _gap_row(r: dict[str, Any]) -> list[str]:
+    holm = fmt_p(r.get("p_holm"), na=U) if r.get("planned") else "not planned"
+    return [r["setting"], r["evaluator"], r["gap"], _eff(r.get("effect")), _ci(r), fmt_p(r.get("p_value"), na=U), holm]
+
+
+def _cross_row(r: dict[str, Any]) -> list[str]:
+    return [r["setting"], r["mode"], r["metric"], _eff(r.get("effect")), _ci(r), fmt_p(r.get("p_holm"), na=U)]
+
+
 def audit_blocks(audits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per audit: a heading line and its scores, planned gaps (with Holm p) and cross-judge tables (abstentions
     counted as not supported, as the paper scored its non-binary generations)."""
+    way = "as_unsupported"
     blocks = []
     for a in audits:
-        sj, fj = a.get("second_judge") or {}, a.get("first_judge") or {}
-        params = "".join(f", {k} {v}" for k, v in sorted((sj.get("params") or {}).items()))
-        holm = a.get("gaps_holm") or {}
-        size = (holm.get("family_size") or {}).get("as_unsupported")
-        runs = holm.get("runs") or []
-        over = f" over {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
-        head = (
-            f"<code>{a['folder']}</code>: second judge <code>{sj.get('spec')}</code> (threshold {sj.get('threshold')}"
-            f"{params}) against <code>{fj.get('spec')}</code>; {len(a.get('questions') or [])} questions x "
-            f"{len(a.get('settings') or [])} settings ({', '.join(a.get('settings') or [])}), "
-            f"{' and '.join(a.get('modes') or [])}. Planned gaps: Holm over {size}{over}."
-        )
-        way = "as_unsupported"
         scores = [
             [r["setting"], r["evaluator"], *[fmt(r.get(m), 3, na=U) for m in _SCORES]]
             for r in a["scores"]
             if r.get("abstentions") == way
         ]
-        gaps = [
-            [
-                r["setting"],
-                r["evaluator"],
-                r["gap"],
-                _eff(r.get("effect")),
-                _ci(r),
-                fmt_p(r.get("p_value"), na=U),
-                fmt_p(r.get("p_holm"), na=U) if r.get("planned") else "not planned",
-            ]
-            for r in a.get("gaps") or []
-            if r.get("abstentions") == way
-        ]
-        cross = [
-            [
-                r["setting"],
-                r["mode"],
-                r["metric"],
-                _eff(r.get("effect")),
-                _ci(r),
-                fmt_p(r.get("p_holm"), na=U),
-            ]
-            for r in a.get("cross_judge") or []
-            if r.get("abstentions") == way
-        ]
+        gaps = [_gap_row(r) for r in a.get("gaps") or [] if r.get("abstentions") == way]
+        cross = [_cross_row(r) for r in a.get("cross_judge") or [] if r.get("abstentions") == way]
         blocks.append(
             {
-                "head": head,
+                "head": _head(a),
                 "scores": _tab(["setting", "evaluator", "emitted P", "emitted R", "grounded P", "grounded R"], scores),
                 "gaps": _tab(["setting", "evaluator", "gap", "emitted − grounded", "95% CI", "p", "p (Holm)"], gaps),
                 "cross": _tab(["setting", "mode", "metric", "second − first", "95% CI", "p (Holm)"], cross),

@@ -165,6 +165,16 @@ def _constant(intervals, settings, keys) -> list[str]:
     return out
 
 
+def _ranked(points, defined, min_defined: float, sparse_mode: str):
+    """``(sparse, ranked)``: the settings with less than ``min_defined`` of the cohort defined on both axes, and
+    the points the frontier ranks.  A sparse setting's means rest on few questions: by default (``exclude``) it
+    is marked and kept out of the dominance relations, so it can neither form the frontier alone nor push
+    settings measured on the cohort off it; ``include`` ranks it as any other."""
+    sparse = [s for s in points if (defined[s]["share"] or 0.0) < min_defined]
+    ranked = {s: p for s, p in points.items() if sparse_mode == "include" or s not in sparse}
+    return sparse, ranked
+
+
 def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha, rule=(MIN_DEFINED, "exclude")):
     dirs = (axis_direction(x), axis_direction(y))
     points = {
@@ -175,10 +185,7 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha, rul
     undefined = [s for s in settings if s not in points]
     defined = _defined(vals, settings, x, y)
     min_defined, sparse_mode = rule
-    sparse = [s for s in points if (defined[s]["share"] or 0.0) < min_defined]
-    # a sparse setting's means rest on few questions: by default it is marked and kept out of the dominance
-    # relations, so it can neither form the frontier alone nor push settings measured on the cohort off it
-    ranked = {s: p for s, p in points.items() if sparse_mode == "include" or s not in sparse}
+    sparse, ranked = _ranked(points, defined, min_defined, sparse_mode)
     front, rel = pareto(ranked, dirs)
     tests, cols = _relation_tests(rel, (x, y), vals, intervals)
     p_raw = np.array([])
