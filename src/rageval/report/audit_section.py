@@ -48,7 +48,7 @@ def _head(a: dict[str, Any]) -> str:
     holm = a.get("gaps_holm") or {}
     size = (holm.get("family_size") or {}).get("as_unsupported")
     runs = holm.get("runs") or []
-    over = f" over {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+    over = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
     settings = a.get("settings") or []
     return (
         f"<code>{a['folder']}</code>: second judge <code>{sj.get('spec')}</code> (threshold {sj.get('threshold')}"
