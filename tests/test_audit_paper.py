@@ -156,3 +156,42 @@ def test_the_report_shows_the_audit_once_one_exists(tmp_path):
     gaps = {(r[0], r[1], r[2]): r for r in block["gaps"]["rows"]}
     assert gaps[("tp@0.5", "first", "precision")][-1] == "not planned"
     assert gaps[("tp@0.5", "second (fixed mappings)", "precision")][-1] != "not planned"
+
+
+def test_report_html_has_the_audit_section_when_an_audit_exists(tmp_path):
+    from test_report import make_run as make_report_run
+
+    from rageval.report import build_report
+
+    run = make_report_run(tmp_path)
+    html = build_report(run, n_resamples=200, plots=False)["report_html"].read_text()
+    assert 'id="audit"' not in html  # no audit yet: no section
+    folder = run / "audit-x"
+    folder.mkdir()
+    gap = {
+        "setting": "s",
+        "evaluator": "second (fixed mappings)",
+        "abstentions": "as_unsupported",
+        "gap": "precision",
+        "effect": 0.25,
+        "ci_low": 0.1,
+        "ci_high": 0.4,
+        "p_value": 0.004,
+        "p_holm": 0.032,
+        "planned": True,
+    }
+    audit = {
+        "second_judge": {"spec": "x", "threshold": 0.5, "params": {"max_length": 4096}},
+        "first_judge": {"spec": "lexical"},
+        "questions": ["q1"],
+        "settings": ["s"],
+        "modes": ["fixed mappings"],
+        "scores": [],
+        "gaps": [gap],
+        "cross_judge": [],
+        "gaps_holm": {"family_size": {"as_unsupported": 16}, "runs": ["a", "b"], "scope": "runs"},
+    }
+    (folder / "audit.json").write_text(json.dumps(audit))
+    html = build_report(run, n_resamples=200, plots=False)["report_html"].read_text()
+    assert 'id="audit"' in html and "Planned gaps: Holm over 16 of 2 runs (a, b)" in html
+    assert "max_length 4096" in html and "0.032" in html
