@@ -30,6 +30,7 @@ def test_answer_in_context_inside_one_unit_or_across_unit_boundaries():
     units, gold = [["Gustave Eiffel built the tower in", "1889 for the fair."]], [["tower in 1889"]]
     assert answer_in_context(units, gold)["answer_in_context"] == 0.0  # default span="unit": split by the boundary
     assert answer_in_context(units, gold, span="context")["answer_in_context"] == 1.0  # the paper's definition
+    assert answer_in_context(units, gold)["answer_in_context_packed"] == 1.0  # always beside it
     # ASQA: the mean over qa_pairs; pair 1 inside unit 0, pair 2 across the boundary: unit 1/2, context 2/2
     two = [[["Eiffel"], ["tower in 1889"]]]
     assert answer_in_context(units, two)["answer_in_context"] == 0.5
@@ -47,7 +48,7 @@ def test_the_record_scorer_writes_both_answer_in_context_values():
         question_id="q",
         answer="1889 [1].",
         units=units,
-        shown=tuple(f"Title: {u.text}" for u in units),
+        shown=tuple(u.text for u in units),
         sources=(),
         gold=Gold(answers=("tower in 1889",)),
     )

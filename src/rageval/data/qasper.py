@@ -13,7 +13,7 @@ reference string (``answers``) and the short answers of its str-EM
 >>> from rageval.data import load_examples, sample_path
 >>> ex = load_examples("qasper", sample_path("qasper_intact"), limit=1)[0]
 >>> [d.id for d in ex.documents][:3], ex.answers, ex.evidence
-(['abstract', 'd0', 'd1'], ('412 questions', '412'), (('d2',), ('d2',)))
+(['abstract', 'd0', 'd1'], ('412 questions', '412'), (('d2',), ('d2', 'unmatched:...')))
 """
 
 from __future__ import annotations

@@ -130,7 +130,8 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, spa
     inside one unit.  ``span="context"`` (the attribution–compression paper's
     definition): the units are joined in order, separated by a space, and a match may
     cross a unit boundary (``["Paris is the capital", "of France."]`` holds
-    ``"capital of France"``).
+    ``"capital of France"``).  Either way ``per_question`` also carries
+    ``answer_in_context_packed``, the ``span="context"`` value (a suite's records carry both).
     ``references[q]`` is a list of gold aliases, or for ASQA a list of qa_pairs'
     short-answer lists (the value is then the mean over qa_pairs).  Aliases that are
     yes/no, QASPER's ``Unanswerable`` marker or that normalize to nothing are not
@@ -156,21 +157,24 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, spa
     reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
         units = _as_units(ctx, q)
-        units_norm = [normalize_answer(" ".join(units) if span == "context" else u) for u in units]
-        units_norm = units_norm[:1] if span == "context" else units_norm
-        pair_values, dropped = [], set()
+        units_norm = [normalize_answer(u) for u in units]
+        packed_norm = [normalize_answer(" ".join(units))]
+        pair_values, packed_values, dropped = [], [], set()
         for aliases in _alias_groups(ref, q):
             golds, gone = _searchable(aliases)
             dropped |= gone
             if not golds:
                 continue
-            hit = any(contains_tokens(u, g) for g in golds for u in units_norm)
-            pair_values.append(1.0 if hit else 0.0)
+            pair_values.append(1.0 if any(contains_tokens(u, g) for g in golds for u in units_norm) else 0.0)
+            packed_values.append(1.0 if any(contains_tokens(packed_norm[0], g) for g in golds) else 0.0)
         value = sum(pair_values) / len(pair_values) if pair_values else None
+        packed = sum(packed_values) / len(packed_values) if packed_values else None
         if value is None:
             reasons[_undefined_reason(dropped)] += 1
-        per_question.append({"answer_in_context": value})
-    out = summarize(per_question, "answer_in_context")
+        per_question.append(
+            {"answer_in_context": packed if span == "context" else value, "answer_in_context_packed": packed}
+        )
+    out = summarize(per_question, "answer_in_context", extra=("answer_in_context_packed",))
     out["undefined_reasons"] = reasons
     return out
 
@@ -336,16 +340,9 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, conventi
 
 
 def score_answer_in_context(inputs, options) -> dict[str, Any]:
-    """answer_in_context over the units as the reader's template showed them (a match inside one unit), and
-    ``answer_in_context_packed``: also a match in the units' texts joined in order (across unit boundaries)."""
-    refs = [x.gold.aliases for x in inputs]
-    out = answer_in_context([list(x.shown) for x in inputs], refs)
-    packed = answer_in_context([[*x.shown, " ".join(u.text for u in x.units)] for x in inputs], refs)
-    for pq, pk in zip(out["per_question"], packed["per_question"]):
-        pq["answer_in_context_packed"] = pk["answer_in_context"]
-    return summarize(out["per_question"], "answer_in_context", extra=("answer_in_context_packed",)) | {
-        "undefined_reasons": out["undefined_reasons"]
-    }
+    """answer_in_context over the units as the reader's template showed them: inside one unit, and
+    ``answer_in_context_packed``, in the shown units joined in order (across unit boundaries)."""
+    return answer_in_context([list(x.shown) for x in inputs], [x.gold.aliases for x in inputs])
 
 
 def _split_score(inputs, is_qasper, score, primary: str, extra: tuple[str, ...]) -> dict[str, Any]:

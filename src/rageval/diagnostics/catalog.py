@@ -140,7 +140,7 @@ _SPECS = [
             Output(
                 "answer_in_context_packed",
                 "higher",
-                "answer_in_context with matches across unit boundaries (the units' texts joined in order): the "
+                "answer_in_context with matches across unit boundaries (the units as shown, joined in order): the "
                 "attribution-compression paper's definition",
                 view=True,
             ),
