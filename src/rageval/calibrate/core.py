@@ -29,7 +29,6 @@ function; ``calibrate_cmd`` the click command.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import resources
