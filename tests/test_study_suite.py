@@ -63,6 +63,8 @@ def test_suite_runs_the_plan_the_audit_and_reports_what_was_left_out(tmp_path):
     audit = json.loads((out / "audit-study-rule" / "audit.json").read_text())
     assert audit["settings_left_out"] == ["abstractive@0.5"]
     html = (out / "report.html").read_text()
+    assert 'id="audit"' in html and "study-rule" in html  # the report is rebuilt after the audit
+    assert "report (with the audit):" in res.output
     assert 'id="left-out"' in html and "abstractive@0.5" in html
     assert 'id="pareto-1"' in html and "Contrasts: 6 in 3 families" in html
 

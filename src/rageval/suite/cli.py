@@ -221,7 +221,8 @@ def suite_cmd(
 
 
 def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
-    """The suite's ``audit:`` section, run after the report (docs/statistics.md#second-evaluator-audit)."""
+    """The suite's ``audit:`` section, run after the report, which is then rebuilt with the audit's section
+    (docs/statistics.md#second-evaluator-audit)."""
     from rageval.audit.cli import echo_summary
     from rageval.audit.core import AuditError, run_audit
     from rageval.errors import ModelUnavailable
@@ -247,6 +248,10 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     except AuditError as err:
         raise click.ClickException(f"audit: {err}") from None
     echo_summary(result)
+    from rageval.report import build_report
+
+    written = build_report(out_dir)  # again, now with the audit's section (its figures cached: the plots reused)
+    click.echo(f"report (with the audit): {written['report_html']}")
 
 
 def _summary(result) -> None:
