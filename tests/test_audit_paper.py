@@ -11,6 +11,7 @@ from rageval.audit.core import AuditError, audit_dir, run_audit
 from rageval.audit.tables import holm_planned_gaps, planned_gap_count
 from rageval.cli import main
 from rageval.judges import JUDGES, CallableJudge
+from rageval.judges.registry import JudgeMeta
 from test_audit import make_run, rule
 
 SEEN: list[dict] = []
@@ -22,7 +23,7 @@ def capped_judge():
         SEEN.append({"max_length": o.max_length, "batch_size": o.batch_size})
         return CallableJudge(rule, judge_id=f"audit-cap-v1|max_length={o.max_length}")
 
-    JUDGES.register("audit-cap", build)
+    JUDGES.register("audit-cap", build, JudgeMeta(window=True))  # a judge that truncates at max_length
     SEEN.clear()
     yield
     JUDGES.unregister("audit-cap")
@@ -71,13 +72,25 @@ def test_the_suite_checks_the_audit_block_params(tmp_path):
 
     base = (
         "name: t\ndataset: {name: hotpotqa, limit: 2}\nsettings: [{compressor: identity}]\n"
-        "audit: {judge: minilm, params: {max_length: 4096}}\n"
+        "audit: {judge: 'seq2seq:/models/t5_xxl_true_nli_mixture', params: {max_length: 4096}}\n"
     )
     (tmp_path / "ok.yaml").write_text(base)
     assert load_suite(tmp_path / "ok.yaml").audit.params == {"max_length": 4096}
     (tmp_path / "bad.yaml").write_text(base.replace("max_length: 4096", "max_length: -1"))
     with pytest.raises(SuiteError, match=r"audit.params.max_length: must be a positive integer"):
         load_suite(tmp_path / "bad.yaml")
+    for judge in ("minilm", "lexical", "'embedding:/m/e5'"):  # they read whole premises: max_length would do nothing
+        (tmp_path / "none.yaml").write_text(base.replace("'seq2seq:/models/t5_xxl_true_nli_mixture'", judge))
+        with pytest.raises(SuiteError, match=r"audit.params.max_length: judge .* does not truncate at max_length"):
+            load_suite(tmp_path / "none.yaml")
+
+
+@pytest.mark.parametrize("judge", ["minilm", "embedding:/m/e5"])
+def test_a_max_length_the_second_judge_would_ignore_is_refused(tmp_path, judge):
+    run = make_run(tmp_path)
+    out = CliRunner().invoke(main, ["audit", str(run), "--judge", judge, "--max-length", "4096"])
+    assert out.exit_code == 2 and "does not truncate at max_length" in out.output and "Traceback" not in out.output
+    assert not audit_dir(run, judge).exists()
 
 
 def _gap(setting, evaluator, p, way="as_unsupported"):

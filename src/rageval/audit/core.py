@@ -58,7 +58,8 @@ from rageval.audit.tables import (
 )
 from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
-from rageval.judges.spec import JudgeSpec, option_problems, parse_judge_spec, spec_slug
+from rageval.judges.checks import params_problems
+from rageval.judges.spec import JudgeSpec, spec_slug
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.outputs import claim
@@ -278,9 +279,9 @@ def _score_run(req: AuditRequest, n_resamples) -> _Scored:
 def _judge_options(judge: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
     """The second judge's options, checked as a suite's ``judge.params`` are (one line per bad option)."""
     params = dict(given or {})
-    problems = option_problems(params, parse_judge_spec(judge).params)
+    problems = params_problems(judge, params, "judge")
     if problems:
-        raise AuditError("the second judge's options: " + "; ".join(f"{k}: {msg}" for k, msg in problems.items()))
+        raise AuditError("the second judge's options: " + "; ".join(p.strip() for p in problems))
     return params
 
 

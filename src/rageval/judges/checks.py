@@ -14,7 +14,7 @@ from rageval.judges.replay import ReplayJudge
 from rageval.judges.spec import JudgeRef, option_problems, parse_judge_spec
 from rageval.registry import closest, did_you_mean
 
-__all__ = ["judge_problems"]
+__all__ = ["judge_problems", "params_problems"]
 
 
 def judge_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -> list[str]:
@@ -66,6 +66,14 @@ def _unknown_name_problems(ref: JudgeRef, where: str) -> list[str]:
     return []
 
 
+def params_problems(spec: str, params: Mapping[str, Any], where: str = "judge") -> list[str]:
+    """What is wrong with the options ``params`` of judge ``spec`` (``  <where>.params.<key>: ...`` lines): bad
+    values, and options the judge would record but not use (``max_length``, ``window`` of a judge that reads
+    whole premises).  The one check of a suite's ``judge.params``, its ``audit.params`` and ``rageval audit``'s
+    ``--max-length``/``--judge-param``."""
+    return _params_problems(parse_judge_spec(spec), params, where)
+
+
 def _params_problems(ref: JudgeRef, params: Mapping[str, Any], where: str) -> list[str]:
     """What is wrong with each of ``params``: a key written into the suite, a bad value, a window it cannot use."""
     own = ref.params
@@ -79,6 +87,12 @@ def _params_problems(ref: JudgeRef, params: Mapping[str, Any], where: str) -> li
             )
         elif key in problems:
             out.append(f"  {where}.params.{key}: {problems[key]}")
+        elif key == "max_length" and value is not None and not ref.windowed:
+            out.append(
+                f"  {where}.params.max_length: judge {ref.spec!r} does not truncate at max_length (the option "
+                "would be recorded but change nothing); it applies to model judges (nli:, seq2seq:, a model "
+                "folder or hub id)"
+            )
         elif key == "window" and value not in (None, False) and not ref.windowed:
             out.append(
                 f"  {where}.params.window: judge {ref.spec!r} reads whole premises (no token window); "

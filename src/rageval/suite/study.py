@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rageval.diagnostics import CATALOG
-from rageval.judges.spec import option_problems, parse_judge_spec
+from rageval.judges.checks import params_problems
 from rageval.registry import did_you_mean
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
 from rageval.report.contrasts import expand_plan
@@ -112,9 +112,7 @@ def study_problems(suite: Any) -> list[str]:
         problems.append(f"  {err}")
     audit = getattr(suite, "audit", None)
     if audit is not None:
-        own = parse_judge_spec(audit.judge).params
-        for key, msg in option_problems(audit.params, own).items():
-            problems.append(f"  audit.params.{key}: {msg}")
+        problems += params_problems(audit.judge, audit.params, "audit")
         for i, s in enumerate(audit.settings or []):
             if s not in names:
                 hint = did_you_mean(s, names) or f" Known: {', '.join(names)}."
