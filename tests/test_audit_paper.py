@@ -208,3 +208,21 @@ def test_report_html_has_the_audit_section_when_an_audit_exists(tmp_path):
     html = build_report(run, n_resamples=200, plots=False)["report_html"].read_text()
     assert 'id="audit"' in html and "Planned gaps: Holm over 16 of 2 runs (a, b)" in html
     assert "max_length 4096" in html and "0.032" in html
+
+
+def test_the_suites_audit_params_belong_to_its_audit_judge(tmp_path):
+    """A suite's audit: {judge: seq2seq..., params: {max_length: 4096}} audited offline with --judge minilm: the
+    block's options are its judge's, so minilm starts from none of them (it would refuse max_length)."""
+    run = make_run(tmp_path)
+    _with_audit_block(run, {"judge": "audit-cap", "params": {"max_length": 4096}})
+    res = CliRunner().invoke(main, ["audit", str(run), "--resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert SEEN[-1]["max_length"] == 4096  # the block's own judge gets the block's options
+    JUDGES.register("audit-plain", lambda arg, o: CallableJudge(rule, judge_id="audit-plain-v1"))
+    try:
+        res = CliRunner().invoke(main, ["audit", str(run), "--judge", "audit-plain", "--resamples", "100"])
+        assert res.exit_code == 0, res.output
+        second = json.loads((audit_dir(run, "audit-plain") / "audit.json").read_text())["second_judge"]
+        assert second["params"] == {}
+    finally:
+        JUDGES.unregister("audit-plain")

@@ -135,7 +135,11 @@ def audit_cmd(run_dirs, judge, n, settings, modes, seed, threshold, max_length, 
                 modes=tuple(modes) or tuple(spec.get("modes") or ("fixed", "rerecover")),
                 seed=seed if seed is not None else spec.get("seed"),
                 threshold=threshold if threshold is not None else spec.get("threshold"),
-                judge_options={**dict(spec.get("params") or {}), **given},
+                # the suite's audit params are its audit judge's: another --judge starts from none of them
+                judge_options={
+                    **(dict(spec.get("params") or {}) if chosen_judge == spec.get("judge") else {}),
+                    **given,
+                },
             )
         )
     try:
