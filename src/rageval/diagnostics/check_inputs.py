@@ -42,6 +42,11 @@ def check_module_inputs(name: str, inputs: Mapping[str, Any]) -> None:
     spec = CATALOG[name]
     if all(inputs.get(k) is None for k in _DATA):
         return  # compute() after add()/add_batch(): the batches were checked as they came
+    if spec.judged:  # a judge-using scorer outside the engine: its inputs checked without a judge call
+        from rageval.diagnostics.alce import check_claims_inputs
+
+        check_claims_inputs(inputs.get("predictions"), inputs.get("references"))
+        return
     if spec.uses_judge:
         questions = prepare_inputs(inputs.get("predictions"), inputs.get("units"), inputs.get("sources"))
         if name == "compression":

@@ -153,7 +153,9 @@ def _alce_units(
 
 
 def _alce_gold(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``qa_pairs``, and ``answer`` as the reference (a string) or as short answers (a list of strings)."""
+    """The gold ALCE's eval.py reads: ``qa_pairs`` (str-EM); the long reference (ROUGE-Lsum) = ASQA's first two
+    ``annotations``' ``long_answer`` (as ALCE reads them), else ``answer`` as a string (a list of strings: short
+    answers); QAMPARI's ``answers`` (lists of aliases) as ``answer_lists``; ELI5's ``claims``."""
     gold: dict[str, Any] = {}
     if item.get("qa_pairs") is not None:
         gold["qa_pairs"] = item["qa_pairs"]
@@ -162,6 +164,16 @@ def _alce_gold(item: Mapping[str, Any]) -> dict[str, Any]:
         gold["reference"] = answer
     elif isinstance(answer, list) and all(isinstance(a, str) for a in answer):
         gold["answers"] = answer
+    notes = item.get("annotations")
+    if isinstance(notes, list) and notes:
+        longs = [a.get("long_answer") for a in notes[:2] if isinstance(a, Mapping)]
+        if longs and all(isinstance(x, str) for x in longs):
+            gold["reference"] = longs
+    answers = item.get("answers")
+    if isinstance(answers, list) and answers and all(isinstance(a, list) for a in answers):
+        gold["answer_lists"] = answers
+    if item.get("claims") is not None:
+        gold["claims"] = item["claims"]
     return gold
 
 
