@@ -34,7 +34,14 @@ __all__ = [
     "score_claims_recall",
 ]
 
-_QAMPARI_KEYS = ("qampari_recall", "qampari_recall_top5", "qampari_f1", "qampari_f1_top5", "qampari_num_preds")
+_QAMPARI_KEYS = (
+    "qampari_precision",
+    "qampari_recall",
+    "qampari_recall_top5",
+    "qampari_f1_top5",
+    "qampari_num_preds",
+)
+_CLAIMS_KEYS = ("claims_recall_excl_abstain", "claims_abstentions")
 #: ALCE's top-5 recall: a list answer is complete with five of its gold answers
 TOP = 5
 
@@ -100,10 +107,10 @@ def qampari_f1(predictions: Sequence[str], references: Sequence[Any], *, alce_co
             raise TypeError(f"references[{q}] must list the gold answers, each a list of aliases; got {ref!r:.80}")
         answers = [check_str_list(a, f"references[{q}]", j) for j, a in enumerate(ref)]
         if not answers:
-            per_question.append({"qampari_precision": None, **dict.fromkeys(_QAMPARI_KEYS)})
+            per_question.append({"qampari_f1": None, **dict.fromkeys(_QAMPARI_KEYS)})
             continue
         per_question.append(_qampari_one(text, answers))
-    return summarize(per_question, "qampari_precision", extra=_QAMPARI_KEYS)
+    return summarize(per_question, "qampari_f1", extra=_QAMPARI_KEYS)
 
 
 def _lsum_text(text: str) -> str:
@@ -159,8 +166,9 @@ def claims_recall(
 
     Premise: the answer with its citations removed (``alce_compat``: its first line, ALCE's removal); each
     claim of ``references[q]`` a hypothesis; entailed when the judge's probability is at least ``threshold``.
-    A claim the judge abstains on (NaN) is not entailed and is counted in ``claims_abstentions``
-    (``claims_recall_excl_abstain`` leaves it out).  A question without claims is undefined.
+    A claim the judge abstains on (NaN) is not entailed and is counted in ``claims_abstentions`` (per
+    question; the aggregate is their mean, ``claims_abstentions_total`` their sum), and
+    ``claims_recall_excl_abstain`` leaves it out.  A question without claims is undefined.
     """
     from rageval.judges import get_judge
 
@@ -175,7 +183,7 @@ def claims_recall(
     per_question = []
     for ds in per_q:
         if not ds:
-            per_question.append({"claims_recall": None, "claims_recall_excl_abstain": None, "claims_abstentions": 0})
+            per_question.append({"claims_recall": None, "claims_recall_excl_abstain": None, "claims_abstentions": None})
             continue
         judged = [d for d in ds if d is not None]
         per_question.append(
@@ -185,8 +193,8 @@ def claims_recall(
                 "claims_abstentions": len(ds) - len(judged),
             }
         )
-    out = summarize(per_question, "claims_recall", extra=("claims_recall_excl_abstain",))
-    out["claims_abstentions"] = sum(q["claims_abstentions"] for q in per_question)
+    out = summarize(per_question, "claims_recall", extra=_CLAIMS_KEYS)
+    out["claims_abstentions_total"] = sum(q["claims_abstentions"] or 0 for q in per_question)
     return out
 
 
@@ -211,7 +219,7 @@ def score_qampari_f1(inputs, options) -> dict[str, Any]:
         refs = [[list(a) for a in x.gold.answer_lists] for x in batch]
         return qampari_f1([x.answer for x in batch], refs, alce_compat=options.alce_compat)
 
-    return _only(inputs, lambda x: bool(x.gold.answer_lists), score, "qampari_precision", _QAMPARI_KEYS)
+    return _only(inputs, lambda x: bool(x.gold.answer_lists), score, "qampari_f1", _QAMPARI_KEYS)
 
 
 def score_rouge_lsum(inputs, options) -> dict[str, Any]:
@@ -232,7 +240,4 @@ def score_claims_recall(inputs, options, judge) -> dict[str, Any]:
             alce_compat=options.alce_compat,
         )
 
-    out = _only(inputs, lambda x: bool(x.gold.claims), score, "claims_recall", ("claims_recall_excl_abstain",))
-    for q in out["per_question"]:
-        q.setdefault("claims_abstentions", None)
-    return out
+    return _only(inputs, lambda x: bool(x.gold.claims), score, "claims_recall", _CLAIMS_KEYS)

@@ -169,10 +169,10 @@ _SPECS = [
         family="answer",
         function="rageval.diagnostics.alce:qampari_f1",
         outputs=(
+            _o("qampari_f1"),
             _o("qampari_precision"),
             _o("qampari_recall"),
             _o("qampari_recall_top5"),
-            _o("qampari_f1"),
             _o("qampari_f1_top5"),
             _o("qampari_num_preds", "none", "items in the predicted list"),
         ),
