@@ -180,7 +180,7 @@ def claims_recall(
     per_q: list[list[bool | None]] = [[] for _ in preds]
     for (q, _, _), d in zip(pairs, decided):
         per_q[q].append(d)
-    per_question = []
+    per_question: list[dict[str, Any]] = []
     for ds in per_q:
         if not ds:
             per_question.append({"claims_recall": None, "claims_recall_excl_abstain": None, "claims_abstentions": None})

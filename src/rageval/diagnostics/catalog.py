@@ -81,9 +81,7 @@ class DiagnosticSpec:
     # what it adds to each record's ``extra`` beyond the engine row: "module:function" (inputs, options,
     # judge) -> {input index: {key: value}}; None: nothing
     record_extra: str | None = None
-    #: its scorer also takes the run's judge: ``(inputs, options, judge)`` (a judge-using diagnostic outside the
-    #: attribution engine, e.g. ``claims_recall``)
-    judged: bool = False
+    judged: bool = False  # its scorer takes the run's judge too: (inputs, options, judge) (e.g. claims_recall)
 
     @property
     def direction(self) -> Direction:
@@ -168,14 +166,8 @@ _SPECS = [
         summary="ALCE's QAMPARI list scores: precision, recall (and top-5), F1 (and top-5) of the comma-split answer.",
         family="answer",
         function="rageval.diagnostics.alce:qampari_f1",
-        outputs=(
-            _o("qampari_f1"),
-            _o("qampari_precision"),
-            _o("qampari_recall"),
-            _o("qampari_recall_top5"),
-            _o("qampari_f1_top5"),
-            _o("qampari_num_preds", "none", "items in the predicted list"),
-        ),
+        outputs=tuple(_o(f"qampari_{k}") for k in ("f1", "precision", "recall", "recall_top5", "f1_top5"))
+        + (_o("qampari_num_preds", "none", "items in the predicted list"),),
         needs=("answer_lists",),
         scorer="rageval.diagnostics.alce:score_qampari_f1",
     ),
