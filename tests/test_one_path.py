@@ -79,6 +79,22 @@ def arguments(name, xs, opts, tokenizer):
             "reader_input_tokens": [x.reader_input_tokens for x in xs],
             "tokenizer": tokenizer,  # achieved and retrieved tokens recounted here, not copied from the record
         },
+        "qampari_f1": lambda: {
+            "predictions": data["predictions"],
+            "references": [[list(g) for g in x.gold.answer_lists] for x in xs],
+            "alce_compat": a.alce_compat,
+        },
+        "rouge_lsum": lambda: {
+            "predictions": data["predictions"],
+            "references": [list(x.gold.reference) for x in xs],
+            "alce_compat": a.alce_compat,
+        },
+        "claims_recall": lambda: {
+            "predictions": data["predictions"],
+            "references": [list(x.gold.claims) for x in xs],
+            "threshold": a.threshold,
+            "alce_compat": a.alce_compat,
+        },
         "evidence_f1": lambda: {
             **data,
             "references": [[list(e) for e in x.gold.evidence] for x in xs],
@@ -180,7 +196,8 @@ def _check_every_value(run_dir: Path, suite_path: Path) -> int:
 def test_every_diagnostic_of_every_demo_record_is_the_same_through_both_paths(demo):
     _, ok, _, diagnostics = _load(demo, ROOT / "suites" / "demo.yaml")
     assert len(ok) == 1700  # the demo: the 100 shipped HotpotQA questions x 17 settings, every record ok
-    assert set(diagnostics) >= set(CATALOG) - {"str_em", "evidence_f1"}  # HotpotQA has no qa_pairs or evidence
+    # HotpotQA has no qa_pairs, evidence, long references, answer lists or claims
+    assert set(diagnostics) >= set(CATALOG) - {"str_em", "evidence_f1", "rouge_lsum", "qampari_f1", "claims_recall"}
     n = _check_every_value(demo, ROOT / "suites" / "demo.yaml")
     assert n == len(ok) * sum(len(CATALOG[d].keys) for d in diagnostics)
 

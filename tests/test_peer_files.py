@@ -176,11 +176,16 @@ def test_alce_qampari_is_told_apart_and_what_is_not_applied_is_noted(tmp_path):
     res, m = _alce(tmp_path, "alce_qampari_plain.json")
     notes = "\n".join(res.notes)
     assert "ALCE QAMPARI file (told by args.dataset_name = 'qampari')" in notes
-    assert "QAMPARI's own rules are not applied yet" in notes and "MAUVE" in notes
+    assert "QAMPARI's rules apply" in notes and "MAUVE is not computed" in notes
     assert m.get("str_em") is None  # no qa_pairs: undefined, never 0
-    # rageval's one sentence "Alien, Blade Runner." cites [1][2]: joint support {alien, blade, runner} -> recall 1;
-    # precision: doc 1 alone holds 1 of 3 and the rest (doc 2) 2 of 3 -> [1] is an over-citation: 1/2
-    assert (m["emitted_recall"], m["emitted_precision"]) == (1.0, 0.5)
+    # ALCE's QAMPARI sentences: "<question> Alien [1]" and "<question> Blade Runner [2]"; the first's content
+    # {film, ridley, scott, direct, alien}: 4 of 5 in doc 1 ("directed" is not "direct"); the second's 5 of 6 in
+    # doc 2: recall 1, precision 1 (one citation each)
+    assert (m["emitted_recall"], m["emitted_precision"]) == (1.0, 1.0)
+    # predictions {alien, blade runner} of the 3 gold answers: precision 1, recall 2/3, F1 0.8; no ROUGE
+    assert (m["qampari_precision"], m["qampari_recall"], m["qampari_recall_top5"]) == (1.0, 2 / 3, 2 / 3)
+    assert m["qampari_f1"] == m["qampari_f1_top5"] == pytest.approx(0.8)
+    assert m.get("rouge_lsum") is None and m["answer_length"] == 3  # "Alien, Blade Runner."
 
 
 def test_alce_eli5_claims_are_noted_and_the_dataset_is_told_by_its_fields(tmp_path):
@@ -188,7 +193,9 @@ def test_alce_eli5_claims_are_noted_and_the_dataset_is_told_by_its_fields(tmp_pa
 
     top = json.loads((PEERS / "alce_eli5_summary.json").read_text(encoding="utf-8"))
     res, m = _alce(tmp_path, "alce_eli5_summary.json")
-    assert any("ELI5's `claims` are not scored yet" in n for n in res.notes)
+    assert any("ELI5's claims recall applies" in n for n in res.notes)
+    # claim 1 {air, molecule, scatter, blue, light}: all in the output; claim 2 {blue, light, scattered, red}: 3 of 4
+    assert m["claims_recall"] == 1.0 and m["claims_abstentions"] == 0
     # emitted: s1 against "Blue scatters." 2 of 6; s2 {sky, look, blue} against "The sky is blue." 2 of 3 -> 1/2
     assert (m["emitted_recall"], m["grounded_recall"]) == (0.5, 1.0)
     no_args = copy.deepcopy(top)

@@ -34,6 +34,7 @@ LAZY = {
     "scipy",
     "numpy",
     "nltk",
+    "rouge_score",
     "nupunkt",
     "bm25s",
     "httpx",

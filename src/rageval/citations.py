@@ -32,7 +32,10 @@ first line of the answer only; nltk Punkt sentences; citations read with
 ``[0]`` is the last unit; duplicates kept; the cap applies after the range
 check; a sentence with any out-of-range citation is recorded with it in
 ``invalid`` (the metrics then give it joint support 0 and no precision
-denominator, as ALCE does); hypothesis = ALCE's ``remove_citations``.
+denominator, as ALCE does); hypothesis = ALCE's ``remove_citations``.  With ``list_question`` (a QAMPARI
+question), the sentences are ALCE's QAMPARI ones instead of Punkt's: the first
+line, trailing ``.`` and ``,`` stripped, split on ``,``, each piece stripped and
+prefixed with the question and a space (an empty first line has no sentence).
 
 >>> a = parse_answer("Paris is in France [1][2]. It has 2M people. [3] See [1-2], [9].", n_units=3)
 >>> [(s.text, s.citations, s.invalid) for s in a.sentences]
@@ -50,7 +53,7 @@ from rageval.text.normalize import CITATION_RE, remove_citations
 from rageval.text.segment import nltk_sent_tokenize, split_sentences
 from rageval.types import Answer, CitedSentence
 
-__all__ = ["parse_answer", "parse_markers", "alce_remove_citations", "MODES"]
+__all__ = ["parse_answer", "parse_markers", "alce_remove_citations", "alce_qampari_sentences", "MODES"]
 
 MODES = ("default", "alce")
 
@@ -147,11 +150,26 @@ def _check_args(text, n_units, max_citations, mode):
         raise ValueError(f"citation mode must be one of {MODES}, got {mode!r}")
 
 
-def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citations: int | None = 3) -> Answer:
-    """Split an answer into claims and parse their citations (see module doc for the rules)."""
+def parse_answer(
+    text: str,
+    n_units: int,
+    *,
+    mode: str = "default",
+    max_citations: int | None = 3,
+    list_question: str | None = None,
+) -> Answer:
+    """Split an answer into claims and parse their citations (see module doc for the rules).
+
+    ``list_question``: the question of a list answer (QAMPARI); in ``alce`` mode the claims are then ALCE's
+    QAMPARI sentences, ``question + " " + piece`` per comma-separated piece (ignored in ``default`` mode).
+
+    >>> a = parse_answer("Ann [1], Bob [2].", n_units=2, mode="alce", list_question="Who?")
+    >>> [(s.text, s.citations) for s in a.sentences]
+    [('Who? Ann', (1,)), ('Who? Bob', (2,))]
+    """
     _check_args(text, n_units, max_citations, mode)
     if mode == "alce":
-        return _parse_alce(text, n_units, max_citations)
+        return _parse_alce(text, n_units, max_citations, list_question)
 
     masked, back = _mask_code(text)
     raw_sentences: list[str] = []
@@ -193,10 +211,25 @@ def parse_answer(text: str, n_units: int, *, mode: str = "default", max_citation
     return Answer(text=text, sentences=tuple(sentences), mode="default")
 
 
-def _parse_alce(text: str, n_units: int, max_citations: int | None) -> Answer:
+def alce_qampari_sentences(first_line: str, question: str) -> list[str]:
+    """ALCE's QAMPARI citation sentences of an output's first line (``[]`` when it is empty).
+
+    >>> alce_qampari_sentences("Ann [1], Bob [2],.", "Who?")
+    ['Who? Ann [1]', 'Who? Bob [2]']
+    """
+    if not first_line.strip():
+        return []
+    return [question + " " + x.strip() for x in first_line.rstrip().rstrip(".").rstrip(",").split(",")]
+
+
+def _parse_alce(text: str, n_units: int, max_citations: int | None, list_question: str | None = None) -> Answer:
     first_line = text.strip().split("\n")[0]
+    if list_question is None:
+        raw_sentences = nltk_sent_tokenize(first_line)
+    else:
+        raw_sentences = alce_qampari_sentences(first_line, list_question)
     sentences = []
-    for sent in nltk_sent_tokenize(first_line):
+    for sent in raw_sentences:
         ids = [_number(r[1:]) for r in _ALCE_REF.findall(sent)]
         # ALCE: ref_id = k - 1; [0] -> -1 -> the last document (Python indexing); a number too long: out of range.
         invalid = [text for k, text in ids if k < 0 or k - 1 >= n_units or (k == 0 and n_units == 0)]

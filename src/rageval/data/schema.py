@@ -26,6 +26,10 @@ Field meanings (empty = "the dataset gives none"):
 * ``reference``: long reference answers (RAGChecker's ``gt_answer``, RAGAS's
   ``reference``, ALCE's ``answer``): answer F1 uses them when no short ``answers``
   are given; answer-in-context and str-EM never do (docs/score.md#semantics).
+* ``answer_lists``: list questions (QAMPARI): every gold answer of the list, each as
+  its aliases (QAMPARI precision, recall and F1; ALCE's QAMPARI citation sentences).
+* ``claims``: ELI5: the gold claims (sub-claims of the reference answer) that
+  ``claims_recall`` asks the judge about.
 * ``cluster_id``: the unit the cluster bootstrap resamples (QASPER: paper id).
 * ``answer_type``: ``"span"``, ``"yes_no"``, ``"unanswerable"``, ``"free_form"``,
   ``"long_form"`` (ASQA) or ``None``.
@@ -130,6 +134,8 @@ class Example:
     meta: Mapping[str, Any] = field(default_factory=dict)
     annotator_answers: tuple[tuple[str, ...], ...] = ()
     reference: tuple[str, ...] = ()
+    answer_lists: tuple[tuple[str, ...], ...] = ()
+    claims: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
@@ -144,6 +150,12 @@ class Example:
         )
         object.__setattr__(self, "gold_doc_ids", _strs(self.gold_doc_ids, f"Example[{self.id}].gold_doc_ids"))
         object.__setattr__(self, "reference", _strs(self.reference, f"Example[{self.id}].reference"))
+        object.__setattr__(self, "claims", _strs(self.claims, f"Example[{self.id}].claims"))
+        object.__setattr__(
+            self,
+            "answer_lists",
+            tuple(_strs(a, f"Example[{self.id}].answer_lists[{i}]") for i, a in enumerate(self.answer_lists)),
+        )
         object.__setattr__(
             self, "supporting_facts", _strs(self.supporting_facts, f"Example[{self.id}].supporting_facts")
         )
@@ -219,6 +231,10 @@ class Example:
             out["annotator_answers"] = [list(a) for a in self.annotator_answers]
         if self.reference:  # absent when empty, so the input hashes of datasets without it do not move
             out["reference"] = list(self.reference)
+        if self.answer_lists:  # list questions (QAMPARI) only
+            out["answer_lists"] = [list(a) for a in self.answer_lists]
+        if self.claims:  # ELI5 only
+            out["claims"] = list(self.claims)
         return out
 
     @classmethod
@@ -238,6 +254,8 @@ class Example:
             meta=d.get("meta", {}),
             annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
             reference=tuple(d.get("reference", ())),
+            answer_lists=tuple(tuple(a) for a in d.get("answer_lists", ())),
+            claims=tuple(d.get("claims", ())),
         )
 
 

@@ -50,6 +50,11 @@ class PreparedQuestion:
     sources: list[PreparedSource]
     by_id: dict[str, PreparedSource]
     position: dict[str, int] = field(default_factory=dict)  # source id -> index in ``sources`` (source order)
+    list_question: str | None = None  # a list question (QAMPARI): ALCE's citation sentences are its pieces
+
+    def parse(self, opts: Any):
+        """This question's answer parsed with the options' citation rules (one parse for every part)."""
+        return opts.parse(self.prediction, len(self.units), self.list_question)
 
     def declares_any(self) -> bool:
         return any(u.source_ids is not None for u in self.units)
@@ -110,12 +115,19 @@ def _source(s: Any, q: int, j: int) -> PreparedSource:
     )
 
 
-def prepare_inputs(predictions: Any, units: Any, sources: Any) -> list[PreparedQuestion]:
-    """Check the three aligned lists and return one :class:`PreparedQuestion` per question."""
+def prepare_inputs(
+    predictions: Any, units: Any, sources: Any, list_questions: Sequence[str | None] | None = None
+) -> list[PreparedQuestion]:
+    """Check the three aligned lists and return one :class:`PreparedQuestion` per question.
+
+    ``list_questions``: per question, its text when it is a list question (QAMPARI; ALCE's citation sentences
+    are then the answer's comma-split pieces, in ALCE mode), else None; None: no list question."""
     predictions = check_list(predictions, "predictions")
     units = check_list(units, "units")
     sources = check_list(sources, "sources")
     check_same_length(predictions=predictions, units=units, sources=sources)
+    if list_questions is not None:
+        check_same_length(predictions=predictions, list_questions=list(list_questions))
     out = []
     for q, (pred, us, ss) in enumerate(zip(predictions, units, sources)):
         pred = check_str(pred, "predictions", q)
@@ -145,6 +157,7 @@ def prepare_inputs(predictions: Any, units: Any, sources: Any) -> list[PreparedQ
                 sources=ps,
                 by_id=by_id,
                 position={s.id: j for j, s in enumerate(ps)},
+                list_question=None if list_questions is None else list_questions[q],
             )
         )
     return out

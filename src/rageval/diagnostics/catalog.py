@@ -81,6 +81,7 @@ class DiagnosticSpec:
     # what it adds to each record's ``extra`` beyond the engine row: "module:function" (inputs, options,
     # judge) -> {input index: {key: value}}; None: nothing
     record_extra: str | None = None
+    judged: bool = False  # its scorer takes the run's judge too: (inputs, options, judge) (e.g. claims_recall)
 
     @property
     def direction(self) -> Direction:
@@ -98,7 +99,7 @@ class DiagnosticSpec:
 
     @property
     def uses_judge(self) -> bool:
-        return bool(self.engine_parts)
+        return bool(self.engine_parts) or self.judged
 
 
 def _o(key: str, direction: Direction = "higher", description: str = "") -> Output:
@@ -167,6 +168,42 @@ _SPECS = [
         outputs=(_o("answer_f1"), _o("answer_em")),
         needs=("answers", "reference"),
         scorer="rageval.diagnostics.answer:score_answer_f1",
+    ),
+    DiagnosticSpec(
+        name="qampari_f1",
+        version="1.0.0",
+        summary="ALCE's QAMPARI list scores: precision, recall (and top-5), F1 (and top-5) of the comma-split answer.",
+        family="answer",
+        function="rageval.diagnostics.alce:qampari_f1",
+        outputs=tuple(_o(f"qampari_{k}") for k in ("f1", "precision", "recall", "recall_top5", "f1_top5"))
+        + (_o("qampari_num_preds", "none", "items in the predicted list"),),
+        needs=("answer_lists",),
+        scorer="rageval.diagnostics.alce:score_qampari_f1",
+    ),
+    DiagnosticSpec(
+        name="rouge_lsum",
+        version="1.0.0",
+        summary="ALCE's ROUGE-Lsum against the long reference (best of them), and the answer's length in words.",
+        family="answer",
+        function="rageval.diagnostics.alce:rouge_lsum",
+        outputs=(_o("rouge_lsum"), _o("answer_length", "none", "the answer's words (ALCE's length)")),
+        needs=("reference", "answer_lists", "claims"),
+        scorer="rageval.diagnostics.alce:score_rouge_lsum",
+    ),
+    DiagnosticSpec(
+        name="claims_recall",
+        version="1.0.0",
+        summary="ALCE's ELI5 claims recall: share of the gold claims the answer entails, through the run's judge.",
+        family="answer",
+        function="rageval.diagnostics.alce:claims_recall",
+        outputs=(
+            _o("claims_recall"),
+            _excl("claims_recall", "higher"),
+            _o("claims_abstentions", "none", "claims the judge abstained on (counted as not entailed)"),
+        ),
+        needs=("claims",),
+        scorer="rageval.diagnostics.alce:score_claims_recall",
+        judged=True,
     ),
     DiagnosticSpec(
         name="retrieval_recall",

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
+from rageval.diagnostics.alce import check_claims_inputs
 from rageval.diagnostics.catalog import CATALOG, get
 
 __all__ = ["check_module_inputs"]
@@ -42,6 +43,9 @@ def check_module_inputs(name: str, inputs: Mapping[str, Any]) -> None:
     spec = CATALOG[name]
     if all(inputs.get(k) is None for k in _DATA):
         return  # compute() after add()/add_batch(): the batches were checked as they came
+    if spec.judged:  # a judge-using scorer outside the engine: its inputs checked without a judge call
+        check_claims_inputs(inputs.get("predictions"), inputs.get("references"))
+        return
     if spec.uses_judge:
         questions = prepare_inputs(inputs.get("predictions"), inputs.get("units"), inputs.get("sources"))
         if name == "compression":

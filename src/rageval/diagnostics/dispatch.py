@@ -5,7 +5,8 @@ selected diagnostic names, :class:`~rageval.diagnostics.inputs.ScoringOptions`
 and a judge, and returns ``(metrics, extra)`` per input:
 
 * a diagnostic with a ``scorer`` is run through it over all inputs at once and
-  its declared outputs are read from ``per_question``;
+  its declared outputs are read from ``per_question`` (a ``judged`` one, such as
+  ``claims_recall``, is handed the run's judge too);
 * diagnostics with ``engine_parts`` share one call of the attribution engine
   (the union of their parts), and each writes its declared outputs from the
   engine's rows; the engine's remaining counters go to ``extra["attribution_counts"]``
@@ -40,6 +41,7 @@ def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options
         options=options.attribution,
         parts=parts,
         details=True,
+        list_questions=[x.list_question for x in inputs],
     )
 
 
@@ -50,13 +52,15 @@ def _engine_values(name: str, row: dict[str, Any], x: ScoringInput) -> dict[str,
     return {k: row.get(k) for k in CATALOG[name].keys}
 
 
-def _scored_alone(inputs, diagnostics, options, metrics: list[dict[str, Any]]) -> None:
-    """The diagnostics with a scorer: each over all inputs at once, its declared outputs per input."""
+def _scored_alone(inputs, diagnostics, options, judge, metrics: list[dict[str, Any]]) -> None:
+    """The diagnostics with a scorer: each over all inputs at once, its declared outputs per input (a ``judged``
+    scorer also gets the run's judge)."""
     for name in diagnostics:
         spec = CATALOG[name]
         if spec.scorer is None:
             continue
-        per_q = CATALOG.scorers.get(name)(inputs, options)["per_question"]
+        scorer = CATALOG.scorers.get(name)
+        per_q = (scorer(inputs, options, judge) if spec.judged else scorer(inputs, options))["per_question"]
         for m, q in zip(metrics, per_q):
             m.update({k: q.get(k) for k in spec.keys})
 
@@ -91,6 +95,6 @@ def score(
     metrics: list[dict[str, Any]] = [{} for _ in inputs]
     extras: list[dict[str, Any]] = [{} for _ in inputs]
     if inputs:
-        _scored_alone(inputs, diagnostics, options, metrics)
+        _scored_alone(inputs, diagnostics, options, judge, metrics)
         _scored_by_engine(inputs, diagnostics, options, judge, metrics, extras)
     return list(zip(metrics, extras))

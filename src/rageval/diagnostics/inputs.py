@@ -32,7 +32,9 @@ class Gold:
     gold_doc_ids: tuple[str, ...] = ()
     evidence: tuple[tuple[str, ...], ...] = ()
     annotator_answers: tuple[tuple[str, ...], ...] = ()
-    reference: tuple[str, ...] = ()  # long reference answers: answer F1 only, when no short answers
+    reference: tuple[str, ...] = ()  # long reference answers: answer F1 (when no short answers) and ROUGE-Lsum
+    answer_lists: tuple[tuple[str, ...], ...] = ()  # list questions (QAMPARI): each gold answer's aliases
+    claims: tuple[str, ...] = ()  # ELI5's gold claims (claims recall)
 
     @classmethod
     def of(cls, example: Any) -> Gold:
@@ -44,6 +46,8 @@ class Gold:
             evidence=tuple(tuple(e) for e in example.evidence),
             annotator_answers=tuple(tuple(a) for a in getattr(example, "annotator_answers", ())),
             reference=tuple(getattr(example, "reference", ())),
+            answer_lists=tuple(tuple(a) for a in getattr(example, "answer_lists", ())),
+            claims=tuple(getattr(example, "claims", ())),
         )
 
     @classmethod
@@ -55,6 +59,8 @@ class Gold:
             evidence=tuple(tuple(e) for e in d.get("evidence", ())),
             annotator_answers=tuple(tuple(a) for a in d.get("annotator_answers", ())),
             reference=tuple(d.get("reference", ())),
+            answer_lists=tuple(tuple(a) for a in d.get("answer_lists", ())),
+            claims=tuple(d.get("claims", ())),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +74,10 @@ class Gold:
             out["annotator_answers"] = [list(a) for a in self.annotator_answers]
         if self.reference:  # long references (rageval score's inputs) only
             out["reference"] = list(self.reference)
+        if self.answer_lists:  # list questions (QAMPARI) only
+            out["answer_lists"] = [list(a) for a in self.answer_lists]
+        if self.claims:  # ELI5 only
+            out["claims"] = list(self.claims)
         return out
 
     def has(self, name: str) -> bool:
@@ -118,6 +128,13 @@ class ScoringInput:
     budget_tokens: int | None = None
     achieved_tokens: int | None = None
     retrieved_tokens: int | None = None
+    question: str = ""  # the question's text (a list question's ALCE citation sentences start with it)
+
+    @property
+    def list_question(self) -> str | None:
+        """The question of a list question (gold ``answer_lists``: QAMPARI), else None: in ALCE mode its
+        citation sentences are ALCE's QAMPARI ones (the comma-split answer, each piece after the question)."""
+        return self.question if self.gold.answer_lists else None
 
     @classmethod
     def build(
@@ -132,6 +149,7 @@ class ScoringInput:
         retrieved_ids: Sequence[str] | None = (),
         self_sourced: bool = False,
         reader_input_tokens: int | None = None,
+        question: str = "",
     ) -> ScoringInput:
         """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
         return cls(
@@ -147,6 +165,7 @@ class ScoringInput:
             budget_tokens=context.budget_tokens,
             achieved_tokens=context.achieved_tokens,
             retrieved_tokens=context.retrieved_tokens,
+            question=question,
         )
 
     @classmethod
@@ -165,6 +184,7 @@ class ScoringInput:
             retrieved_ids=extra.get("retrieved_doc_ids", ()),
             self_sourced=bool(extra.get("self_sourced")),
             reader_input_tokens=extra.get("reader_input_tokens"),
+            question=extra.get("question", ""),
         )
 
     def unit_dicts(self) -> list[dict[str, Any]]:

@@ -68,6 +68,16 @@ WORKS: dict[str, str] = {
   title = {The Attribution-Compression Frontier in Retrieval-Augmented Generation},
   note = {Cited by title},
 }""",
+    "rouge": """\
+@inproceedings{lin-2004-rouge,
+  title = {{ROUGE}: A Package for Automatic Evaluation of Summaries},
+  author = {Lin, Chin-Yew},
+  booktitle = {Text Summarization Branches Out},
+  year = {2004},
+  pages = {74--81},
+  publisher = {Association for Computational Linguistics},
+  url = {https://aclanthology.org/W04-1013},
+}""",
     "packing": """\
 @misc{what-survives-into-context,
   title = {What Survives Into Context},
@@ -79,6 +89,9 @@ WORKS: dict[str, str] = {
 SOURCES: dict[str, tuple[str, ...]] = {
     "answer_in_context": ("packing",),
     "str_em": ("alce",),
+    "qampari_f1": ("alce",),
+    "rouge_lsum": ("alce", "rouge"),
+    "claims_recall": ("alce",),
     "answer_f1": ("hotpotqa", "squad"),
     "retrieval_recall": ("packing",),
     "gold_coverage": ("packing",),

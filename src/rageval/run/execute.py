@@ -75,6 +75,8 @@ def common_extra(item: Item, reader_input_tokens: int | None = None, context: Co
         "reader_input_tokens": reader_input_tokens,
         "gold": Gold.of(ex).to_dict(),
     }
+    if getattr(ex, "answer_lists", ()):  # a list question: its ALCE citation sentences start with its text
+        extra["question"] = ex.question
     if getattr(item.retrieved, "self_sourced", False):  # plain contexts, each its own source (rageval score)
         extra["self_sourced"] = True
     over = overshoot(context)
@@ -217,6 +219,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 retrieved_ids=batch[i].retrieved.doc_ids,
                 self_sourced=bool(getattr(batch[i].retrieved, "self_sourced", False)),
                 reader_input_tokens=tokens,
+                question=batch[i].example.question,
             )
         )
     if not scored:
@@ -251,6 +254,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
             len(x.units),
             mode=stage.options.attribution.citation_mode,
             max_citations=stage.options.max_citations,
+            list_question=x.list_question,
         )
         records[i] = Record(
             question_id=x.question_id,

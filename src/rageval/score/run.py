@@ -151,6 +151,8 @@ def _example(item: ScoreItem, qid: str):
         gold_doc_ids=g["gold_doc_ids"],
         evidence=g["evidence"],
         reference=g["reference"],
+        answer_lists=g.get("answer_lists", ()),
+        claims=g.get("claims", ()),
         dataset="score",
         meta={
             "answer": item.answer,
@@ -431,6 +433,6 @@ def build_plan(read: _Inputs, options: ScoreOptions):
             },
         },
         notes=tuple(read.notes),
-        judge_needed=any(CATALOG[d].engine_parts for d in read.diagnostics),
+        judge_needed=any(CATALOG[d].uses_judge for d in read.diagnostics),
         first_batch=16,  # the first record on disk sooner
     )

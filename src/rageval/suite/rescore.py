@@ -184,6 +184,6 @@ def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring
         contrasts=suite.contrasts,
         cluster_key=suite.cluster_key,
         summary=summary,
-        judge_needed=any(CATALOG[d].engine_parts for s in settings for d in s.diagnostics),
+        judge_needed=any(CATALOG[d].uses_judge for s in settings for d in s.diagnostics),
         judge_cache=rundir.judge_cache,
     )

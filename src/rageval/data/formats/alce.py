@@ -42,26 +42,27 @@ def alce_dataset(args: Any, data: Sequence[Any]) -> tuple[str | None, str]:
 
 
 def _dataset_notes(name: str, dataset: str | None, how: str) -> list[str]:
-    """What of ALCE's eval.py applies to a file of ``dataset``, and what rageval does not (yet) compute."""
+    """Which of ALCE's eval.py rules apply to a file of ``dataset``, and what rageval does not compute."""
     told = f"{name}: ALCE {dataset.upper()} file (told by {how})" if dataset else f"{name}: ALCE file ({how})"
     first = (
         f"{told}: ALCE's eval.py rules apply when every input is an ALCE file (--citations auto): the output's "
         "first line, ALCE's citation removal and sentence splitting, its citation cap (--max-citations, 3), "
-        "str-EM over qa_pairs; ROUGE-Lsum and length are not computed here, nor MAUVE (it needs the gpt2-large "
-        "featurizer and a GPU: not offline)"
+        "str-EM over qa_pairs, ROUGE-Lsum (rouge_lsum, against ASQA's two annotations' long answers, else "
+        "`answer`) and length (answer_length); MAUVE is not computed (it needs the gpt2-large featurizer and "
+        "a GPU: not offline)"
     )
     notes = [first]
     if dataset == "qampari":
         notes.append(
-            f"{name}: QAMPARI's own rules are not applied yet: ALCE splits the output on ',' and judges "
-            "'question + entity' per piece, where rageval judges sentences, so its citation scores differ from "
-            "ALCE's eval.py; QAMPARI precision/recall/F1 (and top-5) over `answers` are not computed, and "
-            "str-EM is undefined (no qa_pairs; ALCE's eval.py reports 0)"
+            f"{name}: QAMPARI's rules apply: precision, recall, recall-top-5, F1 and F1-top-5 over `answers` "
+            "(qampari_f1, the comma-split normalized output), and in ALCE mode the citation sentences are "
+            "ALCE's: 'question + piece' per comma-separated piece; no ROUGE (no reference, as ALCE skips it); "
+            "str-EM is undefined (no qa_pairs; ALCE's eval.py reports 0); --cot is not applied"
         )
     if dataset == "eli5":
         notes.append(
-            f"{name}: ELI5's `claims` are not scored yet (ALCE's --claims_nli recall: each claim judged against "
-            "the output); answer scores need qa_pairs or answers, which ELI5 files lack"
+            f"{name}: ELI5's claims recall applies (claims_recall, ALCE's --claims_nli: each claim judged "
+            "against the output with citations removed, through this run's judge instead of ALCE's TRUE model)"
         )
     return notes
 
@@ -152,16 +153,28 @@ def _alce_units(
     return [{"text": text, "title": docs[k]["title"], "source_ids": [sid[k]]} for k, text in shown]
 
 
-def _alce_gold(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``qa_pairs``, and ``answer`` as the reference (a string) or as short answers (a list of strings)."""
+def _alce_gold(item: Mapping[str, Any], dataset: str | None = None) -> dict[str, Any]:
+    """The gold ALCE's eval.py reads: ``qa_pairs`` (str-EM); the long reference (ROUGE-Lsum) = ASQA's first two
+    ``annotations``' ``long_answer`` (as ALCE reads them), else ``answer`` as a string (a list of strings: short
+    answers); QAMPARI's ``answers`` (lists of aliases) as ``answer_lists``; ELI5's ``claims``."""
     gold: dict[str, Any] = {}
     if item.get("qa_pairs") is not None:
         gold["qa_pairs"] = item["qa_pairs"]
     answer = item.get("answer")
-    if isinstance(answer, str):
+    if isinstance(answer, str) and dataset != "qampari":
         gold["reference"] = answer
     elif isinstance(answer, list) and all(isinstance(a, str) for a in answer):
         gold["answers"] = answer
+    notes = item.get("annotations")
+    if isinstance(notes, list) and notes:
+        longs = [a.get("long_answer") for a in notes[:2] if isinstance(a, Mapping)]
+        if longs and all(isinstance(x, str) for x in longs):
+            gold["reference"] = longs
+    answers = item.get("answers")
+    if isinstance(answers, list) and answers and all(isinstance(a, list) for a in answers):
+        gold["answer_lists"] = answers
+    if item.get("claims") is not None:
+        gold["claims"] = item["claims"]
     return gold
 
 
@@ -189,7 +202,9 @@ def _alce_id(item: Mapping[str, Any]) -> Any:
     return qid if isinstance(qid, (str, int)) and not isinstance(qid, bool) else str(qid)
 
 
-def _alce_item(path: Path, i: int, item: Any, shorter: str | None, ndoc: int | None) -> list[tuple[str | None, dict]]:
+def _alce_item(
+    path: Path, i: int, item: Any, shorter: str | None, ndoc: int | None, dataset: str | None = None
+) -> list[tuple[str | None, dict]]:
     """``(system, generic dict)`` per output sample of one ALCE item."""
     docs = _alce_docs(path, i, item)
     sid = _alce_source_ids(docs)
@@ -197,7 +212,7 @@ def _alce_item(path: Path, i: int, item: Any, shorter: str | None, ndoc: int | N
         {"id": sid[k], "text": d["sent"] if "sent" in d else d["text"], "title": d["title"]} for k, d in enumerate(docs)
     ]
     units = _alce_units(docs, sid, shorter, ndoc)
-    gold = _alce_gold(item)
+    gold = _alce_gold(item, dataset)
     qid = _alce_id(item)
     out = []
     for system, text in _alce_outputs(path, i, item["output"]):
@@ -219,7 +234,7 @@ def read_alce(path: Path) -> ImportedFile:
     items: list[ScoreItem] = []
     for i, raw in enumerate(top["data"]):
         where = _alce_where(path, i)
-        for system, row in _alce_item(path, i, raw, shorter, ndoc):
+        for system, row in _alce_item(path, i, raw, shorter, ndoc, dataset):
             it = to_item(validate_record(row, where), where, file_line=(str(path), f"data[{i}]"))
             items.append(_with_system(it, system))
     meta = {k: top[k] for k in ("total_cost", "azure_filter_fail") if k in top}

@@ -17,8 +17,10 @@ Semantics (docs/score.md#semantics):
 * ``units`` without ``sources``: the same, each unit its own source (a unit that
   declares ``source_ids`` then is an error: there is nothing to declare);
 * ``answers`` (short answers, aliases) and ``qa_pairs`` feed answer-in-context,
-  str-EM (qa_pairs) and answer F1 (answers); a long ``reference`` feeds answer F1
-  only, and only when no short ``answers`` are given.
+  str-EM (qa_pairs) and answer F1 (answers); a long ``reference`` feeds ROUGE-Lsum,
+  and answer F1 only when no short ``answers`` are given; ``answer_lists`` (a list
+  question's answers, each with its aliases) feed QAMPARI precision/recall/F1 and
+  ``claims`` claims recall.
 
 >>> rec = GenericRecord.model_validate({"id": "q1", "question": "Capital of France?", "answer": "Paris [1].",
 ...                                     "contexts": ["Paris is the capital of France."], "answers": ["Paris"]})
@@ -127,6 +129,8 @@ FIELDS = (
     "answers",
     "qa_pairs",
     "reference",
+    "answer_lists",
+    "claims",
     "gold_docs",
     "evidence",
     "retrieved",
@@ -155,7 +159,15 @@ class GenericRecord(_Model):
         None, description="ASQA-style: per disambiguated question, its short answers"
     )
     reference: StrictStr | list[StrictStr] | None = Field(
-        None, description="a long reference answer, or several (answer F1 only, when no short answers are given)"
+        None,
+        description="a long reference answer, or several (ROUGE-Lsum; answer F1 when no short answers are given)",
+    )
+    answer_lists: list[list[StrictStr]] | None = Field(
+        None,
+        description="a list question's gold answers (QAMPARI), each as its aliases: QAMPARI precision/recall/F1",
+    )
+    claims: list[StrictStr] | None = Field(
+        None, description="gold claims the answer should entail (ALCE's ELI5 claims): claims recall, through the judge"
     )
     gold_docs: list[StrictStr] | None = Field(None, description="ids of gold documents or sources")
     evidence: list[list[StrictStr]] | None = Field(None, description="per annotator, gold evidence paragraph ids")
@@ -329,6 +341,8 @@ def _gold(rec: GenericRecord) -> dict[str, Any]:
         "reference": tuple(
             r for r in ([rec.reference] if isinstance(rec.reference, str) else rec.reference or ()) if r.strip()
         ),
+        "answer_lists": tuple(tuple(a) for a in rec.answer_lists or ()),
+        "claims": tuple(rec.claims or ()),
         "gold_doc_ids": tuple(rec.gold_docs or ()),
         "evidence": tuple(tuple(e) for e in rec.evidence or ()),
     }

@@ -79,6 +79,8 @@ def read_examples(source: str, fmt: str = "generic", *, mapping=None, split=None
                 gold_doc_ids=g["gold_doc_ids"],
                 evidence=g["evidence"],
                 reference=g["reference"],
+                answer_lists=g.get("answer_lists", ()),
+                claims=g.get("claims", ()),
                 documents=docs_of[qid],
                 dataset=fmt,
                 meta={"given": given[qid], "where": it.where},

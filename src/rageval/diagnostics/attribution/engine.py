@@ -184,6 +184,7 @@ def attribution_scores_batch(
     cache_dir: Any = None,
     details: bool = True,
     recovered: Sequence[Any] | None = None,
+    list_questions: Sequence[str | None] | None = None,
     **option_values: Any,
 ) -> list[dict[str, Any]]:
     """Every attribution value of every question, sharing one judge runner (one batched call per phase).
@@ -195,7 +196,8 @@ def attribution_scores_batch(
 
     ``recovered`` (fixed mappings, :mod:`.fixed`): per question ``{unit index (0-based): recovered
     source ids}`` used instead of re-attribution (no recovery call); a unit without an entry is not
-    recovered.
+    recovered.  ``list_questions``: per question, its text when it is a list question (QAMPARI: in ALCE mode
+    its claims are ALCE's comma-split sentences, each prefixed with the question), else None.
 
     Returns one dict per question with the flat values ``emitted_precision``,
     ``emitted_recall``, ``grounded_precision``, ``grounded_recall`` (each also
@@ -212,8 +214,8 @@ def attribution_scores_batch(
         raise ValueError(f"unknown parts {bad}; choose from {PARTS}")
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
-    questions = prepare_inputs(predictions, units, sources)
-    parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
+    questions = prepare_inputs(predictions, units, sources, list_questions)
+    parsed = [q.parse(opts) for q in questions]
     wanted = wanted_units(questions, parsed, parts)
     rec = (
         fixed_recovery(questions, wanted, recovered)

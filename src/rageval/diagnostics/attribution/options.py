@@ -84,13 +84,16 @@ class AttributionOptions(AttributionSettings):
     def citation_mode(self) -> str:
         return "alce" if self.alce_compat else "default"
 
-    def parse(self, prediction: str, n_units: int):
+    def parse(self, prediction: str, n_units: int, list_question: str | None = None):
         """How every attribution score and evidence-F1 read an answer's citations: one parse, one cap.
 
-        :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``.
+        :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``
+        (``list_question``: a QAMPARI question, whose ALCE sentences are its comma-split pieces).
         """
 
-        return parse_answer(prediction, n_units, mode=self.citation_mode, max_citations=self.max_citations)
+        return parse_answer(
+            prediction, n_units, mode=self.citation_mode, max_citations=self.max_citations, list_question=list_question
+        )
 
     @classmethod
     def build(cls, **options: Any) -> AttributionOptions:

@@ -49,6 +49,7 @@ def sweep_batch(
     thresholds: Sequence[float] = DEFAULT_SWEEP,
     parts: Sequence[str] = SWEEP_PARTS,
     cache_dir: Any = None,
+    list_questions: Sequence[str | None] | None = None,
     **option_values: Any,
 ) -> dict[float, list[dict[str, Any]]]:
     """``{threshold: rows}``: per recovery threshold, the rows :func:`attribution_scores_batch` returns for
@@ -62,8 +63,8 @@ def sweep_batch(
         raise TypeError("the sweep sets recovery_threshold itself: pass thresholds=[...]")
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
-    questions = prepare_inputs(predictions, units, sources)
-    parsed = [opts.parse(q.prediction, len(q.units)) for q in questions]
+    questions = prepare_inputs(predictions, units, sources, list_questions)
+    parsed = [q.parse(opts) for q in questions]
     wanted = wanted_units(questions, parsed, parts)
     scores = (
         score_recovery(
@@ -148,6 +149,7 @@ def record_sweeps(inputs: Sequence[ScoringInput], options: ScoringOptions, judge
         judge=judge,
         options=options.attribution,
         thresholds=DEFAULT_SWEEP,
+        list_questions=[inputs[i].list_question for i in idx],
     )
     sweeps: dict[int, dict[str, Any]] = {i: {} for i in idx}
     for t in DEFAULT_SWEEP:
