@@ -22,9 +22,9 @@ pure function and a scorer, one :class:`DiagnosticSpec` below, and its
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from rageval.diagnostics.specs import DiagnosticSpec, Direction, Output
 from rageval.registry import NoMeta, Registry, unknown_name
 
 __all__ = [
@@ -46,60 +46,6 @@ __all__ = [
     "is_view",
     "contrasted_by_default",
 ]
-
-Direction = Literal["higher", "lower", "none"]
-Family = Literal["answer", "retrieval", "attribution", "cost"]
-
-
-@dataclass(frozen=True)
-class Output:
-    """One record metric a diagnostic writes, and which way is better."""
-
-    key: str
-    direction: Direction
-    description: str = ""
-    view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
-
-
-@dataclass(frozen=True, kw_only=True)
-class DiagnosticSpec:
-    """Everything about one diagnostic (see the module doc); built by keyword."""
-
-    name: str
-    version: str
-    summary: str
-    family: Family
-    function: str  # "module:function" of the pure function
-    outputs: tuple[Output, ...]  # the record metrics it writes
-    needs: tuple[str, ...] = ()  # gold fields; applicable when an example has any of them ("auto")
-    scorer: str | None = None  # "module:function" (inputs, options) -> result dict with per_question
-    engine_parts: tuple[str, ...] = ()  # scored by the attribution engine, with these parts
-    module_keys: tuple[Output, ...] = ()  # further aggregates its evaluate module returns (and owns)
-    # an engine diagnostic's record metrics from the engine row: "module:function" (row, input) -> values;
-    # None: its declared output keys read from the row
-    record_values: str | None = None
-    # what it adds to each record's ``extra`` beyond the engine row: "module:function" (inputs, options,
-    # judge) -> {input index: {key: value}}; None: nothing
-    record_extra: str | None = None
-    judged: bool = False  # its scorer takes the run's judge too: (inputs, options, judge) (e.g. claims_recall)
-
-    @property
-    def direction(self) -> Direction:
-        """The direction of the headline output (the first)."""
-        return self.outputs[0].direction
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(o.key for o in self.outputs)
-
-    @property
-    def also(self) -> tuple[str, ...]:
-        """The other keys (record outputs and module aggregates) besides the name."""
-        return tuple(k for k in dict.fromkeys(self.keys + tuple(o.key for o in self.module_keys)) if k != self.name)
-
-    @property
-    def uses_judge(self) -> bool:
-        return bool(self.engine_parts) or self.judged
 
 
 def _o(key: str, direction: Direction = "higher", description: str = "") -> Output:
