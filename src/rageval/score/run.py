@@ -142,17 +142,9 @@ def _select(options: ScoreOptions, items: Sequence[ScoreItem]) -> list[str]:
 
 
 def _example(item: ScoreItem, qid: str):
-    g = item.gold
     return Example(
         id=qid,
-        question=item.question,
-        answers=g["answers"],
-        qa_pairs=g["qa_pairs"],
-        gold_doc_ids=g["gold_doc_ids"],
-        evidence=g["evidence"],
-        reference=g["reference"],
-        answer_lists=g.get("answer_lists", ()),
-        claims=g.get("claims", ()),
+        **item.example_fields(),
         dataset="score",
         meta={
             "answer": item.answer,

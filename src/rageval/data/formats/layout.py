@@ -281,6 +281,11 @@ class ScoreItem:
     file_line: tuple[str, int | str] = ("", 0)
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def example_fields(self) -> dict[str, Any]:
+        """The question and the gold as :class:`~rageval.data.schema.Example` keywords (the gold's keys are
+        Example's field names), for every reader that turns a line into an example."""
+        return {"question": self.question, **self.gold}
+
 
 def _system(rec: GenericRecord) -> str | None:
     if rec.system is not None and rec.setting is not None:

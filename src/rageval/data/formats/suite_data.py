@@ -69,18 +69,10 @@ def read_examples(source: str, fmt: str = "generic", *, mapping=None, split=None
     examples = []
     for qid in matched.order[: limit or None]:
         it = first[qid]
-        g = it.gold
         examples.append(
             Example(
                 id=qid,
-                question=it.question,
-                answers=g["answers"],
-                qa_pairs=g["qa_pairs"],
-                gold_doc_ids=g["gold_doc_ids"],
-                evidence=g["evidence"],
-                reference=g["reference"],
-                answer_lists=g.get("answer_lists", ()),
-                claims=g.get("claims", ()),
+                **it.example_fields(),
                 documents=docs_of[qid],
                 dataset=fmt,
                 meta={"given": given[qid], "where": it.where},
