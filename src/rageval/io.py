@@ -44,11 +44,14 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "TEMP_NAME",
     "remove_stale_temps",
+    "remove_temps",
     "UnsafePathError",
     "check_folders",
     "current_umask",
@@ -133,28 +136,32 @@ def write_bytes_atomic(
         raise
 
 
-_TEMP = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")  # what write_bytes_atomic's mkstemp names look like
+#: what write_bytes_atomic's mkstemp names look like: ``.<name>.<8 characters>.tmp`` (``name``: the target's)
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")
 
 
-def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files a killed writer left in ``folder`` (not recursive); return them.
-
-    Call it only while holding the folder's writer lock: then no write is in flight, so
-    every ``.<name>.<random>.tmp`` there is a leftover of a killed process.
-    """
+def remove_temps(entries: Iterable[os.DirEntry]) -> list[Path]:
+    """Delete those of ``entries`` that are a writer's temporary file (:data:`TEMP_NAME`, a regular file, not
+    a link); return them.  Call it only while holding the folder's writer lock: then no write is in flight, so
+    every such file is a leftover of a killed process."""
     out: list[Path] = []
-    try:
-        entries = list(os.scandir(os.fspath(folder)))
-    except FileNotFoundError:
-        return out
     for e in entries:
-        if _TEMP.match(str(e.name)) and e.is_file(follow_symlinks=False):
+        if TEMP_NAME.match(str(e.name)) and e.is_file(follow_symlinks=False):
             try:
                 os.unlink(e.path)
                 out.append(Path(e.path))
             except FileNotFoundError:
                 pass
     return out
+
+
+def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (not recursive; :func:`remove_temps`)."""
+    try:
+        entries = list(os.scandir(os.fspath(folder)))
+    except FileNotFoundError:
+        return []
+    return remove_temps(entries)
 
 
 def write_text_atomic(

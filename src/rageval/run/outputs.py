@@ -40,6 +40,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from rageval.io import TEMP_NAME, remove_temps
 from rageval.run.rundir import RunDirError
 
 __all__ = [
@@ -78,7 +79,6 @@ OUTPUT_FILES = frozenset(
 OUTPUT_PATTERNS = (re.compile(r"^(frontier|pareto)_.+\.(png|svg)$"),)
 #: the folders rageval writes at the top of a run directory (``cache``; ``rescore-<judge>``, ``audit-<judge>``)
 OUTPUT_FOLDERS = (re.compile(r"^cache$"), re.compile(r"^rescore-.+$"), re.compile(r"^audit-.+$"))
-_TEMP = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{8}\.tmp$")  # rageval.io's mkstemp names
 _MARKERS = ("manifest.json", "cache/suite.json")
 #: what must be a file, and what a folder, where it exists (rageval would fail writing it otherwise)
 _FILES_IN = frozenset({"cache/suite.json", "cache/plots.json"})
@@ -99,7 +99,7 @@ def is_output_name(name: str) -> bool:
     >>> [is_output_name(n) for n in ("report.html", "frontier_f1.png", ".summary.md.ab12cd34.tmp", "notes.md")]
     [True, True, True, False]
     """
-    m = _TEMP.match(name)
+    m = TEMP_NAME.match(name)
     return _is_output(m.group("name") if m else name)
 
 
@@ -181,7 +181,7 @@ def _kind(mode: int) -> str | None:
 def _leftover(folder: str) -> bool:
     """True when ``folder`` holds nothing but rageval's temporary files (a first run killed before its marker)."""
     for root, _dirs, files in os.walk(folder):
-        if any(not _TEMP.match(f) for f in files):
+        if any(not TEMP_NAME.match(f) for f in files):
             return False
     return True
 
@@ -211,7 +211,7 @@ def _refuse_special(e: os.DirEntry, out: Path) -> None:
 
 
 def _refuse_foreign(e: os.DirEntry, out: Path) -> None:
-    if e.name == ".rageval.lock" or _TEMP.match(e.name):
+    if e.name == ".rageval.lock" or TEMP_NAME.match(e.name):
         return  # the lock this command holds; a killed writer's temporary file
     if e.name == "cache" and e.is_dir(follow_symlinks=False) and _leftover(e.path):
         return
@@ -235,12 +235,4 @@ def claim(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> l
         for e, top in entries:
             if top:
                 _refuse_foreign(e, out)
-    removed: list[Path] = []
-    for e, _ in entries:
-        if _TEMP.match(e.name) and e.is_file(follow_symlinks=False):
-            try:
-                os.unlink(e.path)
-                removed.append(Path(e.path))
-            except FileNotFoundError:
-                pass
-    return removed
+    return remove_temps(e for e, _ in entries)
