@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from click.testing import CliRunner
+from suite_files import one_setting_suite
 
 from rageval.judges import BUILTIN, JudgeError, JudgeRunner, get_judge
 from rageval.judges.lexical import LexicalJudge
@@ -492,18 +493,7 @@ def test_readme_example_as_an_evaluate_module(server):
 
 
 def _suite(tmp_path, judge_yaml):
-    p = tmp_path / "s.yaml"
-    p.write_text(f"""\
-name: s
-dataset: {{name: hotpotqa, limit: 2}}
-retrieval: {{method: bm25, k: 3}}
-settings:
-  - {{compressor: identity}}
-reader: {{backend: extractive}}
-judge: {judge_yaml}
-output_dir: {tmp_path / "out"}
-""")
-    return p
+    return one_setting_suite(tmp_path, "{backend: extractive}", judge_yaml)
 
 
 def test_a_suite_with_the_openai_judge_and_judge_errors_retried(server, tmp_path):

@@ -14,6 +14,7 @@ import re
 
 import pytest
 from fault_http import FaultServer, chat_answer
+from suite_files import one_setting_suite
 
 from rageval.judges.base import JudgeRunner
 from rageval.judges.openai_compat import (
@@ -84,17 +85,9 @@ def test_a_plain_answer_is_still_ok(server):
 def test_refusals_in_a_suite_are_counted_reader_errors(tmp_path, server):
     replies = iter([_reply({"content": None, "refusal": "I cannot answer."}), _reply({"content": None})])
     server.responder = lambda _: next(replies)
-    p = tmp_path / "s.yaml"
-    p.write_text(f"""\
-name: s
-dataset: {{name: hotpotqa, limit: 2}}
-retrieval: {{method: bm25, k: 3}}
-settings:
-  - {{compressor: identity}}
-reader: {{backend: openai, params: {{model: m, base_url: '{server.url}', max_retries: 0, timeout: 2}}}}
-judge: {{spec: lexical}}
-output_dir: {tmp_path / "out"}
-""")
+    p = one_setting_suite(
+        tmp_path, f"{{backend: openai, params: {{model: m, base_url: '{server.url}', max_retries: 0, timeout: 2}}}}"
+    )
     res = run_suite(load_suite(p), progress=False, build_report=False)
     assert res.status_counts == {"reader_error": 2}
     errors = sorted(json.loads(x)["error"] for x in (res.out_dir / "records.jsonl").read_text().splitlines())
