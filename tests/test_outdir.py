@@ -1,8 +1,8 @@
-"""One writer per run directory, assembly from this suite's records only, rescore in its own folder, safe files.
+"""One writer per run directory, records.jsonl of this suite's records only, rescore in its own folder, safe files.
 
 Categories: the lock (a second process refused, a stale lock taken over, re-entrant, no flock, a link at the
-lock path); two `rageval suite` processes on one directory; assembly of changed/added settings and of a cache
-changed under the run; rescore (own folder and manifest, the run untouched, the lost-results case); files
+lock path); two `rageval suite` processes on one directory; records.jsonl streamed in the run's order (out-of-order
+records held or read back), of changed/added settings, and with a cache changed under the run; rescore (own folder and manifest, the run untouched, the lost-results case); files
 (umask, links placed in the run directory, full disk by fault injection and on a tiny tmpfs, read-only).
 """
 
@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -23,11 +24,12 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.io import UnsafePathError, write_bytes_atomic, write_text_atomic
-from rageval.run.cache import CacheChanged, RecordCache
+from rageval.io import UnsafePathError, json_text, write_bytes_atomic, write_text_atomic
+from rageval.run.cache import CacheChanged, RecordCache, RecordsFile
 from rageval.run.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
 from rageval.suite.load import load_suite
 from rageval.suite.runner import run_suite
+from rageval.types import Record
 
 SUITE = """\
 name: od
@@ -204,33 +206,111 @@ def assert_consistent(out: Path, settings: list[str]) -> None:
         assert cached["input_hash"] == r["input_hash"]
 
 
-# -- assembly -------------------------------------------------------------------------------------------
+# -- records.jsonl ---------------------------------------------------------------------------------------
 
 
-def test_a_cache_record_changed_under_the_run_is_refused_not_mixed(tmp_path, monkeypatch):
+def test_a_cache_record_changed_under_the_run_is_not_mixed_and_the_rerun_recomputes_it(tmp_path):
+    """records.jsonl is streamed from the records in memory: another writer changing a cache file during the
+    run does not reach it, and the next run recomputes the changed record (its input hash no longer matches)."""
     suite = load_suite(suite_file(tmp_path))
     out = tmp_path / "out"
     run_suite(suite, out, progress=False, build_report=False)
     before = (out / "records.jsonl").read_bytes()
+    shutil.rmtree(out / "cache" / "records")
     cache = RecordCache(out)
-    real_assemble = RecordCache.assemble
+    seen: list[str] = []
 
-    def tamper(self, settings, qids, **kw):  # another writer replaces one record before the assembly
-        path = self.path("naive@60", qids[1])
-        data = json.loads(path.read_text())
-        data["input_hash"] = "0" * 32
-        path.write_text(json.dumps(data))
-        return real_assemble(self, settings, qids, **kw)
+    def tamper(rec):  # another writer replaces the second naive@60 record's cache file as soon as it is written
+        if rec.setting.name != "naive@60":
+            return
+        seen.append(rec.question_id)
+        if len(seen) == 2:
+            path = cache.path("naive@60", rec.question_id)
+            data = json.loads(path.read_text())
+            data["input_hash"] = "0" * 32
+            path.write_text(json.dumps(data))
 
-    monkeypatch.setattr(RecordCache, "assemble", tamper)
-    with pytest.raises(CacheChanged, match="holds a record of other inputs: another process wrote into"):
-        run_suite(suite, out, progress=False, build_report=False)
+    run_suite(suite, out, progress=False, build_report=False, on_record=tamper)
     assert (out / "records.jsonl").read_bytes() == before
-    monkeypatch.undo()
     result = run_suite(suite, out, progress=False, build_report=False)  # the rerun recomputes just that one
     assert (result.computed, result.reused) == (1, 5)
     assert (out / "records.jsonl").read_bytes() == before
     assert cache.path("naive@60", "x") != cache.path("identity", "x")
+
+
+def _entry(cache: RecordCache, setting: str, qid: str, h: str) -> str:
+    rec = Record.from_dict(
+        {"question_id": qid, "setting": {"name": setting, "compressor": "c"}, "status": "ok", "metrics": {"m": 0.5}}
+    )
+    return cache.write(setting, qid, h, rec)
+
+
+@pytest.mark.parametrize("keep", [0, 1, 1024])
+def test_records_file_writes_out_of_order_records_in_the_run_order_held_or_read_back(tmp_path, keep):
+    """Records finished in any order come out in the announced order; beyond ``keep`` held texts they are read
+    back from their cache files, and the bytes are the same either way."""
+    cache = RecordCache(tmp_path)
+    order = [("s1", "a"), ("s1", "b"), ("s1", "c"), ("s2", "a"), ("s2", "b")]
+    texts = {k: _entry(cache, *k, f"h-{k[0]}-{k[1]}") for k in order}
+    with RecordsFile.open(cache, keep=keep) as out:
+        out.expect("s1", [(q, f"h-s1-{q}") for q in ("a", "b", "c")])
+        for k in [("s1", "c"), ("s1", "b")]:
+            out.put(*k, texts[k])
+        assert out.count == 0  # "a" not yet finished: nothing can be written
+        out.put("s1", "a", texts[("s1", "a")])
+        assert out.count == 3
+        out.put("s2", "b", texts[("s2", "b")])  # finished before its setting is announced
+        out.expect("s2", [("a", "h-s2-a"), ("b", "h-s2-b")])
+        out.put("s2", "a", texts[("s2", "a")])
+    assert (tmp_path / "records.jsonl").read_text() == "".join(texts[k] + "\n" for k in order)
+    assert [json.loads(line)["question_id"] for line in (tmp_path / "records.jsonl").read_text().splitlines()] == [
+        q for _, q in order
+    ]
+
+
+def test_records_file_refuses_a_read_back_file_another_process_changed(tmp_path):
+    cache = RecordCache(tmp_path)
+    (tmp_path / "records.jsonl").write_text("old\n")
+    a, b = _entry(cache, "s", "a", "ha"), _entry(cache, "s", "b", "hb")
+    path = cache.path("s", "b")
+    with pytest.raises(CacheChanged, match="holds a record of other inputs: another process wrote into"):
+        with RecordsFile.open(cache, keep=0) as out:
+            out.expect("s", [("a", "ha"), ("b", "hb")])
+            out.put("s", "b", b)  # let go at once (keep=0): read back when due
+            path.write_text(path.read_text().replace('"hb"', '"other"'))
+            out.put("s", "a", a)
+    assert (tmp_path / "records.jsonl").read_text() == "old\n"  # the old file kept, no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "records.jsonl"]
+
+
+def test_records_file_with_a_record_missing_is_an_error_and_keeps_the_old_file(tmp_path):
+    cache = RecordCache(tmp_path)
+    (tmp_path / "records.jsonl").write_text("old\n")
+    with pytest.raises(RuntimeError, match="no record of setting 's', question 'b'"):
+        with RecordsFile.open(cache) as out:
+            out.expect("s", [("a", "ha"), ("b", "hb")])
+            out.put("s", "a", _entry(cache, "s", "a", "ha"))
+    assert (tmp_path / "records.jsonl").read_text() == "old\n"
+
+
+def test_a_cache_file_and_its_records_line_share_one_encoding(tmp_path):
+    """The cache file is exactly json_text({"input_hash", "record"}) and the line its record's text."""
+    cache = RecordCache(tmp_path)
+    rec = Record.from_dict(
+        {
+            "question_id": "q\u00e9",
+            "setting": {"name": "s", "compressor": "c"},
+            "status": "ok",
+            "metrics": {"m": float("nan"), "n": 1.0},
+            "extra": {"lone": "\ud800"},
+        }
+    )
+    text = cache.write("s", "q\u00e9", "h1", rec)
+    raw = cache.path("s", "q\u00e9").read_text()
+    assert raw == json_text({"input_hash": "h1", "record": rec.to_dict()}) + "\n"
+    assert text == json_text(rec.to_dict()) and '"m": null' in text
+    assert cache.read_entry("s", "q\u00e9", "h1")[1] == text
+    assert cache.read_line("s", "q\u00e9", "h1") == text
 
 
 def test_a_changed_or_added_setting_computes_new_records(tmp_path):

@@ -44,11 +44,13 @@ import os
 import re
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "atomic_file",
     "TEMP_NAME",
     "remove_stale_temps",
     "remove_temps",
@@ -104,20 +106,44 @@ def check_folders(parent: str | os.PathLike, root: str | os.PathLike) -> None:
             )
 
 
-def write_bytes_atomic(
-    path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None, durable: bool = True
-) -> None:
-    """Write ``data`` to ``path`` atomically, replacing (never following) a link there; see the module doc."""
+class _Writer:
+    """The file :func:`atomic_file` yields: ``write(bytes)``, buffered up to 1 MiB, through ``os.write``."""
+
+    def __init__(self, fd: int):
+        self.fd, self.buf = fd, bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.buf += data
+        if len(self.buf) >= 1 << 20:
+            self.flush()
+
+    def flush(self) -> None:
+        with memoryview(self.buf) as view:
+            done = 0
+            while done < len(view):
+                done += os.write(self.fd, view[done:])
+        self.buf.clear()
+
+
+@contextmanager
+def atomic_file(
+    path: str | os.PathLike, *, root: str | os.PathLike | None = None, durable: bool = True
+) -> Iterator[_Writer]:
+    """A file (its ``write(bytes)``) whose bytes replace ``path`` atomically when the block ends without an
+    error (the temporary file removed otherwise), never following a link there; see the module doc.
+
+    For a file written in pieces (``records.jsonl`` as a run's records are finished): what is written is not
+    held in memory beyond a 1 MiB buffer, and a reader never sees half of it.
+    """
     path = Path(path)
     if root is not None:
         check_folders(path.parent, root)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        out = _Writer(fd)
+        yield out
+        out.flush()
         os.fchmod(fd, 0o666 & ~current_umask())
         if durable:
             os.fsync(fd)
@@ -134,6 +160,14 @@ def write_bytes_atomic(
         if isinstance(err, OSError) and err.filename in (None, tmp):
             err.filename = str(path)
         raise
+
+
+def write_bytes_atomic(
+    path: str | os.PathLike, data: bytes, *, root: str | os.PathLike | None = None, durable: bool = True
+) -> None:
+    """Write ``data`` to ``path`` atomically, replacing (never following) a link there; see the module doc."""
+    with atomic_file(path, root=root, durable=durable) as fh:
+        fh.write(data)
 
 
 #: what write_bytes_atomic's mkstemp names look like: ``.<name>.<8 characters>.tmp`` (``name``: the target's)

@@ -57,7 +57,7 @@ def content_tokens(text: str) -> frozenset[str]:
 
 
 #: the texts whose content tokens the lexical judge keeps between calls (a bounded LRU)
-MEMO_SIZE = 65_536
+MEMO_SIZE = 16_384
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)

@@ -3,9 +3,18 @@
 ``cache/records/<setting>/<question>.json`` holds ``{"input_hash", "record"}``,
 written atomically the moment a record is finished, so a killed run loses at
 most the batch in flight.  A record is reused only when its input hash matches
-(:func:`rageval.suite.plan.record_hash`).  ``records.jsonl`` is assembled from
-the cache alone, in suite setting order then dataset question order, so a
-resumed run ends with the same bytes.
+(:func:`rageval.suite.plan.record_hash`).
+
+``records.jsonl`` is streamed (:class:`RecordsFile`): each record's JSON is
+encoded once, written to its cache file and to ``records.jsonl`` as soon as the
+records before it in the run's order (suite setting order, then dataset question
+order) are written, so no run holds its records in memory.  A reused record's
+line is the exact text its cache file holds, and a computed one's the text just
+written there, so a resumed run ends with the same bytes as an uninterrupted one.
+Records finished out of order wait in a bounded buffer; beyond it they are read
+back from their cache files when their turn comes, and a file that another
+process changed meanwhile stops the run (:class:`CacheChanged`) instead of
+entering ``records.jsonl``.
 
 What a rerun reuses (docs/suites.md#statuses): a record whose status is
 *transient* (:data:`TRANSIENT_STATUSES`: ``reader_error``, ``judge_error`` — an
@@ -27,14 +36,17 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
 
 from rageval.errors import RunFailure
-from rageval.io import check_folders, dump_json_line, write_json_atomic, write_text_atomic
+from rageval.io import atomic_file, check_folders, dump_json_line, write_json_atomic, write_text_atomic
 from rageval.types import Record
 
-__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "mark_run", "safe_name"]
+__all__ = ["CacheChanged", "CacheTally", "RecordCache", "RecordsFile", "TRANSIENT_STATUSES", "mark_run", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
@@ -71,20 +83,24 @@ class CacheTally:
         self.reused = 0
         self.retried = 0
 
-    def reuse(self, cache: RecordCache, setting: str, question_id: str, input_hash: str, *, retry_failed: bool) -> bool:
-        """True when the cached record of (setting, question) with this input hash is reused as it is.
+    def reuse(
+        self, cache: RecordCache, setting: str, question_id: str, input_hash: str, *, retry_failed: bool
+    ) -> str | None:
+        """The JSON text of the cached record of (setting, question) with this input hash when it is reused as it
+        is, else None.
 
         A cached transient failure (:data:`TRANSIENT_STATUSES`) is computed again when ``retry_failed``.
         """
-        cached = cache.read(setting, question_id, input_hash)
-        if cached is None:
-            return False
+        entry = cache.read_entry(setting, question_id, input_hash)
+        if entry is None:
+            return None
+        cached, text = entry
         if retry_failed and cached.status in TRANSIENT_STATUSES:
             self.retried += 1  # a failure that may not happen twice: computed again
-            return False
+            return None
         self.reused += 1
         self.count(cached)
-        return True
+        return text
 
     def count(self, record: Record) -> None:
         """Count ``record`` (its status, and its overshoot when its context is over its budget)."""
@@ -115,6 +131,14 @@ class RecordCache:
         """The cached record if its input hash matches, else None.
 
         A file that cannot be read as a record is quarantined (see the module docstring) and None returned.
+        """
+        entry = self.read_entry(setting, question_id, input_hash)
+        return entry[0] if entry is not None else None
+
+    def read_entry(self, setting: str, question_id: str, input_hash: str) -> tuple[Record, str] | None:
+        """``(record, its JSON text)`` when the cached record's input hash matches, else None (see :meth:`read`).
+
+        The text is the record's line of ``records.jsonl``: the very text the file holds after its input hash.
         """
         path = self.path(setting, question_id)
         try:
@@ -154,7 +178,7 @@ class RecordCache:
         if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
             self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
             return None
-        return rec
+        return rec, _record_text(raw.decode("utf-8"), input_hash, data["record"])
 
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
@@ -181,48 +205,113 @@ class RecordCache:
             "directory); rerun the suite (it recomputes what changed)"
         )
 
-    def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> None:
-        write_json_atomic(
+    def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> str:
+        """Write the record's cache file; return its JSON text (one encoding: the file's and the line's)."""
+        text = dump_json_line(record.to_dict())
+        write_text_atomic(
             self.path(setting, question_id),
-            {"input_hash": input_hash, "record": record.to_dict()},
+            _entry_prefix(input_hash) + text + "}\n",  # = json_text({"input_hash", "record"}) + "\n"
             root=self.out_dir,  # no folder of the cache may be a link placed in the run directory
             durable=self.durable,
         )
+        return text
+
+    def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
+        """The record text of a cache file this run wrote or reused (:class:`RecordsFile` reading back what its
+        buffer let go); :class:`CacheChanged` if another process changed the file meanwhile."""
+        path = self.path(setting, question_id)
+        try:
+            raw = path.read_bytes().decode("utf-8")
+            data = json.loads(raw)
+            record, found = data["record"], data.get("input_hash")
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
+        if found != input_hash:
+            raise CacheChanged(self._changed(path, "holds a record of other inputs"))
+        return _record_text(raw, input_hash, record)
 
     def mark_suite(self, name: str, suite_hash: str) -> None:
         mark_run(self.out_dir, name, suite_hash)
 
-    def assemble(
-        self,
-        settings: Iterable[str],
-        question_ids: list[str],
-        *,
-        present: Callable[[str, str], bool] | None = None,
-        expected: Mapping[tuple[str, str], str] | None = None,
-    ) -> int:
-        """Write ``records.jsonl`` from the cache; return the number of records.
 
-        ``present(setting, question_id)`` says which pairs have a record (default: every pair; ``rageval score``
-        passes its inputs' pairs, a question missing from a setting being counted and listed by the caller).
-        ``expected[(setting, question_id)]``: the input hash of the current suite's record; a cache file
-        holding any other record (written by another process meanwhile) stops the assembly with
-        :class:`CacheChanged` instead of entering ``records.jsonl``, so two suites' records are never mixed.
-        """
-        lines = []
-        for name in settings:
-            for qid in question_ids:
-                if present is not None and not present(name, qid):
-                    continue
-                path = self.path(name, qid)
-                try:
-                    data = json.loads(path.read_bytes().decode("utf-8"))
-                    record, found = data["record"], data.get("input_hash")
-                except (OSError, ValueError, KeyError, TypeError) as err:
-                    if expected is None:
-                        raise
-                    raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
-                if expected is not None and found != expected.get((name, qid)):
-                    raise CacheChanged(self._changed(path, "holds a record of other inputs"))
-                lines.append(dump_json_line(record))
-        write_text_atomic(self.out_dir / "records.jsonl", "\n".join(lines) + "\n", root=self.out_dir)
-        return len(lines)
+def _entry_prefix(input_hash: str) -> str:
+    return '{"input_hash": ' + dump_json_line(input_hash) + ', "record": '
+
+
+def _record_text(raw: str, input_hash: str, record: Any) -> str:
+    """The record's JSON within a cache file's text: the text after the input hash when the file is as
+    :meth:`RecordCache.write` writes it, else (a file written otherwise) the record encoded again."""
+    prefix = _entry_prefix(input_hash)
+    if raw.startswith(prefix) and raw.endswith("}\n"):
+        return raw[len(prefix) : -2]
+    return dump_json_line(record)
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+
+class RecordsFile:
+    """``records.jsonl`` written as a run goes (:meth:`open`): one line per record, in the run's order, never all
+    in memory.
+
+    The engine announces each setting's questions in output order (:meth:`expect`, once the setting's items
+    are hashed) and hands over each record's text as it is reused or computed (:meth:`put`); a line is written
+    as soon as every line before it is.  At most ``keep`` out-of-order texts are held; older ones are read back
+    from the cache when due (:meth:`RecordCache.read_line`).  A failed run leaves the previous ``records.jsonl``.
+    """
+
+    def __init__(self, cache: RecordCache, fh: _Sink, *, keep: int = 1024):
+        self.cache, self.fh, self.keep = cache, fh, keep
+        self.count = 0
+        self._order: deque[tuple[str, str, str]] = deque()  # (setting, question, input hash) still to write
+        self._ready: dict[tuple[str, str], str | None] = {}  # finished, not yet written (None: in its cache file)
+        self._held: deque[tuple[str, str]] = deque()  # the keys put, oldest first (some written since)
+        self._n_held = 0  # texts held in _ready
+
+    @classmethod
+    @contextmanager
+    def open(cls, cache: RecordCache, *, keep: int = 1024, durable: bool = True) -> Iterator[RecordsFile]:
+        """The run's ``records.jsonl``, replacing the old one atomically when the block ends without an error
+        and with every expected record written (:func:`rageval.io.atomic_file`)."""
+        with atomic_file(cache.out_dir / "records.jsonl", root=cache.out_dir, durable=durable) as fh:
+            out = cls(cache, fh, keep=keep)
+            yield out
+            out.check_complete()
+
+    def check_complete(self) -> None:
+        """Every expected record written (a record missing is a bug of the caller's: RuntimeError)."""
+        if self._order or self._ready:
+            setting, qid = self._order[0][:2] if self._order else next(iter(self._ready))
+            raise RuntimeError(f"records.jsonl: no record of setting {setting!r}, question {qid!r}")
+
+    def expect(self, setting: str, questions: Iterable[tuple[str, str]]) -> None:
+        """The setting's ``(question, input hash)`` pairs, in the order their lines go in the file."""
+        self._order.extend((setting, q, h) for q, h in questions)
+        self._flush()
+
+    def put(self, setting: str, question_id: str, text: str) -> None:
+        """The finished record's JSON text (:meth:`RecordCache.write` / :meth:`RecordCache.read_entry`)."""
+        key = (setting, question_id)
+        self._ready[key] = text
+        self._held.append(key)
+        self._n_held += 1
+        while self._n_held > self.keep:  # out of order for long: let the oldest go, read it back when due
+            old = self._held.popleft()
+            if self._ready.get(old) is not None:
+                self._ready[old] = None
+                self._n_held -= 1
+        self._flush()
+
+    def _flush(self) -> None:
+        while self._order and (key := self._order[0][:2]) in self._ready:
+            setting, qid, h = self._order.popleft()
+            text = self._ready.pop(key)
+            if text is None:
+                text = self.cache.read_line(setting, qid, h)
+            else:
+                self._n_held -= 1
+            self.fh.write(text.encode("utf-8") + b"\n")
+            self.count += 1
+        if not self._ready:
+            self._held.clear()

@@ -13,9 +13,10 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    (:data:`~rageval.run.plan.PART_KEYS`), hash each item, reuse what the record
    cache holds (:mod:`rageval.run.cache`) and compress, read and score the rest in
    batches (:mod:`rageval.run.execute`), each record written to the cache the
-   moment it is finished;
-4. write ``records.jsonl`` (from the cache alone, so a resumed run ends with the
-   same bytes), ``manifest.json`` (a :class:`~rageval.run.rundir.Manifest`) and
+   moment it is finished and streamed to ``records.jsonl`` in the run's order
+   (:class:`~rageval.run.cache.RecordsFile`: one JSON encoding per record, no
+   record held once written, a resumed run's file the same bytes);
+4. write ``manifest.json`` (a :class:`~rageval.run.rundir.Manifest`) and
    ``run_stats.json``; close every part however the run ends.
 
 The report is the front-end's: the engine imports nothing from ``rageval.suite``,
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval.errors import ModelUnavailable
-from rageval.run.cache import CacheTally, RecordCache
+from rageval.run.cache import CacheTally, RecordCache, RecordsFile
 from rageval.run.execute import Stage, run_batch
 from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
@@ -165,7 +166,6 @@ class _Execution:
         self.tokenizer = get_tokenizer(plan.scoring.tokenizer)
         self.options = plan.scoring.options()
         self.tally = CacheTally()
-        self.expected: dict[tuple[str, str], str] = {}  # (setting, question) -> the input hash of this run's record
         self.judge = self._judge() if plan.judge_needed else None
         self.models: dict[str, Any] = {
             "judge": getattr(self.judge, "id", None) if self.judge is not None else plan.scoring.judge.spec
@@ -206,23 +206,31 @@ class _Execution:
         self.models[f"reader:{sp.name}"] = reader_id(reader, spec)
         return reader, self.models[f"reader:{sp.name}"]
 
-    def work(self, bar: Any) -> Iterator[SettingWork]:
-        """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, the bar
-        advanced) and yield the rest as a :class:`SettingWork`."""
+    def work(self, bar: Any, out: RecordsFile) -> Iterator[SettingWork]:
+        """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, handed to
+        ``out``, the bar advanced) and yield the rest as a :class:`SettingWork`."""
         plan = self.plan
         for sp in plan.settings:
             reader, rid = self._reader(sp)
             compressor, comp_error = self._compressor(sp)
             key = _resolve_key(sp.key, compressor, rid, self.judge)
             pending: list[Item] = []
+            hashes: dict[str, str] = {}
+            reused: list[tuple[str, str]] = []
             for item in sp.items:
                 item = replace(item, input_hash=item_hash(key, item))
                 qid = item.saved.question_id if item.saved is not None else item.example.id
-                self.expected[(sp.name, qid)] = item.input_hash
-                if self.tally.reuse(self.cache, sp.name, qid, item.input_hash, retry_failed=self.retry_failed):
+                hashes[qid] = item.input_hash
+                text = self.tally.reuse(self.cache, sp.name, qid, item.input_hash, retry_failed=self.retry_failed)
+                if text is not None:
+                    reused.append((qid, text))
                     bar.update(1)
                     continue
                 pending.append(item)
+            # the setting's lines in the run's question order; its reused records go out at once
+            out.expect(sp.name, ((q, hashes[q]) for q in self.plan.question_order if q in hashes))
+            for qid, text in reused:
+                out.put(sp.name, qid, text)
             stage = Stage(
                 sp.setting,
                 compressor,
@@ -257,26 +265,23 @@ def _execute(
         )
         bar = progress(plan.n_items(), progress_bar)
         computed = 0
-        work = run.work(bar)  # a generator: setting by setting, as the batches are consumed
-        batches = _local_batches(work) if session is None else session.batches(work)
-        for w, batch, records in batches:
-            for item, rec in zip(batch, records):
-                cache.write(w.planned.name, rec.question_id, item.input_hash, rec)
-                computed += 1
-                run.tally.count(rec)
-                if on_record is not None:
-                    on_record(rec)
-                bar.update(1)
-        bar.close()
-
-        # Final files, from the cache alone (identical whether or not the run was resumed).
-        expected = run.expected
-        n = cache.assemble(
-            plan.setting_names,
-            list(plan.question_order),
-            present=lambda s, q: (s, q) in expected,
-            expected=expected,
-        )
+        with RecordsFile.open(cache) as out:  # records.jsonl replaced only when every record is in it
+            work = run.work(bar, out)  # a generator: setting by setting, as the batches are consumed
+            batches = _local_batches(work) if session is None else session.batches(work)
+            for w, batch, records in batches:
+                for item, rec in zip(batch, records):
+                    out.put(
+                        w.planned.name,
+                        rec.question_id,
+                        cache.write(w.planned.name, rec.question_id, item.input_hash, rec),
+                    )
+                    computed += 1
+                    run.tally.count(rec)
+                    if on_record is not None:
+                        on_record(rec)
+                    bar.update(1)
+            bar.close()
+        n = out.count
         rundir.write_manifest(_manifest(plan, run.models))
         judge = run.judge
         stats = {
