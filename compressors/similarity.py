@@ -161,6 +161,16 @@ class SimilarityMatrix:
                 self._cache.popitem(last=False)
         return r
 
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """The rows ``idx`` as a new ``(len(idx), n)`` array the caller may overwrite (one gather in kernel mode;
+        row by row, through the cache, otherwise)."""
+        if self.mode == "kernel":
+            if self._kernel is None:
+                self._build_kernel()
+            assert self._kernel is not None
+            return self._kernel.take(idx, axis=0)
+        return np.stack([self.row(int(i)) for i in idx]) if len(idx) else np.zeros((0, self.n))
+
     def row_sums(self) -> np.ndarray:
         if self._sums is None:
             if self.mode == "kernel":

@@ -86,6 +86,36 @@ def test_lazy_greedy_selects_the_same_set_as_plain_greedy(p, budget):
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=problems(max_n=25), budget=st.one_of(st.none(), st.integers(1, 150)), block=st.integers(1, 30))
+def test_lazy_greedy_in_blocks_of_any_size_selects_the_plain_greedy_set(p, budget, block):
+    """Evaluating stale candidates in blocks changes when they are evaluated, never what is selected."""
+    lazy, plain = lazy_greedy(p, budget, block=block), plain_greedy(p, budget)
+    assert lazy.selected == plain.selected
+    assert lazy.value == plain.value  # the same gains, added in the same order
+    assert lazy.evaluations <= plain.evaluations  # a stale candidate is evaluated at most once per step
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=problem_and_sets())
+def test_block_gains_are_the_single_gains_bit_for_bit(case):
+    p, _, B, _ = case
+    obj = Objective(p)
+    for i in B:
+        obj.add(i)
+    before = obj.evaluations
+    every = obj.gains(np.arange(p.n))
+    assert every.tolist() == [obj.gain(i) for i in range(p.n)]
+    assert obj.evaluations - before == 2 * p.n
+
+
+def test_block_size_shrinks_with_the_number_of_candidates():
+    from rageval.compressors.submodular import MAX_BLOCK, block_size
+
+    assert block_size(1) == block_size(200) == MAX_BLOCK == 64
+    assert (block_size(1_000), block_size(5_000), block_size(100_000)) == (16, 3, 1)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(p=problems(max_n=25), budget=st.integers(1, 150))
 def test_pack_never_exceeds_the_budget_and_is_at_least_the_best_singleton(p, budget):
     res = pack(p, budget)
