@@ -126,6 +126,9 @@ def test_ray_run_is_byte_identical_to_single_process(demo_runs):
     stats = json.loads((on_ray.out_dir / "run_stats.json").read_text())
     assert stats["ray"]["judge_actors"] == 1 and stats["ray"]["cpus"] == 2
     assert stats["ray"]["tasks"] == 17  # one batch (reader batch_size 8 >= 3 questions) per setting
+    # the fixed costs, measured inside the run (Ray was started by the test: init is a connection here)
+    assert stats["ray"]["nodes"] == 1 and not stats["ray"]["started_here"]
+    assert 0 <= stats["ray"]["init_seconds"] < 60 and 0 < stats["ray"]["actor_seconds"] < 600
     one = json.loads((single.out_dir / "run_stats.json").read_text())["judge"]
     assert stats["judge"]["requested"] == one["requested"] and stats["judge"]["executed"] == one["executed"]
     assert stats["judge"]["executed"] > 0  # the judge really ran, on the actor
@@ -236,3 +239,30 @@ def test_ray_is_imported_only_on_the_ray_path():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "False"
+
+
+def test_ray_started_on_one_machine_says_what_it_costs(monkeypatch, caplog):
+    """--ray starting its own instance on one node notes the start-up it measured and where it can gain."""
+    import types
+
+    from rageval.run import scale
+
+    fake = types.SimpleNamespace(
+        is_initialized=lambda: False,
+        init=lambda **kw: None,
+        nodes=lambda: [{"Alive": True}],
+        cluster_resources=lambda: {"CPU": 2},
+        remote=lambda **kw: lambda f: f,
+    )
+    monkeypatch.setattr(scale, "require_ray", lambda: fake)
+    with caplog.at_level("WARNING", logger="rageval"):
+        session = scale.RaySession(scale.LOCAL)
+    assert session.started and session.nodes == 1 and session.init_seconds >= 0
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line.startswith("rageval: note: --ray on one machine (2 CPUs, 0 GPUs): starting Ray took ")
+    assert "docs/scale.md#speed-on-one-machine" in line
+    fake.nodes = lambda: [{"Alive": True}, {"Alive": True}]  # a cluster: nothing to note
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="rageval"):
+        scale.RaySession(scale.LOCAL)
+    assert not caplog.records

@@ -33,6 +33,7 @@ import collections
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ from rageval.errors import ConfigError, ModelUnavailable, RunFailure, install_hi
 from rageval.run.parts import load_judge, make_compressor, make_reader
 from rageval.run.plan import CompressRead, sha
 from rageval.text import get_tokenizer
+
+log = logging.getLogger("rageval")
 
 __all__ = [
     "LOCAL",
@@ -221,6 +224,7 @@ class RaySession:
         self.ray = ray
         self.address = address
         self.started = False
+        t0 = time.perf_counter()
         if not ray.is_initialized():
             try:
                 if address == LOCAL and not os.environ.get("RAY_ADDRESS"):
@@ -231,9 +235,21 @@ class RaySession:
                 where = os.environ.get("RAY_ADDRESS") if address == LOCAL else address
                 raise RunFailure(f"--ray: cannot start or reach Ray ({where or 'a local instance'}): {err}") from None
             self.started = True
+        self.init_seconds = time.perf_counter() - t0  # Ray's start-up (or connection): a fixed cost of the run
+        self.actor_seconds = 0.0
+        self.nodes = len([n for n in ray.nodes() if n.get("Alive", True)])
         resources = ray.cluster_resources()
         self.cpus = int(resources.get("CPU", 1))
         self.gpus = int(resources.get("GPU", 0))
+        if self.started and self.nodes == 1:
+            log.warning(
+                "rageval: note: --ray on one machine (%d CPUs, %d GPUs): starting Ray took %.1f s, a cost the "
+                "single-process run does not pay; on one machine --ray gains only where compressing and reading "
+                "outweigh it (docs/scale.md#speed-on-one-machine)",
+                self.cpus,
+                self.gpus,
+                self.init_seconds,
+            )
         self.judge_actors = judge_actors
         self.window = window or max(2, 2 * self.cpus)  # batches in flight ahead of the one being scored
         self.tasks = 0
@@ -276,8 +292,10 @@ class RaySession:
         if on_gpu:
             options["num_gpus"] = 1
         worker = self.ray.remote(**options)(JudgeWorker)
+        t0 = time.perf_counter()
         self.actors = [worker.remote(judge.spec, params) for _ in range(n)]
         self._actor_info = [self.get(a.info.remote()) for a in self.actors]
+        self.actor_seconds = time.perf_counter() - t0  # the judge actors started and their judges loaded
         for info in self._actor_info:
             if info["id"] != local.id:
                 raise RunFailure(
@@ -346,6 +364,9 @@ class RaySession:
             "judge_actor_gpus": [i.get("gpus", []) for i in self._actor_info],
             "tasks": self.tasks,
             "window": self.window,
+            "nodes": self.nodes,
+            "init_seconds": round(self.init_seconds, 3),
+            "actor_seconds": round(self.actor_seconds, 3),
         }
 
     def close(self) -> None:

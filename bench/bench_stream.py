@@ -1,0 +1,67 @@
+"""Benchmark: how time and memory grow with the number of records — ``rageval score`` and the report.
+
+    .venv/bin/python bench/bench_stream.py                          # 10,000 and 100,000 records
+    .venv/bin/python bench/bench_stream.py --sizes 10000 100000 1000000
+
+For each size: a generated generic-layout file (written line by line, never held: the generator of
+``bench/bench_score.py``, 5 contexts per question, a cited two-sentence answer, short gold answers), then, each
+in a fresh process, ``rageval score FILE --out DIR --no-progress --no-report`` (records, cache and the closing
+headline table) and ``rageval report DIR`` (statistics, tables, figures, HTML).  Printed per size and step: wall
+time, CPU time and the child's peak RSS (``os.wait4``), then the exponents of a power-law fit
+``t ∝ n^k`` between consecutive sizes (1.00: linear) and the peak RSS per record.  The load average and the
+thread variables are printed first, since the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_score import _run, make_file  # noqa: E402  (one generator and one child-process timer)
+
+THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--keep", type=Path, default=None, help="keep the files and run directories here")
+    args = ap.parse_args()
+    os.environ.update(THREADS)
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; threads: {THREADS}")
+    rows: dict[str, list[tuple[int, dict]]] = {"score": [], "report": []}
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        for n in sorted(args.sizes):
+            data, out = root / f"in{n}.jsonl", root / f"run{n}"
+            make_file(data, n)
+            rageval = [sys.executable, "-m", "rageval.cli"]
+            steps = {
+                "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
+                "report": rageval + ["report", str(out)],
+            }
+            for step, cmd in steps.items():
+                load = os.getloadavg()[0]
+                r = _run(cmd)
+                rows[step].append((n, r))
+                print(
+                    f"{step:6s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
+                    f"peak RSS {r['maxrss_mb']:8.0f} MB ({1024 * r['maxrss_mb'] / n:6.1f} KB per record)  "
+                    f"load before {load:.1f}",
+                    flush=True,
+                )
+    for step, got in rows.items():
+        for (n0, a), (n1, b) in zip(got, got[1:]):
+            k_cpu = math.log(b["cpu"] / a["cpu"]) / math.log(n1 / n0)
+            k_rss = math.log(b["maxrss_mb"] / a["maxrss_mb"]) / math.log(n1 / n0)
+            print(f"{step:6s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f}")
+
+
+if __name__ == "__main__":
+    main()
