@@ -167,13 +167,14 @@ def test_labels_do_not_overlap_each_other():
     ax.plot(xs, ys, "o")
     ax.set_xlim(0, 1.1)
     ax.set_ylim(0.3, 0.9)
-    place_labels(ax, fig.canvas.get_renderer(), [(x, y, f"setting-{i}", "k") for i, (x, y) in enumerate(zip(xs, ys))])
+    items = [(x, y, f"setting-{i}", "k") for i, (x, y) in enumerate(zip(xs, ys))]
+    left_out = place_labels(ax, fig.canvas.get_renderer(), items)
     fig.canvas.draw()  # annotations find their place when drawn
     renderer = fig.canvas.get_renderer()
     from matplotlib.text import Text
 
     boxes = [Text.get_window_extent(t, renderer) for t in ax.texts]  # the text alone, not its leader line
-    assert len(boxes) == len(xs)
+    assert len(boxes) == len(xs) - left_out and left_out <= 1  # a label with no free spot is left out
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert (
