@@ -252,6 +252,6 @@ def test_the_score_example_marks_the_declared_span_of_a_setting_without_provenan
     cells = browser.find_elements(By.CSS_SELECTOR, "#summary-table-verification td.structural")
     marked = [(c.find_element(By.XPATH, "..").find_element(By.TAG_NAME, "th").text, c.text) for c in cells]
     assert ("reranked", "1.000†1") in marked
-    reasons = browser.find_element(By.CSS_SELECTOR, "#means-verification ~ ol.marks").text
+    reasons = browser.find_element(By.CSS_SELECTOR, "#means-verification ~ ul.marks").text
     assert "no unit declares provenance" in reasons
     _check_page(browser)

@@ -47,6 +47,13 @@ def _code(text: Any) -> Any:
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(str(text)))))
 
 
+def _wbr(text: Any) -> Any:
+    """Escape ``text`` and let a long metric name break after its underscores (narrow table headers)."""
+    from markupsafe import Markup, escape
+
+    return Markup(str(escape(str(text))).replace("_", "_<wbr>"))
+
+
 @functools.lru_cache(maxsize=1)
 def _env():
     import jinja2
@@ -61,6 +68,7 @@ def _env():
     )
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.filters["code"] = _code
+    env.filters["wbr"] = _wbr
     env.tests["undef_cell"] = _undef_cell
     return env
 
