@@ -255,3 +255,36 @@ def test_the_score_example_marks_the_declared_span_of_a_setting_without_provenan
     reasons = browser.find_element(By.CSS_SELECTOR, "#means-verification ~ ul.marks").text
     assert "no unit declares provenance" in reasons
     _check_page(browser)
+
+
+#: report.html's height at 1,400 px before the report was laid out for reading (the demo, all of it)
+OLD_DEMO_HEIGHT = 16_940
+
+
+@pytest.mark.slow
+def test_the_demo_report_opens_with_its_findings_under_half_the_old_height(tmp_path, browser):
+    """The demo (100 questions, 17 settings): token pruning's grounding loss and the answer-in-context drop are
+    findings with their CIs in the first screen; the page above the explorer is under half the old page's height;
+    the structural values are marked; nothing is wider than the window."""
+    from selenium.webdriver.common.by import By
+
+    from rageval.suite.load import load_suite
+    from rageval.suite.runner import run_suite
+
+    run_suite(load_suite("demo"), tmp_path / "demo", progress=False)
+    browser.get((tmp_path / "demo" / "report.html").resolve().as_uri())
+    findings = browser.find_element(By.ID, "findings-list")
+    text = findings.text
+    assert "naive@96 − identity on answer_in_context: -0.363 (0.429 vs 0.791; 95% CI [" in text
+    assert "token_prune@0.5 − identity on grounded_precision: -0.550 (0.450 vs 1.000; 95% CI [" in text
+    assert "Not an effect: unsupported_declared_span in 2 of 17 settings" in text
+    first_effect = browser.find_element(By.CSS_SELECTOR, "#findings-list li.effect")
+    assert first_effect.rect["y"] < HEIGHT  # in the first screen
+    above = browser.execute_script(
+        "return document.getElementById('explorer').getBoundingClientRect().top + window.scrollY"
+    )
+    assert above < OLD_DEMO_HEIGHT / 2
+    marked = browser.find_elements(By.CSS_SELECTOR, "#summary-table-verification td.structural")
+    assert len(marked) == 2 and all(c.text == "1.000†1" for c in marked)  # token pruning's declared span
+    assert "All 1,700 records of the run" in browser.find_element(By.ID, "explorer-count").text
+    _check_page(browser)
