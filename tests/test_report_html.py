@@ -1,6 +1,6 @@
 """report.html opened in a real headless Chromium at 1,400 px: the findings in the first screen, tables and
 images render and fit the page, structural values marked, the explorer filters and opens a record with the
-keyboard too, no request leaves the page, ids unique, no console errors.
+keyboard too, the print layout, no request leaves the page, ids unique, no console errors.
 
 Needs Debian's ``chromium`` and ``chromium-driver``.  Without them the test skips
 locally but **fails** when ``CI=true``: CI must exercise the real browser.
@@ -225,6 +225,13 @@ def test_the_explorer_filters_and_opens_a_record_beside_the_baseline(tmp_path, b
     browser.find_element(By.ID, "ex-max").send_keys("0.2")
     values = [r.find_elements(By.TAG_NAME, "td")[3].text for r in listed()]
     assert values and all(v != "undefined" and float(v) <= 0.2 for v in values)
+    # print: the navigation and the explorer's controls hidden, every folded part opened
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+    assert not browser.find_element(By.CSS_SELECTOR, "nav.toc").is_displayed()
+    assert not browser.find_element(By.ID, "explorer-form").is_displayed()
+    assert browser.execute_script("return Array.from(document.querySelectorAll('details')).every(d => d.open)")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
     # the keyboard: Tab to a row, Enter opens it
     first = listed()[0]
     browser.execute_script("arguments[0].focus()", first)
