@@ -173,7 +173,8 @@ def test_plain_install_ships_modules_compressors_suites_and_samples(project_whee
             assert rel in names, f"{rel} is not in the wheel: add its package to [tool.setuptools] packages"
     assert "rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json" in names
     assert "rageval/data/samples/PROVENANCE.md" in names
-    assert "rageval/report/templates/report.html.j2" in names  # the HTML report's Jinja2 templates
+    for t in ("report.html.j2", "macros.html.j2", "explorer.html.j2", "report.css", "explorer.js"):
+        assert f"rageval/report/templates/{t}" in names  # the HTML report's templates, stylesheet and script
     assert not any(n.startswith(("compressors/", "metrics/", "suites/")) for n in names), (
         "no generic top-level packages"
     )

@@ -1,4 +1,6 @@
-"""report.html opened in a real headless Chromium: tables and images render, no console errors.
+"""report.html opened in a real headless Chromium at 1,400 px: the findings in the first screen, tables and
+images render and fit the page, structural values marked, the explorer filters and opens a record with the
+keyboard too, the print layout, no request leaves the page, ids unique, no console errors.
 
 Needs Debian's ``chromium`` and ``chromium-driver``.  Without them the test skips
 locally but **fails** when ``CI=true``: CI must exercise the real browser.
@@ -10,7 +12,9 @@ import shutil
 import pytest
 
 from rageval.report import build_report
-from test_report import NAMES, make_run
+from test_report import NAMES, make_records, make_run
+
+WIDTH, HEIGHT = 1400, 1000
 
 CHROMIUM = os.environ.get("RAGEVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RAGEVAL_CHROMEDRIVER", "/usr/bin/chromedriver")
@@ -53,6 +57,7 @@ def browser(tmp_path, monkeypatch):
     service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
     driver = webdriver.Chrome(options=opts, service=service)
     driver.set_page_load_timeout(30)
+    driver.set_window_size(WIDTH, HEIGHT)
     try:
         yield driver
     finally:
@@ -80,16 +85,18 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
         return browser.find_elements(By.CSS_SELECTOR, f"table#{table_id} tbody tr")
 
     assert len(rows("failures-table")) == len(NAMES)
-    # the means are split by family, one row per setting in each
+    # the means are split by family, one row per setting in each; the cost family holds counters only (folded)
     means = browser.find_elements(By.CSS_SELECTOR, "table.means-table")
     assert [t.get_attribute("id") for t in means] == [
         "summary-table-answer",
         "summary-table-attribution",
         "summary-table-verification",
-        "summary-table-cost",
     ]
     for t in means:
         assert len(t.find_elements(By.CSS_SELECTOR, "tbody tr")) == len(NAMES)
+    counters = browser.find_elements(By.CSS_SELECTOR, "details.counters table.counters-table")
+    assert "summary-table-cost-counters" in [t.get_attribute("id") for t in counters]
+    assert not counters[0].is_displayed()  # folded
     assert len(rows("undefined-table")) == len(NAMES)
     # contrasts grouped by family (one family here), every declared row present, the rest collapsed
     contrast_rows = browser.find_elements(By.CSS_SELECTOR, "table.contrasts-table tbody tr")
@@ -97,40 +104,194 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
     collapsed = browser.find_elements(By.CSS_SELECTOR, "details table.contrasts-table tbody tr")
     assert 0 < len(collapsed) < len(contrast_rows)
     assert not collapsed[0].is_displayed()  # inside a closed <details>
-    p_holm = [float(r.find_elements(By.TAG_NAME, "td")[4].text) for r in rows("contrasts-1")]
+    p_holm = [float(r.find_elements(By.TAG_NAME, "td")[3].text) for r in rows("contrasts-1")]
     assert p_holm == sorted(p_holm) and all(p < 0.05 for p in p_holm)  # sorted by adjusted p
     assert "Contrasts: 28 in 1 family" in browser.find_element(By.ID, "contrast-families").text
-    # every setting's name links to its examples section
-    for link in browser.find_elements(By.CSS_SELECTOR, "#summary-table-answer tbody td a"):
+    # every setting's name links to its examples (a folded block, or its name in the line of those with none)
+    for link in browser.find_elements(By.CSS_SELECTOR, "#summary-table-answer tbody th a"):
         target = link.get_attribute("href").split("#", 1)[1]
-        assert browser.find_element(By.ID, target).tag_name == "section"
-    assert len(browser.find_elements(By.CSS_SELECTOR, "section.examples")) == len(NAMES)
-    assert len(rows("validity-table")) == 1 + len(NAMES)
+        assert browser.find_element(By.ID, target).tag_name in ("details", "span")
+    blocks = browser.find_elements(By.CSS_SELECTOR, "details.examples")
+    empty = browser.find_elements(By.CSS_SELECTOR, "span.examples-empty")
+    assert len(blocks) + len(empty) == len(NAMES) and blocks
+    assert len(rows("validity-table")) + len(rows("validity-table-settings")) == 1 + len(NAMES)
     assert len(rows("sweep-table")) == 3
-    assert len(rows("judge-table")) == 1
-    first = [c.text for c in rows("summary-table-attribution")[0].find_elements(By.TAG_NAME, "td")]
-    assert first[0] == "identity" and "undefined" in first  # evidence_f1: undefined, not 0
+    assert len(rows("judge-table")) == 4  # a row per counter of the one judge (calls, hits, misses, truncated)
+    first = rows("summary-table-attribution")[0]
+    assert first.find_element(By.TAG_NAME, "th").text == "identity"
+    assert "undefined" in [c.text for c in first.find_elements(By.TAG_NAME, "td")]  # evidence_f1: undefined, not 0
     assert browser.find_element(By.ID, "cohort-n").text == "44"
-    assert '"abc123"' in browser.find_element(By.ID, "manifest-json").text
+    assert '"abc123"' in browser.find_element(By.ID, "manifest-json").get_attribute("textContent")
 
     images = browser.execute_script(
-        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22)])"
+        "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight, i.src.slice(0, 22),"
+        " i.alt])"
     )
     n_png = sum(k.endswith("_png") for k in written)
     n_pareto = sum(k.startswith("pareto_") and k.endswith("_png") for k in written)
-    assert n_pareto == 2 and n_png >= 8 and len(images) == n_png  # frontier + Pareto plots + the sweep, inlined
+    assert n_pareto == 2 and n_png >= 8
+    assert len(images) == n_png - 1  # the frontier plot of answer_in_context is the Pareto figure's axes: once
     assert "evidence_f1</code>" in html  # listed as not plotted: undefined in every setting
-    for complete, w, h, src in images:
+    for complete, w, h, src, alt in images:
         assert complete and w > 100 and h > 100
-        assert src == "data:image/png;base64,"
+        assert src == "data:image/png;base64," and alt  # every figure has its alt text
     layout = browser.execute_script(
         "const t = document.querySelector('#contrasts-1'); const r = t.getBoundingClientRect();"
         "return [r.width, r.height];"
     )
     assert layout[0] > 200 and layout[1] > 100
+    _check_page(browser)
+
+
+def _check_page(browser):
+    """What every report page must hold: the findings in the first screen, no table or the page wider than the
+    window (every folded part opened too), unique ids, no request but data: URIs, no console error."""
+    from selenium.webdriver.common.by import By
+
+    top = browser.execute_script(
+        "window.scrollTo(0, 0); return document.getElementById('findings').getBoundingClientRect().top"
+    )
+    assert 0 < top < HEIGHT / 2  # the findings open the page
+    assert browser.find_element(By.ID, "findings").is_displayed()
+    overflow = """
+      return [document.documentElement.scrollWidth <= document.documentElement.clientWidth,
+              Array.from(document.querySelectorAll('.scroll')).filter(e => e.offsetParent !== null
+                && e.scrollWidth > e.clientWidth + 1).map(e => e.firstElementChild.id)]"""
+    assert browser.execute_script(overflow) == [True, []]
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert browser.execute_script(overflow) == [True, []]  # the folded tables fit too
 
     ids = browser.execute_script("return Array.from(document.querySelectorAll('[id]')).map(e => e.id)")
     assert len(ids) == len(set(ids))  # every anchor the tables link to is unique
+    requested = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name).filter(n => !n.startsWith('data:'))"
+    )
+    assert requested == []  # self-contained: nothing fetched
     errors = [e for e in browser.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
-
     assert errors == []
+
+
+def test_the_explorer_filters_and_opens_a_record_beside_the_baseline(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    records = make_records(n=12)
+    for r in records:  # an answer citing unit 1, which the gate finds supported by what the reader saw only
+        r["answer"] = {"text": "It is text [1].", "sentences": [{"text": "It is text.", "citations": [1]}]}
+        r["extra"]["attribution"] = {
+            "sentences": [
+                {
+                    "text": "It is text.",
+                    "citations": [1],
+                    "emitted": {"supported": True},
+                    "grounded": {"supported": False},
+                    "verification": {"declared_span": "unsupported"},
+                }
+            ]
+        }
+    run = make_run(tmp_path / "run", records=records, contrasts=["every setting vs identity"])
+    written = build_report(run, n_resamples=200, plots=False)
+    browser.get(written["report_html"].resolve().as_uri())
+    count = browser.find_element(By.ID, "explorer-count").text
+    n = 12 * len(NAMES)
+    assert f"All {n} records of the run" in count
+
+    def listed():
+        return browser.find_elements(By.CSS_SELECTOR, "#explorer-table tbody tr")
+
+    assert len(listed()) == n
+    Select(browser.find_element(By.ID, "ex-setting")).select_by_visible_text(NAMES[1])
+    assert len(listed()) == 12 and {r.find_elements(By.TAG_NAME, "td")[1].text for r in listed()} == {NAMES[1]}
+    browser.find_element(By.ID, "ex-question").send_keys("q003")
+    assert [r.find_elements(By.TAG_NAME, "td")[0].text for r in listed()] == ["q003"]
+    assert browser.find_element(By.ID, "explorer-matches").text == f"1 of {n} records match."
+    listed()[0].click()
+    panes = browser.find_elements(By.CSS_SELECTOR, "#explorer-record .pane")
+    assert [p.find_element(By.TAG_NAME, "h4").text.split(" · ")[:2] for p in panes] == [
+        [NAMES[1], "q003"],
+        ["identity", "q003"],  # the same question under the baseline, side by side
+    ]
+    text = panes[0].get_attribute("textContent")
+    assert "context units" in text and "gold answers" in text and "declared: " in text
+    cites = panes[0].find_elements(By.CSS_SELECTOR, "#explorer-record .pane .cite")
+    assert [(c.text, c.get_attribute("class")) for c in cites] == [("[1]", "cite seen")]  # coloured by decision
+    assert "declared_span: unsupported" in text
+
+    # a metric filter: answer_f1 between 0 and 0.2, every listed value inside
+    browser.find_element(By.ID, "ex-question").clear()
+    Select(browser.find_element(By.ID, "ex-setting")).select_by_visible_text("any")
+    Select(browser.find_element(By.ID, "ex-metric")).select_by_visible_text("answer_f1")
+    browser.find_element(By.ID, "ex-max").send_keys("0.2")
+    values = [r.find_elements(By.TAG_NAME, "td")[3].text for r in listed()]
+    assert values and all(v != "undefined" and float(v) <= 0.2 for v in values)
+    # print: the navigation and the explorer's controls hidden, every folded part opened
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    browser.execute_script("window.dispatchEvent(new Event('beforeprint'))")
+    assert not browser.find_element(By.CSS_SELECTOR, "nav.toc").is_displayed()
+    assert not browser.find_element(By.ID, "explorer-form").is_displayed()
+    assert browser.execute_script("return Array.from(document.querySelectorAll('details')).every(d => d.open)")
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    # the keyboard: Tab to a row, Enter opens it
+    first = listed()[0]
+    browser.execute_script("arguments[0].focus()", first)
+    first.send_keys(Keys.ENTER)
+    opened = browser.find_element(By.CSS_SELECTOR, "#explorer-record .pane h4").text
+    assert opened.startswith(first.find_elements(By.TAG_NAME, "td")[1].text)
+    _check_page(browser)
+
+
+def test_the_score_example_marks_the_declared_span_of_a_setting_without_provenance(tmp_path, browser):
+    from click.testing import CliRunner
+    from selenium.webdriver.common.by import By
+
+    from rageval.cli import main
+
+    out = tmp_path / "score"
+    res = CliRunner().invoke(main, ["score", "--example", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.rstrip("\n").splitlines()
+    assert lines[-1].startswith("- Not an effect: unsupported_declared_span in 1 of 2 settings (reranked = 1.000)")
+    browser.get((out / "report.html").resolve().as_uri())
+    findings = browser.find_element(By.ID, "findings-list").text
+    assert "Not an effect: unsupported_declared_span in 1 of 2 settings (reranked = 1.000)" in findings
+    assert "Holm floor" in findings.splitlines()[0]  # six questions: the warning first
+    cells = browser.find_elements(By.CSS_SELECTOR, "#summary-table-verification td.structural")
+    marked = [(c.find_element(By.XPATH, "..").find_element(By.TAG_NAME, "th").text, c.text) for c in cells]
+    assert ("reranked", "1.000†1") in marked
+    reasons = browser.find_element(By.CSS_SELECTOR, "#means-verification ~ ul.marks").text
+    assert "no unit declares provenance" in reasons
+    _check_page(browser)
+
+
+#: report.html's height at 1,400 px before the report was laid out for reading (the demo, all of it)
+OLD_DEMO_HEIGHT = 16_940
+
+
+@pytest.mark.slow
+def test_the_demo_report_opens_with_its_findings_under_half_the_old_height(tmp_path, browser):
+    """The demo (100 questions, 17 settings): token pruning's grounding loss and the answer-in-context drop are
+    findings with their CIs in the first screen; the page above the explorer is under half the old page's height;
+    the structural values are marked; nothing is wider than the window."""
+    from selenium.webdriver.common.by import By
+
+    from rageval.suite.load import load_suite
+    from rageval.suite.runner import run_suite
+
+    run_suite(load_suite("demo"), tmp_path / "demo", progress=False)
+    browser.get((tmp_path / "demo" / "report.html").resolve().as_uri())
+    findings = browser.find_element(By.ID, "findings-list")
+    text = findings.text
+    assert "naive@96 − identity on answer_in_context: -0.363 (0.429 vs 0.791; 95% CI [" in text
+    assert "token_prune@0.5 − identity on grounded_precision: -0.550 (0.450 vs 1.000; 95% CI [" in text
+    assert "Not an effect: unsupported_declared_span in 2 of 17 settings" in text
+    first_effect = browser.find_element(By.CSS_SELECTOR, "#findings-list li.effect")
+    assert first_effect.rect["y"] < HEIGHT  # in the first screen
+    above = browser.execute_script(
+        "return document.getElementById('explorer').getBoundingClientRect().top + window.scrollY"
+    )
+    assert above < OLD_DEMO_HEIGHT / 2
+    marked = browser.find_elements(By.CSS_SELECTOR, "#summary-table-verification td.structural")
+    assert len(marked) == 2 and all(c.text == "1.000†1" for c in marked)  # token pruning's declared span
+    assert "All 1,700 records of the run" in browser.find_element(By.ID, "explorer-count").text
+    _check_page(browser)

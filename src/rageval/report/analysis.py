@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED
+from rageval.diagnostics.structural import setting_facts, structural_marks
 from rageval.report.contrasts import ContrastRow
 from rageval.report.examples import setting_examples
 from rageval.report.family import (
@@ -455,4 +456,6 @@ def analyze(
         "judge_stats": run.manifest.get("judge_stats") or {},
         "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)
         "manifest": run.manifest,
+        # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings
+        "structural": structural_marks(setting_facts(run.records), [*t.metric_names, *gaps]),
     }

@@ -8,11 +8,14 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval.diagnostics import contrasted_by_default
 from rageval.io import json_text, write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.analysis import analyze, holm_family_counts
 from rageval.report.audit_section import load_audits
+from rageval.report.explorer import explorer_data
+from rageval.report.findings import findings
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
@@ -169,9 +172,17 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
-    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics")}
+    an["findings"] = findings(an)  # after the union's Holm adjustment: the p-values the tables show
+    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics", "explorer")}
     written["report_json"] = _write(out / "report.json", json_text(report, indent=1, default=str) + "\n")
     an["run_counters"] = _run_counters(run.path)
     an["audits"] = load_audits(run.path)  # the audits written into the run directory (the HTML only)
+    an["explorer"] = explorer_data(  # one pass over the records (the HTML only)
+        run.records,
+        run.setting_names,
+        [m for m in an["metric_names"] if contrasted_by_default(m)],
+        seed=an["seed"],
+        reference=(an.get("examples") or {}).get("reference"),
+    )
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
     return written

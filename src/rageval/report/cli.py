@@ -122,6 +122,13 @@ def echo_headline(summary: Mapping[str, Any], err: bool = False) -> None:
         err=err,
     )
     click.echo(headline_table(summary), err=err)
+    found = summary.get("findings") or []
+    if found:  # the findings are the last lines (rageval.report.findings)
+        from rageval.report.findings import findings_lines
+
+        click.echo("findings (report.html opens with them):", err=err)
+        for line in findings_lines(found):
+            click.echo(line, err=err)
 
 
 def echo_holm(report_json: Path, prefix: str = "", err: bool = False) -> None:

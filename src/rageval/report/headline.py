@@ -69,7 +69,7 @@ def run_summary(run_dir: str | Path, report_json: str | Path | None = None) -> d
     else computed from its records (:func:`rageval.report.analysis.summarize`)."""
     if report_json is not None:
         an = json.loads(Path(report_json).read_text(encoding="utf-8"))
-        return {k: an.get(k) for k in ("cohort", "metric_names", "gaps", "summary")}
+        return {k: an.get(k) for k in ("cohort", "metric_names", "gaps", "summary", "findings")}
     from rageval.report.analysis import summarize
     from rageval.report.load import load_run
 
@@ -78,12 +78,14 @@ def run_summary(run_dir: str | Path, report_json: str | Path | None = None) -> d
 
 def summary_json(summary: Mapping[str, Any], extra: Mapping[str, Any], settings: Sequence[str] = ()) -> str:
     """The JSON ``rageval score --json`` prints: ``extra`` (the run's counts, notes and paths), the headline
-    metrics, the cohort and each setting's summary row (means, ``n`` and ``n_undefined`` per metric)."""
+    metrics, the cohort, each setting's summary row (means, ``n`` and ``n_undefined`` per metric) and the
+    findings (none when the summary was computed without the report)."""
     doc = {
         **extra,
         "settings": list(settings) or [r["setting"] for r in summary.get("summary") or []],
         "headline": headline_metrics(summary),
         "cohort": summary.get("cohort"),
         "summary": summary.get("summary"),
+        "findings": summary.get("findings") or [],  # report.json's (rageval.report.findings)
     }
     return json_text(doc, sort_keys=False, indent=2, default=str)  # undefined (NaN) as null: strict JSON

@@ -1,9 +1,10 @@
-"""The self-contained static HTML report: one file, no scripts, no external resources.
+"""The self-contained static HTML report: one file, no external resources, no request.
 
 Rendered with Jinja2 from the templates shipped in ``rageval/report/templates``
-(autoescaped); this module only turns the analysis into the template's context.
-Images are inlined as ``data:`` URIs; the manifest is embedded as escaped JSON.  No
-wall-clock time is written, so a rebuild from the same records is byte-identical.
+(autoescaped; the stylesheet ``report.css`` and the explorer's vanilla ``explorer.js`` inlined); this module
+only turns the analysis into the template's context (the reading layout: :mod:`rageval.report.page`).
+Images are inlined as ``data:`` URIs; the manifest and the explorer's records are embedded as escaped JSON.
+No wall-clock time is written, so a rebuild from the same records is byte-identical.
 """
 
 from __future__ import annotations
@@ -19,31 +20,20 @@ from rageval.io import json_text
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.audit_section import audit_blocks
+from rageval.report.explorer import explorer_json
+from rageval.report.findings import frontier_sentence
+from rageval.report.page import examples_split, frontier_figures, means_blocks
 from rageval.report.plots import pareto_name
+from rageval.types import STATUSES
 
 __all__ = ["render_html", "RUN_COUNTERS_BEGIN", "RUN_COUNTERS_END"]
 
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:80rem;padding:0 1rem;color:#222}
-h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-h3{font-size:1.05rem;margin-top:1.2rem}
-table{border-collapse:collapse;margin:.6rem 0;font-size:.85rem}
-th,td{border:1px solid #ccc;padding:.2rem .5rem;text-align:right;white-space:nowrap}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
-td.undef{color:#a33;font-style:italic}
-table.contrasts-table td:last-child,#validity-table td:last-child{text-align:left;white-space:normal}
-.scroll{overflow-x:auto}
-figure{margin:1rem 0}figure img{max-width:100%;border:1px solid #eee}
-pre{background:#f7f7f7;padding:.8rem;overflow:auto;font-size:.8rem;max-height:40rem}
-.note{color:#555;font-size:.9rem}
-details{margin:.4rem 0}summary{cursor:pointer;color:#335}
-section.examples{border-left:3px solid #ddd;padding-left:.8rem;margin:1rem 0}
-section.examples li{margin:.2rem 0}
-"""
 
 RUN_COUNTERS_BEGIN = "<!-- run-counters:begin -->"
 RUN_COUNTERS_END = "<!-- run-counters:end -->"
 UNDEFINED = "undefined"
+#: significant contrast rows shown per family before the rest are folded (the smallest adjusted p first)
+TOP_CONTRASTS = 10
 
 
 def _undef_cell(c: Any) -> bool:
@@ -55,6 +45,13 @@ def _code(text: Any) -> Any:
     from markupsafe import Markup, escape
 
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(str(text)))))
+
+
+def _wbr(text: Any) -> Any:
+    """Escape ``text`` and let a long metric name break after its underscores (narrow table headers)."""
+    from markupsafe import Markup, escape
+
+    return Markup(str(escape(str(text))).replace("_", "_<wbr>"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -71,6 +68,7 @@ def _env():
     )
     env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.filters["code"] = _code
+    env.filters["wbr"] = _wbr
     env.tests["undef_cell"] = _undef_cell
     return env
 
@@ -83,16 +81,16 @@ def _table_html(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]])
     return str(_env().get_template("macros.html.j2").module.table(tid, list(columns), [list(r) for r in rows]))
 
 
-def _judge_table(stats: Mapping[str, Any]) -> str:
+def _judge_table(stats: Mapping[str, Any], tid: str = "judge-table") -> str:
     if not stats:
         return (
             '<p class="note">The manifest records no <code>judge_stats</code> (no judge ran, or the runner keeps '
             "its cache counters in run_stats.json, outside the reproducible outputs).</p>"
         )
     if all(isinstance(v, Mapping) and all(_scalar(x) for x in v.values()) for v in stats.values()):
-        keys = list(dict.fromkeys(k for v in stats.values() for k in v))
-        rows = [[str(j), *[T.fmt(v.get(k), 4, na="") for k in keys]] for j, v in stats.items()]
-        return _table_html("judge-table", ["judge", *keys], rows)
+        keys = list(dict.fromkeys(k for v in stats.values() for k in v))  # a counter a row: the table stays narrow
+        rows = [[k, *[T.fmt(v.get(k), 4, na="") for v in stats.values()]] for k in keys]
+        return _table_html(tid, ["counter", *map(str, stats)], rows)
     flat: list[list[str]] = []
 
     def walk(prefix: str, v: Any) -> None:
@@ -103,7 +101,7 @@ def _judge_table(stats: Mapping[str, Any]) -> str:
             flat.append([prefix, json.dumps(v, sort_keys=True) if not _scalar(v) else T.fmt(v, 4, na="null")])
 
     walk("", stats)
-    return _table_html("judge-table", ["counter", "value"], flat)
+    return _table_html(tid, ["counter", "value"], flat)
 
 
 def _tab(columns: Sequence[str], rows: Sequence[Sequence[str]], links: Sequence[str | None] | None = None) -> dict:
@@ -131,7 +129,8 @@ def _contrasts(an: dict[str, Any]) -> list[dict[str, Any]]:
                 "name": name,
                 "n": len(sig) + len(rest),
                 "n_sig": len(sig),
-                "sig": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig)),
+                "sig": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig[:TOP_CONTRASTS])),
+                "sig_more": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig[TOP_CONTRASTS:])),
                 "rest": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=rest)),
             }
         )
@@ -153,11 +152,14 @@ def _pareto(an: dict[str, Any], pareto_figs: Mapping[str, Mapping[str, Any]]) ->
             )
             rows.append([r["dominating"], r["dominated"], axes or "tied", r["support"]])
         fig = pareto_figs.get(pareto_name(p))
+        sentence, degenerate = frontier_sentence(p)
         out.append(
             {
                 "x": p["x"],
                 "y": p["y"],
                 "note": None,
+                "sentence": sentence,
+                "degenerate": degenerate,
                 "frontier": p["frontier"],
                 "undefined": p.get("undefined") or [],
                 "sparse": [
@@ -234,7 +236,8 @@ def _examples(an: dict[str, Any]) -> dict[str, Any]:
         e = by.get(s) or {"left_context": {"n": 0, "shown": []}, "emitted_not_grounded": {"n": 0, "shown": []}}
         left = e["left_context"] if ex.get("reference") not in (None, s) else None
         settings.append({"setting": s, "anchor": anchors[s], "left": left, "eng": e["emitted_not_grounded"]})
-    return {"reference": ex.get("reference"), "settings": settings}
+    some, none = examples_split(settings)
+    return {"reference": ex.get("reference"), "settings": some, "none": none}
 
 
 def _judge_blocks(an: dict[str, Any]) -> tuple[bool, list[str]]:
@@ -244,8 +247,53 @@ def _judge_blocks(an: dict[str, Any]) -> tuple[bool, list[str]]:
     blocks = [_judge_table({"judge": counters.get("judge", {})} if counters.get("judge") else {})]
     rest = {k: v for k, v in counters.items() if k != "judge"}
     if rest:
-        blocks.append(_judge_table({"records": {k: v for k, v in rest.items() if _scalar(v)}}))
+        blocks.append(_judge_table({"records": {k: v for k, v in rest.items() if _scalar(v)}}, "judge-table-records"))
     return True, blocks
+
+
+#: the label of each kind of finding (rageval.report.findings)
+KIND_LABELS = {
+    "warning": "read with care",
+    "effect": "effect",
+    "gap": "emitted ≠ grounded",
+    "frontier": "frontier",
+    "validity": "validity",
+    "structural": "by construction",
+}
+_NO_RECORDS = {
+    "records": [],
+    "questions": {},
+    "n_total": 0,
+    "n_shown": 0,
+    "limit": 0,
+    "sampled": False,
+    "settings": [],
+    "metrics": [],
+    "reference": None,
+}
+
+
+def _split(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+    """A wide table as tables of at most :data:`~rageval.report.tables.MAX_COLUMNS` columns after the first."""
+    out = []
+    for i in range(1, max(2, len(columns)), T.MAX_COLUMNS):
+        cut = [0, *range(i, min(i + T.MAX_COLUMNS, len(columns)))]
+        out.append(
+            {
+                "id": tid if i == 1 else f"{tid}-{i // T.MAX_COLUMNS + 1}",
+                "columns": [columns[j] for j in cut],
+                "rows": [[r[j] for j in cut] for r in rows],
+            }
+        )
+    return out
+
+
+def _status_line(an: dict[str, Any]) -> str:
+    n = sum(r["n_records"] for r in an["summary"])
+    ok = sum(r["n_ok"] for r in an["summary"])
+    if ok == n:
+        return f"All {n:,} records are ok ({len(an['summary'])} settings)."
+    return f"{ok:,} of {n:,} records are ok; the table below counts the rest by status and setting."
 
 
 def _constant(an: dict[str, Any]) -> list[tuple[str, str]]:
@@ -267,24 +315,26 @@ def render_html(
     links = [f"#{anchors[r['setting']]}" for r in an["summary"]]
     abstentions = T.abstentions_table(an)
     sections = [
-        ("failures", "failures"),
-        ("summary", "means"),
-        *([("abstentions", "judge abstentions")] if abstentions[1] else []),
-        ("undefined", "undefined counts"),
-        ("contrasts", "contrasts"),
-        ("pareto", "Pareto frontier"),
-        ("frontiers", "frontier plots"),
-        ("validity", "validity"),
-        ("sweep", "re-attribution sweep"),
-        ("examples", "examples"),
-        *([("audit", "second-evaluator audit")] if an.get("audits") else []),
-        ("judges", "judge counters"),
-        ("manifest", "manifest"),
+        ("findings", "Findings"),
+        ("frontier", "Frontier"),
+        ("summary", "Means by family"),
+        ("contrasts", "Paired contrasts"),
+        ("validity", "Validity"),
+        *([("audit", "Second-evaluator audit")] if an.get("audits") else []),
+        ("examples", "What went wrong"),
+        ("explorer", "Every record"),
+        ("plumbing", "The run's plumbing"),
     ]
     counters_intro, judge_blocks = _judge_blocks(an)
     validity = _validity(an)
     ctx = {
-        "css": _CSS,
+        "findings": an.get("findings") or [],
+        "kind_labels": KIND_LABELS,
+        "status_line": _status_line(an),
+        "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an["summary"]),
+        "explorer": {k: v for k, v in (an.get("explorer") or _NO_RECORDS).items() if k != "records"},
+        "explorer_json": explorer_json(an.get("explorer") or _NO_RECORDS),
+        "statuses": list(STATUSES),
         "suite": an["suite"],
         "seed": an["seed"],
         "n_resamples": f"{an['n_resamples']:,}",
@@ -298,10 +348,10 @@ def render_html(
         "failures": _tab(*T.failure_table(an), links),
         "gaps": an["gaps"],
         "direction_legend": T.DIRECTION_LEGEND,
-        "means": [{"family": f, **_tab(c, r, links)} for f, c, r in T.means_tables(an, undefined=UNDEFINED)],
+        "means": means_blocks(an, links, undefined=UNDEFINED),
         "abstentions": _tab(*abstentions),
         "abstentions_note": T.ABSTENTIONS_NOTE,
-        "undefined": _tab(*T.undefined_table(an)),
+        "undefined": _split("undefined-table", *T.undefined_table(an)),
         "family_line": T.family_counts_line(an),
         "contrasts_intro": C.contrasts_intro(an),
         "contrasts": _contrasts(an) if an["contrasts"] else [],
@@ -311,7 +361,7 @@ def render_html(
         "pareto": _pareto(an, pareto_figs or {}),
         "unplotted": an.get("unplotted") or [],
         "constant": _constant(an),
-        "figures": [{"png": f["png_bytes"], "metrics": f["metrics"]} for f in figures.values()],
+        "figures": frontier_figures(an, figures),
         "validity": validity,
         "validity_note": an["validity"].get("note"),
         "sweep": _sweep(an),

@@ -1,8 +1,9 @@
 """Where a figure's point labels and legend go (:mod:`rageval.report.plots` draws the figures).
 
 :func:`place_labels` annotates points so that no two labels overlap and none covers
-a point (a deterministic greedy search; a label moved away from its point gets a
-thin leader line, :func:`leader_connection`).  :func:`best_once` makes a legend's
+a point or the legend (a deterministic greedy search; a label moved away from its point gets a
+thin leader line, :func:`leader_connection`); a label with no free spot is left out (the legend's colour
+and the explorer still name the point), never drawn over another.  :func:`best_once` makes a legend's
 ``loc="best"`` search run once per figure.  Both only speed matplotlib up or place
 text: the same analysis gives the same pixels.  Matplotlib is imported lazily.
 """
@@ -17,27 +18,33 @@ __all__ = ["place_labels", "leader_connection", "best_once"]
 #: a label's positions around its point, in points at ring 1 (``dx == -1``: left of the point, its width away)
 _OFFSETS = ((4, 4), (4, -11), (-1, 4), (-1, -11), (4, -3), (-1, -3), (-0.5, 9), (-0.5, -16))
 #: the distances tried, as multiples of the offsets
-_RINGS = (1.0, 2.2, 3.6)
+_RINGS = (1.0, 2.2, 3.6, 5.2)
 
 _Box = tuple[float, float, float, float]
 
 
-def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
-    """Annotate ``items = [(x, y, text, color)]`` so that no two labels overlap (and none covers a point).
+def place_labels(ax, renderer, items, *, fontsize: float = 7) -> int:
+    """Annotate ``items = [(x, y, text, color)]`` so that no two labels overlap (and none covers a point or
+    the axes' legend); return how many were left out.
 
     Deterministic greedy search: for each label (in the given order) try eight positions
     around its point at growing distances and keep the first whose box overlaps no label
-    placed so far, no other point and stays inside the axes; failing that, the position
-    with the least overlap.  A label moved away from its point gets a thin leader line.
+    placed so far, no other point, not the legend and stays inside the axes; a label with no such
+    position is left out.  A label moved away from its point gets a thin leader line.
     """
     if not items:
-        return
+        return 0
     scale = ax.figure.dpi / 72.0
     axbox = ax.get_window_extent(renderer)
     pts = [ax.transData.transform((x, y)) for x, y, _, _ in items]
     r = 3.0 * scale
     obstacles = [(px - r, py - r, px + r, py + r) for px, py in pts]
+    legend = ax.get_legend()
+    if legend is not None:
+        lb = legend.get_window_extent(renderer)
+        obstacles.append((lb.x0, lb.y0, lb.x1, lb.y1))  # index len(items): never a label's own point
     placed: list[_Box] = []
+    left_out = 0
     pad = 1.5 * scale  # keep a small gap between labels, so two never read as one
 
     for i, ((x, y, text, color), (px, py)) in enumerate(zip(items, pts)):
@@ -53,8 +60,12 @@ def place_labels(ax, renderer, items, *, fontsize: float = 7) -> None:
             return total + ((w * h) if outside else 0.0)
 
         ox, oy, box, ring = _best_spot(px, py, w, h, scale, cost)
+        if cost(box) > 0:  # no free spot: left out rather than drawn over another label, a point or the legend
+            left_out += 1
+            continue
         placed.append(box)
         _annotate(ax, (x, y), text, color, (ox / scale, oy / scale), far=ring > 1, fontsize=fontsize)
+    return left_out
 
 
 def _overlap(a: _Box, b: _Box, pad: float) -> float:

@@ -208,6 +208,10 @@ def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[
     return {name: _draw_frontier(an, out_dir, name, metrics) for name, metrics in frontier_groups(an)}
 
 
+#: inches right of a frontier figure's panels for its legend
+_LEGEND_IN = 1.1
+
+
 def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[str]) -> dict[str, Any]:
     """One frontier figure (a panel per metric), written as PNG and SVG."""
     import matplotlib
@@ -216,11 +220,11 @@ def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[s
 
     comps, color, logx = _frontier_style(an)
     with matplotlib.rc_context({"svg.hashsalt": "rageval-frontier", "svg.fonttype": "none", "font.size": 9}):
-        fig = Figure(figsize=(4.6 * len(metrics), 3.6), dpi=100)
+        w = 4.6 * len(metrics) + _LEGEND_IN  # fixed margins: tight_layout costs more than all the drawing
+        fig = Figure(figsize=(w, 3.6), dpi=100)
         canvas = FigureCanvasAgg(fig)
         axes = fig.subplots(1, len(metrics), sharey=True, squeeze=False)[0]
-        w = 4.6 * len(metrics)  # fixed margins: tight_layout costs more than all the drawing
-        fig.subplots_adjust(left=0.65 / w, right=1 - 0.15 / w, bottom=0.13, top=0.92, wspace=0.08)
+        fig.subplots_adjust(left=0.65 / w, right=1 - (0.15 + _LEGEND_IN) / w, bottom=0.13, top=0.92, wspace=0.08)
         renderer = canvas.get_renderer()
         for ax, m in zip(axes, metrics):
             pts = _points(an, m)
@@ -248,8 +252,8 @@ def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[s
             ax.grid(True, alpha=0.3)
         axes[0].set_ylabel("mean over the common cohort (95% CI)")
         handles, labels = axes[0].get_legend_handles_labels()
-        if handles:
-            best_once(axes[-1].legend(handles, labels, fontsize=7, loc="best", frameon=False))
+        if handles:  # beside the panels, never over the data
+            fig.legend(handles, labels, fontsize=7, loc="center right", frameon=False)
         for ax, m in zip(axes, metrics):  # labels last: the limits and the legend are final
             pts = _points(an, m)
             ax.set_xlim(ax.get_xlim())

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rageval.diagnostics import CATALOG, DERIVED, direction_of, output_owner
+from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of, output_owner
 from rageval.types import STATUSES
 
 __all__ = [
@@ -168,22 +168,73 @@ def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return cols, rows
 
 
-def _headed(metric: str) -> str:
+def headed(metric: str) -> str:
+    """A metric name with its direction arrow (table headers)."""
     arrow = ARROWS[direction_of(metric)]
     return f"{metric} {arrow}" if arrow else metric
 
 
-def means_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
-    mets = [*an["metric_names"], *an["gaps"]]
-    cols = ["setting", "achieved ratio", *[_headed(m) for m in mets]]
-    rows = []
-    for r in an["summary"]:
-        cells = [r["setting"], fmt(r["achieved_ratio"], 3, na="—")]
-        for m in mets:
-            v = r["metrics"][m]
-            cells.append(undefined if v["mean"] is None else fmt(v["mean"], 3))
-        rows.append(cells)
-    return cols, rows
+def structural_mark(an: Mapping[str, Any], setting: str, metric: str) -> Mapping[str, Any] | None:
+    """``{"reason", "fixed"}`` when the catalog knows a metric's value in a setting by construction
+    (:mod:`rageval.diagnostics.structural`, ``an["structural"]``), else None."""
+    return ((an.get("structural") or {}).get(setting) or {}).get(metric)
+
+
+#: metric columns per means table: with the setting and the achieved ratio, a table fits 1,400 px
+MAX_COLUMNS = 7
+
+
+def family_columns(an: Mapping[str, Any]) -> list[tuple[str, list[str], list[str]]]:
+    """Per family the run has: ``(family, the science, the rest)``: the science is every metric with a
+    direction that is no secondary view, and the gaps; the rest are the counters and the views."""
+    gaps = an.get("gaps") or {}
+    out = []
+    for fam in MEAN_FAMILIES:
+        keys = [m for m in [*an["metric_names"], *gaps] if metric_family(m) == fam]
+        if keys:
+            main = [m for m in keys if m in gaps or contrasted_by_default(m)]
+            out.append((fam, main, [m for m in keys if m not in main]))
+    return out
+
+
+def mean_cell(row: Mapping[str, Any], m: str, undefined: str = "undefined") -> str:
+    v = row["metrics"][m]
+    return undefined if v["mean"] is None else fmt(v["mean"], 3)
+
+
+def means_chunks(fam: str, keys: Sequence[str]) -> list[tuple[list[str], list[str]]]:
+    """``keys`` in pieces of at most :data:`MAX_COLUMNS`, each with its lead columns (the setting; the achieved
+    ratio beside answers and costs): ``[(lead column names, metric keys)]``."""
+    lead = ["setting", *(["achieved ratio"] if fam in ("answer", "cost") else [])]
+    return [(lead, list(keys[i : i + MAX_COLUMNS])) for i in range(0, len(keys), MAX_COLUMNS)]
+
+
+def lead_cells(row: Mapping[str, Any], lead: Sequence[str]) -> list[str]:
+    return [row["setting"], *([fmt(row["achieved_ratio"], 3, na="—")] if len(lead) > 1 else [])]
+
+
+def _means_markdown(an: dict[str, Any]) -> str:
+    """The means per family in tables of at most :data:`MAX_COLUMNS` metrics (the science, then the counters
+    and views), a value fixed by construction marked † with its reason below."""
+    parts = []
+    for fam, main, rest in family_columns(an):
+        parts.append(f"\n### {fam}\n\n")
+        reasons: list[str] = []
+        for keys in (main, rest):
+            for lead, chunk in means_chunks(fam, keys):
+                rows = []
+                for r in an["summary"]:
+                    cells = []
+                    for m in chunk:
+                        mark = structural_mark(an, r["setting"], m)
+                        if mark and mark["reason"] not in reasons:
+                            reasons.append(mark["reason"])
+                        tag = f" †{reasons.index(mark['reason']) + 1}" if mark else ""
+                        cells.append(mean_cell(r, m) + tag)
+                    rows.append([*lead_cells(r, lead), *cells])
+                parts.append(to_markdown([*lead, *map(headed, chunk)], rows, align=["l"] + ["r"] * 20) + "\n")
+        parts += [f"†{i} {why}.\n" for i, why in enumerate(reasons, 1)]
+    return "".join(parts)
 
 
 #: the families of the means tables, in order (docs/statistics.md#what-is-written)
@@ -204,22 +255,6 @@ def metric_family(key: str) -> str:
         return "cost"
     fam = CATALOG[owner].family
     return {"answer": "answer", "retrieval": "answer", "attribution": "attribution"}.get(fam, "cost")
-
-
-def means_tables(an: dict[str, Any], *, undefined: str = "undefined") -> list[tuple[str, list[str], list[list[str]]]]:
-    """The means table split by family: ``[(family, columns, rows)]`` for the families the run has."""
-    cols_all, rows_all = means_table(an, undefined=undefined)
-    mets = [*an["metric_names"], *an["gaps"]]
-    out = []
-    for fam in MEAN_FAMILIES:
-        idx = [i for i, m in enumerate(mets) if metric_family(m) == fam]
-        if not idx:
-            continue
-        lead = [0, 1] if fam in ("answer", "cost") else [0]  # the achieved ratio beside answers and costs
-        cols = [cols_all[j] for j in lead] + [cols_all[2 + i] for i in idx]
-        rows = [[r[j] for j in lead] + [r[2 + i] for i in idx] for r in rows_all]
-        out.append((fam, cols, rows))
-    return out
 
 
 def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
@@ -346,7 +381,7 @@ def summary_markdown(an: dict[str, Any]) -> str:
             + ").\n\n"
         )
     parts.append(DIRECTION_LEGEND + "\n\n")
-    parts.append(to_markdown(*means_table(an), align=["l"] + ["r"] * 200))
+    parts.append(_means_markdown(an))
     if _has_abstentions(an):
         parts.append("\n## Judge abstentions\n\n" + ABSTENTIONS_NOTE + "\n\n")
         parts.append(to_markdown(*abstentions_table(an), align=["l", "r"]))

@@ -74,9 +74,10 @@ def common_extra(item: Item, reader_input_tokens: int | None = None, context: Co
         "retrieved_doc_ids": None if item.retrieved.doc_ids is None else list(item.retrieved.doc_ids),
         "reader_input_tokens": reader_input_tokens,
         "gold": Gold.of(ex).to_dict(),
+        # the question's text: the report's examples and explorer show it (and a list question's ALCE citation
+        # sentences start with it)
+        "question": getattr(ex, "question", None),
     }
-    if getattr(ex, "answer_lists", ()):  # a list question: its ALCE citation sentences start with its text
-        extra["question"] = ex.question
     if getattr(item.retrieved, "self_sourced", False):  # plain contexts, each its own source (rageval score)
         extra["self_sourced"] = True
     over = overshoot(context)

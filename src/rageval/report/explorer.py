@@ -1,0 +1,177 @@
+"""The record explorer's data: which records report.html embeds, each slimmed to what the explorer shows.
+
+:func:`explorer_data` reads the records as an **iterable, in one pass, in bounded memory**: a run of at most
+:data:`EXPLORER_LIMIT` records is embedded whole; above it, a seeded stratified sample — per setting (the
+stratum), the ``k = limit // settings`` questions of smallest seeded hash (a bottom-k sample, kept in a heap of
+``k`` per setting).  The hash depends on the question and the seed only, so every setting keeps the same
+questions and a record sits beside the same question under the baseline.  The page states the count; every
+record stays in ``records.jsonl`` (docs/statistics.md#the-record-explorer).
+
+Per question (once): its text when the records carry it, the gold answers and the source snippets; per
+record: setting, status, the scalar metrics, the context units (a unit that is the join of its declared
+snippets is written ``null`` and shown from them), the answer's sentences with their citations and the gate's
+decision, the recovered snippets and the claims' verification in each mode.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["EXPLORER_LIMIT", "explorer_data", "explorer_json", "sample_key"]
+
+#: records embedded at most (above: the stratified sample)
+EXPLORER_LIMIT = 5000
+_CLIP = 1200
+
+
+def _clip(text: Any, n: int = _CLIP) -> str:
+    s = " ".join(str(text or "").split())
+    return s if len(s) <= n else s[: n - 1].rstrip() + "…"
+
+
+def sample_key(question_id: str, seed: int) -> str:
+    """The seeded hash that orders questions in the sample (the same in every setting)."""
+    return hashlib.sha256(f"{seed}:{question_id}".encode()).hexdigest()
+
+
+def _decision(s: Mapping[str, Any]) -> str:
+    """The gate's decision of a sentence's citations: ``source`` (the source snippets support it), ``seen``
+    (only the text the reader saw does), ``neither``, or ``unjudged``."""
+    e, g = s.get("emitted") or {}, s.get("grounded") or {}
+    if not e and not g:
+        return "unjudged"
+    if g.get("supported"):
+        return "source"
+    return "seen" if e.get("supported") else "neither"
+
+
+def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    judged = ((rec.get("extra") or {}).get("attribution") or {}).get("sentences")
+    plain = (rec.get("answer") or {}).get("sentences") or []
+    out = []
+    for s in judged if judged else plain:
+        if isinstance(s, Mapping):
+            out.append(
+                {
+                    "t": _clip(s.get("text")),
+                    "c": list(s.get("citations") or []),
+                    "d": _decision(s),
+                    "ev": list(s.get("evidence") or []),
+                    "v": dict(s.get("verification") or {}),
+                }
+            )
+    return out
+
+
+def _units(rec: Mapping[str, Any], sources: Mapping[str, str]) -> list[list[Any]]:
+    out = []
+    for u in (rec.get("context") or {}).get("units") or []:
+        if not isinstance(u, Mapping):
+            continue
+        ids = list(u.get("source_ids") or []) or None
+        text = " ".join(str(u.get("text") or "").split())
+        joined = " ".join(" ".join(sources.get(i, "") for i in ids).split()) if ids else None
+        out.append([None if ids and text == joined else _clip(text), ids])
+    return out
+
+
+def _metrics(rec: Mapping[str, Any], keys: Sequence[str]) -> dict[str, float | None]:
+    m = rec.get("metrics") or {}
+    out: dict[str, float | None] = {}
+    for k in keys:
+        v = m.get(k)
+        if isinstance(v, bool):
+            v = float(v)
+        if isinstance(v, (int, float)) and math.isfinite(v):
+            out[k] = round(float(v), 4)
+        elif k in m:
+            out[k] = None  # undefined: shown as undefined, never 0
+    return out
+
+
+def _question(rec: Mapping[str, Any]) -> dict[str, Any]:
+    extra = rec.get("extra") or {}
+    gold = extra.get("gold") or {}
+    inp = extra.get("input")
+    text = extra.get("question") or (inp.get("question") if isinstance(inp, Mapping) else None)
+    srcs = {str(s.get("id")): _clip(s.get("text"), 600) for s in rec.get("sources") or [] if isinstance(s, Mapping)}
+    return {
+        "text": _clip(text, 400) if text else None,
+        "gold": [str(a) for a in gold.get("answers") or []][:8],
+        "sources": srcs,
+    }
+
+
+def _slim(rec: Mapping[str, Any], keys: Sequence[str], sources: Mapping[str, str]) -> dict[str, Any]:
+    recovery = ((rec.get("extra") or {}).get("attribution") or {}).get("recovery") or {}
+    return {
+        "q": rec["question_id"],
+        "s": rec["setting"]["name"],
+        "st": rec.get("status"),
+        "m": _metrics(rec, keys),
+        "u": _units(rec, sources),
+        "a": _sentences(rec),
+        "r": {str(k): list(v.get("recovered") or []) for k, v in recovery.items() if isinstance(v, Mapping)},
+        "e": _clip(rec.get("error"), 300) if rec.get("error") else None,
+    }
+
+
+def explorer_data(
+    records: Iterable[Mapping[str, Any]],
+    settings: Sequence[str],
+    metric_keys: Sequence[str],
+    *,
+    seed: int,
+    limit: int = EXPLORER_LIMIT,
+    reference: str | None = None,
+) -> dict[str, Any]:
+    """``{"records", "questions", "n_total", "n_shown", "limit", "sampled", "settings", "metrics", "reference"}``
+    from one pass over ``records`` (see the module doc): at most ``limit`` records (``k`` per setting when the run
+    has more), in setting then question order."""
+    k = max(1, limit // max(1, len(settings)))
+    heaps: dict[str, list[tuple[str, int, dict[str, Any]]]] = {s: [] for s in settings}
+    questions: dict[str, dict[str, Any]] = {}
+    n_total = 0
+    for i, rec in enumerate(records):
+        n_total += 1
+        qid, s = rec["question_id"], rec["setting"]["name"]
+        key = sample_key(qid, seed)
+        heap = heaps.setdefault(s, [])
+        # a max-heap of the k smallest keys (negated order through the inverted hex digits)
+        inv = key.translate(_INVERT)
+        if len(heap) >= k and inv <= heap[0][0]:
+            continue
+        q = questions.setdefault(qid, _question(rec))
+        item = (inv, i, _slim(rec, metric_keys, q["sources"]))
+        if len(heap) < k:
+            heapq.heappush(heap, item)
+        else:
+            heapq.heapreplace(heap, item)
+    order = {s: j for j, s in enumerate(settings)}
+    kept = sorted((x for h in heaps.values() for x in h), key=lambda x: (order.get(x[2]["s"], len(order)), x[1]))
+    chosen = [x[2] for x in kept]
+    used = {r["q"] for r in chosen}
+    return {
+        "records": chosen,
+        "questions": {q: v for q, v in questions.items() if q in used},
+        "n_total": n_total,
+        "n_shown": len(chosen),
+        "limit": limit,
+        "sampled": len(chosen) < n_total,
+        "settings": list(settings),
+        "metrics": list(metric_keys),
+        "reference": reference,
+    }
+
+
+_INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
+
+
+def explorer_json(data: Mapping[str, Any]) -> str:
+    """The data as JSON safe inside ``<script type="application/json">`` (no ``<`` in the text)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).replace("<", "\\u003c")

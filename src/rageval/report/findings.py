@@ -1,0 +1,234 @@
+"""What a run found, in sentences generated from its statistics: the report's first section, the last lines of
+``rageval suite`` / ``rageval score`` and ``report.json``'s ``findings`` (docs/statistics.md#findings).
+
+Each finding is ``{"kind", "text"}`` (``text``: plain, `backquoted` names; an ``effect`` adds its ``items``,
+one sentence each), in this order:
+
+* ``warning``: anything that changes how to read the numbers (the Holm floor above alpha, a small cohort,
+  settings left out, judge abstentions, windowed or truncated judge inputs);
+* ``effect``: per contrast family and metric family, the largest effects with Holm p < alpha (at most
+  :data:`PER_FAMILY`, at most two per metric), each with both means, its CI and adjusted p; a row whose metric
+  is fixed by construction in either setting (:mod:`rageval.diagnostics.structural`) is never an effect;
+* ``gap``: the settings whose emitted − grounded gap is non-zero, with both means;
+* ``frontier``: per Pareto pair, the non-dominated settings and the paired support (a degenerate frontier in
+  one sentence);
+* ``validity``: answer-in-context against retrieval recall as predictors of the answer metric;
+* ``structural``: the values fixed by construction, with their reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rageval.report.contrast_tables import ALPHA, contrast_families
+from rageval.report.tables import MEAN_FAMILIES, fmt_p, left_out_line, metric_family, structural_mark
+
+__all__ = ["findings", "findings_lines", "frontier_sentence", "PER_FAMILY", "SMALL_COHORT", "structural_reason"]
+
+#: effects listed per (contrast family, metric family)
+PER_FAMILY = 4
+#: a cohort below this many questions (or clusters) gets a warning: wide intervals, coarse p-values
+SMALL_COHORT = 30
+#: record counters whose positive mean in a setting changes how to read its judge's scores
+JUDGE_COUNTERS = {
+    "judge_inputs_windowed": "judge inputs longer than the judge's window were scored window by window",
+    "judge_inputs_truncated": "judge inputs were truncated to the judge's window",
+}
+
+
+def _f3(x: Any) -> str:
+    return "undefined" if x is None else f"{x:.3f}"
+
+
+def structural_reason(an: Mapping[str, Any], c: Mapping[str, Any]) -> str | None:
+    """The reason a contrast row is fixed by construction (its value in either setting, or a gap that is 0 by
+    construction), else None: such a row is never an effect."""
+    if c.get("kind") == "gap":
+        gap = next(
+            (g for g, (x, y) in (an.get("gaps") or {}).items() if (x, y) == (c["metric_a"], c["metric_b"])), None
+        )
+        m = structural_mark(an, c["a"], gap) if gap else None
+        return m["reason"] if m else None
+    for s, k in ((c["a"], c["metric_a"]), (c["b"], c["metric_b"])):
+        m = structural_mark(an, s, k)
+        if m and m["fixed"]:
+            return str(m["reason"])
+    return None
+
+
+def _effect_text(c: Mapping[str, Any]) -> str:
+    better = (c["effect"] > 0) == (c["direction"] == "higher")
+    verdict = "" if c["direction"] not in ("higher", "lower") else (", better" if better else ", worse")
+    return (
+        f"`{c['a']}` − `{c['b']}` on `{c['metric']}`: {c['effect']:+.3f} ({_f3(c['mean_a'])} vs "
+        f"{_f3(c['mean_b'])}; 95% CI [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], Holm p {fmt_p(c['p_holm'])}"
+        f"{verdict})."
+    )
+
+
+def _effects(an: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for fam, sig, _rest in contrast_families(dict(an)):
+        rows = [c for c in sig if c["effect"] and c["ci_low"] is not None and not structural_reason(an, c)]
+        for mfam in MEAN_FAMILIES:
+            mine = sorted((c for c in rows if metric_family(c["metric"]) == mfam), key=lambda c: -abs(c["effect"]))
+            shown: list[Mapping[str, Any]] = []
+            for c in mine:
+                if sum(x["metric"] == c["metric"] for x in shown) < 2 and len(shown) < PER_FAMILY:
+                    shown.append(c)
+            if shown:
+                where = f" ({fam})" if fam != "contrasts" else ""
+                head = f"Largest supported {mfam} effects{where}, of {len(mine)} with Holm p < {ALPHA:g}:"
+                out.append({"kind": "effect", "text": head, "items": [_effect_text(c) for c in shown]})
+    return out
+
+
+def _mean(row: Mapping[str, Any], key: str) -> float | None:
+    return ((row.get("metrics") or {}).get(key) or {}).get("mean")
+
+
+def _gaps(an: Mapping[str, Any]) -> list[dict[str, str]]:
+    out = []
+    for gap, (a, b) in (an.get("gaps") or {}).items():
+        parts = []
+        for r in an["summary"]:
+            g = _mean(r, gap)
+            if g is not None and abs(g) > 1e-12 and not structural_mark(an, r["setting"], gap):
+                parts.append(f"`{r['setting']}` {_f3(_mean(r, a))} vs {_f3(_mean(r, b))} (gap {g:+.3f})")
+        if parts:
+            n = len(an["summary"])
+            out.append(
+                {
+                    "kind": "gap",
+                    "text": f"`{a}` − `{b}` (what the reader saw vs the source) is non-zero in {len(parts)} of {n} "
+                    f"settings: {'; '.join(parts)}.",
+                }
+            )
+    return out
+
+
+def frontier_sentence(p: Mapping[str, Any]) -> tuple[str, bool]:
+    """``(the sentence, degenerate)`` of a Pareto pair: degenerate when one axis is constant, or the frontier
+    is one setting among several that reach the best value (the figure adds nothing to the sentence)."""
+    pts = {s: v for s, v in (p.get("points") or {}).items() if v and all(x is not None for x in v)}
+    dirs = p.get("directions") or ["lower", "higher"]
+    ys = [v[1] for v in pts.values()]
+    best = (max if dirs[1] == "higher" else min)(ys) if ys else None
+    at_best = [s for s, v in pts.items() if best is not None and math.isclose(v[1], best, abs_tol=1e-9)]
+    head = f"Frontier of `{p['y']}` vs `{p['x']}`"
+    if best is not None and len({round(y, 9) for y in ys}) == 1:
+        return f"{head}: every setting has `{p['y']}` = {best:.3f}; only `{p['x']}` separates them.", True
+    if len(p["frontier"]) == 1 and len(at_best) > 1:
+        return (
+            f"{head} is degenerate: {len(at_best)} of {len(pts)} settings reach the best `{p['y']}` ({best:.3f}); "
+            f"the frontier is the one of them with the best `{p['x']}`, `{p['frontier'][0]}`."
+        ), True
+    front = ", ".join(f"`{s}`" for s in p["frontier"])
+    return (
+        f"{head}: non-dominated {front}; {p['n_supported']} of {len(p['relations'])} dominance relations "
+        "supported by the paired test."
+    ), False
+
+
+def _frontier(an: Mapping[str, Any]) -> list[dict[str, str]]:
+    pairs = (an.get("frontier") or {}).get("pairs") or []
+    return [{"kind": "frontier", "text": frontier_sentence(p)[0]} for p in pairs if not p.get("note")]
+
+
+def _validity(an: Mapping[str, Any]) -> list[dict[str, str]]:
+    v = an.get("validity") or {}
+    pooled = v.get("pooled") or {}
+    if not v.get("available") or pooled.get("r_aic_f1") is None or pooled.get("r_recall_f1") is None:
+        return []
+    closer = "more" if pooled["r_aic_f1"] > pooled["r_recall_f1"] else "less"
+    text = (
+        f"Answer-in-context tracks `{v['answer_metric']}` {closer} closely than retrieval recall does "
+        f"(pooled r = {pooled['r_aic_f1']:.3f} vs {pooled['r_recall_f1']:.3f}, n = {pooled['n']}; adding it to "
+        f"recall changes R² by {_f3(pooled.get('delta_r2'))})."
+    )
+    aic = [(r["setting"], m) for r in an["summary"] if (m := _mean(r, "answer_in_context")) is not None]
+    rec = {round(m, 9) for r in an["summary"] if (m := _mean(r, "retrieval_recall")) is not None}
+    if aic and len(rec) == 1:
+        lo, hi = min(aic, key=lambda x: x[1]), max(aic, key=lambda x: x[1])
+        text += (
+            f" Retrieval recall is {next(iter(rec)):.3f} in every setting while `answer_in_context` runs from "
+            f"{hi[1]:.3f} (`{hi[0]}`) to {lo[1]:.3f} (`{lo[0]}`): recall does not see what compression removes."
+        )
+    return [{"kind": "validity", "text": text}]
+
+
+def _listed(names: Sequence[str], n: int) -> str:
+    shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+    return f"in {len(names)} of {n} settings ({shown})"
+
+
+def _structural(an: Mapping[str, Any]) -> list[dict[str, str]]:
+    by: dict[tuple[str, str, bool], list[str]] = {}
+    for r in an["summary"]:
+        for m, mark in ((an.get("structural") or {}).get(r["setting"]) or {}).items():
+            if m in (an.get("metric_names") or []) and not m.endswith("_excl_abstain"):
+                cell = f"`{r['setting']}` = {_f3(_mean(r, m))}" if mark["fixed"] else f"`{r['setting']}`"
+                by.setdefault((m, mark["reason"], mark["fixed"]), []).append(cell)
+    n = len(an["summary"])
+    return [
+        {
+            "kind": "structural",
+            "text": f"{'Not an effect' if fixed else 'By construction'}: `{m}` {_listed(v, n)}, {why}.",
+        }
+        for (m, why, fixed), v in by.items()
+    ]
+
+
+def _judge_warnings(an: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key, what in JUDGE_COUNTERS.items():
+        hit = [r["setting"] for r in an["summary"] if (_mean(r, key) or 0) > 0]
+        if hit:
+            out.append(
+                f"{what} in {len(hit)} setting{'s' if len(hit) > 1 else ''} ({', '.join(hit[:4])}{', …' if len(hit) > 4 else ''})."
+            )
+    abst = [
+        (r["setting"], r["judge_abstentions"]["sum"])
+        for r in an["summary"]
+        if (r.get("judge_abstentions") or {}).get("sum")
+    ]
+    if abst:
+        total = sum(n for _, n in abst)
+        out.append(f"The judge abstained {total} times in {len(abst)} settings (counted as not supported).")
+    return out
+
+
+def _warnings(an: Mapping[str, Any]) -> list[dict[str, str]]:
+    lines = []
+    res = ((an.get("holm") or {}).get("resolution")) or {}
+    if res.get("warning"):
+        lines.append(str(res["warning"]))
+    c = an["cohort"]
+    n = c.get("n_clusters") or c["n"]
+    if 0 < n < SMALL_COHORT:
+        unit = "clusters" if c.get("n_clusters") else "questions"
+        lines.append(f"Small cohort: {n} {unit}; intervals are wide and p-values coarse.")
+    if c["n"] == 0:
+        lines.append("The common cohort is empty: every mean and contrast is undefined.")
+    gone = left_out_line(dict(an))
+    if gone:
+        lines.append(gone)
+    lines += _judge_warnings(an)
+    return [{"kind": "warning", "text": t} for t in lines]
+
+
+def findings(an: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The findings of an analysis (see the module doc), as ``[{"kind", "text"}]``."""
+    return [*_warnings(an), *_effects(an), *_gaps(an), *_frontier(an), *_validity(an), *_structural(an)]
+
+
+def findings_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The findings as terminal lines: ``! text`` for a warning, ``- text`` otherwise, an effect's items below
+    it as ``    text``."""
+    out = []
+    for f in found:
+        out.append(("! " if f["kind"] == "warning" else "- ") + f["text"].replace("`", ""))
+        out += ["    " + i.replace("`", "") for i in f.get("items") or []]
+    return out

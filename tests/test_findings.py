@@ -1,0 +1,233 @@
+"""The report's findings, the values fixed by construction and the explorer's record sample, on small cases
+computed by hand (docs/statistics.md#findings)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rageval.diagnostics.structural import STRUCTURAL, setting_facts, structural_marks
+from rageval.report.explorer import explorer_data, explorer_json, sample_key
+from rageval.report.findings import findings, findings_lines, frontier_sentence, structural_reason
+
+
+def _rec(setting, qid="q1", units=None, sources=None, cites=True, status="ok"):
+    return {
+        "question_id": qid,
+        "setting": {"name": setting},
+        "status": status,
+        "context": {"units": units if units is not None else []},
+        "sources": sources or [],
+        "answer": {"sentences": [{"text": "x", "citations": [1] if cites else []}]},
+        "metrics": {"answer_f1": 0.5},
+    }
+
+
+SOURCES = [{"id": "d1.s0", "text": "Paris is  the capital."}, {"id": "d1.s1", "text": "It is in France."}]
+
+
+def test_facts_of_a_setting_from_its_ok_records():
+    verbatim = {"text": "Paris is the capital. It is in France.", "source_ids": ["d1.s0", "d1.s1"]}
+    pruned = {"text": "Paris capital France", "source_ids": None}
+    edited = {"text": "Paris is the capital.", "source_ids": ["d1.s0", "d1.s1"]}  # declares more than it shows
+    recs = [
+        _rec("identity", units=[verbatim], sources=SOURCES),
+        _rec("prune", units=[pruned], sources=SOURCES),
+        _rec("edit", units=[verbatim], sources=SOURCES),
+        _rec("edit", qid="q2", units=[edited], sources=SOURCES),
+        _rec("silent", units=[verbatim], sources=SOURCES, cites=False),
+        _rec("failed", units=[pruned], status="reader_error"),  # not ok: no facts
+    ]
+    facts = setting_facts(iter(recs))  # one pass over an iterable
+    assert facts == {
+        "identity": {"no_provenance": False, "verbatim": True, "no_citations": False},
+        "prune": {"no_provenance": True, "verbatim": False, "no_citations": False},
+        "edit": {"no_provenance": False, "verbatim": False, "no_citations": False},
+        "silent": {"no_provenance": False, "verbatim": True, "no_citations": True},
+    }
+    keys = ["unsupported_declared_span", "grounded_precision", "gap_precision", "answer_f1", "emitted_precision"]
+    marks = structural_marks(facts, keys)
+    assert set(marks) == {"identity", "prune", "silent"}  # "edit" has no mark
+    assert set(marks["prune"]) == {"unsupported_declared_span"} and marks["prune"]["unsupported_declared_span"]["fixed"]
+    assert marks["identity"]["gap_precision"]["fixed"] and not marks["identity"]["grounded_precision"]["fixed"]
+    # the first rule that applies gives the reason: a silent verbatim setting's gap is 0 by construction
+    assert marks["silent"]["gap_precision"]["reason"].startswith("0 by construction")
+    assert marks["silent"]["emitted_precision"]["reason"] == STRUCTURAL[-1].reason
+    assert "answer_f1" not in marks["silent"]
+
+
+def _contrast(a, metric, effect, p_holm, *, mean_a, mean_b, b="base", direction="higher"):
+    return {
+        "a": a,
+        "b": b,
+        "metric": metric,
+        "metric_a": metric,
+        "metric_b": metric,
+        "kind": "pair",
+        "family": "contrasts",
+        "direction": direction,
+        "effect": effect,
+        "mean_a": mean_a,
+        "mean_b": mean_b,
+        "ci_low": effect - 0.1,
+        "ci_high": effect + 0.1,
+        "p_value": p_holm / 2,
+        "p_holm": p_holm,
+        "contrast": f"{a} - {b}: {metric}",
+    }
+
+
+def _summary_row(setting, **means):
+    return {
+        "setting": setting,
+        "n_records": 10,
+        "n_ok": 10,
+        "metrics": {k: {"mean": v, "n": 10, "n_undefined": 0} for k, v in means.items()},
+    }
+
+
+def _an():
+    rows = [
+        _summary_row(
+            "base",
+            answer_f1=0.6,
+            emitted_precision=1.0,
+            grounded_precision=1.0,
+            gap_precision=0.0,
+            unsupported_declared_span=0.0,
+        ),
+        _summary_row(
+            "prune",
+            answer_f1=0.4,
+            emitted_precision=1.0,
+            grounded_precision=0.5,
+            gap_precision=0.5,
+            unsupported_declared_span=1.0,
+        ),
+    ]
+    return {
+        "summary": rows,
+        "metric_names": ["answer_f1", "emitted_precision", "grounded_precision", "unsupported_declared_span"],
+        "gaps": {"gap_precision": ["emitted_precision", "grounded_precision"]},
+        "contrasts": [
+            _contrast("prune", "answer_f1", -0.2, 0.01, mean_a=0.4, mean_b=0.6),
+            _contrast("prune", "grounded_precision", -0.5, 0.02, mean_a=0.5, mean_b=1.0),
+            _contrast("prune", "unsupported_declared_span", 1.0, 0.001, mean_a=1.0, mean_b=0.0, direction="lower"),
+            _contrast("prune", "emitted_precision", 0.0, 1.0, mean_a=1.0, mean_b=1.0),
+        ],
+        "holm": {"families": {"contrasts": 4}, "resolution": {"warning": None}},
+        "cohort": {"n": 40, "n_questions": 40, "n_clusters": None},
+        "structural": {
+            "prune": {"unsupported_declared_span": {"reason": "by construction: no provenance", "fixed": True}},
+            "base": {
+                "gap_precision": {"reason": "0 by construction", "fixed": True},
+                "grounded_precision": {"reason": "equal to emitted by construction", "fixed": False},
+            },
+        },
+        "frontier": {"pairs": []},
+        "validity": {"available": False},
+    }
+
+
+def test_findings_list_supported_effects_gaps_and_structural_values_never_as_effects():
+    an = _an()
+    found = findings(an)
+    kinds = [f["kind"] for f in found]
+    assert kinds == ["effect", "effect", "gap", "structural", "structural"]  # 40 questions: no small-cohort warning
+    answer, attribution = found[0], found[1]
+    assert answer["text"].startswith("Largest supported answer effects, of 1 with Holm p < 0.05")
+    assert answer["items"] == [
+        "`prune` − `base` on `answer_f1`: -0.200 (0.400 vs 0.600; 95% CI [-0.300, -0.100], Holm p 0.0100, worse)."
+    ]
+    # grounded = emitted in base is a relation, not a fixed value: prune's grounding loss is an effect
+    assert attribution["items"][0].startswith("`prune` − `base` on `grounded_precision`: -0.500")
+    # the declared span's 1.0 in prune is fixed by construction: never an effect (Holm p 0.001 or not)
+    assert not any("unsupported_declared_span" in i for f in found for i in f.get("items", []))
+    assert structural_reason(an, an["contrasts"][2]) == "by construction: no provenance"
+    assert found[2]["text"] == (
+        "`emitted_precision` − `grounded_precision` (what the reader saw vs the source) is non-zero in 1 of 2 "
+        "settings: `prune` 1.000 vs 0.500 (gap +0.500)."
+    )
+    assert (
+        found[3]["text"]
+        == "By construction: `grounded_precision` in 1 of 2 settings (`base`), equal to emitted by construction."
+    )
+    assert found[4]["text"] == (
+        "Not an effect: `unsupported_declared_span` in 1 of 2 settings (`prune` = 1.000), by construction: "
+        "no provenance."
+    )
+    lines = findings_lines(found)
+    assert lines[0] == "- Largest supported answer effects, of 1 with Holm p < 0.05:"
+    assert lines[1].startswith("    prune − base on answer_f1: -0.200")
+
+
+def test_warnings_come_first():
+    an = _an()
+    an["cohort"] = {"n": 6, "n_questions": 6, "n_clusters": None}
+    an["holm"]["resolution"]["warning"] = "Holm floor 0.3125: no contrast can reach alpha = 0.05."
+    an["summary"][1]["judge_abstentions"] = {"sum": 3, "n_questions_with": 2, "n": 10}
+    found = findings(an)
+    warnings = [f["text"] for f in found if f["kind"] == "warning"]
+    assert [f["kind"] for f in found[:3]] == ["warning"] * 3
+    assert warnings == [
+        "Holm floor 0.3125: no contrast can reach alpha = 0.05.",
+        "Small cohort: 6 questions; intervals are wide and p-values coarse.",
+        "The judge abstained 3 times in 1 settings (counted as not supported).",
+    ]
+    assert findings_lines(found)[0].startswith("! Holm floor")
+
+
+@pytest.mark.parametrize(
+    ("points", "frontier", "want"),
+    [
+        ({"a": [0.2, 1.0], "b": [0.3, 1.0], "c": [0.5, 0.4]}, ["a"], "is degenerate: 2 of 3 settings reach"),
+        ({"a": [0.2, 1.0], "b": [0.3, 1.0]}, ["a"], "every setting has `y` = 1.000"),
+        ({"a": [0.2, 0.5], "b": [0.3, 0.9]}, ["a", "b"], "non-dominated `a`, `b`; 0 of 0"),
+    ],
+)
+def test_frontier_sentences(points, frontier, want):
+    pair = {
+        "x": "x",
+        "y": "y",
+        "directions": ["lower", "higher"],
+        "points": points,
+        "frontier": frontier,
+        "relations": [],
+        "n_supported": 0,
+    }
+    text, degenerate = frontier_sentence(pair)
+    assert want in text and degenerate == (len(frontier) == 1)
+
+
+def _records(n_questions, settings):
+    for s in settings:
+        for i in range(n_questions):
+            yield _rec(
+                s, qid=f"q{i}", units=[{"text": "Paris is the capital.", "source_ids": ["d1.s0"]}], sources=SOURCES
+            )
+
+
+def test_the_explorer_embeds_a_small_run_whole():
+    data = explorer_data(_records(3, ["base", "prune"]), ["base", "prune"], ["answer_f1"], seed=0)
+    assert (data["n_total"], data["n_shown"], data["sampled"]) == (6, 6, False)
+    assert [(r["s"], r["q"]) for r in data["records"]][:3] == [("base", "q0"), ("base", "q1"), ("base", "q2")]
+    first = data["records"][0]
+    assert first["u"] == [[None, ["d1.s0"]]]  # the join of its declared snippet (whitespace aside): null
+    assert first["m"] == {"answer_f1": 0.5} and first["a"][0]["d"] == "unjudged"
+    assert data["questions"]["q0"]["sources"]["d1.s0"] == "Paris is the capital."
+    assert "<" not in explorer_json({"x": "</script><b>"})
+
+
+def test_the_explorer_samples_a_large_run_by_setting_with_the_same_questions_in_each():
+    settings = ["base", "a", "b", "c"]
+    data = explorer_data(_records(50, settings), settings, [], seed=7, limit=40)
+    assert (data["n_total"], data["n_shown"], data["sampled"]) == (200, 40, True)
+    by = {s: [r["q"] for r in data["records"] if r["s"] == s] for s in settings}
+    assert all(len(q) == 10 for q in by.values())  # k = 40 // 4 per stratum
+    want = sorted((f"q{i}" for i in range(50)), key=lambda q: sample_key(q, 7))[:10]
+    assert all(sorted(q) == sorted(want) for q in by.values())  # the 10 smallest seeded hashes, in every setting
+    other = explorer_data(_records(50, settings), settings, [], seed=8, limit=40)
+    assert {r["q"] for r in other["records"]} != set(want)  # another seed, another sample
+    again = explorer_data(_records(50, settings), settings, [], seed=7, limit=40)
+    assert json.dumps(again, sort_keys=True) == json.dumps(data, sort_keys=True)
