@@ -429,3 +429,19 @@ def test_summary_budget_is_written_as_declared(built):
     run, written = built
     rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
     assert rows["extractive@0.5"]["budget"] == "0.5" and rows["identity"]["budget"] == "NA"
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+def test_a_slim_load_gives_the_same_summary_and_holds_no_texts(tmp_path, clusters):
+    """The closing table's load keeps only what the summary reads: the same summary as the full load."""
+    from rageval.report.analysis import summarize
+    from rageval.report.load import load_run
+
+    run_dir = make_run(tmp_path / "run", clusters=clusters, cluster_key="cluster_id" if clusters else None)
+    full, slim = load_run(run_dir), load_run(run_dir, slim=True)
+    assert summarize(slim) == summarize(full)
+    kept = {k for r in slim.records for k in r}
+    assert kept <= {"question_id", "setting", "status", "metrics", "_line", "context", "extra", "suite_hash"}
+    assert all(set(r.get("context") or {}) <= {"achieved_ratio", "achieved_tokens"} for r in slim.records)
+    assert all(set(r["extra"]) <= {"cluster_id"} for r in slim.records)
+    assert any(r["extra"] for r in slim.records) is clusters

@@ -73,7 +73,7 @@ def run_summary(run_dir: str | Path, report_json: str | Path | None = None) -> d
     from rageval.report.analysis import summarize
     from rageval.report.load import load_run
 
-    return summarize(load_run(run_dir))
+    return summarize(load_run(run_dir, slim=True))  # the texts are not needed: not held
 
 
 def summary_json(summary: Mapping[str, Any], extra: Mapping[str, Any], settings: Sequence[str] = ()) -> str:

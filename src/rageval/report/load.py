@@ -10,7 +10,7 @@ between settings.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,14 @@ def _budget_eq(x: Any, y: Any) -> bool:
     return x == y
 
 
-def load_run(run_dir: str | Path) -> Run:
-    """The checked records, manifest and settings of ``run_dir`` (see the module doc); a RunError otherwise."""
+def load_run(run_dir: str | Path, *, slim: bool = False) -> Run:
+    """The checked records, manifest and settings of ``run_dir`` (see the module doc); a RunError otherwise.
+
+    ``slim``: each record keeps only what the summary reads (:func:`rageval.report.analysis.summarize`: its id,
+    setting, status, metrics, suite hash, the context's achieved ratio and tokens, and ``extra``'s cluster id),
+    not its texts: the closing table of ``rageval score`` / ``suite`` without the report holds a few hundred
+    bytes per record instead of the whole record.
+    """
     path = Path(run_dir)
     if not path.is_dir():
         raise RunError(f"run directory {str(path)!r} does not exist")
@@ -62,7 +68,7 @@ def load_run(run_dir: str | Path) -> Run:
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
     manifest, suite = _read_manifest(path, man_path)
-    records = _read_records(rec_path)
+    records = _read_records(rec_path, keep=_slim(suite.get("cluster_key")) if slim else None)
     settings = _settings_of(suite, records, man_path)
     _check_settings(records, settings, suite, rec_path.name)
     return Run(path=path, manifest=manifest, records=records, settings=settings)
@@ -80,8 +86,11 @@ def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str
     return manifest, suite or {}
 
 
-def _read_records(rec_path: Path) -> list[dict[str, Any]]:
-    """Every record of ``records.jsonl``, checked (:func:`_check_record`), with its line number as ``_line``."""
+def _read_records(
+    rec_path: Path, keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Every record of ``records.jsonl``, checked (:func:`_check_record`), with its line number as ``_line``;
+    ``keep(record)``: the part of each record to hold (default: all of it)."""
     records: list[dict[str, Any]] = []
     text = read_text(rec_path, what="the run's records.jsonl", error=RunError)
     for lineno, rec in iter_json_lines(text, str(rec_path), error=_record_error):
@@ -89,8 +98,25 @@ def _read_records(rec_path: Path) -> list[dict[str, Any]]:
             raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
         _check_record(rec, f"{rec_path.name} line {lineno}")
         rec["_line"] = lineno
-        records.append(rec)
+        records.append(rec if keep is None else keep(rec))
     return records
+
+
+def _slim(cluster_key: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """What :func:`load_run` keeps of a record with ``slim=True``."""
+
+    def keep(rec: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            k: rec[k] for k in ("question_id", "setting", "status", "metrics", "suite_hash", "_line") if k in rec
+        }
+        ctx = rec.get("context")
+        if isinstance(ctx, dict):
+            out["context"] = {k: ctx[k] for k in ("achieved_ratio", "achieved_tokens") if k in ctx}
+        extra = rec["extra"]
+        out["extra"] = {k: extra[k] for k in (cluster_key, "suite_hash") if isinstance(k, str) and k in extra}
+        return out
+
+    return keep
 
 
 def _record_error(message: str) -> RunError:
