@@ -30,7 +30,8 @@ _KWARGS_DESCRIPTION = (
     claim_premise: "single" (default; each unit its own premise, max over units) or "joint" (all units pooled).
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
-    claim_support_emitted, claim_support_grounded (and _excl_abstain): means in [0, 1] or None;
+    claim_support (= claim_support_grounded), claim_support_emitted, claim_support_grounded (and
+    _excl_abstain): means in [0, 1] or None (higher is better);
     claim_support_gap (emitted - grounded); total_claim_support_<count>; n, n_undefined, per_question.
 Examples:
     >>> m = evaluate.load("claim_support")

@@ -268,7 +268,7 @@ _SPECS = [
         ),
         scorer="rageval.diagnostics.claim_support:score_claim_support",
         judged=True,
-        module_keys=(_o("claim_support_gap", "none"),),
+        module_keys=(_o("claim_support"), _o("claim_support_gap", "none")),
     ),
     DiagnosticSpec(
         name="compression",

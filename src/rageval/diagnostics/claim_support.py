@@ -23,7 +23,8 @@ counts as unsupported, and ``*_excl_abstain`` leaves it out.  Per question: the 
 ``claim_support_emitted`` and ``claim_support_grounded`` (higher is better), ``claim_support_gap`` (emitted −
 grounded), the claims, structural rejections, abstained claims (both modes), the pairs the judge truncated
 and the verifier tokens of each mode (before and after truncation, per checked pair, as ``verifier_tokens_*``
-count them).  A question without a claim is undefined (None, counted), never 0.
+count them).  The aggregate under ``claim_support`` is the grounded rate.  A question without a claim is
+undefined (None, counted), never 0.
 
 A premise of one unit is byte-identical to the citation gate's premise for a sentence citing that unit alone
 (and its grounded one to the gate's grounded premise), so under the run's judge runner those pairs are
@@ -182,7 +183,7 @@ def claim_support(
     per_question = [
         _question({m: checked[m][qi] for m in MODES}, given[qi] is not None, runner) for qi in range(len(questions))
     ]
-    out = summarize(per_question, "claim_support_emitted", extra=_KEYS[1 : -len(_COUNTS)])
+    out = summarize(per_question, "claim_support", extra=_KEYS[: -len(_COUNTS)])
     for key in _COUNTS:
         out[f"total_{key}"] = sum(q[key] for q in per_question)
     return out
@@ -191,7 +192,7 @@ def claim_support(
 def _question(checked: dict[str, list[_Claim]], given: bool, runner: Any) -> dict[str, Any]:
     """The values of one question from its checked claims in each mode."""
     n = len(checked["emitted"])
-    r: dict[str, Any] = dict.fromkeys(_KEYS)
+    r: dict[str, Any] = dict.fromkeys(("claim_support", *_KEYS))
     r.update(claim_support_claims=n, claim_support_claims_given=int(given))
     structural = abstained = 0
     pairs: dict[tuple[str, str], None] = {}
@@ -218,6 +219,7 @@ def _question(checked: dict[str, list[_Claim]], given: bool, runner: Any) -> dic
     r["claim_support_inputs_truncated"] = sum(a < b for b, a in (runner.token_counts(*pq) for pq in pairs))
     if n:
         r["claim_support_gap"] = r["claim_support_emitted"] - r["claim_support_grounded"]
+    r["claim_support"] = r["claim_support_grounded"]  # the aggregate under the name: the sources' question
     return r
 
 
