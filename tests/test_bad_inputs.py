@@ -51,14 +51,20 @@ BASE = {
             "verification",
         )
     },
+    "claim_support": {"predictions": P, "units": U, "sources": S, "claims": [["Paris is big."]]},
 }
 #: corruptions that are valid inputs (an absent optional key means None; token counts are optional; a question's
-#: ``retrieved`` None means its retrieval is unknown: undefined, tests/test_silent_numbers.py)
-VALID = {"units no source_ids", "units no title", "sources no title", "retrieved=[None]"} | {
-    f"{k}{v}"
-    for k in ("budget_tokens", "retrieved_tokens", "achieved_tokens", "reader_input_tokens")
-    for v in ("=None", "=[None]", "=[5]")
-}
+#: ``retrieved`` None means its retrieval is unknown: undefined, tests/test_silent_numbers.py; claim_support's
+#: ``claims`` None, or a question's None: the answers' sentences are the claims)
+VALID = (
+    {"units no source_ids", "units no title", "sources no title", "retrieved=[None]", "claims=None"}
+    | {"claims=[None]"}
+    | {
+        f"{k}{v}"
+        for k in ("budget_tokens", "retrieved_tokens", "achieved_tokens", "reader_input_tokens")
+        for v in ("=None", "=[None]", "=[5]")
+    }
+)
 
 
 def corruptions(kw: dict) -> dict[str, dict]:

@@ -106,6 +106,11 @@ CASES["evidence_f1"] = (
     {},
 )
 CASES["compression"] = (ATTRIBUTION_INPUTS, {"judge": "lexical"})
+# the answers' sentences, except question 1's given claims; question 2's empty answer has no claim (undefined)
+CASES["claim_support"] = (
+    dict(ATTRIBUTION_INPUTS, claims=[None, ["The Nile is a long river.", "Mars is red."], None, None]),
+    {"judge": "lexical"},
+)
 
 
 def _module_names():

@@ -128,3 +128,46 @@ def test_every_executed_pair_decides_a_recorded_value():
             return [1.0 - v if pq == pair else v for pq, v in zip(zip(premises, hypotheses), values)]
 
         assert _records(flipped) != reference, pair
+
+
+def test_claim_support_shares_the_gates_judge_calls():
+    """Claim support of the same answer: its claims "alpha beta." and "gamma delta." against each unit alone,
+    emitted and grounded (the declared snippets are byte-identical premises): 8 requests, 4 distinct pairs, of
+    which the gate already judged 3 ((u1, "alpha beta."), (u1, "gamma delta."), (u2, "gamma delta.")): one new
+    pair, (u2, "alpha beta.").  Through the run's scoring (one runner for every diagnostic) the same: 24 asked,
+    5 run."""
+    from rageval.diagnostics.claim_support import claim_support
+    from rageval.diagnostics.dispatch import score
+    from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
+    from rageval.types import Context, SourceSnippet, Unit
+
+    judge = Recorder()
+    runner = JudgeRunner(judge)
+    _score(runner, DECLARED)
+    assert _counts(runner) == (16, 4)
+    r = claim_support([ANSWER], [DECLARED], [SOURCES], judge=runner)["per_question"][0]
+    assert _counts(runner) == (24, 5)
+    assert judge.scored[4:] == [("gamma delta", "alpha beta.")]
+    assert r["claim_support_emitted"] == r["claim_support_grounded"] == 1.0
+    alone = JudgeRunner(Recorder())  # without the gate: all 4 distinct pairs run
+    claim_support([ANSWER], [DECLARED], [SOURCES], judge=alone)
+    assert _counts(alone) == (8, 4)
+
+    snippets = [SourceSnippet(s["id"], s["text"], doc_id=s["id"]) for s in SOURCES]
+    units = [Unit(u["text"], source_ids=tuple(u["source_ids"])) for u in DECLARED]
+    ctx = Context.measure(units, tokenizer="regex", retrieved_tokens=4, budget_tokens=None)
+    x = ScoringInput.build(
+        question_id="q",
+        answer=ANSWER,
+        context=ctx,
+        sources=snippets,
+        gold=Gold(),
+        evidence_text=lambda u: u.text,
+    )
+    run_judge = Recorder()
+    run_runner = JudgeRunner(run_judge)
+    metrics = score(
+        [x], ["emitted_recall", "grounded_recall", "verification", "claim_support"], ScoringOptions(), run_runner
+    )
+    assert _counts(run_runner) == (24, 5)
+    assert metrics[0][0]["claim_support_emitted"] == 1.0

@@ -89,6 +89,13 @@ def arguments(name, xs, opts, tokenizer):
             "references": [list(x.gold.reference) for x in xs],
             "alce_compat": a.alce_compat,
         },
+        "claim_support": lambda: {
+            **data,
+            **gate,
+            **recovery,
+            "claims": [None if x.answer_claims is None else list(x.answer_claims) for x in xs],
+            "claim_premise": a.claim_premise,
+        },
         "claims_recall": lambda: {
             "predictions": data["predictions"],
             "references": [list(x.gold.claims) for x in xs],
@@ -323,3 +330,27 @@ def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
             assert float(row["emitted_recall"]) > 0.5, s  # the judge did say yes to the emitted premises
     controls = [s for s in rows if _compressor(s) not in JOINS]
     assert any(float(rows[s]["gap_recall"]) > 0 for s in controls), {s: rows[s]["gap_recall"] for s in controls}
+
+
+@pytest.mark.slow
+def test_demo_claim_support_gap_is_zero_for_joins_and_grounded_below_emitted_where_it_must_be(demo):
+    rows = _summary(demo)
+    _, ok, _, _ = _load(demo, ROOT / "suites" / "demo.yaml")
+    # the summary derives the per-question gap from the catalog (gap_claim_support): exactly 0 for every join
+    for s in (s for s in rows if _compressor(s) in JOINS):
+        assert float(rows[s]["gap_claim_support"]) == 0.0 and int(rows[s]["gap_claim_support_n"]) > 0, s
+    must = 0
+    for r in ok:
+        m = r.metrics
+        if m["claim_support_emitted"] is None:
+            continue
+        gap = m["claim_support_emitted"] - m["claim_support_grounded"]
+        if _compressor(r.setting.name) in JOINS:
+            assert gap == 0.0, (r.setting.name, r.question_id)
+        # token pruning declares nothing: where no unit is recovered every claim is a structural rejection in
+        # grounded mode (0), so any emitted support puts grounded strictly below emitted
+        if m["claim_support_structural_rejections"] == m["claim_support_claims"] and m["claim_support_emitted"] > 0:
+            assert _compressor(r.setting.name) == "token_prune"
+            assert m["claim_support_grounded"] == 0.0 < m["claim_support_emitted"]
+            must += 1
+    assert must > 0

@@ -140,9 +140,10 @@ def test_ragchecker_input_and_output_files_score_alike(tmp_path, name):
     # no response cites: the citation diagnostics are undefined (None), never 0
     assert m0.get("emitted_recall") is None and m1.get("grounded_precision") is None
     assert recs[(setting, "0")]["context"]["units"][1]["text"] == "The Amazon is the largest river by discharge."
-    own = [n for n in res.notes if "RAGChecker's own claims, checks and metrics are not read" in n]
-    if name.endswith("outputs.json"):
-        assert len(own) == 1 and "response_claims (2 results)" in own[0] and "the file's metrics" in own[0]
+    own = [n for n in res.notes if "RAGChecker's own checks and metrics are not read" in n]
+    if name.endswith("outputs.json"):  # its claims are read (tests/test_claim_support.py), its checks are not
+        assert len(own) == 1 and "answer2response (2 results)" in own[0] and "the file's metrics" in own[0]
+        assert "response_claims (" not in own[0] and "gt_answer_claims (" not in own[0]
     else:
         assert own == []
 

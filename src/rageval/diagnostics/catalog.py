@@ -239,6 +239,38 @@ _SPECS = [
         module_keys=(_o("verification", "lower"),),
     ),
     DiagnosticSpec(
+        name="claim_support",
+        version="1.0.0",
+        summary="Citation-free claim support: share of the answer's claims some unit the reader saw (emitted), "
+        "or its source snippets (grounded), entails.",
+        family="attribution",
+        function="rageval.diagnostics.claim_support:claim_support",
+        outputs=tuple(_o(f"claim_support_{m}") for m in ("emitted", "grounded"))
+        + tuple(_excl(f"claim_support_{m}", "higher") for m in ("emitted", "grounded"))
+        + (
+            _o("claim_support_claims", "none", "the claims checked: the file's own, else the answer's sentences"),
+            _o(
+                "claim_support_claims_given",
+                "none",
+                "1: the claims are the file's own (e.g. RAGChecker's), 0: sentences",
+            ),
+            _o("claim_support_structural_rejections", "none", "claims unsupported without a judge call (no premise)"),
+            _o("claim_support_abstentions", "none", "claims judged abstained (no premise entails, one abstained)"),
+            _o("claim_support_inputs_truncated", "none", "distinct pairs asked that the judge truncated"),
+        )
+        + tuple(
+            _o(f"claim_support_verifier_tokens_{m}", "none", "verifier input tokens before the judge's truncation")
+            for m in ("emitted", "grounded")
+        )
+        + tuple(
+            _o(f"claim_support_verifier_tokens_{m}_after_truncation", "none", "verifier input tokens the judge read")
+            for m in ("emitted", "grounded")
+        ),
+        scorer="rageval.diagnostics.claim_support:score_claim_support",
+        judged=True,
+        module_keys=(_o("claim_support"), _o("claim_support_gap", "none")),
+    ),
+    DiagnosticSpec(
         name="compression",
         version="3.1.0",
         summary="Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
@@ -268,6 +300,7 @@ _SPECS = [
 DERIVED: dict[str, tuple[str, str, Direction]] = {
     "gap_precision": ("emitted_precision", "grounded_precision", "none"),
     "gap_recall": ("emitted_recall", "grounded_recall", "none"),
+    "gap_claim_support": ("claim_support_emitted", "claim_support_grounded", "none"),
 }
 
 

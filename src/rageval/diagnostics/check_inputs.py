@@ -34,7 +34,7 @@ __all__ = ["check_module_inputs"]
 
 _TOKEN_LISTS = ("budget_tokens", "retrieved_tokens", "achieved_tokens", "reader_input_tokens")
 #: the per-question data columns of the modules (everything else is an option)
-_DATA = ("predictions", "references", "units", "sources", "contexts", "retrieved", "paragraph_of")
+_DATA = ("predictions", "references", "units", "sources", "contexts", "retrieved", "paragraph_of", "claims")
 
 
 def check_module_inputs(name: str, inputs: Mapping[str, Any]) -> None:
@@ -43,17 +43,20 @@ def check_module_inputs(name: str, inputs: Mapping[str, Any]) -> None:
     spec = CATALOG[name]
     if all(inputs.get(k) is None for k in _DATA):
         return  # compute() after add()/add_batch(): the batches were checked as they came
-    if spec.judged:  # a judge-using scorer outside the engine: its inputs checked without a judge call
-        check_claims_inputs(inputs.get("predictions"), inputs.get("references"))
-        return
-    if spec.uses_judge:
+    params = inspect.signature(get(name)).parameters
+    if spec.uses_judge and "units" in params:
         questions = prepare_inputs(inputs.get("predictions"), inputs.get("units"), inputs.get("sources"))
+        if "claims" in params:  # claim_support's optional per-question claims
+            from rageval.diagnostics.claim_support import check_claims
+
+            check_claims(inputs.get("claims"), len(questions))
         if name == "compression":
             from rageval.diagnostics.compression import _opt_list
 
             for key in _TOKEN_LISTS:
                 _opt_list(inputs.get(key), key, len(questions))
         return
-    fn = get(name)
-    params = inspect.signature(fn).parameters
-    fn(**{k: v for k, v in inputs.items() if k in params})
+    if spec.judged:  # a judge-using scorer over the answers alone (claims_recall): checked without a judge call
+        check_claims_inputs(inputs.get("predictions"), inputs.get("references"))
+        return
+    get(name)(**{k: v for k, v in inputs.items() if k in params})

@@ -129,6 +129,8 @@ class ScoringInput:
     achieved_tokens: int | None = None
     retrieved_tokens: int | None = None
     question: str = ""  # the question's text (a list question's ALCE citation sentences start with it)
+    #: the claims of the answer its file supplies (RAGChecker's ``response_claims``); None: its sentences
+    answer_claims: tuple[str, ...] | None = None
 
     @property
     def list_question(self) -> str | None:
@@ -150,6 +152,7 @@ class ScoringInput:
         self_sourced: bool = False,
         reader_input_tokens: int | None = None,
         question: str = "",
+        answer_claims: Sequence[str] | None = None,
     ) -> ScoringInput:
         """From a context and an answer; ``evidence_text`` renders a unit as the reader's template shows it."""
         return cls(
@@ -166,6 +169,7 @@ class ScoringInput:
             achieved_tokens=context.achieved_tokens,
             retrieved_tokens=context.retrieved_tokens,
             question=question,
+            answer_claims=None if answer_claims is None else tuple(answer_claims),
         )
 
     @classmethod
@@ -185,6 +189,7 @@ class ScoringInput:
             self_sourced=bool(extra.get("self_sourced")),
             reader_input_tokens=extra.get("reader_input_tokens"),
             question=extra.get("question", ""),
+            answer_claims=extra.get("answer_claims"),
         )
 
     def unit_dicts(self) -> list[dict[str, Any]]:

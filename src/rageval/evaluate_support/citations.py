@@ -68,6 +68,13 @@ WORKS: dict[str, str] = {
   title = {The Attribution-Compression Frontier in Retrieval-Augmented Generation},
   note = {Cited by title},
 }""",
+    "ragchecker": """\
+@misc{ru-etal-2024-ragchecker,
+  title = {{RAGChecker}: A Fine-grained Framework for Diagnosing Retrieval-Augmented Generation},
+  author = {Ru, Dongyu and others},
+  year = {2024},
+  url = {https://arxiv.org/abs/2408.08067},
+}""",
     "rouge": """\
 @inproceedings{lin-2004-rouge,
   title = {{ROUGE}: A Package for Automatic Evaluation of Summaries},
@@ -102,6 +109,7 @@ SOURCES: dict[str, tuple[str, ...]] = {
     "re_attributability": ("attribution_compression",),
     "verification": ("attribution_compression",),
     "evidence_f1": ("qasper", "attribution_compression"),
+    "claim_support": ("attribution_compression", "ragchecker"),
     "compression": ("attribution_compression",),
 }
 

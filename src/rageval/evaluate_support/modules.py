@@ -234,6 +234,10 @@ def _fill(rows: Any, defaults: Mapping[str, Any]) -> Any:
     return out
 
 
+#: per-question inputs a module may be given or not (evidence_f1's ``paragraph_of``, claim_support's ``claims``)
+OPTIONAL_PER_QUESTION = ("paragraph_of", "claims")
+
+
 class AttributionMetric(RagevalMetric):
     """Base of the attribution modules: subclasses set NAME, DESCRIPTION, KWARGS, _compute (EXTRA_FEATURES optional)."""
 
@@ -252,10 +256,7 @@ class AttributionMetric(RagevalMetric):
             kwargs["units"] = _fill(kwargs["units"], {"source_ids": None, "title": None})
         if "sources" in kwargs:
             kwargs["sources"] = _fill(kwargs["sources"], {"title": None, "doc_id": None})
-        if (
-            "paragraph_of" in self._extra_features()
-            and kwargs.get("paragraph_of") is None
-            and isinstance(predictions, (list, tuple))
-        ):
-            kwargs["paragraph_of"] = [None] * len(predictions)
+        for name in OPTIONAL_PER_QUESTION:  # an optional per-question input left out: None for every question
+            if name in self._extra_features() and kwargs.get(name) is None and isinstance(predictions, (list, tuple)):
+                kwargs[name] = [None] * len(predictions)
         return kwargs

@@ -67,6 +67,12 @@ def overshoot(ctx: Context | None) -> int:
     return max(0, ctx.achieved_tokens - ctx.budget_tokens)
 
 
+def answer_claims(item: Item) -> list[str] | None:
+    """The claims of the answer an item's file supplies (``rageval score``: RAGChecker's ``response_claims``)."""
+    claims = (getattr(item.example, "meta", None) or {}).get("answer_claims")
+    return None if claims is None else list(claims)
+
+
 def common_extra(item: Item, reader_input_tokens: int | None = None, context: Context | None = None) -> dict[str, Any]:
     ex = item.example
     extra = {
@@ -80,6 +86,9 @@ def common_extra(item: Item, reader_input_tokens: int | None = None, context: Co
     }
     if getattr(item.retrieved, "self_sourced", False):  # plain contexts, each its own source (rageval score)
         extra["self_sourced"] = True
+    claims = answer_claims(item)
+    if claims is not None:  # the answer's own claims, as its file states them (claim support; rageval rescore)
+        extra["answer_claims"] = claims
     over = overshoot(context)
     if over:  # the tokens over the budget (a best-effort compressor's miss, or the reason for budget_check)
         extra["budget_overshoot"] = over
@@ -221,6 +230,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 self_sourced=bool(getattr(batch[i].retrieved, "self_sourced", False)),
                 reader_input_tokens=tokens,
                 question=batch[i].example.question,
+                answer_claims=answer_claims(batch[i]),
             )
         )
     if not scored:

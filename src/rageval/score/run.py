@@ -142,17 +142,15 @@ def _select(options: ScoreOptions, items: Sequence[ScoreItem]) -> list[str]:
 
 
 def _example(item: ScoreItem, qid: str):
-    return Example(
-        id=qid,
-        **item.example_fields(),
-        dataset="score",
-        meta={
-            "answer": item.answer,
-            "units": [u.to_dict() for u in item.units],
-            "input_tokens": item.input_tokens,
-            "self_sourced": item.self_sourced,
-        },
-    )
+    meta: dict[str, Any] = {
+        "answer": item.answer,
+        "units": [u.to_dict() for u in item.units],
+        "input_tokens": item.input_tokens,
+        "self_sourced": item.self_sourced,
+    }
+    if item.answer_claims is not None:  # the answer's own claims (claim support), in the input hash
+        meta["answer_claims"] = list(item.answer_claims)
+    return Example(id=qid, **item.example_fields(), dataset="score", meta=meta)
 
 
 def _setting_key(options: ScoreOptions, setting: Setting, fmt: str, mode: str, diagnostics, judge_id) -> dict:

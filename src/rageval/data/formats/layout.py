@@ -20,7 +20,9 @@ Semantics (docs/score.md#semantics):
   str-EM (qa_pairs) and answer F1 (answers); a long ``reference`` feeds ROUGE-Lsum,
   and answer F1 only when no short ``answers`` are given; ``answer_lists`` (a list
   question's answers, each with its aliases) feed QAMPARI precision/recall/F1 and
-  ``claims`` claims recall.
+  ``claims`` claims recall;
+* ``answer_claims`` (the answer's claims as the file states them, e.g. RAGChecker's
+  ``response_claims``) are what claim support checks instead of the answer's sentences.
 
 >>> rec = GenericRecord.model_validate({"id": "q1", "question": "Capital of France?", "answer": "Paris [1].",
 ...                                     "contexts": ["Paris is the capital of France."], "answers": ["Paris"]})
@@ -131,6 +133,7 @@ FIELDS = (
     "reference",
     "answer_lists",
     "claims",
+    "answer_claims",
     "gold_docs",
     "evidence",
     "retrieved",
@@ -168,6 +171,11 @@ class GenericRecord(_Model):
     )
     claims: list[StrictStr] | None = Field(
         None, description="gold claims the answer should entail (ALCE's ELI5 claims): claims recall, through the judge"
+    )
+    answer_claims: list[StrictStr] | None = Field(
+        None,
+        description="the answer's own claims (RAGChecker's response_claims): claim support checks these instead "
+        "of the answer's sentences",
     )
     gold_docs: list[StrictStr] | None = Field(None, description="ids of gold documents or sources")
     evidence: list[list[StrictStr]] | None = Field(None, description="per annotator, gold evidence paragraph ids")
@@ -264,7 +272,8 @@ class ScoreItem:
     ``gold`` holds ``answers``, ``qa_pairs``, ``reference``, ``gold_doc_ids`` and
     ``evidence``; ``retrieved`` the ranked retrieved ids, None when the line says nothing about retrieval
     (neither ``retrieved`` nor ``sources``: retrieval recall and gold coverage are then undefined, never 0);
-    ``where`` names the file and line for messages.
+    ``where`` names the file and line for messages; ``answer_claims`` the answer's own claims when the line
+    gives them (claim support), else None.
     """
 
     where: str
@@ -280,6 +289,7 @@ class ScoreItem:
     input_tokens: int | None = None
     file_line: tuple[str, int | str] = ("", 0)
     meta: dict[str, Any] = field(default_factory=dict)
+    answer_claims: tuple[str, ...] | None = None
 
     def example_fields(self) -> dict[str, Any]:
         """The question and the gold as :class:`~rageval.data.schema.Example` keywords (the gold's keys are
@@ -369,4 +379,5 @@ def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] 
         self_sourced=self_sourced,
         input_tokens=rec.input_tokens,
         file_line=file_line,
+        answer_claims=None if rec.answer_claims is None else tuple(rec.answer_claims),
     )

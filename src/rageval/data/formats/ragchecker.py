@@ -1,7 +1,10 @@
 """RAGChecker input files: ``{results: [{query_id, query, response, gt_answer, retrieved_context
 [{doc_id, text}]}]}``; the retrieved passages are the contexts (each its own source), their
 ``doc_id`` s the retrieved ids.  RAGChecker's output files (``checking_outputs.json``) add its own claims,
-checks and metrics (:data:`RAGCHECKER_OWN`); they are read past, and the summary notes it."""
+checks and metrics: its claims are read (``response_claims`` as the answer's claims, which claim support
+checks; ``gt_answer_claims`` as the gold ``claims``, which claims recall checks; a claim given as a
+``[subject, relation, object]`` triplet is its three parts joined by spaces), its checks and metrics
+(:data:`RAGCHECKER_OWN`) are read past, and the summary notes it."""
 
 from __future__ import annotations
 
@@ -12,12 +15,12 @@ from typing import Any
 from rageval.data.formats.common import ImportedFile, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 
-__all__ = ["RAGCHECKER_OWN", "read_ragchecker"]
+__all__ = ["RAGCHECKER_CLAIMS", "RAGCHECKER_OWN", "read_ragchecker"]
 
-#: the fields RAGChecker's checker adds to a result (its claims, its entailment checks, its metrics): not read
+#: RAGChecker's claims, read: its field -> the generic layout's
+RAGCHECKER_CLAIMS = {"response_claims": "answer_claims", "gt_answer_claims": "claims"}
+#: the fields RAGChecker's checker adds to a result besides its claims (its entailment checks, its metrics): not read
 RAGCHECKER_OWN = (
-    "response_claims",
-    "gt_answer_claims",
     "answer2response",
     "response2answer",
     "retrieved2response",
@@ -40,28 +43,36 @@ def read_ragchecker(path: Path) -> ImportedFile:
         for key in RAGCHECKER_OWN:
             if r.get(key) is not None:
                 own[key] = own.get(key, 0) + 1
-        for key in ("query", "response"):
-            if key not in r or r[key] is None:
-                raise ScoreInputError(f"{where}: missing required field {key!r}")
-        ctx = r.get("retrieved_context") or []
-        if not isinstance(ctx, list):
-            raise ScoreInputError(f"{where}: field 'retrieved_context' must be a list of {{doc_id, text}}")
-        contexts, retrieved = [], []
-        for k, c in enumerate(ctx):
-            if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
-                raise ScoreInputError(f"{where}: retrieved_context[{k}] must be an object with a string `text`")
-            contexts.append(c["text"])
-            if c.get("doc_id") is not None:
-                retrieved.append(str(c["doc_id"]))
-        row: dict[str, Any] = {"question": r["query"], "answer": r["response"], "contexts": contexts}
-        if r.get("query_id") is not None:
-            row["id"] = r["query_id"]
-        if r.get("gt_answer") is not None:
-            row["reference"] = _references(r["gt_answer"], where)
-        if retrieved and len(retrieved) == len(contexts):
-            row["retrieved"] = list(dict.fromkeys(retrieved))
-        items.append(to_item(validate_record(row, where), where, file_line=(str(path), f"results[{i}]")))
+        items.append(to_item(validate_record(_row(r, where), where), where, file_line=(str(path), f"results[{i}]")))
     return ImportedFile(str(path), "ragchecker", items, _own_notes(path, top, own))
+
+
+def _row(r: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The generic-layout dict of one result: its query, response, contexts, reference and claims."""
+    for key in ("query", "response"):
+        if key not in r or r[key] is None:
+            raise ScoreInputError(f"{where}: missing required field {key!r}")
+    ctx = r.get("retrieved_context") or []
+    if not isinstance(ctx, list):
+        raise ScoreInputError(f"{where}: field 'retrieved_context' must be a list of {{doc_id, text}}")
+    contexts, retrieved = [], []
+    for k, c in enumerate(ctx):
+        if not isinstance(c, Mapping) or not isinstance(c.get("text"), str):
+            raise ScoreInputError(f"{where}: retrieved_context[{k}] must be an object with a string `text`")
+        contexts.append(c["text"])
+        if c.get("doc_id") is not None:
+            retrieved.append(str(c["doc_id"]))
+    row: dict[str, Any] = {"question": r["query"], "answer": r["response"], "contexts": contexts}
+    if r.get("query_id") is not None:
+        row["id"] = r["query_id"]
+    if r.get("gt_answer") is not None:
+        row["reference"] = _references(r["gt_answer"], where)
+    for key, to in RAGCHECKER_CLAIMS.items():
+        if r.get(key) is not None:
+            row[to] = _claims(r[key], f"{where} field {key!r}")
+    if retrieved and len(retrieved) == len(contexts):
+        row["retrieved"] = list(dict.fromkeys(retrieved))
+    return row
 
 
 def _references(gt: Any, where: str) -> str | list[str]:
@@ -69,6 +80,22 @@ def _references(gt: Any, where: str) -> str | list[str]:
     if isinstance(gt, str) or (isinstance(gt, list) and all(isinstance(g, str) for g in gt)):
         return gt
     raise ScoreInputError(f"{where}: field 'gt_answer' must be a string or a list of strings, got {type(gt).__name__}")
+
+
+def _claims(value: Any, where: str) -> list[str]:
+    """RAGChecker's claims as text: a string stays, a ``[subject, relation, object]`` triplet (any list of
+    strings) is its parts joined by spaces; anything else is refused."""
+    if not isinstance(value, list):
+        raise ScoreInputError(f"{where}: expected a list of claims, got {type(value).__name__}")
+    out = []
+    for j, c in enumerate(value):
+        if isinstance(c, str):
+            out.append(c)
+        elif isinstance(c, list) and all(isinstance(x, str) for x in c):
+            out.append(" ".join(x.strip() for x in c if x.strip()))
+        else:
+            raise ScoreInputError(f"{where}[{j}]: a claim is a string or a list of strings (a triplet), got {c!r:.60}")
+    return out
 
 
 def _own_notes(path: Path, top: Mapping[str, Any], own: Mapping[str, int]) -> list[str]:
@@ -79,8 +106,9 @@ def _own_notes(path: Path, top: Mapping[str, Any], own: Mapping[str, int]) -> li
     if not fields:
         return []
     note = (
-        f"{path.name}: RAGChecker's own claims, checks and metrics are not read ({', '.join(fields)}): rageval "
-        "judges each response against its retrieved contexts itself; a response without [k] citations has no "
-        "citation scores (claim-level support without citations is not scored)"
+        f"{path.name}: RAGChecker's own checks and metrics are not read ({', '.join(fields)}): rageval judges "
+        "each claim against the retrieved contexts itself (claim_support, with the file's response_claims where "
+        "it has them; claims_recall against its gt_answer_claims); a response without [k] citations has no "
+        "citation scores"
     )
     return [note]

@@ -46,6 +46,7 @@ USED_BY: dict[str, tuple[str, ...]] = {
     "grounded_recall": GATE_OPTIONS + RECOVERY_OPTIONS,
     "re_attributability": ("threshold",) + RECOVERY_OPTIONS,
     "verification": GATE_OPTIONS + RECOVERY_OPTIONS,
+    "claim_support": GATE_OPTIONS + ("claim_premise",) + RECOVERY_OPTIONS,
 }
 
 
@@ -64,6 +65,10 @@ class AttributionSettings(BaseModel):
     )
     no_citation_precision: Literal["zero", "undefined"] = Field(
         "zero", description="precision of an answer that cites nothing: 0 (ALCE) or undefined"
+    )
+    claim_premise: Literal["single", "joint"] = Field(
+        "single",
+        description="claim_support's premises: each unit alone (max over units) or all units pooled (joint)",
     )
 
 
