@@ -26,6 +26,7 @@ time (>= 1.0: rageval at least as fast), with the load average and thread settin
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import logging
@@ -33,7 +34,6 @@ import os
 import random
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import warnings
@@ -41,8 +41,18 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "fixtures" / "alce_parity"))
-from run_alce_eval import _load_alce  # noqa: E402  (one loader of ALCE's functions with the shared rule)
+#: the parity check's loader of ALCE's functions with the shared rule (one loader; the checkout's tests/ folder)
+PARITY = ROOT / "tests" / "fixtures" / "alce_parity" / "run_alce_eval.py"
+
+
+def _load_alce(alce_dir: Path):
+    spec = importlib.util.spec_from_file_location("run_alce_eval", PARITY)
+    if spec is None or spec.loader is None or not PARITY.is_file():
+        raise SystemExit(f"{PARITY} is missing: run this benchmark from a checkout of rageval")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._load_alce(alce_dir)
+
 
 WORDS = (
     "river city capital museum tower bridge painter novel planet island mountain king queen war treaty "

@@ -21,8 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_score import _run, make_file  # noqa: E402  (one generator and one child-process timer)
+from bench_score import _run, make_file  # one generator and one child-process timer (the folder beside this one)
 
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
