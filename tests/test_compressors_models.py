@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from rageval.compressors import ModelUnavailable, get  # noqa: E402
+from rageval.compressors import CompressorError, ModelUnavailable, get  # noqa: E402
 from rageval.data import passage_to_snippets
 from rageval.text import get_tokenizer  # noqa: E402
 
@@ -128,6 +128,32 @@ def test_abstractive_summary_declares_no_provenance_and_records_what_it_produced
     per_doc = get("abstractive", model=seq2seq, max_new_tokens=6, per_document=True).compress(q, snips, None)
     assert len(per_doc.units) <= len({s.doc_id for s in snips})
     assert not per_doc.declares_any_provenance
+
+
+def test_abstractive_with_a_causal_lm_summarizes_through_its_chat_template_within_the_budget(tmp_path, monkeypatch):
+    from test_readers_transformers import _build
+
+    folder = str(_build(tmp_path / "tiny-llama"))
+    q, snips = hotpot(n_docs=3)
+    comp = get("abstractive", model=folder, kind="causal", max_new_tokens=8, per_document=True)
+    tok, model = comp._load()
+    seen = []
+    real = model.generate
+
+    def recording(**kw):
+        seen.append((kw["input_ids"].shape[1], kw["max_new_tokens"]))
+        return real(**kw)
+
+    monkeypatch.setattr(model, "generate", recording)
+    ctx = comp.compress(q, snips, 12)  # 12 budget tokens: the caps shrink as summaries are kept
+    assert all(u.source_ids is None and u.title is None for u in ctx.units) and len(ctx.units) <= 3
+    assert seen and all(cap <= 8 for _, cap in seen) and seen[0][1] == 8
+    prompt = comp.prompts(q, [(snips[0].title, snips[0].text)])[0]
+    text = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+    assert text.endswith("<|assistant|>\n") and f"Question: {q}" in text  # the chat template, generation prompt
+    assert seen[0][0] > len(tok(f"Question: {q}")["input_ids"])  # the instruction and the document came too
+    with pytest.raises(CompressorError, match="over max_input_tokens=5"):
+        get("abstractive", model=folder, kind="causal", max_input_tokens=5).compress(q, snips, None)
 
 
 def test_abstractive_missing_weights_is_model_unavailable_with_the_fix(tmp_path):

@@ -126,7 +126,7 @@ def test_tokenizer_without_chat_template_gets_the_plain_prompt(tmp_path):
 
 def test_missing_weights_raise_model_unavailable_with_the_fix(tmp_path):
     with pytest.raises(
-        ModelUnavailable, match=r"could not load reader model .*local checkpoint folder.*--reader extractive"
+        ModelUnavailable, match=r"could not load the transformers reader .*local checkpoint folder.*--reader extractive"
     ):
         get_reader("transformers", model=str(tmp_path / "no-such-model"))
 

@@ -192,7 +192,7 @@ def test_a_summary_over_what_was_left_is_kept_and_ends_the_summaries():
     ctx = comp.compress(q, snips, 3)
     assert calls == [3] and _units(ctx) == ["one, two, three"]
     assert ctx.budget_tokens == 3 and ctx.achieved_tokens == 5
-    assert comp.budget_contract == "best_effort" and comp.version == "3.0.0"
+    assert comp.budget_contract == "best_effort" and comp.version == "3.1.0"
 
 
 def test_per_document_parameter_is_checked():

@@ -204,7 +204,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
     with pytest.raises(CompressorConfigError, match=r"choose one of .*Did you mean 'leading'\?"):
         get("rerank", partial="leadin")
 
-    assert READERS.names() == ["extractive", "saved", "transformers", "openai"]
+    assert READERS.names() == ["extractive", "saved", "transformers", "llamacpp", "openai"]
     assert needs_model("openai") and not needs_model("saved")
     with pytest.raises(UnknownNameError, match=r"^Unknown reader 'sved'\. Did you mean 'saved'\?$"):
         get_reader("sved")
@@ -217,6 +217,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
         "nli:<path>",
         "seq2seq:<path>",
         "openai[:<model>@<base_url>]",
+        "llm:<model>",
     )
     assert type(get_judge("lexical").judge).__name__ == "LexicalJudge"
 

@@ -259,9 +259,11 @@ def test_every_reader_declares_its_options():
         "extractive": (["max_sentences", "min_overlap", "tokenizer"], []),
         "saved": (["path", "format", "system", "tokenizer"], ["path"]),
         "transformers": (
-            ["model", "revision", "max_new_tokens", "batch_size", "max_input_tokens", "device", "dtype", "tokenizer"],
+            ["model", "revision", "max_new_tokens", "batch_size", "max_input_tokens", "device", "dtype", "gguf_file",
+             "tokenizer"],
             ["model"],
         ),
+        "llamacpp": (["model", "max_new_tokens", "n_ctx", "n_threads", "max_input_tokens", "tokenizer"], ["model"]),
         "openai": (
             ["model", "base_url", "api_key_env", "max_tokens", "temperature", "timeout", "max_retries", "backoff",
              "max_backoff", "concurrency", "endpoint_concurrency", "cooldown", "extra_body", "trust_env",
@@ -291,7 +293,8 @@ def test_a_reader_class_without_a_params_model_is_named():
         ("saved", {"path": 3}, "saved reader: path must name the answers file, got 3"),
         ("saved", {"path": "a.jsonl", "format": ""}, "saved reader: format must be a non-empty string or None"),
         ("saved", {"path": "a.jsonl", "system": "s"}, "saved reader: `system` selects the lines of a file read with"),
-        ("transformers", {"model": " "}, "transformers reader: 'model' must name a hub id or a local checkpoint"),
+        ("transformers", {"model": " "}, "transformers reader: 'model' must name a hub id, a local checkpoint"),
+        ("transformers", {"model": "m", "gguf_file": ""}, "transformers reader: gguf_file must be a non-empty string"),
         ("transformers", {"model": "m", "max_new_tokens": -1}, "transformers reader: max_new_tokens must be a pos"),
         ("transformers", {"model": "m", "max_input_tokens": 0}, "max_input_tokens must be a positive integer or None"),
         ("transformers", {"model": "m", "device": ""}, "transformers reader: device must be a non-empty string or"),

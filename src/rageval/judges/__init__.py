@@ -19,6 +19,8 @@ spec                        judge
 ``"<path or hub id>"``      NLI or seq2seq, told apart from the model config
 ``"openai"``,               :class:`~rageval.judges.openai_compat.OpenAIJudge`: yes/no entailment
 ``"openai:<model>@<url>"``  questions to an OpenAI-compatible server (params ``model``, ``base_url``, …)
+``"llm:<model>"``           :class:`~rageval.judges.causal.CausalLMJudge`: the same questions to a
+                            causal LM run here (``smollm2``, a .gguf file; params ``engine``, …)
 a JudgeRunner               returned unchanged (a judge is wrapped once)
 a Judge / callable          wrapped: ``judge(premises, hypotheses) -> list[float]`` (NaN = abstain)
 ==========================  ====================================================

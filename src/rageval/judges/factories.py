@@ -14,7 +14,19 @@ from rageval.judges.replay import ReplayJudge
 from rageval.judges.spec import parse_judge_spec
 from rageval.registry import did_you_mean
 
-__all__ = ["embedding", "embedding_judge", "lexical", "minilm", "model_judge", "nli", "openai", "replay", "seq2seq"]
+__all__ = [
+    "embedding",
+    "embedding_judge",
+    "lexical",
+    "llm",
+    "llm_judge",
+    "minilm",
+    "model_judge",
+    "nli",
+    "openai",
+    "replay",
+    "seq2seq",
+]
 
 
 @functools.lru_cache(maxsize=2)
@@ -92,3 +104,15 @@ def openai(arg: str | None, o: BuildOptions) -> Any:
     from rageval.judges.openai_compat import build
 
     return build(arg, o.params or {}, batch_size=o.batch_size)
+
+
+@functools.lru_cache(maxsize=2)
+def llm_judge(model: str, params: tuple[tuple[str, Any], ...], dtype, device, batch_size):
+    """The in-process LLM judge, loaded once per process and spec."""
+    from rageval.judges.causal import CausalLMJudge
+
+    return CausalLMJudge(model, **dict(params), dtype=dtype, device=device, batch_size=batch_size)
+
+
+def llm(arg: str, o: BuildOptions) -> Any:
+    return llm_judge(arg, tuple(sorted((o.params or {}).items())), o.dtype, o.device, o.batch_size)

@@ -79,6 +79,7 @@ __all__ = [
     "probability_from_logprobs",
     "fence",
     "is_refusal",
+    "judge_messages",
 ]
 
 #: bump whenever the prompt's text or the answer rule changes (it is part of the judge id, so old cache entries
@@ -148,6 +149,15 @@ def probability_from_logprobs(entries: Iterable[tuple[str, float]]) -> float:
     y = sum(math.exp(lp - top) for lp in yes)
     n = sum(math.exp(lp - top) for lp in no)
     return y / (y + n)
+
+
+def judge_messages(premise: str, hypothesis: str) -> list[dict[str, str]]:
+    """The chat messages of one (premise, claim) question: :data:`SYSTEM_PROMPT`, then :data:`USER_TEMPLATE` with
+    both texts fenced (:func:`fence`).  The in-process LLM judge (:mod:`rageval.judges.causal`) asks the same."""
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": USER_TEMPLATE.format(premise=fence(premise), hypothesis=fence(hypothesis))},
+    ]
 
 
 def probability_from_answer(text: str | None) -> float:
@@ -322,11 +332,8 @@ class OpenAIJudge:
 
     # -- scoring -------------------------------------------------------------------------------
     def messages(self, premise: str, hypothesis: str) -> list[dict[str, str]]:
-        """The chat messages sent for one pair."""
-        return [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": USER_TEMPLATE.format(premise=fence(premise), hypothesis=fence(hypothesis))},
-        ]
+        """The chat messages sent for one pair (:func:`judge_messages`)."""
+        return judge_messages(premise, hypothesis)
 
     def request_body(self, premise: str, hypothesis: str) -> dict[str, Any]:
         """The chat-completions request for one pair."""

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 from rageval.registry import Registry
 
-__all__ = ["BUILTIN", "JUDGES", "OPENAI_PARAMS", "BuildOptions", "JudgeFactory", "JudgeMeta"]
+__all__ = ["BUILTIN", "JUDGES", "LLM_PARAMS", "OPENAI_PARAMS", "BuildOptions", "JudgeFactory", "JudgeMeta"]
 
 #: The OpenAI-compatible judge's own parameters (``get_judge("openai", model=..., base_url=...)``; a suite's
 #: ``judge.params``), read by :mod:`rageval.judges.openai_compat`.
@@ -36,6 +36,10 @@ OPENAI_PARAMS = (
     "extra_body",
     "trust_env",
 )
+
+#: The in-process LLM judge's own parameters (``get_judge("llm:smollm2", engine="transformers")``), read by
+#: :mod:`rageval.judges.causal`.
+LLM_PARAMS = ("engine", "top_logprobs", "gguf_file", "n_ctx", "n_threads")
 
 
 class BuildOptions(NamedTuple):
@@ -79,6 +83,7 @@ JUDGES.register(
     "rageval.judges.factories:openai",
     JudgeMeta(arg=True, arg_optional=True, arg_form="<model>@<base_url>", endpoint=True, params=OPENAI_PARAMS),
 )
+JUDGES.register("llm", "rageval.judges.factories:llm", JudgeMeta(arg=True, arg_form="<model>", params=LLM_PARAMS))
 
 
 def _spec_form(name: str) -> str:

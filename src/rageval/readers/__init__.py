@@ -1,4 +1,4 @@
-"""rageval.readers: one small protocol, four backends (docs/readers.md;
+"""rageval.readers: one small protocol, five backends (docs/readers.md;
 adding one: docs/architecture.md#add-a-reader).
 
 ========================  ===========  ==============================================
@@ -9,6 +9,7 @@ name                      needs_model  what
                                        default (card: :mod:`rageval.readers.extractive`)
 ``saved``                 no           answers from a JSONL file (rescoring, no calls)
 ``transformers``          yes          causal LM, chat template, greedy, batched
+``llamacpp``              yes          a GGUF model in llama.cpp, in-process, chat template, greedy
 ``openai``                yes          OpenAI-compatible chat-completions endpoint
 ========================  ===========  ==============================================
 

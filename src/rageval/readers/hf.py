@@ -1,8 +1,9 @@
 """The transformers reader: a causal LM with its chat template, greedy decoding, batched.
 
 ``TransformersReader("path/or/hub-id")`` loads the tokenizer and model with
-``AutoTokenizer`` / ``AutoModelForCausalLM`` (the same path for a hub id and a local
-folder).  Each request's messages (:class:`~rageval.readers.template.PromptTemplate`)
+``AutoTokenizer`` / ``AutoModelForCausalLM`` (:func:`rageval.lm.load_causal_lm`: the
+same path for a hub id, a local folder, a ``.gguf`` file — de-quantized to float32 —
+and the named model ``smollm2``; :attr:`weights` records the file's sha256).  Each request's messages (:class:`~rageval.readers.template.PromptTemplate`)
 go through the tokenizer's chat template with the generation prompt added; a
 tokenizer without a chat template gets the plain rendered prompt (recorded in
 :meth:`info` as ``chat_template: false``).
@@ -27,7 +28,7 @@ from typing import Any, cast
 
 from pydantic import Field, field_validator
 
-from rageval.errors import require
+from rageval.lm import load_causal_lm
 from rageval.readers.base import ModelUnavailable, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, non_empty_text, positive_int
 from rageval.readers.template import PromptTemplate
@@ -43,22 +44,26 @@ class TransformersParams(ReaderParams):
 
     what = "transformers reader"
 
-    model: str = Field(description="a hub id or a local checkpoint folder")
+    model: str = Field(description="a hub id, a local checkpoint folder, a .gguf file, or smollm2 (rageval.lm)")
     revision: str | None = Field(None, description="hub revision")
     max_new_tokens: int = Field(256, description="tokens generated at most (greedy)")
     batch_size: int = Field(4, description="prompts per generate call")
     max_input_tokens: int | None = Field(None, description="prompt limit (default: the context minus max_new_tokens)")
     device: str | None = Field(None, description="torch device (default: cuda when available)")
-    dtype: str | None = Field(None, description="weights: " + " | ".join(_DTYPES))
+    dtype: str | None = Field(None, description="weights: " + " | ".join(_DTYPES) + " (a GGUF file: float32)")
+    gguf_file: str | None = Field(None, description="the .gguf file in the folder or hub repo 'model' names")
 
     _positive = field_validator("max_new_tokens", "batch_size", mode="before")(positive_int)
-    _text = field_validator("revision", "device", mode="before")(non_empty_text)
+    _text = field_validator("revision", "device", "gguf_file", mode="before")(non_empty_text)
 
     @field_validator("model", mode="before")
     @classmethod
     def _model(cls, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
-            raise ValueError("transformers reader: 'model' must name a hub id or a local checkpoint folder")
+            raise ValueError(
+                "transformers reader: 'model' must name a hub id, a local checkpoint folder, a .gguf file or "
+                "a named model (smollm2)"
+            )
         return value
 
     @field_validator("max_input_tokens", mode="before")
@@ -94,6 +99,7 @@ class TransformersReader(Reader):
         max_input_tokens: int | None = None,
         device: str | None = None,
         dtype: str | None = None,
+        gguf_file: str | None = None,
         tokenizer: Any = "regex",
     ):
         super().__init__(template=template, tokenizer=tokenizer)
@@ -105,33 +111,18 @@ class TransformersReader(Reader):
             max_input_tokens=max_input_tokens,
             device=device,
             dtype=dtype,
+            gguf_file=gguf_file,
         )
         self.model_name, self.revision = model, revision
         self.max_new_tokens, self.batch_size = max_new_tokens, batch_size
 
-        require("torch", "transformers", what="the transformers reader", otherwise="or run with --reader extractive")
+        self.gguf_file = gguf_file
+        self.hf_tokenizer, self.model, self.weights = load_causal_lm(
+            model, gguf_file=gguf_file, revision=revision, dtype=dtype, what="the transformers reader"
+        )
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
 
         self._torch = torch
-        try:
-            self.hf_tokenizer = AutoTokenizer.from_pretrained(model, revision=revision)
-            kwargs: dict[str, Any] = {"revision": revision}
-            if dtype is not None:
-                if not hasattr(torch, str(dtype)):
-                    raise ValueError(f"transformers reader: unknown dtype {dtype!r} (use e.g. 'float32', 'bfloat16')")
-                kwargs["dtype"] = getattr(torch, str(dtype))
-            self.model = AutoModelForCausalLM.from_pretrained(model, **kwargs)
-        except (OSError, ValueError, KeyError) as e:
-            if isinstance(e, ValueError) and "unknown dtype" in str(e):
-                raise
-            raise ModelUnavailable(
-                f"could not load reader model {model!r}"
-                + (f" (revision {revision!r})" if revision else "")
-                + f": {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}. Point the reader's 'model' at a "
-                "local checkpoint folder (config.json, weights, tokenizer files), or run without a model with "
-                "--reader extractive."
-            ) from e
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.model.to(self.device)  # type: ignore[arg-type]  # transformers' typing of .to
         self.model.eval()
@@ -159,6 +150,7 @@ class TransformersReader(Reader):
         return {
             "model": self.model_name,
             "revision": self.revision,
+            "weights": self.weights,
             "max_new_tokens": self.max_new_tokens,
             "max_input_tokens": self.max_input_tokens,
             "chat_template": self.chat_template,

@@ -27,6 +27,9 @@ READERS.register("extractive", "rageval.readers.extractive:ExtractiveReader", Re
 READERS.register("saved", "rageval.readers.saved:SavedReader", ReaderMeta(needs_model=False))
 READERS.register("transformers", "rageval.readers.hf:TransformersReader", ReaderMeta(needs_model=True))
 READERS.register(
+    "llamacpp", "rageval.readers.llamacpp:LlamaCppReader", ReaderMeta(needs_model=True, transport=("n_threads",))
+)
+READERS.register(
     "openai",
     "rageval.readers.openai_compat:OpenAIReader",
     ReaderMeta(

@@ -39,6 +39,8 @@ from rageval.judges.spec import (
     judge_param_problem,
     parse_judge_spec,
 )
+from rageval.lm import NAMED_MODELS
+from rageval.lm import resolve as resolve_model
 from rageval.readers.spec import reader_problems
 from rageval.registry import closest, did_you_mean
 from rageval.report.contrasts import expand_plan
@@ -210,8 +212,20 @@ class SuiteCheck:
         return [m for m in self.models if m.problem and not (allow_unavailable and m.compressor)]
 
 
+def _gguf_available(ref: str) -> str | None:
+    """None when ``ref`` — a named model (smollm2) or a .gguf file (:mod:`rageval.lm`) — is here, else why not."""
+    try:
+        resolve_model(ref)
+    except ModelUnavailable as err:
+        return str(err)
+    return None
+
+
 def _hf_available(ref: str, revision: str | None = None) -> str | None:
-    """None when ``ref`` is a local folder or a hub id present in the local Hugging Face cache, else why not."""
+    """None when ``ref`` is a local folder, a hub id present in the local Hugging Face cache, a .gguf file or a
+    named model (:mod:`rageval.lm`), else why not."""
+    if ref in NAMED_MODELS or ref.lower().endswith(".gguf"):
+        return _gguf_available(ref)
     p = Path(ref).expanduser()
     if p.exists():
         return None if p.is_dir() else "a file; give a model folder (config.json, weights, tokenizer)"
@@ -268,6 +282,8 @@ def _judge_availability(suite: Suite) -> list[Availability]:
         return [Availability("judge.spec", url, None, "an endpoint: not contacted here")]
     if ref.runs_model and ref.model is not None:
         return [Availability("judge.spec", spec, _hf_available(ref.model, revision))]
+    if ref.name == "llm" and ref.arg is not None:
+        return [Availability("judge.spec", spec, _hf_available(ref.arg, revision))]
     return []
 
 
@@ -276,7 +292,7 @@ def _reader_availability(suite: Suite) -> list[Availability]:
     readers = [("reader", suite.reader)]
     readers += [(f"settings[{i}].reader", s.reader) for i, s in enumerate(suite.settings) if s.reader is not None]
     for where, reader in readers:
-        if reader.backend == "transformers" and isinstance(reader.params.get("model"), str):
+        if reader.backend in ("transformers", "llamacpp") and isinstance(reader.params.get("model"), str):
             ref = reader.params["model"]
             out.append(Availability(f"{where}.params.model", ref, _hf_available(ref, reader.params.get("revision"))))
         elif reader.backend == "openai":
