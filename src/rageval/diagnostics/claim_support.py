@@ -48,7 +48,7 @@ from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_in
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 from rageval.diagnostics.attribution.engine import resolve_options
 from rageval.diagnostics.attribution.premises import fmt, grounded_items, pool, unit_items
-from rageval.diagnostics.attribution.recovery import recover_units
+from rageval.diagnostics.attribution.recovery import recover_wanted
 
 __all__ = ["MODES", "check_claims", "claim_support", "claims_of", "score_claim_support"]
 
@@ -156,19 +156,7 @@ def claim_support(
     given = check_claims(claims, len(questions))
     texts = [claims_of(q, g, opts) for q, g in zip(questions, given)]
     wanted = {q.index: [k for k, u in enumerate(q.units) if u.source_ids is None] for q in questions}
-    rec = (
-        recover_units(
-            questions,
-            wanted,
-            runner,
-            threshold=opts.recovery_threshold_or_default,
-            k=opts.k,
-            multi_snippet=opts.multi_snippet,
-            candidates=opts.candidates,
-        )
-        if any(wanted.values())
-        else {}
-    )
+    rec = recover_wanted(questions, wanted, runner, opts)
     joint = opts.claim_premise == "joint"
     # per mode, per question: its claims with their premises, every pair of a mode decided in one batched call
     checked: dict[str, list[list[_Claim]]] = {}

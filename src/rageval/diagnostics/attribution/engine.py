@@ -18,7 +18,7 @@ from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
-from rageval.diagnostics.attribution.recovery import Recovery, recover_units
+from rageval.diagnostics.attribution.recovery import Recovery, recover_wanted
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 from rageval.judges import get_judge
 from rageval.registry import did_you_mean
@@ -220,17 +220,7 @@ def attribution_scores_batch(
     rec = (
         fixed_recovery(questions, wanted, recovered)
         if recovered is not None
-        else recover_units(
-            questions,
-            wanted,
-            runner,
-            threshold=opts.recovery_threshold_or_default,
-            k=opts.k,
-            multi_snippet=opts.multi_snippet,
-            candidates=opts.candidates,
-        )
-        if any(wanted.values())
-        else {}
+        else recover_wanted(questions, wanted, runner, opts)
     )
     gate: dict[str, Any] = dict(
         threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision

@@ -262,3 +262,21 @@ def recover_units(
         questions, wanted, runner, thresholds=(threshold,), k=k, multi_snippet=multi_snippet, candidates=candidates
     )
     return scores.at(threshold)
+
+
+def recover_wanted(
+    questions: Sequence[PreparedQuestion], wanted: dict[int, list[int]], runner: Any, opts: Any
+) -> dict[tuple[int, int], Recovery]:
+    """:func:`recover_units` with the re-attribution options of ``opts`` (an attribution options object), and
+    nothing asked when no unit is wanted."""
+    if not any(wanted.values()):
+        return {}
+    return recover_units(
+        questions,
+        wanted,
+        runner,
+        threshold=opts.recovery_threshold_or_default,
+        k=opts.k,
+        multi_snippet=opts.multi_snippet,
+        candidates=opts.candidates,
+    )
