@@ -231,3 +231,23 @@ def test_the_explorer_samples_a_large_run_by_setting_with_the_same_questions_in_
     assert {r["q"] for r in other["records"]} != set(want)  # another seed, another sample
     again = explorer_data(_records(50, settings), settings, [], seed=7, limit=40)
     assert json.dumps(again, sort_keys=True) == json.dumps(data, sort_keys=True)
+
+
+def test_each_citation_in_the_explorer_carries_its_own_gate_decision():
+    """Per citation: supported through its source, only by the unit the reader saw, or neither (the gate's
+    per-citation precision in each mode); the sentence's decision where a record has none per citation."""
+    from rageval.report.explorer import _sentences
+
+    def rec(sentence):
+        return {"extra": {"attribution": {"sentences": [sentence]}}}
+
+    both = {"text": "x.", "citations": [1, 2, 3]}
+    both["emitted"] = {"precise": [True, True, False], "supported": True}
+    both["grounded"] = {"precise": [True, False, False], "supported": True}
+    (s,) = _sentences(rec(both))
+    assert s["d"] == "source" and s["cd"] == ["source", "seen", "neither"]
+    short = {"text": "y.", "citations": [1, 2], "emitted": {"supported": True}, "grounded": {"supported": False}}
+    (s,) = _sentences(rec(short))
+    assert s["d"] == "seen" and s["cd"] == ["seen", "seen"]  # no per-citation decisions: the sentence's
+    (s,) = _sentences({"answer": {"sentences": [{"text": "z.", "citations": [4]}]}})
+    assert s["cd"] == ["unjudged"]

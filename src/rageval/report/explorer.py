@@ -50,6 +50,18 @@ def _decision(s: Mapping[str, Any]) -> str:
     return "seen" if e.get("supported") else "neither"
 
 
+def _citation_decisions(s: Mapping[str, Any]) -> list[str]:
+    """Each citation's own decision from the gate's per-citation precision: ``source`` (its source snippets
+    support the sentence), ``seen`` (only the unit the reader saw does), ``neither``; the sentence's decision
+    (:func:`_decision`) where the record has no per-citation decisions."""
+    cites = list(s.get("citations") or [])
+    e = (s.get("emitted") or {}).get("precise")
+    g = (s.get("grounded") or {}).get("precise")
+    if not isinstance(e, list) or not isinstance(g, list) or not (len(e) == len(g) == len(cites)):
+        return [_decision(s)] * len(cites)
+    return ["source" if gk else "seen" if ek else "neither" for ek, gk in zip(e, g)]
+
+
 def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     judged = ((rec.get("extra") or {}).get("attribution") or {}).get("sentences")
     plain = (rec.get("answer") or {}).get("sentences") or []
@@ -61,6 +73,7 @@ def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "t": _clip(s.get("text")),
                     "c": list(s.get("citations") or []),
                     "d": _decision(s),
+                    "cd": _citation_decisions(s),
                     "ev": list(s.get("evidence") or []),
                     "v": dict(s.get("verification") or {}),
                 }

@@ -72,7 +72,7 @@
     var ans = el("ol");
     r.a.forEach(function (s) {
       var li = el("li", null, s.t + " ");
-      s.c.forEach(function (c) { li.appendChild(el("span", "cite " + s.d, "[" + c + "]")); });
+      s.c.forEach(function (c, k) { li.appendChild(el("span", "cite " + ((s.cd || [])[k] || s.d), "[" + c + "]")); });
       var modes = Object.keys(s.v).sort().map(function (k) { return k + ": " + s.v[k]; });
       if (s.ev.length) modes.unshift("evidence: " + s.ev.join(", "));
       if (modes.length) li.appendChild(el("div", "prov", modes.join(" · ")));
