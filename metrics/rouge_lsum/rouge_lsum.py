@@ -41,7 +41,10 @@ class RougeLsum(_am.RagevalMetric):
     NAME = "rouge_lsum"
     DESCRIPTION = _DESCRIPTION
     KWARGS = _KWARGS_DESCRIPTION
-    REFERENCE_URLS = ("https://github.com/princeton-nlp/ALCE", "https://github.com/google-research/google-research/tree/master/rouge")
+    REFERENCE_URLS = (
+        "https://github.com/princeton-nlp/ALCE",
+        "https://github.com/google-research/google-research/tree/master/rouge",
+    )
 
     @staticmethod
     def FEATURES():
