@@ -76,6 +76,9 @@ device : ``"cpu"`` (default).
 
 from __future__ import annotations
 
+from importlib import metadata
+from typing import Any
+
 from rageval.compressors.base import (
     BaseCompressor,
     CompressorError,
@@ -86,7 +89,7 @@ from rageval.compressors.base import (
 )
 from rageval.errors import require
 from rageval.llamacpp import LlamaCppModel
-from rageval.lm import load_causal_lm
+from rageval.lm import load_causal_lm, resolve
 from rageval.types import Unit
 
 __all__ = ["AbstractiveCompressor", "KINDS", "SUMMARY_INSTRUCTION", "recomp_prompt", "summary_messages"]
@@ -184,6 +187,24 @@ class AbstractiveCompressor(BaseCompressor):
     def load(self) -> "AbstractiveCompressor":
         self._load()
         return self
+
+    @property
+    def weights(self) -> dict[str, Any] | None:
+        """A GGUF summarizer's file (name, sha256) and what its weights run as: de-quantized to float32 by
+        transformers (``kind: causal``), kept quantized by llama.cpp (``kind: llamacpp``); computed without
+        loading the model (the file's hash once per process).  None for a seq2seq or hub checkpoint."""
+        kind = self.params["kind"]
+        if kind == "seq2seq":
+            return None
+        gguf = resolve(self.params["model"])
+        if gguf is None:
+            return None
+        dist = "llama-cpp-python" if kind == "llamacpp" else "transformers"
+        try:
+            engine = f"{'llama.cpp' if kind == 'llamacpp' else 'transformers'} ({dist} {metadata.version(dist)})"
+        except metadata.PackageNotFoundError:
+            engine = None  # not installed: loading the model says how to install it
+        return {**gguf.identity("float32" if kind == "causal" else None), "engine": engine}
 
     def summarize(self, prompts: list, max_new_tokens: int | None = None) -> list[str]:
         """One greedy summary per prompt (a RECOMP prompt string for seq2seq, chat messages for a causal LM:

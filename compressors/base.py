@@ -343,9 +343,20 @@ class BaseCompressor:
         return None
 
     @property
+    def weights(self) -> dict[str, Any] | None:
+        """What identifies the model's weights beyond its name (a GGUF file's name, sha256 and de-quantization:
+        :meth:`rageval.lm.GgufModel.identity`), for the manifest and the record key; None where the name is all
+        there is (a hub id or folder) or the setting is model-free."""
+        return None
+
+    @property
     def config(self) -> dict[str, Any]:
-        """Name, version and parameters: what a record hash should include."""
-        return {"name": self.name, "version": self.version, "params": dict(self.params)}
+        """Name, version and parameters (and :attr:`weights` where known): what a record hash should include."""
+        out = {"name": self.name, "version": self.version, "params": dict(self.params)}
+        weights = self.weights
+        if weights is not None:
+            out["weights"] = weights
+        return out
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())

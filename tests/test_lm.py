@@ -42,6 +42,29 @@ def test_the_hash_follows_the_file_not_a_stale_memo(tmp_path):
     assert first == hashlib.sha256(b"one").hexdigest() and lm.file_sha256(f) == hashlib.sha256(b"two!").hexdigest()
 
 
+def test_a_gguf_summarizer_names_its_file_and_hash_in_the_record_key_without_loading(tmp_path):
+    from rageval.compressors import get
+
+    f = tmp_path / "s.Q4_1.gguf"
+    f.write_bytes(b"not a model: nothing is loaded")
+    sha = hashlib.sha256(f.read_bytes()).hexdigest()
+    quantized = get("abstractive", model=str(f), kind="llamacpp")
+    assert quantized.weights == {
+        "model": str(f),
+        "gguf_file": "s.Q4_1.gguf",
+        "sha256": sha,
+        "dequantized_to": None,
+        "engine": quantized.weights["engine"],
+    }
+    assert quantized.config["weights"] == quantized.weights and quantized._loaded is None
+    assert get("abstractive", model=str(f), kind="causal").weights["dequantized_to"] == "float32"
+    f.write_bytes(b"other weights")  # another file under the same name: another record key
+    assert get("abstractive", model=str(f), kind="llamacpp").config["weights"]["sha256"] != sha
+    seq2seq = get("abstractive", model=str(tmp_path), kind="seq2seq")
+    assert seq2seq.weights is None and "weights" not in seq2seq.config
+    assert "weights" not in get("identity").config
+
+
 def test_a_named_model_that_is_not_installed_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(lm.NAMED_MODELS, "nomodel", ("no-such-dist-rageval", "x.gguf", "a test model"))
     with pytest.raises(ModelUnavailable) as err:

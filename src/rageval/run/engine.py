@@ -188,11 +188,13 @@ class _Execution:
             return None, None
         try:
             compressor = make_compressor(src.compressor, src.params)
+            weights = getattr(compressor, "weights", None)  # a GGUF file's hash: computed here, once per process
         except ModelUnavailable as err:
             if not self.allow_unavailable:
                 raise
             return None, str(err)
-        self.models[f"compressor:{sp.name}"] = getattr(compressor, "model_id", None) or src.compressor
+        model = getattr(compressor, "model_id", None) or src.compressor
+        self.models[f"compressor:{sp.name}"] = model if weights is None else {"model": model, "weights": weights}
         return compressor, None
 
     def _reader(self, sp: SettingPlan) -> tuple[Any, Any]:
