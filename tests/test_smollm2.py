@@ -142,6 +142,29 @@ def test_the_llm_judge_on_a_real_server_reads_real_logprobs_as_the_in_process_ju
         assert 0.0 < prob < 1.0 and math.isclose(prob, expected, abs_tol=1e-3), (p, h, prob, expected, top[:4])
 
 
+def test_the_in_process_judge_reuses_shared_prefixes_and_gets_the_values_of_a_fresh_evaluation(monkeypatch):
+    from rageval.judges.causal import CausalLMJudge
+    from rageval.judges.openai_compat import judge_messages
+
+    judge = CausalLMJudge("smollm2", n_threads=1)
+    model = judge._llama
+    asked = [PAIRS[0], PAIRS[1], (PAIRS[0][0], "Paris is in Spain.")]
+    fresh = []
+    for p, h in asked:  # each pair alone, from an empty cache
+        model.llm.reset()
+        fresh.append(judge.predict([p], [h])[0])
+    kept: list[int] = []
+    real = model._eval_reusing_prefix
+    monkeypatch.setattr(model, "_eval_reusing_prefix", lambda tokens: kept.append(real(tokens)) or kept[-1])
+    model.llm.reset()
+    got = judge.predict([p for p, _ in asked], [h for _, h in asked])
+    assert got == fresh  # the same floats, in the order asked: a cached prefix changes nothing
+    # grouped by premise ("Paris..." twice, then "The Eiffel..."): the repeated premise shares more than the
+    # instruction, which every prompt shares
+    system = len(model.prompt_tokens(judge_messages("", "")[:1]))
+    assert kept[0] == 0 and kept[1] > kept[2] >= system > 0, kept
+
+
 def test_the_llamacpp_reader_reports_overflow_before_generating(llamacpp_reader):
     req = PROMPTS[0]
     n = len(llamacpp_reader.lm.prompt_tokens(llamacpp_reader.template.messages(req.question, req.units)))

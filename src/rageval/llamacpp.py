@@ -73,6 +73,21 @@ class LlamaCppModel:
         choice = out["choices"][0]  # type: ignore[index]
         return str(choice["message"]["content"] or ""), int(out["usage"]["prompt_tokens"]), choice["finish_reason"]  # type: ignore[index]
 
+    def _eval_reusing_prefix(self, tokens: Sequence[int]) -> int:
+        """Evaluate ``tokens``, keeping the cached keys and values of the longest prefix they share with what the
+        context last evaluated (as llama.cpp's own completions do; at least the last token is evaluated, so its
+        logits are fresh).  The logits are the same bits as a fresh evaluation's
+        (``tests/test_smollm2.py``).  Returns the number of tokens reused.  Call with the lock held."""
+        llm = self.llm
+        n = min(llm.n_tokens, len(tokens) - 1)
+        cached = llm.input_ids[:n].tolist()
+        k = 0
+        while k < n and cached[k] == tokens[k]:
+            k += 1
+        llm.n_tokens = k  # eval drops the cache from here on
+        llm.eval(tokens[k:])
+        return k
+
     def next_token_logprobs(self, messages: Sequence[Mapping[str, str]], k: int) -> list[tuple[str, float]]:
         """The ``k`` most probable first answer tokens of chat ``messages`` as ``(token text, log-probability)``
         (a log-softmax over the whole vocabulary; the prompt is evaluated, nothing is generated)."""
@@ -81,8 +96,7 @@ class LlamaCppModel:
 
         tokens = self.prompt_tokens(messages)
         with self._lock:
-            self.llm.reset()
-            self.llm.eval(tokens)
+            self._eval_reusing_prefix(tokens)
             ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
             logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)
         top = logits.max()

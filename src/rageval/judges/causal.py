@@ -101,13 +101,19 @@ class CausalLMJudge:
         return [(str(self._tok.decode([int(i)])), float(v)) for v, i in zip(values.tolist(), ids.tolist())]
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
-        out = []
-        for p, h in zip(premises, hypotheses):
-            prob = probability_from_logprobs(self.top_tokens(p, h))
+        """P(yes) per pair.  llama.cpp takes the pairs grouped by premise (the prompt puts the premise first), so
+        consecutive prompts share the longest prefix whose cache it keeps; the values do not depend on the order
+        (the same bits as one pair at a time)."""
+        order = range(len(premises))
+        if self.engine == "llamacpp":
+            order = sorted(order, key=lambda i: premises[i])  # stable: equal premises keep their order
+        out = [math.nan] * len(premises)
+        for i in order:
+            prob = probability_from_logprobs(self.top_tokens(premises[i], hypotheses[i]))
             with self._lock:
                 self._counts["from_logprobs"] += 1
                 self._counts["off_label"] += math.isnan(prob)
-            out.append(prob)
+            out[i] = prob
         return out
 
     def stats(self) -> dict[str, int]:
