@@ -104,7 +104,7 @@ class CausalLMJudge:
         """P(yes) per pair.  llama.cpp takes the pairs grouped by premise (the prompt puts the premise first), so
         consecutive prompts share the longest prefix whose cache it keeps; the values do not depend on the order
         (the same bits as one pair at a time)."""
-        order = range(len(premises))
+        order: list[int] = list(range(len(premises)))
         if self.engine == "llamacpp":
             order = sorted(order, key=lambda i: premises[i])  # stable: equal premises keep their order
         out = [math.nan] * len(premises)
