@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["pin_blas_threads"]
+__all__ = ["load_line", "pin_blas_threads"]
 
 _ENV = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -26,3 +26,9 @@ def pin_blas_threads(n: int | None = 1) -> str:
         threadpool_limits(n)
     pools = ", ".join(f"{p['internal_api']} {p['num_threads']}" for p in threadpool_info()) or "no BLAS pool loaded"
     return f"BLAS threads: {pools}" + (f" (pinned to {n})" if n is not None else " (not pinned)")
+
+
+def load_line() -> str:
+    """The load averages (1, 5, 15 minutes) and the CPU count, for a benchmark's first and last lines."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} (1 / 5 / 15 min) on {os.cpu_count()} CPUs"

@@ -27,8 +27,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
-    from _threads import pin_blas_threads  # beside this script
+    from _threads import load_line, pin_blas_threads  # beside this script
 
+    print(load_line())
     print(pin_blas_threads(None), "(the timed commands do no BLAS work)")
     py = sys.executable
     base = _time([py, "-c", "pass"], args.repeat)

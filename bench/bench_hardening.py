@@ -29,6 +29,8 @@ from rageval.suite.load import shipped_suites
 from rageval.run.lock import OutDirLock
 from rageval.suite.yamlsafe import load_yaml_text
 
+from _threads import load_line  # beside this script
+
 
 def _median(fn, repeat: int) -> float:
     samples = []
@@ -52,6 +54,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args()
+    print(load_line())
     texts = [p.read_text(encoding="utf-8") for p in shipped_suites().values()]
     d = Path(tempfile.mkdtemp())
     record = "x" * 5000

@@ -29,6 +29,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from rageval.http import HttpClient, HttpError
 
+from _threads import load_line  # beside this script
+
 ANSWER = json.dumps(
     {"choices": [{"message": {"role": "assistant", "content": "Paris [1]."}}], "usage": {"prompt_tokens": 300}}
 ).encode()
@@ -122,6 +124,7 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=4)
     ap.add_argument("--drip-bytes", type=int, default=6, help="bytes the drip server sends (0.8 s apart)")
     args = ap.parse_args()
+    print(load_line())
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Chat)
     httpd.daemon_threads = True

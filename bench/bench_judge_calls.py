@@ -323,8 +323,9 @@ def main(argv=None) -> int:
         help="also flip each executed ALCE pair's decision in turn and count the flips that change no record (~30 s)",
     )
     args = ap.parse_args(argv)
-    from _threads import pin_blas_threads  # beside this script
+    from _threads import load_line, pin_blas_threads  # beside this script
 
+    print(load_line())
     print(pin_blas_threads(1))
     alce(args.verbose)
     if args.check_needed:

@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.request
 
-from _threads import pin_blas_threads
+from _threads import load_line, pin_blas_threads
 
 import rageval.http.client
 from rageval.readers import ReaderRequest, get_reader
@@ -144,6 +144,7 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.1, help="seconds one request holds a slot (default 0.1)")
     ap.add_argument("--repeats", type=int, default=3, help="runs per configuration; the median is shown")
     args = ap.parse_args()
+    print(load_line())
 
     print(f"# {pin_blas_threads(1)}")
     replicas = [Replica(args.slots, args.latency), Replica(args.slots, args.latency)]

@@ -17,7 +17,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from _threads import pin_blas_threads  # beside this script
+from _threads import load_line, pin_blas_threads  # beside this script
 from rageval.stats import paired_tests
 
 
@@ -43,6 +43,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads, pinned with threadpoolctl")
     args = ap.parse_args()
+    print(load_line())
     print(pin_blas_threads(args.threads))
 
     D = family(args.questions, args.contrasts, args.seed)

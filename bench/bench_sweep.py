@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _threads import pin_blas_threads  # beside this script
+from _threads import load_line, pin_blas_threads  # beside this script
 from rageval import bm25
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.diagnostics.attribution.engine import PARTS
@@ -77,6 +77,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads, pinned with threadpoolctl")
     args = ap.parse_args(argv)
+    print(load_line())
     print(pin_blas_threads(args.threads))
     suite = load_suite("demo", **{"dataset.limit": args.questions})
     with tempfile.TemporaryDirectory() as tmp:
