@@ -8,16 +8,18 @@ transformers with gguf (``rageval[gguf]``).  Nothing is downloaded.
 
 * **bandwidth**: the best of 5 copies of a 256 MiB numpy array (bytes read + bytes written per second), measured
   first, in this run;
-* **llama.cpp** (in-process, Q4_1 weights): prefill tokens/s (the prompt evaluated once) and decode tokens/s
-  (``--new-tokens`` greedy tokens after that prompt, the prompt's cache reused); one sequence per context, so its
-  batch is 1 (concurrency would need several processes sharing the same cores);
-* **transformers** (the GGUF file de-quantized to float32; bfloat16 too where ``torch`` reports a bf16-capable CPU):
-  prefill tokens/s (one forward pass over a batch of the prompt) and decode tokens/s (batch x new tokens over the
-  generation time less the prefill) for each ``--batches`` size;
+* **llama.cpp** (in-process, Q4_1 weights), ``--contexts`` contexts decoding at once (Python threads; its calls
+  release the GIL), ``--threads`` threads each: prefill tokens/s (the prompt evaluated from an empty cache) and
+  decode tokens/s (a completion of ``--new-tokens`` tokens against one of 1 token, the prompt's cache kept in
+  both, end-of-text banned: the difference is ``new - 1`` decoding steps);
+* **transformers** (the GGUF file de-quantized to float32; bfloat16 too where ``torch`` reports a bf16-capable CPU),
+  a batch of ``--batches`` copies of the prompt: prefill tokens/s from a 1-token generation, decode tokens/s from
+  ``--new-tokens`` against 1;
 * **the bound**: decoding one token reads every weight once, so one sequence cannot decode faster than
-  ``bandwidth / weight bytes`` tokens/s (the GGUF file's size for llama.cpp; parameters x 4 or x 2 bytes for
-  transformers), and a batch of b shares those reads: ``b x bandwidth / weight bytes``.  The table gives decode
-  throughput as a fraction of it.
+  ``bandwidth / weight bytes`` tokens/s (the GGUF file's size for llama.cpp; the loaded parameters' bytes for
+  transformers); a batch of b shares those reads (``b x bandwidth / weight bytes``), separate contexts do not
+  (``bandwidth / weight bytes`` for all of them together).  The table gives decode throughput as a fraction of it.
+  Every figure is the best of ``--repeats`` timings.
 
 Prints the load average before and after, and the thread counts (llama.cpp ``--threads``; torch's intra-op
 threads).
@@ -26,10 +28,9 @@ threads).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import time
-
-from _threads import pin_blas_threads
 
 
 def bandwidth_gbs(mib: int = 256, repeats: int = 5) -> float:
@@ -45,51 +46,96 @@ def bandwidth_gbs(mib: int = 256, repeats: int = 5) -> float:
     return 2 * a.nbytes / best / 1e9
 
 
-def bench_llamacpp(path, prompt_tokens: int, new_tokens: int, threads: int) -> dict:
+def _best(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _decode_rate(sequences: int, new_tokens: int, t_one: float, t_all: float) -> float:
+    """Decode tokens/s from two timings that share everything but the decoding: ``new_tokens`` new tokens vs one
+    (NaN where the difference is lost in the noise)."""
+    extra = t_all - t_one
+    return sequences * (new_tokens - 1) / extra if extra > 0 else math.nan
+
+
+def bench_llamacpp(path, prompt_tokens: int, new_tokens: int, threads: int, contexts: int, repeats: int) -> dict:
+    """``contexts`` llama.cpp contexts of ``threads`` threads each, decoding one sequence each at the same time
+    (Python threads: llama.cpp's calls release the GIL).  Prefill: the prompt evaluated from an empty cache;
+    decode: a completion of ``new_tokens`` tokens against one of 1 token, the prompt's cache kept in both (so the
+    difference is ``new_tokens - 1`` decoding steps); the end-of-text token is banned so every completion runs
+    to its length."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from llama_cpp import Llama
 
     from rageval.llamacpp import GREEDY
 
-    llm = Llama(model_path=str(path), n_ctx=prompt_tokens + new_tokens + 8, n_threads=threads, verbose=False)
-    tokens = llm.tokenize(b"The quick brown fox jumps over the lazy dog. " * prompt_tokens, add_bos=True)
+    llms = [
+        Llama(model_path=str(path), n_ctx=prompt_tokens + new_tokens + 8, n_threads=threads, verbose=False)
+        for _ in range(contexts)
+    ]
+    tokens = llms[0].tokenize(b"The quick brown fox jumps over the lazy dog. " * prompt_tokens, add_bos=True)
     tokens = tokens[:prompt_tokens]
-    llm.reset()
-    t = time.perf_counter()
-    llm.eval(tokens)
-    prefill = time.perf_counter() - t
-    t = time.perf_counter()  # the prompt's cache is reused: only its last token is evaluated again
-    out = llm.create_completion(tokens, max_tokens=new_tokens, **GREEDY)
-    decode = time.perf_counter() - t
-    n = int(out["usage"]["completion_tokens"])  # type: ignore[index]
-    return {"prefill": len(tokens) / prefill, "decode": n / decode, "batch": 1, "bytes": os.path.getsize(path)}
+    no_eos = {llms[0].token_eos(): -1e9}
+
+    def on_all(fn) -> float:
+        with ThreadPoolExecutor(contexts) as pool:
+            return _best(lambda: list(pool.map(fn, llms)), repeats)
+
+    def prefill(llm) -> None:
+        llm.reset()
+        llm.eval(tokens)
+
+    def complete(n: int):
+        return lambda llm: llm.create_completion(tokens, max_tokens=n, logit_bias=no_eos, **GREEDY)
+
+    t_prefill = on_all(prefill)
+    t_one, t_all = on_all(complete(1)), on_all(complete(new_tokens))
+    return {
+        "prefill": contexts * len(tokens) / t_prefill,
+        "decode": _decode_rate(contexts, new_tokens, t_one, t_all),
+        "batch": contexts,
+        "shared": False,  # each context reads every weight for its own token
+        "bytes": os.path.getsize(path),
+    }
 
 
-def bench_transformers(tok, model, dtype_bytes: int, prompt_tokens: int, new_tokens: int, batch: int) -> dict:
+def bench_transformers(tok, model, prompt_tokens: int, new_tokens: int, batch: int, repeats: int) -> dict:
+    """A batch of ``batch`` copies of the prompt: prefill from a 1-token generation (one forward pass over the
+    prompt, then one token), decode from ``new_tokens`` against 1 (``new_tokens - 1`` steps of the batch)."""
     import torch
 
     ids = tok("The quick brown fox jumps over the lazy dog. " * prompt_tokens, return_tensors="pt")["input_ids"]
     ids = ids[:, :prompt_tokens].repeat(batch, 1)
     mask = torch.ones_like(ids)
+
+    def generate(n: int):
+        def run() -> None:
+            model.generate(
+                input_ids=ids,
+                attention_mask=mask,
+                max_new_tokens=n,
+                min_new_tokens=n,
+                do_sample=False,
+                pad_token_id=tok.eos_token_id,
+            )
+
+        return run
+
     with torch.inference_mode():
-        t = time.perf_counter()
-        model(input_ids=ids, attention_mask=mask)
-        prefill = time.perf_counter() - t
-        t = time.perf_counter()
-        model.generate(
-            input_ids=ids,
-            attention_mask=mask,
-            max_new_tokens=new_tokens,
-            min_new_tokens=new_tokens,
-            do_sample=False,
-            pad_token_id=tok.eos_token_id,
-        )
-        total = time.perf_counter() - t
-    params = sum(p.numel() for p in model.parameters())
+        t_one = _best(generate(1), repeats)
+        t_all = _best(generate(new_tokens), repeats)
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     return {
-        "prefill": batch * ids.shape[1] / prefill,
-        "decode": batch * new_tokens / max(total - prefill, 1e-9),
+        "prefill": batch * ids.shape[1] / t_one,
+        "decode": _decode_rate(batch, new_tokens, t_one, t_all),
         "batch": batch,
-        "bytes": params * dtype_bytes,
+        "shared": True,  # one read of the weights serves the whole batch
+        "bytes": weight_bytes,
     }
 
 
@@ -97,21 +143,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompt-tokens", type=int, default=256)
     ap.add_argument("--new-tokens", type=int, default=32)
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8])
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 2, 4, 8], help="transformers batch sizes")
+    ap.add_argument("--contexts", type=int, nargs="+", default=[1, 2], help="llama.cpp contexts decoding at once")
     ap.add_argument("--engines", nargs="+", default=["llamacpp", "transformers"])
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--threads", type=int, default=1, help="llama.cpp threads per context and torch threads")
+    ap.add_argument("--repeats", type=int, default=3, help="timings per figure (the best is kept)")
     args = ap.parse_args()
+
+    from _threads import load_line, pin_blas_threads  # beside this script
 
     from rageval.lm import named_model_path
 
     path = named_model_path("smollm2")
-    load0 = os.getloadavg()[0]
-    print(f"load average {load0:.2f}; {os.cpu_count()} CPUs; {pin_blas_threads(None)}")
+    print(load_line())
+    print(f"{pin_blas_threads(None)}; llama.cpp threads per context {args.threads}")
     bw = bandwidth_gbs()
     print(f"memory bandwidth (numpy copy, best of 5, 256 MiB): {bw:.1f} GB/s")
     rows = []
     if "llamacpp" in args.engines:
-        rows.append(("llama.cpp Q4_1", bench_llamacpp(path, args.prompt_tokens, args.new_tokens, args.threads)))
+        for c in args.contexts:
+            r = bench_llamacpp(path, args.prompt_tokens, args.new_tokens, args.threads, c, args.repeats)
+            rows.append((f"llama.cpp Q4_1, {c} context(s)", r))
     if "transformers" in args.engines:
         import torch
 
@@ -127,25 +179,22 @@ def main() -> None:
             tok, model, _ = load_causal_lm("smollm2", dtype=dtype, what="the benchmark")
             model.eval()
             for b in args.batches:
-                size = 4 if dtype == "float32" else 2
-                rows.append(
-                    (
-                        f"transformers {dtype}",
-                        bench_transformers(tok, model, size, args.prompt_tokens, args.new_tokens, b),
-                    )
-                )
+                r = bench_transformers(tok, model, args.prompt_tokens, args.new_tokens, b, args.repeats)
+                rows.append((f"transformers {dtype}, batch {b}", r))
     print(
-        f"\nprompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens (greedy); bound = batch x bandwidth / weight bytes"
+        f"\nprompt {args.prompt_tokens} tokens, {args.new_tokens} new tokens (greedy), best of {args.repeats}; "
+        "bound: a batch shares one read of the weights per step (batch x bandwidth / weight bytes), separate "
+        "contexts each read them (bandwidth / weight bytes in all)"
     )
-    print("| engine | batch | prefill tok/s | decode tok/s | weight MB | decode bound tok/s | of the bound |")
+    print("| engine | sequences | prefill tok/s | decode tok/s | weight MB | decode bound tok/s | of the bound |")
     print("|---|---|---|---|---|---|---|")
     for name, r in rows:
-        bound = r["batch"] * bw * 1e9 / r["bytes"]
+        bound = (r["batch"] if r["shared"] else 1) * bw * 1e9 / r["bytes"]
         print(
             f"| {name} | {r['batch']} | {r['prefill']:.1f} | {r['decode']:.1f} | {r['bytes'] / 1e6:.0f} | "
             f"{bound:.0f} | {r['decode'] / bound:.1%} |"
         )
-    print(f"\nload average {load0:.2f} -> {os.getloadavg()[0]:.2f}")
+    print(f"\n{load_line()}")
 
 
 if __name__ == "__main__":
