@@ -117,12 +117,15 @@ class CacheTally:
 class RecordCache:
     """The ``cache/`` folder of one run directory."""
 
-    def __init__(self, out_dir: Path, *, durable: bool = True):
+    def __init__(self, out_dir: Path, *, durable: bool = True, packed: bool = False):
         self.out_dir = Path(out_dir)
         self.durable = durable  # False: record files renamed into place without fsync (rageval.io)
         self.root = self.out_dir / "cache" / "records"
         self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
         self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
+        #: True: each setting's records in packs (:class:`_Pack`, ``rageval score``), not one file per record
+        self.packed = packed
+        self._packs: dict[str, _Pack] = {}
 
     def path(self, setting: str, question_id: str) -> Path:
         return self.root / safe_name(setting) / f"{safe_name(question_id)}.json"
@@ -140,6 +143,18 @@ class RecordCache:
 
         The text is the record's line of ``records.jsonl``: the very text the file holds after its input hash.
         """
+        if self.packed:
+            found = self._pack(setting).read(question_id)
+            if found is not None:
+                entry = _entry(found[0], question_id, setting, input_hash)
+                if isinstance(entry, tuple):
+                    return entry
+                if entry is not None:  # the line reads as JSON but not as this question's record
+                    self._pack(setting).drop(question_id, entry)
+                return None  # an older input, or a line not to trust: computed again
+            if not self._pack(setting).has_files:
+                return None
+            # a question the setting's packs do not hold: the per-record file of an older layout
         path = self.path(setting, question_id)
         try:
             raw = path.read_bytes()
@@ -149,36 +164,15 @@ class RecordCache:
             self._quarantine(path, "a folder, not a file")
             return None
         try:
-            data = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             self._quarantine(path, f"not UTF-8 (byte {err.start})")
             return None
-        except ValueError as err:
-            self._quarantine(path, f"not JSON ({err})")
+        entry = _entry(text, question_id, setting, input_hash)
+        if isinstance(entry, str):
+            self._quarantine(path, entry)
             return None
-        except RecursionError:
-            self._quarantine(path, "JSON nested deeper than Python parses")
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-            self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
-            return None
-        if not isinstance(data.get("input_hash"), str):
-            self._quarantine(path, "not a cached record (no 'input_hash' string)")
-            return None
-        if data["input_hash"] != input_hash:
-            return None  # an older input: recomputed and overwritten, nothing wrong with the file
-        try:
-            rec = Record.from_dict(data["record"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-            self._quarantine(path, f"not a valid record ({type(err).__name__}: {str(err)[:120]})")
-            return None
-        if rec.question_id != question_id or rec.setting.name != setting:
-            self._quarantine(path, f"holds question {rec.question_id!r} of setting {rec.setting.name!r}")
-            return None
-        if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
-            self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
-            return None
-        return rec, _record_text(raw.decode("utf-8"), input_hash, data["record"])
+        return entry
 
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
@@ -206,32 +200,101 @@ class RecordCache:
         )
 
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> str:
-        """Write the record's cache file; return its JSON text (one encoding: the file's and the line's)."""
+        """Write the record's cache entry; return its JSON text (one encoding: the entry's and the line's).
+
+        Per-record layout: its file, written atomically now.  Packed layout: a line of the setting's pack,
+        appended at the next :meth:`flush` (the engine flushes after each batch).
+        """
         text = dump_json_line(record.to_dict())
+        entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
+        if self.packed:
+            self._pack(setting).append(question_id, entry)
+            return text
         write_text_atomic(
             self.path(setting, question_id),
-            _entry_prefix(input_hash) + text + "}\n",  # = json_text({"input_hash", "record"}) + "\n"
+            entry,
             root=self.out_dir,  # no folder of the cache may be a link placed in the run directory
             durable=self.durable,
         )
         return text
 
-    def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
-        """The record text of a cache file this run wrote or reused (:class:`RecordsFile` reading back what its
-        buffer let go); :class:`CacheChanged` if another process changed the file meanwhile."""
-        path = self.path(setting, question_id)
+    def flush(self) -> None:
+        """Append the entries written since the last flush to their packs (packed layout; one write per pack)."""
+        for pack in self._packs.values():
+            pack.flush()
+
+    def close(self, *, complete: bool) -> None:
+        """Flush and close the packs; when the run ``complete`` d, fold each setting's packs into one."""
         try:
-            raw = path.read_bytes().decode("utf-8")
+            for pack in self._packs.values():
+                pack.flush()
+                if complete:
+                    pack.compact()
+        finally:
+            for pack in self._packs.values():
+                pack.close()
+            self._packs.clear()
+
+    def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
+        """The record text of a cache entry this run wrote or reused (:class:`RecordsFile` reading back what its
+        buffer let go); :class:`CacheChanged` if another process changed it meanwhile."""
+        if self.packed:
+            found = self._pack(setting).read(question_id)
+            path = self._pack(setting).folder
+            if found is None:
+                raise CacheChanged(self._changed(path, f"lost the record of question {question_id!r}"))
+            raw = found[0]
+        else:
+            path = self.path(setting, question_id)
+            try:
+                raw = path.read_bytes().decode("utf-8")
+            except (OSError, ValueError) as err:
+                raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
+        try:
             data = json.loads(raw)
-            record, found = data["record"], data.get("input_hash")
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            record, found_hash = data["record"], data.get("input_hash")
+        except (ValueError, KeyError, TypeError) as err:
             raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
-        if found != input_hash:
+        if found_hash != input_hash:
             raise CacheChanged(self._changed(path, "holds a record of other inputs"))
         return _record_text(raw, input_hash, record)
 
+    def _pack(self, setting: str) -> _Pack:
+        pack = self._packs.get(setting)
+        if pack is None:
+            folder = self.root / safe_name(setting)
+            check_folders(folder, self.out_dir)  # no folder of the cache may be a link placed in the run directory
+            pack = self._packs[setting] = _Pack(folder, self.out_dir, durable=self.durable)
+        return pack
+
     def mark_suite(self, name: str, suite_hash: str) -> None:
         mark_run(self.out_dir, name, suite_hash)
+
+
+def _entry(text: str, question_id: str, setting: str, input_hash: str) -> tuple[Record, str] | str | None:
+    """A cache entry's text read: ``(record, its JSON text)``; None for an entry of an older input hash; else why
+    it cannot be trusted (one sentence)."""
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        return f"not JSON ({err})"
+    except RecursionError:
+        return "JSON nested deeper than Python parses"
+    if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+        return f"not a cached record (a JSON {type(data).__name__} without 'record')"
+    if not isinstance(data.get("input_hash"), str):
+        return "not a cached record (no 'input_hash' string)"
+    if data["input_hash"] != input_hash:
+        return None  # an older input: recomputed and overwritten, nothing wrong with the entry
+    try:
+        rec = Record.from_dict(data["record"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        return f"not a valid record ({type(err).__name__}: {str(err)[:120]})"
+    if rec.question_id != question_id or rec.setting.name != setting:
+        return f"holds question {rec.question_id!r} of setting {rec.setting.name!r}"
+    if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
+        return "not a valid record ('metrics' and 'extra' must be objects)"
+    return rec, _record_text(text, input_hash, data["record"])
 
 
 def _entry_prefix(input_hash: str) -> str:
@@ -245,6 +308,149 @@ def _record_text(raw: str, input_hash: str, record: Any) -> str:
     if raw.startswith(prefix) and raw.endswith("}\n"):
         return raw[len(prefix) : -2]
     return dump_json_line(record)
+
+
+_PACK = re.compile(r"^pack-(\d{6,})\.jsonl$")
+
+
+class _Pack:
+    """The packed cache of one setting (``cache/records/<setting>/pack-<n>.jsonl``): each line a cache entry
+    (``{"input_hash", "record"}``, the text a per-record file holds), the last line of a question the one that
+    counts.
+
+    A run appends its entries to a new pack, one write per batch (:meth:`flush`); a killed run leaves its pack
+    with the batches written before the kill (a torn last line is skipped when read).  A run that completes folds
+    the setting's packs into one (:meth:`compact`: written atomically before the older ones are removed), so the
+    folder holds one pack between runs.  A line that cannot be read is skipped with a warning and its question
+    computed again; nothing is moved.
+    """
+
+    def __init__(self, folder: Path, out_dir: Path, *, durable: bool):
+        self.folder, self.out_dir, self.durable = folder, out_dir, durable
+        #: question -> (pack, offset, length) of its last entry
+        self.index: dict[str, tuple[Path, int, int]] = {}
+        self.packs: list[Path] = []
+        self._fds: dict[Path, int] = {}  # read descriptors of the packs
+        self._bad: dict[Path, int] = {}
+        self.has_files = False  # the folder holds per-record files (an older layout), read for what no pack has
+        if folder.is_dir():
+            names = [e.name for e in os.scandir(folder)]
+            self.has_files = any(n.endswith(".json") for n in names)
+            numbered = [(int(m.group(1)), n) for n in names if (m := _PACK.match(n))]
+            for _, name in sorted(numbered):
+                self._load(folder / name)
+        for path, n in self._bad.items():
+            log.warning(
+                "rageval: warning: cache pack %s: %d unreadable line(s) skipped; their records are computed again",
+                path.relative_to(out_dir),
+                n,
+            )
+        last = int(_PACK.match(self.packs[-1].name).group(1)) if self.packs else 0  # type: ignore[union-attr]
+        self.new = folder / f"pack-{last + 1:06d}.jsonl"  # this run's pack, created at its first flush
+        self._fd = -1  # its append descriptor
+        self._size = 0  # bytes written to it
+        self._buf = bytearray()
+
+    def _load(self, path: Path) -> None:
+        self.packs.append(path)
+        offset = 0
+        with open(path, "rb") as fh:
+            for line in fh:
+                n = len(line)
+                if line.endswith(b"\n"):
+                    try:
+                        qid = json.loads(line)["record"]["question_id"]
+                    except (ValueError, RecursionError, KeyError, TypeError):
+                        qid = None
+                    if isinstance(qid, str):
+                        self.index[qid] = (path, offset, n)
+                    else:
+                        self._bad[path] = self._bad.get(path, 0) + 1
+                # else: the torn last line of a killed run: skipped
+                offset += n
+
+    def append(self, question_id: str, entry: str) -> None:
+        data = entry.encode("utf-8")
+        self.index[question_id] = (self.new, self._size + len(self._buf), len(data))
+        self._buf += data
+
+    def flush(self) -> None:
+        if not self._buf:
+            return
+        if self._fd < 0:
+            check_folders(self.folder, self.out_dir)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o666)
+            self.packs.append(self.new)
+        with memoryview(self._buf) as view:
+            done = 0
+            while done < len(view):
+                done += os.write(self._fd, view[done:])
+        if self.durable:
+            os.fsync(self._fd)
+        self._size += len(self._buf)
+        self._buf.clear()
+
+    def read(self, question_id: str) -> tuple[str, Path] | None:
+        """The text of the question's last entry and its pack, or None."""
+        where = self.index.get(question_id)
+        if where is None:
+            return None
+        path, offset, length = where
+        if path == self.new and offset >= self._size:
+            self.flush()
+        fd = self._fds.get(path)
+        if fd is None:
+            fd = self._fds[path] = os.open(path, os.O_RDONLY)
+        try:
+            return os.pread(fd, length, offset).decode("utf-8"), path
+        except UnicodeDecodeError:
+            self.drop(question_id, "not UTF-8")
+            return None
+
+    def drop(self, question_id: str, why: str) -> None:
+        """Forget the question's entry (it cannot be trusted: ``why``); it is computed again."""
+        path = self.index.pop(question_id)[0]
+        log.warning(
+            "rageval: warning: cache pack %s: the entry of question %r is unreadable (%s); recomputing it",
+            path.relative_to(self.out_dir),
+            question_id,
+            why,
+        )
+
+    def compact(self) -> None:
+        """Fold the packs into one holding each question's last entry (a no-op for one pack)."""
+        if len(self.packs) < 2:
+            return
+        self.close()
+        keep = [p for p in self.packs if p == self.new]
+        if any(where[0] != self.new for where in self.index.values()):  # entries in older packs: one pack of all
+            last = int(_PACK.match(self.packs[-1].name).group(1))  # type: ignore[union-attr]
+            folded = self.folder / f"pack-{last + 1:06d}.jsonl"
+            fds: dict[Path, int] = {}
+            try:
+                with atomic_file(folded, root=self.out_dir, durable=self.durable) as fh:
+                    for path, offset, length in sorted(self.index.values(), key=lambda w: (str(w[0]), w[1])):
+                        if path not in fds:
+                            fds[path] = os.open(path, os.O_RDONLY)
+                        fh.write(os.pread(fds[path], length, offset))
+            finally:
+                for fd in fds.values():
+                    os.close(fd)
+            keep = [folded]
+        for path in self.packs:
+            if path not in keep:
+                path.unlink(missing_ok=True)
+        self.packs = keep
+        self.index.clear()  # stale: the run is over
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
 
 class _Sink(Protocol):

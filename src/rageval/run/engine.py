@@ -131,7 +131,7 @@ def execute(
         claim(out, plan.inputs)  # and a killed run's temporary files removed (no write is in flight: we hold the lock)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
-        cache = RecordCache(out, durable=plan.durable)
+        cache = RecordCache(out, durable=plan.durable, packed=plan.packed)
         cache.mark_suite(plan.origin.name, plan.origin.hash)
         session = None
         if ray is not None:
@@ -265,22 +265,28 @@ def _execute(
         )
         bar = progress(plan.n_items(), progress_bar)
         computed = 0
-        with RecordsFile.open(cache) as out:  # records.jsonl replaced only when every record is in it
-            work = run.work(bar, out)  # a generator: setting by setting, as the batches are consumed
-            batches = _local_batches(work) if session is None else session.batches(work)
-            for w, batch, records in batches:
-                for item, rec in zip(batch, records):
-                    out.put(
-                        w.planned.name,
-                        rec.question_id,
-                        cache.write(w.planned.name, rec.question_id, item.input_hash, rec),
-                    )
-                    computed += 1
-                    run.tally.count(rec)
-                    if on_record is not None:
-                        on_record(rec)
-                    bar.update(1)
-            bar.close()
+        complete = False
+        try:
+            with RecordsFile.open(cache) as out:  # records.jsonl replaced only when every record is in it
+                work = run.work(bar, out)  # a generator: setting by setting, as the batches are consumed
+                batches = _local_batches(work) if session is None else session.batches(work)
+                for w, batch, records in batches:
+                    for item, rec in zip(batch, records):
+                        out.put(
+                            w.planned.name,
+                            rec.question_id,
+                            cache.write(w.planned.name, rec.question_id, item.input_hash, rec),
+                        )
+                        computed += 1
+                        run.tally.count(rec)
+                        if on_record is not None:
+                            on_record(rec)
+                        bar.update(1)
+                    cache.flush()  # a packed cache: the batch's entries in one write
+                bar.close()
+            complete = True
+        finally:
+            cache.close(complete=complete)
         n = out.count
         rundir.write_manifest(_manifest(plan, run.models))
         judge = run.judge

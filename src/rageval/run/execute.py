@@ -67,6 +67,14 @@ def overshoot(ctx: Context | None) -> int:
     return max(0, ctx.achieved_tokens - ctx.budget_tokens)
 
 
+def reads_claims(diagnostics: Sequence[str]) -> bool:
+    """True when a diagnostic of ``diagnostics`` reads the answer's claims and citations (the attribution family):
+    only then is a record's answer split into its sentences (``answer.sentences``)."""
+    from rageval.diagnostics import CATALOG
+
+    return any(CATALOG[d].family == "attribution" for d in diagnostics)
+
+
 def answer_claims(item: Item) -> list[str] | None:
     """The claims of the answer an item's file supplies (``rageval score``: RAGChecker's ``response_claims``)."""
     claims = (getattr(item.example, "meta", None) or {}).get("answer_claims")
@@ -255,18 +263,23 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 reader_input_tokens=x.reader_input_tokens,
             )
         return
+    claims = reads_claims(stage.diagnostics)
     for i, x, (metrics, extra) in zip(scored, inputs, results):
         saved = batch[i].saved
         if saved is not None:  # rescored: the saved record with the new metrics
             records[i] = replace(saved, metrics=metrics, extra={**saved.extra, **extra})
             continue
-        answer = parse_answer(
-            x.answer,
-            len(x.units),
-            mode=stage.options.attribution.citation_mode,
-            max_citations=stage.options.max_citations,
-            list_question=x.list_question,
-        )
+        mode = stage.options.attribution.citation_mode
+        if claims:
+            answer = parse_answer(
+                x.answer,
+                len(x.units),
+                mode=mode,
+                max_citations=stage.options.max_citations,
+                list_question=x.list_question,
+            )
+        else:  # no selected diagnostic reads the answer's claims: not split (docs/score.md#records)
+            answer = Answer(x.answer, mode=mode)
         records[i] = Record(
             question_id=x.question_id,
             setting=stage.setting,
