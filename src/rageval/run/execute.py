@@ -139,10 +139,14 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
         if item.given.error is not None or item.given.units is None:
             return None, failed(item, setting, "compressor_error", item.given.error or "no units given")
 
-        retrieved = evidence_tokens(list(item.sources), stage.tokenizer)
-        ctx = Context.measure(
-            item.given.units, tokenizer=stage.tokenizer, retrieved_tokens=retrieved, budget=setting.budget
-        )
+        units, sources = item.given.units, item.sources
+        retrieved = evidence_tokens(list(sources), stage.tokenizer)
+        if len(units) == len(sources) and all(u.text == s.text for u, s in zip(units, sources)):
+            # the units are the sources' texts (an ALCE file's documents): the same count, counted once
+            return Context(
+                tuple(units), achieved_tokens=retrieved, retrieved_tokens=retrieved, budget=setting.budget
+            ), None
+        ctx = Context.measure(units, tokenizer=stage.tokenizer, retrieved_tokens=retrieved, budget=setting.budget)
         return ctx, None
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
