@@ -1,9 +1,15 @@
-"""The record cache of a run directory: one JSON file per (setting, question), keyed by an input hash.
+"""The record cache of a run directory: one entry per (setting, question), keyed by an input hash.
 
 ``cache/records/<setting>/<question>.json`` holds ``{"input_hash", "record"}``,
 written atomically the moment a record is finished, so a killed run loses at
 most the batch in flight.  A record is reused only when its input hash matches
 (:func:`rageval.suite.plan.record_hash`).
+
+Packed (``RecordCache(packed=True)``, ``rageval score``: a file per record cost
+more than scoring it): the same entries are lines of the setting's packs,
+``cache/records/<setting>/pack-<n>.jsonl``, each run's appended to a new pack in
+one write per batch and the packs folded into one when the run completes
+(:class:`_Pack`).  Per-record files in the folder are still read.
 
 ``records.jsonl`` is streamed (:class:`RecordsFile`): each record's JSON is
 encoded once, written to its cache file and to ``records.jsonl`` as soon as the
