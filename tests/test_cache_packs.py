@@ -1,4 +1,4 @@
-"""The packed record cache of ``rageval score`` (rageval.run.cache._Pack): one pack per setting, one write per
+"""The packed record cache of ``rageval score`` (rageval.run.packs.Pack): one pack per setting, one write per
 batch, the last entry of a question the one that counts, torn and unreadable lines computed again, packs folded
 into one when a run completes; and a score run SIGKILLed at random moments resumes to the same bytes."""
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from rageval.citations import parse_answer
 from rageval.compressors import BudgetError, CompressorError, budget_contract
+from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.readers.template import DEFAULT_TEMPLATE
@@ -70,8 +71,6 @@ def overshoot(ctx: Context | None) -> int:
 def reads_claims(diagnostics: Sequence[str]) -> bool:
     """True when a diagnostic of ``diagnostics`` reads the answer's claims and citations (the attribution family):
     only then is a record's answer split into its sentences (``answer.sentences``)."""
-    from rageval.diagnostics import CATALOG
-
     return any(CATALOG[d].family == "attribution" for d in diagnostics)
 
 
@@ -282,7 +281,7 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 max_citations=stage.options.max_citations,
                 list_question=x.list_question,
             )
-        else:  # no selected diagnostic reads the answer's claims: not split (docs/score.md#records)
+        else:  # no selected diagnostic reads the answer's claims: not split (docs/score.md#outputs-cache-and-resume)
             answer = Answer(x.answer, mode=mode)
         records[i] = Record(
             question_id=x.question_id,
