@@ -827,3 +827,16 @@ def test_record_files_are_not_fsynced_one_by_one(tmp_path, monkeypatch):
     assert len(calls) < 10  # suite.json, records.jsonl, unmatched/manifest/run_stats: not one per record
     [pack] = list((out / "cache" / "records").rglob("*.jsonl"))  # the entries of a setting: one pack
     assert len(pack.read_bytes().splitlines()) == 30 and not list((out / "cache" / "records").rglob("*.json"))
+
+
+def test_an_answer_is_split_only_when_a_selected_diagnostic_reads_its_claims(tmp_path):
+    f = write_jsonl(tmp_path / "g.jsonl", GENERIC)
+    _, out = run(tmp_path, [f], options=ScoreOptions(diagnostics=["answer_f1"]), out=tmp_path / "answer")
+    plain = records(out)[("g", "q1")]["answer"]
+    assert plain == {"text": "Paris is the capital of France [1].", "mode": "default", "sentences": []}
+    _, out = run(
+        tmp_path, [f], options=ScoreOptions(diagnostics=["answer_f1", "emitted_precision"]), out=tmp_path / "c"
+    )
+    split = records(out)[("g", "q1")]["answer"]["sentences"]
+    # one claim, its marker removed, citing unit 1
+    assert [(s["text"], s["citations"]) for s in split] == [("Paris is the capital of France.", [1])]
