@@ -8,7 +8,7 @@ cited answer, short gold answers), then, each in a fresh process:
 
 1. ``rageval score FILE --no-report`` (cold): records/s and peak memory (the
    child's max RSS); the time from launching the command to the first record
-   on disk (the first file under ``cache/records/``), polled every 2 ms;
+   on disk (the first pack under ``cache/records/``, written with the first batch), polled every 2 ms;
 2. the same command again (every record reused from the cache);
 3. the report alone (``rageval report``: statistics, tables, plots, HTML);
 4. the baseline: the same inputs scored in-process by
@@ -67,7 +67,7 @@ def _run(cmd: list[str], first_record_dir: Path | None = None) -> dict:
     first = None
     if first_record_dir is not None:
         while proc.poll() is None and first is None:
-            if first_record_dir.is_dir() and any(first_record_dir.rglob("*.json")):
+            if first_record_dir.is_dir() and any(first_record_dir.rglob("pack-*.jsonl")):
                 first = time.perf_counter() - t0
                 break
             time.sleep(0.002)

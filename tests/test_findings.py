@@ -219,6 +219,16 @@ def test_the_explorer_embeds_a_small_run_whole():
     assert "<" not in explorer_json({"x": "</script><b>"})
 
 
+def test_the_explorer_shows_an_answer_not_split_whole():
+    # str-EM alone: the record's answer is not split into sentences (no selected diagnostic reads its claims)
+    unsplit = {**_rec("base"), "answer": {"text": "Paris  is the capital [1].", "mode": "alce", "sentences": []}}
+    empty = {**_rec("base", qid="q2"), "answer": {"text": " ", "mode": "alce", "sentences": []}}
+    data = explorer_data([unsplit, empty], ["base"], [], seed=0)
+    got = {r["q"]: r["a"] for r in data["records"]}
+    assert got["q1"] == [{"t": "Paris is the capital [1].", "c": [], "d": "unjudged", "cd": [], "ev": [], "v": {}}]
+    assert got["q2"] == []  # an empty answer: no sentence
+
+
 def test_the_explorer_samples_a_large_run_by_setting_with_the_same_questions_in_each():
     settings = ["base", "a", "b", "c"]
     data = explorer_data(_records(50, settings), settings, [], seed=7, limit=40)

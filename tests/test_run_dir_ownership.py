@@ -235,7 +235,7 @@ def test_links_at_files_and_at_audit_folders_are_refused(tmp_path):
     out = scored(tmp_path, tmp_path / "out")
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    rec = next((out / "cache" / "records").rglob("*.json"))
+    rec = next((out / "cache" / "records").rglob("pack-*.jsonl"))  # the setting's pack of cached records
     saved = rec.read_bytes()
     rec.unlink()
     rec.symlink_to(victim)

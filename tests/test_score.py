@@ -599,10 +599,13 @@ def test_rerun_reuses_records_and_a_changed_line_is_recomputed(tmp_path):
     write_jsonl(f, rows)
     res3, _ = run(tmp_path, [f])
     assert (res3.computed, res3.reused) == (1, 1)
-    # a killed run: records.jsonl missing and one cache file lost -> the rest reused, same bytes at the end
+    # a killed run: records.jsonl missing and the last cache entry torn (killed while its batch was written) ->
+    # the rest reused, same bytes at the end; the cache is one pack per setting between runs
     (out / "records.jsonl").unlink()
-    cached = sorted((out / "cache" / "records").rglob("*.json"))
-    cached[0].unlink()
+    [pack] = sorted((out / "cache" / "records").rglob("pack-*.jsonl"))
+    lines = pack.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 2
+    pack.write_bytes(lines[0] + lines[1][: len(lines[1]) // 2])
     res4, _ = run(tmp_path, [f])
     assert (res4.computed, res4.reused) == (1, 1)
     res5, _ = run(tmp_path, [f], options=ScoreOptions(threshold=0.9))  # another threshold: every record again
@@ -822,4 +825,18 @@ def test_record_files_are_not_fsynced_one_by_one(tmp_path, monkeypatch):
     res, out = run(tmp_path, [write_jsonl(tmp_path / "many.jsonl", rows)])
     assert res.computed == 30
     assert len(calls) < 10  # suite.json, records.jsonl, unmatched/manifest/run_stats: not one per record
-    assert len(list((out / "cache" / "records").rglob("*.json"))) == 30
+    [pack] = list((out / "cache" / "records").rglob("*.jsonl"))  # the entries of a setting: one pack
+    assert len(pack.read_bytes().splitlines()) == 30 and not list((out / "cache" / "records").rglob("*.json"))
+
+
+def test_an_answer_is_split_only_when_a_selected_diagnostic_reads_its_claims(tmp_path):
+    f = write_jsonl(tmp_path / "g.jsonl", GENERIC)
+    _, out = run(tmp_path, [f], options=ScoreOptions(diagnostics=["answer_f1"]), out=tmp_path / "answer")
+    plain = records(out)[("g", "q1")]["answer"]
+    assert plain == {"text": "Paris is the capital of France [1].", "mode": "default", "sentences": []}
+    _, out = run(
+        tmp_path, [f], options=ScoreOptions(diagnostics=["answer_f1", "emitted_precision"]), out=tmp_path / "c"
+    )
+    split = records(out)[("g", "q1")]["answer"]["sentences"]
+    # one claim, its marker removed, citing unit 1
+    assert [(s["text"], s["citations"]) for s in split] == [("Paris is the capital of France.", [1])]

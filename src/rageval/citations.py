@@ -47,6 +47,7 @@ prefixed with the question and a space (an empty first line has no sentence).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from rageval.text.normalize import CITATION_RE, remove_citations
@@ -168,6 +169,13 @@ def parse_answer(
     [('Who? Ann', (1,)), ('Who? Bob', (2,))]
     """
     _check_args(text, n_units, max_citations, mode)
+    return _parse(text, n_units, mode, max_citations, list_question if mode == "alce" else None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str, n_units: int, mode: str, max_citations: int | None, list_question: str | None) -> Answer:
+    """:func:`parse_answer` of checked arguments, remembered for the last 1,024 answers: a batch's answers are
+    parsed once for every diagnostic and for the record (an :class:`Answer` is immutable)."""
     if mode == "alce":
         return _parse_alce(text, n_units, max_citations, list_question)
 

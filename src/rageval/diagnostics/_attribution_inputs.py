@@ -5,6 +5,7 @@
 unit ``k`` of the prompt is ``units[q][k-1]``.
 ``sources[q]``: list of ``{"id": str, "text": str, "title": str (optional), "doc_id": str (optional)}``;
 a source's document is its ``doc_id``, else its id up to the last ``.`` (``d3.s2`` -> ``d3``), else its id.
+A :class:`~rageval.types.Unit` or :class:`~rageval.types.SourceSnippet` (checked when made) stands for its dict.
 
 Errors name the field, the question index and what was expected.  A declared
 source id missing from that question's sources is an error (never a silently
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rageval.diagnostics._common import check_keys, check_list, check_same_length, check_str
+from rageval.types import SourceSnippet, Unit
 
 __all__ = ["PreparedUnit", "PreparedSource", "PreparedQuestion", "prepare_inputs", "UNIT_KEYS", "SOURCE_KEYS"]
 
@@ -70,6 +72,8 @@ def _opt_str(d: Mapping, key: str, where: str) -> str | None:
 
 
 def _unit(u: Any, q: int, k: int) -> PreparedUnit:
+    if isinstance(u, Unit):  # checked when it was made (the runner's own units)
+        return PreparedUnit(text=u.text, source_ids=u.source_ids, title=u.title)
     where = f"units[{q}][{k}]"
     if isinstance(u, str):
         raise TypeError(f"{where} must be a dict {{'text': str, 'source_ids': list[str] | None}}, got a string")
@@ -99,6 +103,8 @@ def _unit(u: Any, q: int, k: int) -> PreparedUnit:
 
 
 def _source(s: Any, q: int, j: int) -> PreparedSource:
+    if isinstance(s, SourceSnippet):  # checked when it was made (the runner's own sources)
+        return PreparedSource(id=s.id, text=s.text, title=s.title, doc=s.doc_id or s.id.rpartition(".")[0] or s.id)
     where = f"sources[{q}][{j}]"
     if not isinstance(s, Mapping):
         raise TypeError(f"{where} must be a dict {{'id': str, 'text': str}}, got {type(s).__name__}")

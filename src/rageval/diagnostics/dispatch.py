@@ -35,8 +35,8 @@ def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options
 
     return attribution_scores_batch(
         [x.answer for x in inputs],
-        [x.unit_dicts() for x in inputs],
-        [x.source_dicts() for x in inputs],
+        [list(x.units) for x in inputs],  # Unit and SourceSnippet objects: checked when made, never converted
+        [list(x.sources) for x in inputs],
         judge=judge,
         options=options.attribution,
         parts=parts,

@@ -64,7 +64,10 @@ def _citation_decisions(s: Mapping[str, Any]) -> list[str]:
 
 def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     judged = ((rec.get("extra") or {}).get("attribution") or {}).get("sentences")
-    plain = (rec.get("answer") or {}).get("sentences") or []
+    answer = rec.get("answer") or {}
+    plain = answer.get("sentences") or []
+    if not judged and not plain and str(answer.get("text") or "").strip():
+        plain = [{"text": answer["text"]}]  # not split (no selected diagnostic reads its claims): shown whole
     out = []
     for s in judged if judged else plain:
         if isinstance(s, Mapping):

@@ -1,9 +1,15 @@
-"""The record cache of a run directory: one JSON file per (setting, question), keyed by an input hash.
+"""The record cache of a run directory: one entry per (setting, question), keyed by an input hash.
 
 ``cache/records/<setting>/<question>.json`` holds ``{"input_hash", "record"}``,
 written atomically the moment a record is finished, so a killed run loses at
 most the batch in flight.  A record is reused only when its input hash matches
 (:func:`rageval.suite.plan.record_hash`).
+
+Packed (``RecordCache(packed=True)``, ``rageval score``: a file per record cost
+more than scoring it): the same entries are lines of the setting's packs,
+``cache/records/<setting>/pack-<n>.jsonl``, each run's appended to a new pack in
+one write per batch and the packs folded into one when the run completes
+(:class:`Pack`).  Per-record files in the folder are still read.
 
 ``records.jsonl`` is streamed (:class:`RecordsFile`): each record's JSON is
 encoded once, written to its cache file and to ``records.jsonl`` as soon as the
@@ -44,6 +50,7 @@ from typing import Any, Protocol
 
 from rageval.errors import RunFailure
 from rageval.io import atomic_file, check_folders, dump_json_line, write_json_atomic, write_text_atomic
+from rageval.run.packs import Pack
 from rageval.types import Record
 
 __all__ = ["CacheChanged", "CacheTally", "RecordCache", "RecordsFile", "TRANSIENT_STATUSES", "mark_run", "safe_name"]
@@ -117,12 +124,15 @@ class CacheTally:
 class RecordCache:
     """The ``cache/`` folder of one run directory."""
 
-    def __init__(self, out_dir: Path, *, durable: bool = True):
+    def __init__(self, out_dir: Path, *, durable: bool = True, packed: bool = False):
         self.out_dir = Path(out_dir)
         self.durable = durable  # False: record files renamed into place without fsync (rageval.io)
         self.root = self.out_dir / "cache" / "records"
         self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
         self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
+        #: True: each setting's records in packs (:class:`Pack`, ``rageval score``), not one file per record
+        self.packed = packed
+        self._packs: dict[str, Pack] = {}
 
     def path(self, setting: str, question_id: str) -> Path:
         return self.root / safe_name(setting) / f"{safe_name(question_id)}.json"
@@ -140,6 +150,18 @@ class RecordCache:
 
         The text is the record's line of ``records.jsonl``: the very text the file holds after its input hash.
         """
+        if self.packed:
+            found = self._pack(setting).read(question_id)
+            if found is not None:
+                entry = _entry(found[0], question_id, setting, input_hash)
+                if isinstance(entry, tuple):
+                    return entry
+                if entry is not None:  # the line reads as JSON but not as this question's record
+                    self._pack(setting).drop(question_id, entry)
+                return None  # an older input, or a line not to trust: computed again
+            if not self._pack(setting).has_files:
+                return None
+            # a question the setting's packs do not hold: the per-record file of an older layout
         path = self.path(setting, question_id)
         try:
             raw = path.read_bytes()
@@ -149,36 +171,15 @@ class RecordCache:
             self._quarantine(path, "a folder, not a file")
             return None
         try:
-            data = json.loads(raw.decode("utf-8"))
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             self._quarantine(path, f"not UTF-8 (byte {err.start})")
             return None
-        except ValueError as err:
-            self._quarantine(path, f"not JSON ({err})")
+        entry = _entry(text, question_id, setting, input_hash)
+        if isinstance(entry, str):
+            self._quarantine(path, entry)
             return None
-        except RecursionError:
-            self._quarantine(path, "JSON nested deeper than Python parses")
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-            self._quarantine(path, f"not a cached record (a JSON {type(data).__name__} without 'record')")
-            return None
-        if not isinstance(data.get("input_hash"), str):
-            self._quarantine(path, "not a cached record (no 'input_hash' string)")
-            return None
-        if data["input_hash"] != input_hash:
-            return None  # an older input: recomputed and overwritten, nothing wrong with the file
-        try:
-            rec = Record.from_dict(data["record"])
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
-            self._quarantine(path, f"not a valid record ({type(err).__name__}: {str(err)[:120]})")
-            return None
-        if rec.question_id != question_id or rec.setting.name != setting:
-            self._quarantine(path, f"holds question {rec.question_id!r} of setting {rec.setting.name!r}")
-            return None
-        if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
-            self._quarantine(path, "not a valid record ('metrics' and 'extra' must be objects)")
-            return None
-        return rec, _record_text(raw.decode("utf-8"), input_hash, data["record"])
+        return entry
 
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
@@ -206,32 +207,101 @@ class RecordCache:
         )
 
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> str:
-        """Write the record's cache file; return its JSON text (one encoding: the file's and the line's)."""
+        """Write the record's cache entry; return its JSON text (one encoding: the entry's and the line's).
+
+        Per-record layout: its file, written atomically now.  Packed layout: a line of the setting's pack,
+        appended at the next :meth:`flush` (the engine flushes after each batch).
+        """
         text = dump_json_line(record.to_dict())
+        entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
+        if self.packed:
+            self._pack(setting).append(question_id, entry)
+            return text
         write_text_atomic(
             self.path(setting, question_id),
-            _entry_prefix(input_hash) + text + "}\n",  # = json_text({"input_hash", "record"}) + "\n"
+            entry,
             root=self.out_dir,  # no folder of the cache may be a link placed in the run directory
             durable=self.durable,
         )
         return text
 
-    def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
-        """The record text of a cache file this run wrote or reused (:class:`RecordsFile` reading back what its
-        buffer let go); :class:`CacheChanged` if another process changed the file meanwhile."""
-        path = self.path(setting, question_id)
+    def flush(self) -> None:
+        """Append the entries written since the last flush to their packs (packed layout; one write per pack)."""
+        for pack in self._packs.values():
+            pack.flush()
+
+    def close(self, *, complete: bool) -> None:
+        """Flush and close the packs; when the run ``complete`` d, fold each setting's packs into one."""
         try:
-            raw = path.read_bytes().decode("utf-8")
+            for pack in self._packs.values():
+                pack.flush()
+                if complete:
+                    pack.compact()
+        finally:
+            for pack in self._packs.values():
+                pack.close()
+            self._packs.clear()
+
+    def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
+        """The record text of a cache entry this run wrote or reused (:class:`RecordsFile` reading back what its
+        buffer let go); :class:`CacheChanged` if another process changed it meanwhile."""
+        if self.packed:
+            found = self._pack(setting).read(question_id)
+            path = self._pack(setting).folder
+            if found is None:
+                raise CacheChanged(self._changed(path, f"lost the record of question {question_id!r}"))
+            raw = found[0]
+        else:
+            path = self.path(setting, question_id)
+            try:
+                raw = path.read_bytes().decode("utf-8")
+            except (OSError, ValueError) as err:
+                raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
+        try:
             data = json.loads(raw)
-            record, found = data["record"], data.get("input_hash")
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            record, found_hash = data["record"], data.get("input_hash")
+        except (ValueError, KeyError, TypeError) as err:
             raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
-        if found != input_hash:
+        if found_hash != input_hash:
             raise CacheChanged(self._changed(path, "holds a record of other inputs"))
         return _record_text(raw, input_hash, record)
 
+    def _pack(self, setting: str) -> Pack:
+        pack = self._packs.get(setting)
+        if pack is None:
+            folder = self.root / safe_name(setting)
+            check_folders(folder, self.out_dir)  # no folder of the cache may be a link placed in the run directory
+            pack = self._packs[setting] = Pack(folder, self.out_dir, durable=self.durable)
+        return pack
+
     def mark_suite(self, name: str, suite_hash: str) -> None:
         mark_run(self.out_dir, name, suite_hash)
+
+
+def _entry(text: str, question_id: str, setting: str, input_hash: str) -> tuple[Record, str] | str | None:
+    """A cache entry's text read: ``(record, its JSON text)``; None for an entry of an older input hash; else why
+    it cannot be trusted (one sentence)."""
+    try:
+        data = json.loads(text)
+    except ValueError as err:
+        return f"not JSON ({err})"
+    except RecursionError:
+        return "JSON nested deeper than Python parses"
+    if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+        return f"not a cached record (a JSON {type(data).__name__} without 'record')"
+    if not isinstance(data.get("input_hash"), str):
+        return "not a cached record (no 'input_hash' string)"
+    if data["input_hash"] != input_hash:
+        return None  # an older input: recomputed and overwritten, nothing wrong with the entry
+    try:
+        rec = Record.from_dict(data["record"])
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        return f"not a valid record ({type(err).__name__}: {str(err)[:120]})"
+    if rec.question_id != question_id or rec.setting.name != setting:
+        return f"holds question {rec.question_id!r} of setting {rec.setting.name!r}"
+    if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
+        return "not a valid record ('metrics' and 'extra' must be objects)"
+    return rec, _record_text(text, input_hash, data["record"])
 
 
 def _entry_prefix(input_hash: str) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from rageval.citations import parse_answer
 from rageval.compressors import BudgetError, CompressorError, budget_contract
+from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.readers.template import DEFAULT_TEMPLATE
@@ -65,6 +66,12 @@ def overshoot(ctx: Context | None) -> int:
     if ctx is None or ctx.budget_tokens is None:
         return 0
     return max(0, ctx.achieved_tokens - ctx.budget_tokens)
+
+
+def reads_claims(diagnostics: Sequence[str]) -> bool:
+    """True when a diagnostic of ``diagnostics`` reads the answer's claims and citations (the attribution family):
+    only then is a record's answer split into its sentences (``answer.sentences``)."""
+    return any(CATALOG[d].family == "attribution" for d in diagnostics)
 
 
 def answer_claims(item: Item) -> list[str] | None:
@@ -131,10 +138,14 @@ def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
         if item.given.error is not None or item.given.units is None:
             return None, failed(item, setting, "compressor_error", item.given.error or "no units given")
 
-        retrieved = evidence_tokens(list(item.sources), stage.tokenizer)
-        ctx = Context.measure(
-            item.given.units, tokenizer=stage.tokenizer, retrieved_tokens=retrieved, budget=setting.budget
-        )
+        units, sources = item.given.units, item.sources
+        retrieved = evidence_tokens(list(sources), stage.tokenizer)
+        if len(units) == len(sources) and all(u.text == s.text for u, s in zip(units, sources)):
+            # the units are the sources' texts (an ALCE file's documents): the same count, counted once
+            return Context(
+                tuple(units), achieved_tokens=retrieved, retrieved_tokens=retrieved, budget=setting.budget
+            ), None
+        ctx = Context.measure(units, tokenizer=stage.tokenizer, retrieved_tokens=retrieved, budget=setting.budget)
         return ctx, None
     if stage.compressor is None:
         return None, failed(item, setting, "unavailable", stage.compressor_error)
@@ -255,18 +266,23 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 reader_input_tokens=x.reader_input_tokens,
             )
         return
+    claims = reads_claims(stage.diagnostics)
     for i, x, (metrics, extra) in zip(scored, inputs, results):
         saved = batch[i].saved
         if saved is not None:  # rescored: the saved record with the new metrics
             records[i] = replace(saved, metrics=metrics, extra={**saved.extra, **extra})
             continue
-        answer = parse_answer(
-            x.answer,
-            len(x.units),
-            mode=stage.options.attribution.citation_mode,
-            max_citations=stage.options.max_citations,
-            list_question=x.list_question,
-        )
+        mode = stage.options.attribution.citation_mode
+        if claims:
+            answer = parse_answer(
+                x.answer,
+                len(x.units),
+                mode=mode,
+                max_citations=stage.options.max_citations,
+                list_question=x.list_question,
+            )
+        else:  # no selected diagnostic reads the answer's claims: not split (docs/score.md#outputs-cache-and-resume)
+            answer = Answer(x.answer, mode=mode)
         records[i] = Record(
             question_id=x.question_id,
             setting=stage.setting,

@@ -39,7 +39,7 @@ from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
-from rageval.run.engine import execute
+from rageval.run.engine import execute, heap_frozen
 from rageval.run.outputs import refuse_inputs
 from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
 from rageval.run.rundir import RunDir
@@ -309,8 +309,9 @@ def score_files(
     """
 
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
-    read = _read_inputs(inputs, fmt, mapping, split, options)
-    plan = build_plan(read, options)
+    with heap_frozen():  # the caller's heap out of the collector's passes (execute does the same)
+        read = _read_inputs(inputs, fmt, mapping, split, options)
+        plan = build_plan(read, options)
     rundir = RunDir(out_dir)
     with rundir.lock("rageval score"):  # one writer per output directory, as a suite run
         run = execute(plan, rundir, progress_bar=progress, on_record=on_record)
@@ -425,4 +426,5 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         notes=tuple(read.notes),
         judge_needed=any(CATALOG[d].uses_judge for d in read.diagnostics),
         first_batch=16,  # the first record on disk sooner
+        packed=True,  # one cache write per batch, not a file per record
     )

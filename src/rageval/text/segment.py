@@ -18,7 +18,13 @@ ALCE-compatible scoring splits with nltk's own Punkt algorithm instead
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Iterator
 
 __all__ = ["split_sentences", "nltk_sent_tokenize", "snippet_id"]
 
@@ -39,19 +45,42 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _nupunkt().sent_tokenize(text) if s.strip()]
 
 
+@contextlib.contextmanager
+def _nltk_modules() -> Iterator[None]:
+    """nltk's modules importable without its package ``__init__`` (which imports scikit-learn, scipy and pandas:
+    1-2 s; Punkt needs none of them): the ``nltk`` and ``nltk.tokenize`` packages stand in as bare packages of
+    nltk's own folders while the block runs, and every nltk module the block loaded leaves ``sys.modules`` at
+    its end, so a later ``import nltk`` is nltk's whole package as usual.  Where nltk is already imported, its
+    modules are used as they are."""
+    if "nltk" in sys.modules:
+        yield
+        return
+    spec = importlib.util.find_spec("nltk")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("No module named 'nltk'", name="nltk")
+    folder = next(iter(spec.submodule_search_locations))
+    before = set(sys.modules)
+    for name, path in (("nltk", folder), ("nltk.tokenize", os.path.join(folder, "tokenize"))):
+        package = types.ModuleType(name)
+        package.__path__ = [path]
+        package.__package__ = name
+        sys.modules[name] = package
+    try:
+        yield
+    finally:
+        for name in [m for m in sys.modules if m not in before and (m == "nltk" or m.startswith("nltk."))]:
+            del sys.modules[name]
+
+
 @functools.lru_cache(maxsize=1)
 def _nltk_punkt():
-    """nltk's Punkt tokenizer: the real english punkt_tab if installed, else nupunkt's parameters."""
-    import nltk
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    """nltk's Punkt tokenizer: the real english punkt_tab if installed, else nupunkt's parameters (loaded as
+    :func:`_nltk_modules` says: the same algorithm and output, without nltk's package ``__init__``)."""
+    with _nltk_modules():
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
 
-    try:
-        nltk.data.find("tokenizers/punkt_tab/english/")
-        from nltk.tokenize import PunktTokenizer
-
-        return PunktTokenizer("english"), "nltk punkt_tab (english)"
-    except LookupError:
-        pass
+        if _punkt_tab_installed():
+            return PunktTokenizer("english"), "nltk punkt_tab (english)"
     src = _nupunkt().load_default_model()._params
     params = PunktParameters()
     params.abbrev_types = set(src.abbrev_types)
@@ -60,6 +89,18 @@ def _nltk_punkt():
     for word, ctx in dict(src.ortho_context).items():
         params.ortho_context[word] = int(ctx)
     return PunktSentenceTokenizer(params), "nltk Punkt algorithm with nupunkt's parameters"
+
+
+def _punkt_tab_installed() -> bool:
+    """True when nltk finds the english ``punkt_tab`` (``$NLTK_DATA`` and nltk's own data folders); call it
+    inside :func:`_nltk_modules`."""
+    import nltk.data
+
+    try:
+        nltk.data.find("tokenizers/punkt_tab/english/")
+    except LookupError:
+        return False
+    return True
 
 
 def nltk_sent_tokenize(text: str) -> list[str]:
