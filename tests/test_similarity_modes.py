@@ -114,6 +114,18 @@ def test_rows_are_read_only_in_every_mode():
             row[0] = 5.0
 
 
+def test_the_whole_kernel_is_handed_out_in_kernel_mode_only():
+    e = np.random.default_rng(2).normal(size=(5, 3))
+    k = EmbeddingSimilarity(e, mode="kernel").kernel()
+    assert k.shape == (5, 5) and not k.flags.writeable
+    assert [k[i].tolist() for i in range(5)] == [
+        EmbeddingSimilarity(e, mode="kernel").row(i).tolist() for i in range(5)
+    ]
+    assert EmbeddingSimilarity(e, mode="cached").kernel() is None
+    assert EmbeddingSimilarity(e, mode="on_demand").kernel() is None
+    assert LexicalSimilarity(LexicalIndex(["a b", "b c"]), mode="kernel").kernel() is None  # a cache of every row
+
+
 def test_kernel_rows_match_on_demand_rows_to_rounding():
     e = np.random.default_rng(3).normal(size=(300, 32))
     k, od = EmbeddingSimilarity(e, mode="kernel"), EmbeddingSimilarity(e, mode="on_demand")
