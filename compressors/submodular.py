@@ -162,7 +162,7 @@ class Objective:
             rows = k.take(idx, axis=0) if k is not None else p.sim.rows(idx)  # a fresh (len(idx), n) array
             rows -= self.cur
             np.maximum(rows, 0.0, out=rows)
-            c = rows.sum(axis=1)
+            c = np.add.reduce(rows, axis=1)  # rows.sum(axis=1) without its Python wrapper
             c *= self._cov_scale
             g = c if g is None else g + c
         if self._div:
@@ -244,7 +244,12 @@ VECTOR_GUESS = 0.95
 
 
 def lazy_greedy(
-    p: PackerProblem, budget: int | None, *, block: int | None = None, vector: bool | None = None
+    p: PackerProblem,
+    budget: int | None,
+    *,
+    block: int | None = None,
+    vector: bool | None = None,
+    singletons: np.ndarray | None = None,
 ) -> GreedyResult:
     """Cost-scaled lazy greedy (stale upper bounds, re-evaluated only where they can still win); ties break by lower
     index.  Two ways to take a step, the same selection (the plain greedy's) and the same gains:
@@ -256,9 +261,11 @@ def lazy_greedy(
       stale ones (up to ``block``, default :func:`block_size`) in one call.  The selection is the plain greedy's
       whatever the block: a candidate is taken only when its exact ratio is on top of the queue, where every other
       entry is an upper bound (submodularity); a larger block only evaluates some candidates earlier than needed.
+
+    ``singletons``: :meth:`Objective.singleton_gains`, where the caller has them (:func:`pack`).
     """
     obj = Objective(p)
-    g0 = obj.singleton_gains()
+    g0 = obj.singleton_gains() if singletons is None else singletons
     if vector or (vector is None and block is None and p.n <= VECTOR_MAX_N):
         return _vector_steps(p, budget, obj, g0)
     b = block_size(p.n) if block is None else max(1, int(block))
@@ -345,7 +352,7 @@ def _vector_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.n
             r = g / neg_scale[idx]
             neg[idx] = r
             k = int(r.argmin())
-            best, w, gain = float(r[k]), int(idx[k]), float(g[k])
+            best, w, gain = r.item(k), idx.item(k), g.item(k)
         if not best <= guess:  # the best is below the guess (or nothing reached it): bounds in between may win
             if w < 0:
                 w = int(neg.argmin())
@@ -363,19 +370,26 @@ def _vector_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.n
                 neg[idx] = r
                 k = int(r.argmin())
                 if (float(r[k]), int(idx[k])) < (best, w):
-                    best, w, gain = float(r[k]), int(idx[k]), float(g[k])
+                    best, w, gain = r.item(k), idx.item(k), g.item(k)
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
-def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | None = None) -> GreedyResult:
+def plain_greedy(
+    p: PackerProblem,
+    budget: int | None,
+    *,
+    max_seconds: float | None = None,
+    singletons: np.ndarray | None = None,
+) -> GreedyResult:
     """Reference: at every step re-evaluate every remaining feasible candidate (first step shared).
 
-    ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.
+    ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.  ``singletons`` as in
+    :func:`lazy_greedy`.
     """
 
     t_end = None if max_seconds is None else time.perf_counter() + max_seconds
     obj = Objective(p)
-    gains = obj.singleton_gains().astype(float)
+    gains = (obj.singleton_gains() if singletons is None else singletons).astype(float)
     remaining = math.inf if budget is None else budget
     alive = [i for i in range(p.n) if p.costs[i] <= remaining]
     selected: list[int] = []
@@ -402,9 +416,9 @@ def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | N
 
 def pack(p: PackerProblem, budget: int | None, *, lazy: bool = True, fallback: bool = True) -> GreedyResult:
     """Greedy (lazy or plain) then the Lin–Bilmes singleton fallback."""
-    res = (lazy_greedy if lazy else plain_greedy)(p, budget)
+    g0 = Objective(p).singleton_gains()  # the greedy's first step and the fallback's singletons
+    res = (lazy_greedy if lazy else plain_greedy)(p, budget, singletons=g0)
     if fallback and p.n:
-        g0 = Objective(p).singleton_gains()
         feasible = np.flatnonzero(p.costs <= (np.inf if budget is None else budget))
         if len(feasible):
             best = int(feasible[np.argmax(g0[feasible])])
