@@ -136,6 +136,8 @@ class Objective:
         )
         # the whole similarity matrix where it is held (kernel mode): a block of rows is one gather
         self._kernel = p.sim.kernel() if w_cov and p.n else None
+        #: a block's gains cost no Python work per candidate (no similarity row fetched or computed one at a time)
+        self.gathers = self._kernel is not None or not self._cov
 
     def singleton_gains(self) -> np.ndarray:
         """F({i}) for every i (= gains at the empty set), vectorized."""
@@ -226,7 +228,7 @@ BLOCK_WORK = 16_384
 MAX_BLOCK = 64
 #: a step's first block; each further block of the same step is twice as large (up to :func:`block_size`), so
 #: a step that needs one evaluation makes about one, and a step that needs hundreds makes few numpy calls
-FIRST_BLOCK = 4
+FIRST_BLOCK = 2
 
 
 def block_size(n: int) -> int:
@@ -236,8 +238,8 @@ def block_size(n: int) -> int:
 
 #: up to this many candidates the lazy greedy takes its steps vectorised (:func:`_vector_steps`): no Python work
 #: per candidate, for some evaluations more than the priority queue makes; above, those evaluations cost more than
-#: the Python work they save (bench/bench_packer_libs.py: the vectorised steps are ahead at 1,000 candidates,
-#: even at 2,000 and behind at 3,000 and 5,000)
+#: the Python work they save (on MiniLM kernels of HotpotQA sentences, bench/bench_packer_libs.py's problem: ahead
+#: at 200 and 1,000 candidates, even at 2,000, behind at 3,000 and 5,000)
 VECTOR_MAX_N = 1024
 #: the vectorised step's guess of its best ratio, as a fraction of the previous step's (ratios only fall)
 VECTOR_GUESS = 0.95
@@ -254,9 +256,11 @@ def lazy_greedy(
     """Cost-scaled lazy greedy (stale upper bounds, re-evaluated only where they can still win); ties break by lower
     index.  Two ways to take a step, the same selection (the plain greedy's) and the same gains:
 
-    * ``vector=True`` (the default up to :data:`VECTOR_MAX_N` candidates, when no ``block`` is given):
-      :func:`_vector_steps`, every stale candidate whose bound reaches a guess of the step's best ratio evaluated
-      in one :meth:`Objective.gains` call;
+    * ``vector=True`` (the default up to :data:`VECTOR_MAX_N` candidates when the similarity is a held kernel or
+      unweighted, so that a block of gains is a few numpy calls, and no ``block`` is given): :func:`_vector_steps`,
+      every stale candidate whose bound reaches a guess of the step's best ratio evaluated in one
+      :meth:`Objective.gains` call (cached or on-demand rows, lexical ones included, are fetched or computed one
+      by one: there the queue's fewer evaluations are worth more);
     * ``vector=False``: a priority queue of the bounds; a stale candidate on top is evaluated together with the next
       stale ones (up to ``block``, default :func:`block_size`) in one call.  The selection is the plain greedy's
       whatever the block: a candidate is taken only when its exact ratio is on top of the queue, where every other
@@ -266,7 +270,7 @@ def lazy_greedy(
     """
     obj = Objective(p)
     g0 = obj.singleton_gains() if singletons is None else singletons
-    if vector or (vector is None and block is None and p.n <= VECTOR_MAX_N):
+    if vector or (vector is None and block is None and p.n <= VECTOR_MAX_N and obj.gathers):
         return _vector_steps(p, budget, obj, g0)
     b = block_size(p.n) if block is None else max(1, int(block))
     first = size = min(FIRST_BLOCK, b)

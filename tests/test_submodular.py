@@ -120,7 +120,9 @@ def test_vectorised_steps_select_the_plain_greedy_set(p, budget):
     assert vec.selected == queue.selected == plain.selected
     assert vec.value == queue.value == plain.value  # the same gains, added in the same order
     assert vec.evaluations <= plain.evaluations  # a candidate is evaluated at most once per step
-    assert lazy_greedy(p, budget).evaluations == vec.evaluations  # the default up to VECTOR_MAX_N candidates
+    # the default up to VECTOR_MAX_N candidates where a block of gains is a few numpy calls (a held kernel)
+    default = vec if Objective(p).gathers else queue
+    assert lazy_greedy(p, budget).evaluations == default.evaluations
 
 
 @pytest.mark.parametrize("seed", range(4))
