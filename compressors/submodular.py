@@ -24,11 +24,13 @@ sentence scores 1 on it, which makes the weights comparable):
 Every term is monotone submodular and the weights are non-negative, so ``F`` is
 too (property-tested).  Optimization: **cost-scaled greedy** — repeatedly add
 the feasible sentence with the best marginal gain per token — with **lazy
-evaluation** (a priority queue of stale upper bounds; by submodularity a
-re-evaluated bound that stays on top is the true best), stopping when nothing
-fits or no gain is positive; then the **Lin–Bilmes fallback**: if the best
-feasible single sentence has a higher ``F`` than the greedy set, return it
-instead.  Selected sentences are emitted in source order (document rank, then
+evaluation** (stale upper bounds; by submodularity a candidate whose exact ratio
+is at least every other bound is the true best: up to :data:`VECTOR_MAX_N`
+candidates with a held kernel, vectorised steps, each a few numpy calls over the
+candidates whose bound reaches a guess of the step's best; otherwise a priority
+queue), stopping when nothing fits or no gain is positive; then the
+**Lin–Bilmes fallback**: if the best feasible single sentence has a higher ``F``
+than the greedy set, return it instead.  Selected sentences are emitted in source order (document rank, then
 position), one unit per sentence, declaring its id.
 
 :func:`plain_greedy` is the reference implementation (re-evaluates every
