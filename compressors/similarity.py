@@ -171,6 +171,14 @@ class SimilarityMatrix:
             return self._kernel.take(idx, axis=0)
         return np.stack([self.row(int(i)) for i in idx]) if len(idx) else np.zeros((0, self.n))
 
+    def kernel(self) -> np.ndarray | None:
+        """The whole ``n × n`` matrix (read-only) in ``kernel`` mode, built if needed; ``None`` in the other modes."""
+        if self.mode != "kernel":
+            return None
+        if self._kernel is None:
+            self._build_kernel()
+        return self._kernel
+
     def row_sums(self) -> np.ndarray:
         if self._sums is None:
             if self.mode == "kernel":

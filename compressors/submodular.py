@@ -24,11 +24,13 @@ sentence scores 1 on it, which makes the weights comparable):
 Every term is monotone submodular and the weights are non-negative, so ``F`` is
 too (property-tested).  Optimization: **cost-scaled greedy** — repeatedly add
 the feasible sentence with the best marginal gain per token — with **lazy
-evaluation** (a priority queue of stale upper bounds; by submodularity a
-re-evaluated bound that stays on top is the true best), stopping when nothing
-fits or no gain is positive; then the **Lin–Bilmes fallback**: if the best
-feasible single sentence has a higher ``F`` than the greedy set, return it
-instead.  Selected sentences are emitted in source order (document rank, then
+evaluation** (stale upper bounds; by submodularity a candidate whose exact ratio
+is at least every other bound is the true best: up to :data:`VECTOR_MAX_N`
+candidates with a held kernel, vectorised steps, each a few numpy calls over the
+candidates whose bound reaches a guess of the step's best; otherwise a priority
+queue), stopping when nothing fits or no gain is positive; then the
+**Lin–Bilmes fallback**: if the best feasible single sentence has a higher ``F``
+than the greedy set, return it instead.  Selected sentences are emitted in source order (document rank, then
 position), one unit per sentence, declaring its id.
 
 :func:`plain_greedy` is the reference implementation (re-evaluates every
@@ -52,13 +54,14 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
 from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats, scale_to_unit
-from rageval.compressors.similarity import SimilarityMatrix, build_similarity, is_model_similarity
+from rageval.compressors.similarity import build_similarity, is_model_similarity
+from rageval.compressors.submodular_objective import Objective, PackerProblem
 
 __all__ = [
     "SubmodularCompressor",
@@ -71,122 +74,6 @@ __all__ = [
     "pack",
     "GreedyResult",
 ]
-
-
-@dataclass
-class PackerProblem:
-    """Everything the objective needs, as arrays over candidates ``0..n-1`` (ties break by index)."""
-
-    costs: np.ndarray  # int, > 0
-    rel: np.ndarray  # [0, 1]
-    query_terms: "list[np.ndarray] | np.ndarray"  # per candidate: ids of the question terms it contains,
-    # or an (n, |Q|) boolean presence matrix
-    query_weights: np.ndarray  # per question term, sums to 1 (or empty)
-    sim: SimilarityMatrix
-    docs: np.ndarray  # document group of each candidate (0..n_docs-1)
-    weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5)
-    # greedy ranks by gain / cost**cost_exponent (1 = per token, as in the packing paper)
-    cost_exponent: float = 1.0
-    row_sums: np.ndarray = field(default=None)  # Σ_j sim(i, j)
-    div_reward: np.ndarray = field(default=None)
-
-    def __post_init__(self) -> None:
-        n = len(self.costs)
-        nq = len(self.query_weights)
-        if isinstance(self.query_terms, np.ndarray) and self.query_terms.ndim == 2:
-            self.presence = self.query_terms.astype(bool)
-        else:
-            self.presence = np.zeros((n, nq), dtype=bool)
-            for i, q in enumerate(self.query_terms):
-                self.presence[i, np.asarray(q, dtype=np.int64)] = True
-        if self.row_sums is None:
-            self.row_sums = self.sim.row_sums() if n else np.zeros(0)
-        self.repr_norm = float(self.row_sums.max()) if n and self.row_sums.max() > 0 else 1.0
-        if self.div_reward is None:
-            self.div_reward = (self.rel + self.row_sums / self.repr_norm) / 2.0
-        m = float(self.div_reward.max()) if n else 0.0
-        self.div_norm = math.sqrt(m) if m > 0 else 1.0
-        self.n_docs = int(self.docs.max()) + 1 if n else 0
-        self.scale = np.asarray(self.costs, dtype=np.float64) ** float(self.cost_exponent)
-
-    @property
-    def n(self) -> int:
-        return len(self.costs)
-
-
-class Objective:
-    """Incremental evaluation of F: ``gain(i)`` given the current set, ``add(i)``; ``value(S)`` from scratch."""
-
-    def __init__(self, p: PackerProblem):
-        self.p = p
-        self.covered = np.zeros(len(p.query_weights), dtype=bool)
-        self.cur = np.zeros(p.n)  # max_{i∈S} sim(i, j)
-        self.doc_acc = np.zeros(p.n_docs)
-        self.value_ = 0.0
-        self.evaluations = 0
-        self._cov_scale = p.weights[2] / p.repr_norm
-        self._div_scale = p.weights[3] / p.div_norm
-
-    def singleton_gains(self) -> np.ndarray:
-        """F({i}) for every i (= gains at the empty set), vectorized."""
-        p = self.p
-        w_rel, w_qry, w_cov, w_div = p.weights
-        qcov = p.presence @ p.query_weights if p.presence.shape[1] else np.zeros(p.n)
-        return (
-            w_rel * p.rel + w_qry * qcov + w_cov * p.row_sums / p.repr_norm + w_div * np.sqrt(p.div_reward) / p.div_norm
-        )
-
-    def gains(self, idx: np.ndarray) -> np.ndarray:
-        """The marginal gains of the candidates ``idx`` given the current set, in one numpy call per term (the one
-        gain computation: :meth:`gain`, the lazy greedy's blocks and the plain greedy's steps all use it)."""
-        p = self.p
-        self.evaluations += len(idx)
-        w_rel, w_qry, w_cov, w_div = p.weights
-        g = w_rel * p.rel[idx] if w_rel else np.zeros(len(idx))
-        if w_qry and len(self.covered):
-            g += w_qry * ((p.presence[idx] & ~self.covered) @ p.query_weights)
-        if w_cov:
-            rows = p.sim.rows(idx)  # a fresh (len(idx), n) array
-            rows -= self.cur
-            np.maximum(rows, 0.0, out=rows)
-            g += rows.sum(axis=1) * self._cov_scale
-        if w_div:
-            a = self.doc_acc[p.docs[idx]]
-            g += (np.sqrt(a + p.div_reward[idx]) - np.sqrt(a)) * self._div_scale
-        return g
-
-    def gain(self, i: int) -> float:
-        """The marginal gain of candidate ``i`` (:meth:`gains` of one)."""
-        return float(self.gains(np.array([i]))[0])
-
-    def add(self, i: int, gain: float | None = None) -> None:
-        p = self.p
-        if gain is None:
-            gain = self.gain(i)
-        self.value_ += gain
-        self.covered |= p.presence[i]
-        np.maximum(self.cur, p.sim.row(i), out=self.cur)
-        self.doc_acc[p.docs[i]] += p.div_reward[i]
-
-    def value(self, S: Sequence[int]) -> float:
-        """F(S) from scratch (for tests)."""
-        p = self.p
-        S = list(S)
-        if not S:
-            return 0.0
-        w_rel, w_qry, w_cov, w_div = p.weights
-        rel = float(p.rel[S].sum())
-        covered = p.presence[S].any(axis=0)
-        qcov = float(p.query_weights[covered].sum())
-        cur = np.zeros(p.n)
-        for i in S:
-            cur = np.maximum(cur, p.sim.row(i))
-        rep = float(cur.sum()) / p.repr_norm
-        acc = np.zeros(p.n_docs)
-        for i in S:
-            acc[p.docs[i]] += p.div_reward[i]
-        div = float(np.sqrt(acc).sum()) / p.div_norm
-        return w_rel * rel + w_qry * qcov + w_cov * rep + w_div * div
 
 
 @dataclass
@@ -213,17 +100,47 @@ def block_size(n: int) -> int:
     return max(1, min(MAX_BLOCK, BLOCK_WORK // max(n, 1)))
 
 
-def lazy_greedy(p: PackerProblem, budget: int | None, *, block: int | None = None) -> GreedyResult:
-    """Cost-scaled lazy greedy (priority queue of stale bounds); ties break by lower index.
+#: up to this many candidates the lazy greedy takes its steps vectorised (:func:`_vector_steps`): no Python work
+#: per candidate, for some evaluations more than the priority queue makes; above, those evaluations cost more than
+#: the Python work they save (on MiniLM kernels of HotpotQA sentences, bench/bench_packer_libs.py's problem: ahead
+#: at 200 and 1,000 candidates, even at 2,000, behind at 3,000 and 5,000)
+VECTOR_MAX_N = 1024
+#: the vectorised step's guess of its best ratio, as a fraction of the previous step's (ratios only fall)
+VECTOR_GUESS = 0.95
 
-    A stale candidate on top is evaluated together with the next stale ones (up to ``block``, default
-    :func:`block_size`) in one :meth:`Objective.gains` call.  The selection is the plain greedy's whatever the
-    block: a candidate is taken only when its exact ratio is on top of the queue, where every other entry is an
-    upper bound (submodularity); a larger block only evaluates some candidates earlier than needed.
+
+def lazy_greedy(
+    p: PackerProblem,
+    budget: int | None,
+    *,
+    block: int | None = None,
+    vector: bool | None = None,
+    singletons: np.ndarray | None = None,
+) -> GreedyResult:
+    """Cost-scaled lazy greedy (stale upper bounds, re-evaluated only where they can still win); ties break by lower
+    index.  Two ways to take a step, the same selection (the plain greedy's) and the same gains:
+
+    * ``vector=True`` (the default up to :data:`VECTOR_MAX_N` candidates when the similarity is a held kernel or
+      unweighted, so that a block of gains is a few numpy calls, and no ``block`` is given): :func:`_vector_steps`,
+      every stale candidate whose bound reaches a guess of the step's best ratio evaluated in one
+      :meth:`Objective.gains` call (cached or on-demand rows, lexical ones included, are fetched or computed one
+      by one: there the queue's fewer evaluations are worth more);
+    * ``vector=False``: a priority queue of the bounds; a stale candidate on top is evaluated together with the next
+      stale ones (up to ``block``, default :func:`block_size`) in one call.  The selection is the plain greedy's
+      whatever the block: a candidate is taken only when its exact ratio is on top of the queue, where every other
+      entry is an upper bound (submodularity); a larger block only evaluates some candidates earlier than needed.
+
+    ``singletons``: :meth:`Objective.singleton_gains`, where the caller has them (:func:`pack`).
     """
     obj = Objective(p)
-    g0 = obj.singleton_gains()
-    b = block_size(p.n) if block is None else max(1, int(block))
+    g0 = obj.singleton_gains() if singletons is None else singletons
+    if vector or (vector is None and block is None and p.n <= VECTOR_MAX_N and obj.gathers):
+        return _vector_steps(p, budget, obj, g0)
+    return _queue_steps(p, budget, obj, g0, block_size(p.n) if block is None else max(1, int(block)))
+
+
+def _queue_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.ndarray, b: int) -> GreedyResult:
+    """The lazy greedy's steps with a priority queue of the bounds, the stale top evaluated in blocks of up to ``b``."""
     first = size = min(FIRST_BLOCK, b)
     remaining = math.inf if budget is None else budget
     # plain Python numbers in the heap and the loop (numpy scalars compare several times slower)
@@ -268,15 +185,83 @@ def lazy_greedy(p: PackerProblem, budget: int | None, *, block: int | None = Non
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
-def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | None = None) -> GreedyResult:
+def _vector_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.ndarray) -> GreedyResult:
+    """The lazy greedy's steps as a few numpy calls each, whatever the number of evaluations (small ``n``).
+
+    ``neg`` holds minus each candidate's bound on its ratio (``+inf``: selected or no longer fitting); every bound
+    is the candidate's exact ratio at some earlier step (submodularity: gains only fall).  A step guesses its best
+    ratio ``θ`` (:data:`VECTOR_GUESS` × the previous step's) and evaluates every candidate whose bound reaches
+    ``θ``, in one call.  If the best exact ratio ``r`` found is at least ``θ``, every other candidate's bound, hence
+    its ratio, is below ``r``: the best is the step's.  Otherwise the candidates not yet evaluated whose bound
+    reaches ``r`` are evaluated too (a second call); then every candidate that could still tie or beat the best has
+    its exact ratio.  Ties go to the lower index, as in the plain greedy: each call's candidates come in index order
+    (``argmin`` takes the first) and the two calls' bests compare as (ratio, index).
+    """
+    n = p.n
+    selected: list[int] = []
+    if not n:
+        return GreedyResult(selected, obj.value_, obj.evaluations)
+    remaining = math.inf if budget is None else budget
+    costs = p.costs
+    neg_scale = -p.scale
+    neg = g0 / neg_scale  # = -(g0 / scale), the priority queue's keys; the first step's ratios are exact
+    neg[costs > remaining] = math.inf
+    largest = int(costs.max())
+    w = int(neg.argmin())
+    best, gain = float(neg[w]), float(g0[w])
+    while best < 0:  # a positive ratio (+inf: nothing left)
+        obj.add(w, gain)
+        selected.append(w)
+        remaining -= int(costs[w])
+        neg[w] = math.inf
+        if remaining < largest:
+            neg[costs > remaining] = math.inf
+        guess = VECTOR_GUESS * best
+        idx = np.flatnonzero(neg <= guess)
+        best, w = math.inf, -1
+        if len(idx):
+            g = obj.gains(idx)
+            r = g / neg_scale[idx]
+            neg[idx] = r
+            k = int(r.argmin())
+            best, w, gain = r.item(k), idx.item(k), g.item(k)
+        if not best <= guess:  # the best is below the guess (or nothing reached it): bounds in between may win
+            if w < 0:
+                w = int(neg.argmin())
+                if neg[w] == math.inf:
+                    break
+                idx = np.array([w])
+                gain = float(obj.gains(idx)[0])
+                best = neg[w] = gain / float(neg_scale[w])
+            more = neg <= best
+            more[idx] = False  # evaluated at this step already
+            idx = np.flatnonzero(more)
+            if len(idx):
+                g = obj.gains(idx)
+                r = g / neg_scale[idx]
+                neg[idx] = r
+                k = int(r.argmin())
+                if (float(r[k]), int(idx[k])) < (best, w):
+                    best, w, gain = r.item(k), idx.item(k), g.item(k)
+    return GreedyResult(selected, obj.value_, obj.evaluations)
+
+
+def plain_greedy(
+    p: PackerProblem,
+    budget: int | None,
+    *,
+    max_seconds: float | None = None,
+    singletons: np.ndarray | None = None,
+) -> GreedyResult:
     """Reference: at every step re-evaluate every remaining feasible candidate (first step shared).
 
-    ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.
+    ``max_seconds`` (benchmarks only) stops early; the result then has ``timed_out=True``.  ``singletons`` as in
+    :func:`lazy_greedy`.
     """
 
     t_end = None if max_seconds is None else time.perf_counter() + max_seconds
     obj = Objective(p)
-    gains = obj.singleton_gains().astype(float)
+    gains = (obj.singleton_gains() if singletons is None else singletons).astype(float)
     remaining = math.inf if budget is None else budget
     alive = [i for i in range(p.n) if p.costs[i] <= remaining]
     selected: list[int] = []
@@ -303,9 +288,9 @@ def plain_greedy(p: PackerProblem, budget: int | None, *, max_seconds: float | N
 
 def pack(p: PackerProblem, budget: int | None, *, lazy: bool = True, fallback: bool = True) -> GreedyResult:
     """Greedy (lazy or plain) then the Lin–Bilmes singleton fallback."""
-    res = (lazy_greedy if lazy else plain_greedy)(p, budget)
+    g0 = Objective(p).singleton_gains()  # the greedy's first step and the fallback's singletons
+    res = (lazy_greedy if lazy else plain_greedy)(p, budget, singletons=g0)
     if fallback and p.n:
-        g0 = Objective(p).singleton_gains()
         feasible = np.flatnonzero(p.costs <= (np.inf if budget is None else budget))
         if len(feasible):
             best = int(feasible[np.argmax(g0[feasible])])

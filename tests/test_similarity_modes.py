@@ -20,7 +20,7 @@ from rageval.compressors.similarity import (
     choose_mode,
     memory_budget,
 )
-from rageval.compressors.submodular import Objective, PackerProblem, build_problem, pack
+from rageval.compressors.submodular import Objective, PackerProblem, build_problem, lazy_greedy, pack
 
 from rageval.data import sample_path
 from rageval.data import passage_to_snippets
@@ -114,6 +114,18 @@ def test_rows_are_read_only_in_every_mode():
             row[0] = 5.0
 
 
+def test_the_whole_kernel_is_handed_out_in_kernel_mode_only():
+    e = np.random.default_rng(2).normal(size=(5, 3))
+    k = EmbeddingSimilarity(e, mode="kernel").kernel()
+    assert k.shape == (5, 5) and not k.flags.writeable
+    assert [k[i].tolist() for i in range(5)] == [
+        EmbeddingSimilarity(e, mode="kernel").row(i).tolist() for i in range(5)
+    ]
+    assert EmbeddingSimilarity(e, mode="cached").kernel() is None
+    assert EmbeddingSimilarity(e, mode="on_demand").kernel() is None
+    assert LexicalSimilarity(LexicalIndex(["a b", "b c"]), mode="kernel").kernel() is None  # a cache of every row
+
+
 def test_kernel_rows_match_on_demand_rows_to_rounding():
     e = np.random.default_rng(3).normal(size=(300, 32))
     k, od = EmbeddingSimilarity(e, mode="kernel"), EmbeddingSimilarity(e, mode="on_demand")
@@ -147,14 +159,16 @@ def test_packer_selects_the_same_set_in_every_mode_on_clustered_embeddings(budge
     results = {}
     for mode in MODES:
         p = emb_problem(e, costs, mode, weights=(1.0, 1.0, 0.5, 0.5), budget=3 * 8 * 400 if mode == "cached" else None)
-        res = pack(p, budget)
-        results[mode] = (res.selected, res.value, res.evaluations, p.sim.stats())
+        res = pack(p, budget)  # a held kernel takes the vectorised steps, cached and on-demand rows the queue
+        stats = p.sim.stats()
+        queue = lazy_greedy(p, budget, vector=False)
+        results[mode] = (res.selected, res.value, queue.evaluations, stats, queue.selected)
     sel = results["kernel"][0]
     assert len(sel) > 1
     for mode in MODES:
-        assert results[mode][0] == sel
+        assert results[mode][0] == results[mode][4] == sel
         assert results[mode][1] == pytest.approx(results["kernel"][1], rel=1e-12)
-        assert results[mode][2] == results["kernel"][2]  # the same gain evaluations: the greedy did the same work
+        assert results[mode][2] == results["kernel"][2]  # the queue: the same gain evaluations in every mode
     assert results["kernel"][3]["rows_held"] == 400
     assert results["cached"][3]["rows_held"] <= 3 and results["on_demand"][3]["rows_held"] == 0
     assert results["on_demand"][3]["rows_computed"] > results["cached"][3]["rows_computed"] - 1
