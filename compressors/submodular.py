@@ -350,6 +350,9 @@ def build_problem(
 
 class SubmodularCompressor(BaseCompressor):
     name = "submodular"
+    # 1.1.0: a gain's last bit no longer depends on the block it is evaluated in (the query-coverage term a product
+    # and a row sum), so a selection decided by an exact tie of two different sentences can change
+    version = "1.1.0"
     PARAMS = {
         "w_rel": 1.0,
         "w_qry": 1.0,
