@@ -423,9 +423,17 @@ def test_heap_frozen_freezes_for_the_block_only_and_leaves_a_callers_freeze_alon
         """
         import gc
 
-        from rageval.run.engine import heap_frozen
+        from rageval.run.engine import freeze_survivors, heap_frozen
 
         assert gc.get_freeze_count() == 0
+        freeze_survivors()
+        assert gc.get_freeze_count() == 0  # outside a block: nothing
+        with heap_frozen():
+            before = gc.get_freeze_count()
+            kept = [[i] for i in range(100)]  # what a run keeps between its batches
+            freeze_survivors()
+            assert gc.get_freeze_count() >= before + len(kept)  # the survivors join the frozen objects
+        assert gc.get_freeze_count() == 0  # and go back with them at the end
         with heap_frozen():
             n = gc.get_freeze_count()
             assert n > 0  # the objects alive at the start: out of the collector's passes
