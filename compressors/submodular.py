@@ -207,6 +207,15 @@ def _vector_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.n
     neg = g0 / neg_scale  # = -(g0 / scale), the priority queue's keys; the first step's ratios are exact
     neg[costs > remaining] = math.inf
     largest = int(costs.max())
+
+    def evaluate(idx: np.ndarray) -> tuple[float, int, float]:
+        """Exact ratios of the candidates ``idx`` (index order) into ``neg``: the best as (ratio, index, gain)."""
+        g = obj.gains(idx)
+        r = g / neg_scale[idx]
+        neg[idx] = r
+        k = int(r.argmin())  # the first of equal ratios: the lowest index
+        return r.item(k), idx.item(k), g.item(k)
+
     w = int(neg.argmin())
     best, gain = float(neg[w]), float(g0[w])
     while best < 0:  # a positive ratio (+inf: nothing left)
@@ -220,29 +229,21 @@ def _vector_steps(p: PackerProblem, budget: int | None, obj: Objective, g0: np.n
         idx = np.flatnonzero(neg <= guess)
         best, w = math.inf, -1
         if len(idx):
-            g = obj.gains(idx)
-            r = g / neg_scale[idx]
-            neg[idx] = r
-            k = int(r.argmin())
-            best, w, gain = r.item(k), idx.item(k), g.item(k)
+            best, w, gain = evaluate(idx)
         if not best <= guess:  # the best is below the guess (or nothing reached it): bounds in between may win
             if w < 0:
                 w = int(neg.argmin())
                 if neg[w] == math.inf:
                     break
                 idx = np.array([w])
-                gain = float(obj.gains(idx)[0])
-                best = neg[w] = gain / float(neg_scale[w])
+                best, w, gain = evaluate(idx)
             more = neg <= best
             more[idx] = False  # evaluated at this step already
             idx = np.flatnonzero(more)
             if len(idx):
-                g = obj.gains(idx)
-                r = g / neg_scale[idx]
-                neg[idx] = r
-                k = int(r.argmin())
-                if (float(r[k]), int(idx[k])) < (best, w):
-                    best, w, gain = r.item(k), idx.item(k), g.item(k)
+                found = evaluate(idx)
+                if found[:2] < (best, w):
+                    best, w, gain = found
     return GreedyResult(selected, obj.value_, obj.evaluations)
 
 
