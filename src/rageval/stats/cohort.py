@@ -13,13 +13,22 @@ in, and those questions leave the cohort.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Cohort", "common_cohort", "wholly_unavailable", "as_record_dict", "metric_value", "metric_table"]
+__all__ = [
+    "Cohort",
+    "RecordColumns",
+    "common_cohort",
+    "wholly_unavailable",
+    "as_record_dict",
+    "metric_value",
+    "metric_table",
+]
 
 
 def as_record_dict(rec: Any) -> Mapping[str, Any]:
@@ -92,57 +101,213 @@ def common_cohort(
     >>> c.question_ids, c.left_out, c.counts["c"]["n_cohort"]
     (('q1',), ('c',), 0)
     """
-    seen, order = _statuses(records)
-    settings = tuple(order if settings is None else settings)
-    unknown = [s for s in order if s not in settings]
-    if unknown:
-        raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
-    questions = sorted({q for q, _ in seen})
-    left_out = tuple(
-        s for s in settings if leave_out_unavailable and wholly_unavailable([seen.get((q, s)) for q in questions])
-    )
-    family = [s for s in settings if s not in left_out]
-    cohort = tuple(q for q in questions if all(seen.get((q, s)) == "ok" for s in family)) if family else ()
-    in_cohort = set(cohort)
-    counts: dict[str, dict[str, int]] = {}
-    for s in settings:
-        statuses = [seen.get((q, s)) for q in questions]
-        counts[s] = _counts(questions, statuses, in_cohort, 0 if s in left_out else len(cohort))
-    return Cohort(cohort, settings, counts, left_out)
+    cols = RecordColumns(metrics=False)
+    for r in records:
+        cols.add(as_record_dict(r))
+    return cols.cohort(settings, leave_out_unavailable=leave_out_unavailable)
 
 
-def _statuses(records: Iterable[Any]) -> tuple[dict[tuple[str, str], str | None], list[str]]:
-    """``({(question, setting): status}, settings in order of appearance)``; a record without a string question id
-    or a setting name, or a second record of one (question, setting), is a ValueError."""
-    recs = [as_record_dict(r) for r in records]
-    seen: dict[tuple[str, str], str | None] = {}
-    order: list[str] = []
-    for r in recs:
+class RecordColumns:
+    """Records as columns, filled in one pass, a few bytes per record: what the cohort and the metric tables read.
+
+    Per record: its question and setting (indexes into :attr:`question_ids` and :attr:`settings`, both in order
+    of appearance), its status, each metric (float64, NaN where undefined, absent or not a scalar) and the
+    context's achieved ratio and tokens; no text is held.  :meth:`add` one record dict at a time (the report reads
+    ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as records), then ask
+    for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings and statuses only.
+
+    >>> cols = RecordColumns()
+    >>> for q, s, v in [("q2", "a", 1), ("q1", "a", None), ("q1", "b", 0.5), ("q2", "b", True)]:
+    ...     cols.add({"question_id": q, "setting": {"name": s}, "status": "ok", "metrics": {"m": v}})
+    >>> t = cols.metric_table(["q1", "q2"], ["a", "b"], ["m"])
+    >>> t[("a", "m")].tolist(), t[("b", "m")].tolist()
+    ([nan, 1.0], [0.5, 1.0])
+    """
+
+    def __init__(self, *, metrics: bool = True) -> None:
+        self.question_ids: list[str] = []
+        self.settings: list[str] = []
+        self.statuses: list[Any] = []  # the distinct status values, in order of appearance
+        self._q: dict[str, int] = {}
+        self._s: dict[str, int] = {}
+        self._st: dict[Any, int] = {}
+        self.q, self.s, self.status = array("q"), array("q"), array("q")
+        self.with_metrics = metrics
+        self.metrics: dict[str, array] = {}  # name -> its value per record
+        self.scalar: dict[str, bool] = {}  # name -> every value a number, a bool or null
+        self.ratio, self.tokens = array("d"), array("d")  # the context's achieved ratio and tokens per record
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+    def add(self, r: Mapping[str, Any]) -> None:
+        """One record (a ``records.jsonl`` dict); a record without a string question id or a setting name is a
+        ValueError."""
         qid = r.get("question_id")
         if not isinstance(qid, str):
             raise ValueError(f"record without a string question_id: {qid!r}")
         s = _setting_name(r)
-        if s not in order:
-            order.append(s)
-        key = (qid, s)
-        if key in seen:
+        st = r.get("status")
+        qi = self._q.get(qid)
+        if qi is None:
+            qi = self._q[qid] = len(self.question_ids)
+            self.question_ids.append(qid)
+        si = self._s.get(s)
+        if si is None:
+            si = self._s[s] = len(self.settings)
+            self.settings.append(s)
+        sti = self._st.get(st)
+        if sti is None:
+            sti = self._st[st] = len(self.statuses)
+            self.statuses.append(st)
+        n = len(self.q)
+        self.q.append(qi)
+        self.s.append(si)
+        self.status.append(sti)
+        if not self.with_metrics:
+            return
+        ms = r.get("metrics")
+        ms = ms if isinstance(ms, Mapping) else {}
+        for k in ms:
+            if k not in self.metrics:
+                self.metrics[k] = array("d", [math.nan]) * n
+                self.scalar[k] = True
+        for k, col in self.metrics.items():
+            v = ms.get(k)
+            if type(v) is float:
+                col.append(v)
+                continue
+            try:
+                col.append(metric_value(v))
+            except TypeError:
+                self.scalar[k] = False
+                col.append(math.nan)
+        ctx = r.get("context")
+        ctx = ctx if isinstance(ctx, Mapping) else {}
+        for key, out in (("achieved_ratio", self.ratio), ("achieved_tokens", self.tokens)):
+            try:
+                out.append(metric_value(ctx.get(key)))
+            except TypeError:
+                out.append(math.nan)
+
+    def column(self, name: str) -> np.ndarray:
+        """A metric's value per record (a view of the column, not a copy)."""
+        return np.frombuffer(self.metrics[name], dtype=np.float64)
+
+    def context_column(self, key: str) -> np.ndarray:
+        """The context's ``achieved_ratio`` or ``achieved_tokens`` per record (NaN: none)."""
+        return np.frombuffer({"achieved_ratio": self.ratio, "achieved_tokens": self.tokens}[key], dtype=np.float64)
+
+    def indexes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(question index, setting index, status index)`` per record."""
+        return tuple(np.frombuffer(a, dtype=np.int64) for a in (self.q, self.s, self.status))  # type: ignore[return-value]
+
+    def first_repeat(self) -> int | None:
+        """The first record (in order) of a (question, setting) that an earlier record already has, else None."""
+        if not len(self):
+            return None
+        q, s, _ = self.indexes()
+        keys = q * len(self.settings) + s
+        _, first = np.unique(keys, return_index=True)
+        repeat = np.ones(keys.size, dtype=bool)
+        repeat[first] = False
+        return int(np.argmax(repeat)) if repeat.any() else None
+
+    def check_unique(self) -> None:
+        """A ValueError naming the first (question, setting) with two records."""
+        i = self.first_repeat()
+        if i is not None:
+            qid, s = self.question_ids[self.q[i]], self.settings[self.s[i]]
             raise ValueError(
                 f"two records for question {qid!r} in setting {s!r}: records of different runs or suites mixed?"
             )
-        seen[key] = r.get("status")
-    return seen, order
 
+    def status_code(self, status: Any) -> int:
+        """The index of a status value in :attr:`statuses` (-2: no record has it)."""
+        return self._st.get(status, -2)
 
-def _counts(questions: Sequence[str], statuses: Sequence[Any], in_cohort: set[str], n_cohort: int) -> dict[str, int]:
-    """One setting's counts (:class:`Cohort`) from its status per question (None: no record)."""
-    return {
-        "n_records": sum(st is not None for st in statuses),
-        "n_ok": sum(st == "ok" for st in statuses),
-        "n_failed": sum(st is not None and st != "ok" for st in statuses),
-        "n_missing": sum(st is None for st in statuses),
-        "n_cohort": n_cohort,
-        "n_excluded": sum(st == "ok" and q not in in_cohort for q, st in zip(questions, statuses)),
-    }
+    def cohort(self, settings: Sequence[str] | None = None, *, leave_out_unavailable: bool = True) -> Cohort:
+        """The common cohort over ``settings`` (default: every setting seen; see :func:`common_cohort`)."""
+        self.check_unique()
+        settings = tuple(self.settings if settings is None else settings)
+        unknown = [s for s in self.settings if s not in settings]
+        if unknown:
+            raise ValueError(f"records name settings {unknown} that are not in the family {list(settings)}")
+        order = sorted(range(len(self.question_ids)), key=self.question_ids.__getitem__)
+        questions = [self.question_ids[i] for i in order]
+        m = np.full((len(self.question_ids), len(settings)), -1, dtype=np.int64)  # status per question x setting
+        if len(self):
+            q, s, st = self.indexes()
+            col = np.array([settings.index(name) for name in self.settings], dtype=np.int64)
+            m[q, col[s]] = st
+        m = m[np.array(order, dtype=np.int64)] if order else m
+        present, is_ok = m >= 0, m == self.status_code("ok")
+        n_present = present.sum(axis=0)
+        wholly = (n_present > 0) & ((m == self.status_code("unavailable")) | ~present).all(axis=0)
+        left_out = tuple(s for j, s in enumerate(settings) if leave_out_unavailable and wholly[j])
+        family = [j for j, s in enumerate(settings) if s not in left_out]
+        in_cohort = is_ok[:, family].all(axis=1) if family else np.zeros(len(questions), dtype=bool)
+        cohort = tuple(q for q, c in zip(questions, in_cohort.tolist()) if c)
+        counts: dict[str, dict[str, int]] = {}
+        for j, s in enumerate(settings):
+            counts[s] = {
+                "n_records": int(n_present[j]),
+                "n_ok": int(is_ok[:, j].sum()),
+                "n_failed": int((present[:, j] & ~is_ok[:, j]).sum()),
+                "n_missing": int((~present[:, j]).sum()),
+                "n_cohort": 0 if s in left_out else len(cohort),
+                "n_excluded": int((is_ok[:, j] & ~in_cohort).sum()),
+            }
+        return Cohort(cohort, settings, counts, left_out)
+
+    def positions(self, question_ids: Sequence[str]) -> np.ndarray:
+        """Per record: the position of its question in ``question_ids`` (-1: not there)."""
+        to_pos = np.full(len(self.question_ids), -1, dtype=np.int64)
+        for i, q in enumerate(question_ids):
+            j = self._q.get(q)
+            if j is not None:
+                to_pos[j] = i
+        return to_pos[self.indexes()[0]]
+
+    def rows(self, setting: str, *, ok_only: bool = False) -> np.ndarray:
+        """The records of ``setting`` (a boolean mask per record); only its ``ok`` ones with ``ok_only``."""
+        _, s, st = self.indexes()
+        mask = s == self._s.get(setting, -1)
+        if ok_only:
+            mask &= st == self.status_code("ok")
+        return mask
+
+    def aligned(
+        self,
+        values: np.ndarray,
+        question_ids: Sequence[str],
+        setting: str,
+        *,
+        ok_only: bool = False,
+        pos: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``values`` (one per record) of ``setting``'s records aligned with ``question_ids`` (NaN: no record; a
+        later record of a question wins).  ``pos``: :meth:`positions` of ``question_ids``, when already known."""
+        pos = self.positions(question_ids) if pos is None else pos
+        out = np.full(len(question_ids), np.nan)
+        mask = self.rows(setting, ok_only=ok_only) & (pos >= 0)
+        out[pos[mask]] = values[mask]
+        return out
+
+    def metric_table(
+        self, question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str], *, ok_only: bool = False
+    ) -> dict[tuple[str, str], np.ndarray]:
+        """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent; ``ok_only``:
+        from the ``ok`` records alone."""
+        pos = self.positions(question_ids)
+        out: dict[tuple[str, str], np.ndarray] = {}
+        for s in settings:
+            for m in metrics:
+                if m in self.metrics:
+                    out[(s, m)] = self.aligned(self.column(m), question_ids, s, ok_only=ok_only, pos=pos)
+                else:
+                    out[(s, m)] = np.full(len(question_ids), np.nan)
+        return out
 
 
 def metric_value(v: Any) -> float:
@@ -160,20 +325,9 @@ def metric_table(
     records: Iterable[Any], question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str]
 ) -> dict[tuple[str, str], np.ndarray]:
     """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
-    pos: dict[Any, int] = {q: i for i, q in enumerate(question_ids)}
-    out = {(s, m): np.full(len(question_ids), np.nan) for s in settings for m in metrics}
+    wanted, names = set(question_ids), set(settings)
+    cols = RecordColumns()
     for r in map(as_record_dict, records):
-        i = pos.get(r.get("question_id"))
-        if i is None:
-            continue
-        s = _setting_name(r)
-        if s not in settings:
-            continue
-        ms = r.get("metrics") or {}
-        for m in metrics:
-            if m in ms:
-                try:
-                    out[(s, m)][i] = metric_value(ms[m])
-                except TypeError:
-                    pass
-    return out
+        if r.get("question_id") in wanted and _setting_name(r) in names:
+            cols.add(r)
+    return cols.metric_table(question_ids, settings, metrics)
