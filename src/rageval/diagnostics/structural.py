@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["STRUCTURAL", "Structural", "setting_facts", "structural_marks", "FACTS"]
+__all__ = ["STRUCTURAL", "SettingFacts", "Structural", "setting_facts", "structural_marks", "FACTS"]
 
 #: the facts a rule may name (see the module doc)
 FACTS = ("no_provenance", "verbatim", "no_citations")
@@ -94,13 +94,16 @@ def _cites(rec: Mapping[str, Any]) -> bool:
     return any(isinstance(s, Mapping) and s.get("citations") for s in sentences)
 
 
-def setting_facts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, bool]]:
-    """``{setting: {fact: bool}}`` over the ``ok`` records (one pass; a setting with none has no entry)."""
-    acc: dict[str, list[bool]] = {}  # [any provenance, all verbatim, any citation]
-    for rec in records:
+class SettingFacts:
+    """The facts of each setting accumulated one ``ok`` record at a time (:meth:`add`), read with :meth:`result`."""
+
+    def __init__(self) -> None:
+        self._acc: dict[str, list[bool]] = {}  # [any provenance, all verbatim, any citation]
+
+    def add(self, rec: Mapping[str, Any]) -> None:
         if rec.get("status") != "ok":
-            continue
-        slot = acc.setdefault(rec["setting"]["name"], [False, True, False])
+            return
+        slot = self._acc.setdefault(rec["setting"]["name"], [False, True, False])
         sources = {
             str(s.get("id")): str(s.get("text") or "") for s in rec.get("sources") or [] if isinstance(s, Mapping)
         }
@@ -110,7 +113,17 @@ def setting_facts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, b
             slot[0] = slot[0] or bool(u.get("source_ids"))
             slot[1] = slot[1] and _verbatim(u, sources)
         slot[2] = slot[2] or _cites(rec)
-    return {s: {"no_provenance": not a, "verbatim": b, "no_citations": not c} for s, (a, b, c) in acc.items()}
+
+    def result(self) -> dict[str, dict[str, bool]]:
+        return {s: {"no_provenance": not a, "verbatim": b, "no_citations": not c} for s, (a, b, c) in self._acc.items()}
+
+
+def setting_facts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, bool]]:
+    """``{setting: {fact: bool}}`` over the ``ok`` records (one pass; a setting with none has no entry)."""
+    facts = SettingFacts()
+    for rec in records:
+        facts.add(rec)
+    return facts.result()
 
 
 def structural_marks(

@@ -10,16 +10,16 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED
-from rageval.diagnostics.structural import setting_facts, structural_marks
+from rageval.diagnostics.structural import structural_marks
 from rageval.report.contrasts import ContrastRow
-from rageval.report.examples import setting_examples
+from rageval.report.examples import reference_setting, setting_examples
 from rageval.report.family import (
     constant_metrics,
     contrast_plan,
@@ -31,7 +31,8 @@ from rageval.report.family import (
 )
 from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
-from rageval.stats import Cohort, common_cohort, metric_table, metric_value, validity_analysis
+from rageval.stats import Cohort, validity_analysis
+from rageval.stats.cohort import RecordColumns
 from rageval.stats.resolution import AUTO
 from rageval.types import STATUSES
 
@@ -88,41 +89,30 @@ def _f(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _scalar(v: Any) -> bool:
-    try:
-        metric_value(v)
-    except TypeError:
-        return False
-    return True
-
-
 def _in_table_order(names: Sequence[str]) -> list[str]:
     """:data:`PREFERRED_ORDER` first, then the rest alphabetically."""
     first = [m for m in PREFERRED_ORDER if m in names]
     return first + sorted(m for m in names if m not in first)
 
 
-def scalar_metric_names(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Metric names whose every value is a number, a bool or null, in table order."""
-    names: dict[str, bool] = {}
+def scalar_metric_names(records: Iterable[Mapping[str, Any]] | RecordColumns) -> list[str]:
+    """Metric names whose every value is a number, a bool or null, in table order (of records, or of their
+    columns)."""
+    cols = records if isinstance(records, RecordColumns) else _columns(records)
+    return _in_table_order([k for k, ok in cols.scalar.items() if ok])
+
+
+def _columns(records: Iterable[Mapping[str, Any]]) -> RecordColumns:
+    cols = RecordColumns()
     for r in records:
-        for k, v in (r.get("metrics") or {}).items():
-            names[k] = names.get(k, True) and _scalar(v)
-    return _in_table_order([k for k, ok in names.items() if ok])
+        cols.add(r)
+    return cols
 
 
 def _mean(v: np.ndarray) -> tuple[float | None, int, int]:
     ok = np.isfinite(v)
     n = int(ok.sum())
     return (float(v[ok].mean()) if n else None), n, int(v.size - n)
-
-
-def _value(v: Any) -> float:
-    """A metric value as float, NaN when undefined or not a scalar."""
-    try:
-        return metric_value(v)
-    except TypeError:
-        return math.nan
 
 
 def _setting_order(run: Run) -> dict[str, int]:
@@ -141,17 +131,23 @@ class _Table:
     settings: list[str]
     metric_names: list[str]
     values: dict[tuple[str, str], np.ndarray]
-    ok_records: list[dict[str, Any]]
+    columns: RecordColumns  # every record's (rageval.stats.cohort)
+
+    def context(self, key: str) -> dict[str, np.ndarray]:
+        """Per setting, a field of the ``ok`` records' context (``achieved_ratio``, ``achieved_tokens``) aligned
+        with the cohort questions (NaN: none)."""
+        col, pos = self.columns.context_column(key), self.columns.positions(self.qids)
+        return {s: self.columns.aligned(col, self.qids, s, ok_only=True, pos=pos) for s in self.settings}
 
 
 def _cohort_table(run: Run) -> _Table:
     settings = run.setting_names
-    cohort = common_cohort(run.records, settings)
+    cols = run.columns
+    cohort = cols.cohort(settings)
     qids = list(cohort.question_ids)
-    metric_names = scalar_metric_names(run.records)
-    ok_records = [r for r in run.records if r["status"] == "ok"]
-    values = metric_table(ok_records, qids, settings, metric_names)
-    return _Table(cohort, qids, settings, metric_names, values, ok_records)
+    metric_names = scalar_metric_names(cols)
+    values = cols.metric_table(qids, settings, metric_names, ok_only=True)
+    return _Table(cohort, qids, settings, metric_names, values, cols)
 
 
 def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:
@@ -162,18 +158,13 @@ def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:
 
 
 def _clusters(run: Run, qids: Sequence[str], key: str) -> list[Any]:
-    found: dict[str, Any] = {}
-    for r in run.records:
-        c = (r.get("extra") or {}).get(key)
-        if c is None:
-            continue
-        q = r["question_id"]
-        if q in found and found[q] != c:
-            raise RunError(
-                f"question {q!r} has {key}={found[q]!r} in one record and {c!r} in another: "
-                "records from different datasets mixed?"
-            )
-        found[q] = c
+    found = run.clusters
+    if run.cluster_conflict is not None:
+        q, first, other = run.cluster_conflict
+        raise RunError(
+            f"question {q!r} has {key}={first!r} in one record and {other!r} in another: "
+            "records from different datasets mixed?"
+        )
     missing = [q for q in qids if q not in found]
     if missing:
         raise RunError(
@@ -191,7 +182,7 @@ def _cohort_clusters(run: Run, qids: Sequence[str]) -> list[Any] | None:
 def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None, n_rows_left_out: int = 0) -> dict[str, Any]:
     return {
         "n": len(t.qids),
-        "n_questions": len({r["question_id"] for r in run.records}),
+        "n_questions": len(run.columns.question_ids),
         "n_clusters": len(set(clusters)) if clusters is not None else None,
         "counts": {s: dict(c) for s, c in t.cohort.counts.items()},
         # settings that did not run (every record unavailable): reported, left out of the cohort and the contrasts
@@ -212,27 +203,18 @@ def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None, n_rows_left_ou
 
 def _context_means(t: _Table) -> dict[str, tuple[float | None, float | None]]:
     """Per setting: mean achieved ratio and mean achieved tokens over the cohort."""
-    pos = {q: i for i, q in enumerate(t.qids)}
-    ratio = {s: np.full(len(t.qids), np.nan) for s in t.settings}
-    tokens = {s: np.full(len(t.qids), np.nan) for s in t.settings}
-    for r in t.ok_records:
-        i = pos.get(r["question_id"])
-        if i is None:
-            continue
-        ctx = r.get("context") or {}
-        s = r["setting"]["name"]
-        try:
-            ratio[s][i] = metric_value(ctx.get("achieved_ratio"))
-            tokens[s][i] = metric_value(ctx.get("achieved_tokens"))
-        except TypeError:
-            pass
+    ratio, tokens = t.context("achieved_ratio"), t.context("achieved_tokens")
     return {s: (_mean(ratio[s])[0], _mean(tokens[s])[0]) for s in t.settings}
 
 
 def _status_counts(run: Run) -> dict[str, dict[str, int]]:
     counts = {s: {st: 0 for st in STATUSES} for s in run.setting_names}
-    for r in run.records:
-        counts[r["setting"]["name"]][r["status"]] += 1
+    cols = run.columns
+    _, s_idx, st_idx = cols.indexes()
+    pairs, n = np.unique(s_idx * len(cols.statuses) + st_idx, return_counts=True)
+    for key, k in zip(pairs.tolist(), n.tolist()):
+        si, sti = divmod(key, len(cols.statuses))
+        counts[cols.settings[si]][cols.statuses[sti]] += k
     return counts
 
 
@@ -305,21 +287,9 @@ def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
 # ---------------------------------------------------------------- validity and the threshold sweep
 
 
-def _sweep_values(sw: Mapping[Any, Any]) -> list[tuple[str, float, Mapping[str, Any]]]:
-    """``(label, threshold, values)`` of one record's sweep; unparseable thresholds are skipped."""
-    out = []
-    for t, vals in sw.items():
-        try:
-            tf = float(t)
-        except (TypeError, ValueError):
-            continue
-        out.append((str(t), tf, vals if isinstance(vals, Mapping) else {}))
-    return out
-
-
-def _sweep_row(s: str, tf: float, slot: Mapping[str, list[float]]) -> dict[str, Any]:
-    rate, n_rate, u_rate = _mean(np.array(slot["rate"], dtype=float))
-    gp, n_gp, u_gp = _mean(np.array(slot["grounded_precision"], dtype=float))
+def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> dict[str, Any]:
+    rate, n_rate, u_rate = _mean(rates)
+    gp, n_gp, u_gp = _mean(precisions)
     return {
         "setting": s,
         "threshold": tf,
@@ -332,22 +302,21 @@ def _sweep_row(s: str, tf: float, slot: Mapping[str, list[float]]) -> dict[str, 
     }
 
 
-def _sweep(run: Run, cohort_ids: set[str]) -> list[dict[str, Any]]:
+def _sweep(run: Run, cohort_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
-    acc: dict[tuple[str, float], dict[str, list[float]]] = {}
-    for r in run.records:
-        if r["question_id"] not in cohort_ids or r["status"] != "ok":
-            continue
-        sw = (r.get("extra") or {}).get("reattribution_sweep")
-        if not isinstance(sw, Mapping):
-            continue
-        for _label, tf, vals in _sweep_values(sw):
-            slot = acc.setdefault((r["setting"]["name"], tf), {"rate": [], "grounded_precision": []})
-            for k in ("rate", "grounded_precision"):
-                slot[k].append(_value(vals.get(k)))
+    in_cohort = run.columns.positions(cohort_ids) >= 0  # per record
+    member = np.zeros(len(run.columns.question_ids), dtype=bool)
+    q_all, _, _ = run.columns.indexes()
+    member[q_all[in_cohort]] = True
     order = _setting_order(run)
-    ordered = sorted(acc.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1]))
-    return [_sweep_row(s, tf, slot) for (s, tf), slot in ordered]
+    rows = []
+    for (s, tf), (q, rate, gp) in sorted(
+        run.sweeps.by_key.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1])
+    ):
+        keep = member[np.frombuffer(q, dtype=np.int64)]
+        if keep.any():
+            rows.append(_sweep_row(s, tf, np.frombuffer(rate)[keep], np.frombuffer(gp)[keep]))
+    return rows
 
 
 def _answer_metric(metric_names: Sequence[str]) -> str | None:
@@ -368,10 +337,11 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
             "answer_metric": answer,
             "note": f"not computed: the records carry no {', '.join(lacking)}",
         }
-    need = (answer, "answer_in_context", "retrieval_recall")
-    ok = [r for r in run.records if r["status"] == "ok"]
-    f1, aic, recall = ([_value((r.get("metrics") or {}).get(m)) for r in ok] for m in need)
-    out = validity_analysis(f1, aic, recall, [r["setting"]["name"] for r in ok])
+    cols = run.columns
+    _, s_idx, st_idx = cols.indexes()
+    ok = st_idx == cols.status_code("ok")
+    f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
+    out = validity_analysis(f1, aic, recall, [cols.settings[i] for i in s_idx[ok].tolist()])
     order = _setting_order(run)
     out["by_group"] = dict(sorted(out["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
     out.update({"available": True, "answer_metric": answer, "note": None})
@@ -384,6 +354,14 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
 def _constant(t: _Table, rows: Sequence[ContrastRow]) -> list[str]:
     """The contrasted metrics identical in every setting on every cohort question (left out of the family)."""
     return constant_metrics(t, list(dict.fromkeys(r.metric_a for r in rows if r.metric_a == r.metric_b)))
+
+
+def _reference_aic(run: Run, t: _Table) -> np.ndarray | None:
+    """The reference setting's answer-in-context per cohort question (the examples' "left the context")."""
+    ref = reference_setting(run.settings, run.setting_names)
+    if ref is None:
+        return None
+    return t.values.get((ref, "answer_in_context"), np.full(len(t.qids), np.nan))
 
 
 def holm_family_counts(run: Run) -> tuple[str, dict[str, int]]:
@@ -443,7 +421,7 @@ def analyze(
         "contrasts_declared": suite.get("contrasts"),
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),
-        "sweep": _sweep(run, set(t.qids)),
+        "sweep": _sweep(run, t.qids),
         "frontier": frontier_analysis(
             run,
             t,
@@ -452,10 +430,10 @@ def analyze(
             n_resamples=reps.bootstrap,
             resamples=AUTO if reps.setting == AUTO else reps.test,
         ),
-        "examples": setting_examples(run.records, run.settings, t.qids),
+        "examples": setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t)),
         "judge_stats": run.manifest.get("judge_stats") or {},
         "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)
         "manifest": run.manifest,
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings
-        "structural": structural_marks(setting_facts(run.records), [*t.metric_names, *gaps]),
+        "structural": structural_marks(run.facts, [*t.metric_names, *gaps]),
     }

@@ -14,8 +14,12 @@ with the total count beside them:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 __all__ = ["setting_examples", "reference_setting", "PER_KIND"]
 
@@ -81,35 +85,63 @@ def _emitted_not_grounded(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def setting_examples(
-    records: Sequence[Mapping[str, Any]],
+    records: Iterable[Mapping[str, Any]],
     settings: Sequence[Mapping[str, Any]],
     question_ids: Sequence[str],
     *,
     per_kind: int = PER_KIND,
+    reference_aic: Sequence[float] | np.ndarray | None = None,
 ) -> dict[str, Any]:
     """``{"reference": name | None, "by_setting": {setting: {"left_context": {...}, "emitted_not_grounded": {...}}}}``;
-    each kind holds ``n`` (every case over the cohort) and ``shown`` (the first ``per_kind``)."""
+    each kind holds ``n`` (every case over the cohort) and ``shown`` (the first ``per_kind`` in question order).
+
+    One pass over ``records``, holding ``per_kind`` examples per kind and setting.  ``reference_aic``: the
+    reference setting's ``answer_in_context`` aligned with ``question_ids`` (the report's cohort table has it);
+    without it, it is read from ``records`` first (a second pass: ``records`` must then be a list or a
+    re-readable :class:`~rageval.report.load.Records`).
+    """
     names = [s["name"] for s in settings]
     order = {q: i for i, q in enumerate(question_ids)}
-    ok = [r for r in records if r.get("status") == "ok" and r["question_id"] in order]
-    ok.sort(key=lambda r: order[r["question_id"]])
     ref = reference_setting(settings, names)
-    ref_aic = {
-        r["question_id"]: (r.get("metrics") or {}).get("answer_in_context") for r in ok if r["setting"]["name"] == ref
-    }
-    out: dict[str, Any] = {}
-    for s in names:
-        mine = [r for r in ok if r["setting"]["name"] == s]
-        left = []
-        if ref is not None and s != ref:
-            left = [
-                _left_context(r)
-                for r in mine
-                if ref_aic.get(r["question_id"]) == 1 and (r.get("metrics") or {}).get("answer_in_context") == 0
-            ]
-        eng = [x for r in mine for x in _emitted_not_grounded(r)]
-        out[s] = {
-            "left_context": {"n": len(left), "shown": left[:per_kind]},
-            "emitted_not_grounded": {"n": len(eng), "shown": eng[:per_kind]},
-        }
+    if ref is not None and reference_aic is None:
+        reference_aic = [math.nan] * len(question_ids)
+        for r in records:
+            i = order.get(r["question_id"])
+            if i is not None and r.get("status") == "ok" and r["setting"]["name"] == ref:
+                v = (r.get("metrics") or {}).get("answer_in_context")
+                reference_aic[i] = 1.0 if v == 1 else math.nan
+    kinds = ("left_context", "emitted_not_grounded")
+    found = {s: {k: _First(per_kind) for k in kinds} for s in names}
+    for r in records:
+        i = order.get(r["question_id"])
+        s = r["setting"]["name"]
+        if i is None or r.get("status") != "ok" or s not in found:
+            continue
+        mine = found[s]
+        left = ref is not None and s != ref and reference_aic is not None and reference_aic[i] == 1
+        if left and (r.get("metrics") or {}).get("answer_in_context") == 0:
+            mine["left_context"].add((i, 0), r, _left_context)
+        for j, x in enumerate(_emitted_not_grounded(r)):
+            mine["emitted_not_grounded"].add((i, j), x, None)
+    out = {s: {k: found[s][k].result() for k in kinds} for s in names}
     return {"reference": ref, "per_kind": per_kind, "by_setting": out}
+
+
+class _First:
+    """The ``n`` cases of one kind and the first ``k`` of them by key (a bounded heap), and their count."""
+
+    def __init__(self, k: int) -> None:
+        self.k, self.n = k, 0
+        self._heap: list[tuple[tuple[int, int], int, Any]] = []  # (negated key, tie, example)
+
+    def add(self, key: tuple[int, int], item: Any, make: Any) -> None:
+        self.n += 1
+        neg = (-key[0], -key[1])
+        if len(self._heap) < self.k:
+            heapq.heappush(self._heap, (neg, self.n, make(item) if make else item))
+        elif self._heap and neg > self._heap[0][0]:
+            heapq.heapreplace(self._heap, (neg, self.n, make(item) if make else item))
+
+    def result(self) -> dict[str, Any]:
+        shown = [x for _, _, x in sorted(self._heap, key=lambda e: (-e[0][0], -e[0][1]))]
+        return {"n": self.n, "shown": shown}

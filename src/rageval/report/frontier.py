@@ -36,7 +36,7 @@ import numpy as np
 
 from rageval.diagnostics import contrasted_by_default
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
-from rageval.stats import metric_value, paired_tests
+from rageval.stats import paired_tests
 from rageval.stats.holm import holm
 from rageval.stats.resolution import replicates_for
 
@@ -109,27 +109,11 @@ def _defined(vals, settings, x: str, y: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _context_values(t: Any, key: str) -> dict[str, np.ndarray]:
-    """Per setting, a context field (achieved ratio or tokens) aligned with the cohort questions."""
-    pos = {q: i for i, q in enumerate(t.qids)}
-    out = {s: np.full(len(t.qids), np.nan) for s in t.settings}
-    for r in t.ok_records:
-        i = pos.get(r["question_id"])
-        s = r["setting"]["name"]
-        if i is None or s not in out:
-            continue
-        try:
-            out[s][i] = metric_value((r.get("context") or {}).get(key))
-        except TypeError:
-            pass
-    return out
-
-
 def _values(t: Any, keys: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
     vals: dict[tuple[str, str], np.ndarray] = {}
     for k in keys:
         if k in AXIS_KEYS:
-            for s, v in _context_values(t, k).items():
+            for s, v in t.context(k).items():
                 vals[(s, k)] = v
         else:
             for s in t.settings:

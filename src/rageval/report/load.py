@@ -6,32 +6,132 @@ and the fix: unparseable lines, records without id/setting/status, a status outs
 declares with another compressor/budget), records carrying another suite's hash,
 two records for one (question, setting), a question whose cluster id differs
 between settings.
+
+``records.jsonl`` is read **as a stream**, in one checked pass that keeps columns, not records
+(:class:`~rageval.stats.cohort.RecordColumns`: per record its question, setting, status, metrics and
+achieved context; per question its cluster id; per setting the facts the structural marks read; the threshold
+sweep's values), so a run of a million records is reported in the memory of its metric columns.
+:attr:`Run.records` reads the records again when a consumer needs their texts (the examples, the explorer, an
+audit): a :class:`Records` view that streams the file, or seeks one record, and refuses a file that changed
+since it was checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import json
+import math
+import os
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from rageval.infiles import iter_json_lines, read_text
+from rageval.diagnostics.structural import SettingFacts
+from rageval.infiles import stream_json_lines
 from rageval.run.rundir import RunDir, RunDirError
+from rageval.stats.cohort import RecordColumns, metric_value
 from rageval.types import STATUSES
 
-__all__ = ["Run", "load_run", "RunError"]
+__all__ = ["Records", "Run", "load_run", "RunError"]
 
 
 class RunError(ValueError):
     """A run directory that cannot be reported on honestly."""
 
 
+class Records(Sequence[dict[str, Any]]):
+    """The records of a checked ``records.jsonl``, read from the file when asked (never all held): iterating
+    streams the file, ``records[i]`` seeks the i-th record.  Each record is the dict of its line as the check
+    left it (a setting given as a string made ``{"name": ...}``, ``metrics``/``extra`` null made ``{}``) with its
+    line number as ``_line``.  A file changed since it was checked is a :class:`RunError`."""
+
+    def __init__(self, path: Path, offsets: array, lines: array, stamp: tuple[int, int, int]):
+        self.path, self._offsets, self._lines, self._stamp = path, offsets, lines, stamp
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def _check(self) -> None:
+        if _stamp(self.path) != self._stamp:
+            raise RunError(
+                f"{self.path} changed since the run was loaded (another command wrote it meanwhile): load it again"
+            )
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        self._check()
+        with self.path.open("rb") as fh:
+            for lineno in self._lines:
+                raw = fh.readline()
+                while not raw.strip():  # the blank lines the check skipped
+                    raw = fh.readline()
+                yield _normalized(json.loads(raw), int(lineno))
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        self._check()
+        with self.path.open("rb") as fh:
+            fh.seek(self._offsets[i])
+            return _normalized(json.loads(fh.readline()), int(self._lines[i]))
+
+
+def _stamp(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+class Sweeps:
+    """The threshold sweep's values (``extra.reattribution_sweep``) of the ``ok`` records: per (setting,
+    threshold) the record's question index and its rate and grounded precision."""
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple[str, float], tuple[array, array, array]] = {}
+
+    def add(self, rec: Mapping[str, Any], question: int) -> None:
+        if rec["status"] != "ok":
+            return
+        sw = rec["extra"].get("reattribution_sweep")
+        if not isinstance(sw, Mapping):
+            return
+        for t, vals in sw.items():
+            try:
+                tf = float(t)
+            except (TypeError, ValueError):
+                continue  # an unparseable threshold is skipped
+            vals = vals if isinstance(vals, Mapping) else {}
+            q, rate, gp = self.by_key.setdefault((rec["setting"]["name"], tf), (array("q"), array("d"), array("d")))
+            q.append(question)
+            rate.append(_value(vals.get("rate")))
+            gp.append(_value(vals.get("grounded_precision")))
+
+
+def _value(v: Any) -> float:
+    """A metric value as float, NaN when undefined or not a scalar."""
+    try:
+        return metric_value(v)
+    except TypeError:
+        return math.nan
+
+
 @dataclass
 class Run:
+    """A checked run directory: its manifest, settings (suite order), the records' columns, and the records."""
+
     path: Path
     manifest: dict[str, Any]
-    records: list[dict[str, Any]]
     settings: list[dict[str, Any]]  # [{name, compressor, budget}] in suite order
+    columns: RecordColumns
+    records: Records
+    #: question -> its cluster id (``suite.cluster_key``), and the first question whose records disagree
+    clusters: dict[str, Any] = field(default_factory=dict)
+    cluster_conflict: tuple[str, Any, Any] | None = None
+    facts: dict[str, dict[str, bool]] = field(default_factory=dict)  # rageval.diagnostics.structural
+    sweeps: Sweeps = field(default_factory=Sweeps)
 
     @property
     def suite(self) -> dict[str, Any]:
@@ -49,12 +149,11 @@ def _budget_eq(x: Any, y: Any) -> bool:
 
 
 def load_run(run_dir: str | Path, *, slim: bool = False) -> Run:
-    """The checked records, manifest and settings of ``run_dir`` (see the module doc); a RunError otherwise.
+    """The checked manifest, settings and record columns of ``run_dir`` (see the module doc); a RunError
+    otherwise.
 
-    ``slim``: each record keeps only what the summary reads (:func:`rageval.report.analysis.summarize`: its id,
-    setting, status, metrics, suite hash, the context's achieved ratio and tokens, and ``extra``'s cluster id),
-    not its texts: the closing table of ``rageval score`` / ``suite`` without the report holds a few hundred
-    bytes per record instead of the whole record.
+    ``slim``: the columns alone, without the structural facts and the threshold sweep (the closing table of
+    ``rageval score`` / ``suite`` without the report reads nothing else).
     """
     path = Path(run_dir)
     if not path.is_dir():
@@ -68,10 +167,7 @@ def load_run(run_dir: str | Path, *, slim: bool = False) -> Run:
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
     manifest, suite = _read_manifest(path, man_path)
-    records = _read_records(rec_path, keep=_slim(suite.get("cluster_key")) if slim else None)
-    settings = _settings_of(suite, records, man_path)
-    _check_settings(records, settings, suite, rec_path.name)
-    return Run(path=path, manifest=manifest, records=records, settings=settings)
+    return _Scan(path, manifest, suite, man_path, full=not slim).read(rec_path)
 
 
 def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -86,103 +182,129 @@ def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str
     return manifest, suite or {}
 
 
-def _read_records(
-    rec_path: Path, keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """Every record of ``records.jsonl``, checked (:func:`_check_record`), with its line number as ``_line``;
-    ``keep(record)``: the part of each record to hold (default: all of it)."""
-    records: list[dict[str, Any]] = []
-    text = read_text(rec_path, what="the run's records.jsonl", error=RunError)
-    for lineno, rec in iter_json_lines(text, str(rec_path), error=_record_error):
-        if not isinstance(rec, dict):
-            raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
-        _check_record(rec, f"{rec_path.name} line {lineno}")
-        rec["_line"] = lineno
-        records.append(rec if keep is None else keep(rec))
-    return records
-
-
-def _slim(cluster_key: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """What :func:`load_run` keeps of a record with ``slim=True``."""
-
-    def keep(rec: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            k: rec[k] for k in ("question_id", "setting", "status", "metrics", "suite_hash", "_line") if k in rec
-        }
-        ctx = rec.get("context")
-        if isinstance(ctx, dict):
-            out["context"] = {k: ctx[k] for k in ("achieved_ratio", "achieved_tokens") if k in ctx}
-        extra = rec["extra"]
-        out["extra"] = {k: extra[k] for k in (cluster_key, "suite_hash") if isinstance(k, str) and k in extra}
-        return out
-
-    return keep
-
-
 def _record_error(message: str) -> RunError:
     """A line of ``records.jsonl`` the one JSON reader refuses (:mod:`rageval.infiles`)."""
     return RunError(f"{message}: a truncated write? rerun the command that wrote it")
 
 
-def _settings_of(suite: dict[str, Any], records: list[dict[str, Any]], man_path: Path) -> list[dict[str, Any]]:
-    """``[{name, compressor, budget}]``: the suite's declared settings, else the records' in order of appearance."""
-    declared = suite.get("settings")
-    if declared:
-        if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
-            raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
-        return [{"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared]
-    settings, seen = [], set()  # no declared settings: take them from the records, in order of appearance
-    for r in records:
-        s = r["setting"]
-        if s["name"] not in seen:
-            seen.add(s["name"])
-            settings.append({"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")})
-    return settings
+class _Scan:
+    """One checked pass over ``records.jsonl`` (see the module doc)."""
 
+    def __init__(self, path: Path, manifest: dict[str, Any], suite: dict[str, Any], man_path: Path, *, full: bool):
+        self.path, self.manifest, self.suite, self.full = path, manifest, suite, full
+        self.columns = RecordColumns()
+        self.offsets, self.lines = array("q"), array("q")
+        declared = suite.get("settings")
+        self.declared = bool(declared)
+        if declared:
+            if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
+                raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
+            self.settings = [
+                {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared
+            ]
+        else:  # no declared settings: the records' own, in order of appearance
+            self.settings = []
+        self.by_name = {s["name"]: s for s in self.settings}
+        self.cluster_key = suite.get("cluster_key")
+        self.clusters: dict[str, Any] = {}
+        self.conflict: tuple[str, Any, Any] | None = None
+        self.facts = SettingFacts()
+        self.sweeps = Sweeps()
 
-def _check_settings(
-    records: list[dict[str, Any]], settings: list[dict[str, Any]], suite: dict[str, Any], rec_name: str
-) -> None:
-    """Every record of a declared setting, with its compressor and budget, and of this suite's hash."""
-    by_name = {s["name"]: s for s in settings}
-    suite_name, suite_hash = suite.get("name"), suite.get("hash")
-    for r in records:
-        where = f"{rec_name} line {r['_line']}"
+    def read(self, rec_path: Path) -> Run:
+        stamp = _stamp(rec_path)
+        rows = stream_json_lines(rec_path, what="the run's records.jsonl", error=RunError, line_error=_record_error)
+        for lineno, offset, rec in rows:
+            if not isinstance(rec, dict):
+                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
+            where = f"{rec_path.name} line {lineno}"
+            _check_record(rec, where)
+            _normalized(rec, lineno)
+            self._check_setting(rec, where)
+            self.offsets.append(offset)
+            self.lines.append(lineno)
+            self.columns.add(rec)
+            if self.full:
+                self.facts.add(rec)
+                self.sweeps.add(rec, self.columns.q[-1])
+            self._cluster(rec)
+        if _stamp(rec_path) != stamp:
+            raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
+        return Run(
+            path=self.path,
+            manifest=self.manifest,
+            settings=self.settings,
+            columns=self.columns,
+            records=Records(rec_path, self.offsets, self.lines, stamp),
+            clusters=self.clusters,
+            cluster_conflict=self.conflict,
+            facts=self.facts.result(),
+            sweeps=self.sweeps,
+        )
+
+    def _check_setting(self, r: dict[str, Any], where: str) -> None:
+        """A record of a declared setting (or of the first record's compressor and budget for its setting), of
+        this suite's hash."""
         s = r["setting"]
-        decl = by_name.get(s["name"])
+        decl = self.by_name.get(s["name"])
+        if decl is None and not self.declared:
+            decl = {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")}
+            self.settings.append(decl)
+            self.by_name[s["name"]] = decl
+        suite_name, suite_hash = self.suite.get("name"), self.suite.get("hash")
         if decl is None:
             raise RunError(
                 f"{where}: setting {s['name']!r} is not a setting of suite {suite_name!r} "
-                f"(manifest declares {list(by_name)}): records from different suites mixed?"
+                f"(manifest declares {list(self.by_name)}): records from different suites mixed?"
             )
-        for field in ("compressor", "budget"):
-            if field in s and decl.get(field) is not None and not _budget_eq(s.get(field), decl.get(field)):
+        for field_ in ("compressor", "budget"):
+            if field_ in s and decl.get(field_) is not None and not _budget_eq(s.get(field_), decl.get(field_)):
                 raise RunError(
-                    f"{where}: setting {s['name']!r} has {field}={s.get(field)!r} but suite {suite_name!r} "
-                    f"declares {decl.get(field)!r}: records from different suites mixed?"
+                    f"{where}: setting {s['name']!r} has {field_}={s.get(field_)!r} but suite {suite_name!r} "
+                    f"declares {decl.get(field_)!r}: records from different suites mixed?"
                 )
-        rh = r.get("suite_hash", (r.get("extra") or {}).get("suite_hash"))
+        rh = r.get("suite_hash", r["extra"].get("suite_hash"))
         if rh is not None and suite_hash is not None and rh != suite_hash:
             raise RunError(
                 f"{where}: record of suite hash {rh!r} in a run of suite {suite_name!r} (hash {suite_hash!r}): "
                 "records from different suites mixed"
             )
 
+    def _cluster(self, r: dict[str, Any]) -> None:
+        key = self.cluster_key
+        if not isinstance(key, str) or not key:
+            return
+        c = r["extra"].get(key)
+        if c is None:
+            return
+        q = r["question_id"]
+        found = self.clusters.setdefault(q, c)
+        if found != c and self.conflict is None:
+            self.conflict = (q, found, c)
+
+
+def _normalized(rec: dict[str, Any], lineno: int) -> dict[str, Any]:
+    """A record as the check leaves it (:func:`_check_record`), with its line number."""
+    if isinstance(rec.get("setting"), str):
+        rec["setting"] = {"name": rec["setting"]}
+    if rec.get("metrics") is None:
+        rec["metrics"] = {}
+    if rec.get("extra") is None:
+        rec["extra"] = {}
+    rec["_line"] = lineno
+    return rec
+
 
 def _check_record(rec: dict[str, Any], where: str) -> None:
+    """The fields every table reads, of the types they need (then :func:`_normalized`)."""
     if not isinstance(rec.get("question_id"), str):
         raise RunError(f"{where}: 'question_id' must be a string, got {rec.get('question_id')!r}")
     s = rec.get("setting")
-    if isinstance(s, str):
-        rec["setting"] = s = {"name": s}
-    if not isinstance(s, dict) or not isinstance(s.get("name"), str):
+    if not isinstance(s, str) and (not isinstance(s, dict) or not isinstance(s.get("name"), str)):
         raise RunError(f"{where}: 'setting' must be an object with a string 'name', got {s!r}")
     if rec.get("status") not in STATUSES:
         raise RunError(f"{where}: status {rec.get('status')!r} is not one of {list(STATUSES)}")
-    m = rec.get("metrics")
-    if m is None:
-        rec["metrics"] = {}
-    elif not isinstance(m, dict):
-        raise RunError(f"{where}: 'metrics' must be an object name -> value, got {type(m).__name__}")
-    if rec.get("extra") is None:
-        rec["extra"] = {}
+    for key, what in (("metrics", "an object name -> value"), ("extra", "an object")):
+        v = rec.get(key)
+        if v is not None and not isinstance(v, dict):
+            raise RunError(f"{where}: '{key}' must be {what}, got {type(v).__name__}")

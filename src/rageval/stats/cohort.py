@@ -237,9 +237,9 @@ class RecordColumns:
         questions = [self.question_ids[i] for i in order]
         m = np.full((len(self.question_ids), len(settings)), -1, dtype=np.int64)  # status per question x setting
         if len(self):
-            q, s, st = self.indexes()
+            q, s_idx, st = self.indexes()
             col = np.array([settings.index(name) for name in self.settings], dtype=np.int64)
-            m[q, col[s]] = st
+            m[q, col[s_idx]] = st
         m = m[np.array(order, dtype=np.int64)] if order else m
         present, is_ok = m >= 0, m == self.status_code("ok")
         n_present = present.sum(axis=0)

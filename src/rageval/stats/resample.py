@@ -43,7 +43,7 @@ the same way on any thread).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +60,10 @@ ONE_THREAD_WORK = 10**8
 
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
+
+#: replicate x block cells of one product at once (a chunk of more, from about 16,800 questions or clusters
+#: on, is multiplied in row blocks: float32 counts 64 MiB, float64 sign bits 128 MiB)
+_MAX_DRAW_CELLS = 2**24
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
@@ -162,22 +166,34 @@ def percentile_columns(values: np.ndarray, qs: Sequence[float]) -> tuple[np.ndar
     return out, n_valid
 
 
-def _counts(rng: np.random.Generator, b: int, k: int) -> np.ndarray:
-    """A b x k float32 matrix: how often each of k blocks is drawn in each of b resamples of size k.
+def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, counts)`` blocks of a b x k float32 matrix: how often each of k blocks is drawn in each of b
+    resamples of size k; one block when ``b * k <= _MAX_DRAW_CELLS``, else row blocks of at most that many cells.
 
-    Counts are small integers, exact in float32; float32 halves the cost of the
-    products, and their rounding (~1e-7 relative on a replicate mean) is far below
-    the Monte-Carlo error of a percentile (~1e-3).
+    The draws are those of one b x k draw however the rows are blocked: at most 65,535 blocks, the whole chunk's
+    uint16 draws are made at once (2 bytes a cell) and counted block by block; above, int64 draws, whose stream
+    does not depend on how it is split, are made block by block.  Counts are small integers, exact in float32;
+    float32 halves the cost of the products, and their rounding (~1e-7 relative on a replicate mean) is far
+    below the Monte-Carlo error of a percentile (~1e-3).
     """
-    idx = rng.integers(0, k, size=(b, k), dtype=np.uint16 if k <= 65535 else np.int64).astype(np.intp)
-    idx += (np.arange(b, dtype=np.intp) * k)[:, None]
-    return np.bincount(idx.ravel(), minlength=b * k).reshape(b, k).astype(np.float32)
+    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
+    small = k <= 65535
+    drawn = rng.integers(0, k, size=(b, k), dtype=np.uint16) if small else None
+    for lo in range(0, b, rows):
+        r = min(rows, b - lo)
+        part = drawn[lo : lo + r] if drawn is not None else rng.integers(0, k, size=(r, k), dtype=np.int64)
+        idx = part.astype(np.intp)
+        idx += (np.arange(r, dtype=np.intp) * k)[:, None]
+        yield lo, np.bincount(idx.ravel(), minlength=r * k).reshape(r, k).astype(np.float32)
 
 
-def _sign_bits(rng: np.random.Generator, b: int, k: int) -> np.ndarray:
-    """A b x k float64 matrix of fair coin flips in {0, 1} (sign = 2 * bit - 1), 8 flips per random byte."""
+def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(first row, bits)`` blocks of a b x k float64 matrix of fair coin flips in {0, 1} (sign = 2 * bit - 1),
+    8 flips per random byte, drawn at once and unpacked in row blocks of at most ``_MAX_DRAW_CELLS`` cells."""
     raw = rng.integers(0, 256, size=(b, (k + 7) // 8), dtype=np.uint8)
-    return np.unpackbits(raw, axis=1, count=k).astype(np.float64)
+    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
+    for lo in range(0, b, rows):
+        yield lo, np.unpackbits(raw[lo : lo + rows], axis=1, count=k).astype(np.float64)
 
 
 def _all_signs(k: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -255,12 +271,12 @@ def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, siz
     N32 = N[:, partial].astype(np.float32)
     for start in range(0, B, _CHUNK):
         b = min(_CHUNK, B - start)
-        W = _counts(rng, b, K)
-        den = np.repeat((W @ sizes)[:, None], C, axis=1)
-        if partial.size:
-            den[:, partial] = W @ N32
-        with np.errstate(invalid="ignore", divide="ignore"):
-            reps[start : start + b] = (W @ X32).astype(np.float64) / den
+        for lo, W in _counts(rng, b, K):
+            den = np.repeat((W @ sizes)[:, None], C, axis=1)
+            if partial.size:
+                den[:, partial] = W @ N32
+            with np.errstate(invalid="ignore", divide="ignore"):
+                reps[start + lo : start + lo + W.shape[0]] = (W @ X32).astype(np.float64) / den
     return reps
 
 
@@ -280,8 +296,8 @@ def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.nd
         return ge / 2.0**K, True
     for start in range(0, B, _CHUNK):
         b = min(_CHUNK, B - start)
-        bits = _sign_bits(rng, b, K)  # S @ X = (2 bits - 1) @ X = 2 (bits @ X) - total
-        ge += (np.abs(2.0 * (bits @ X) - total) >= obs - tol).sum(axis=0)
+        for _, bits in _sign_bits(rng, b, K):  # S @ X = (2 bits - 1) @ X = 2 (bits @ X) - total
+            ge += (np.abs(2.0 * (bits @ X) - total) >= obs - tol).sum(axis=0)
     return (1.0 + ge) / (B + 1.0), False
 
 

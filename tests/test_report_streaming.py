@@ -1,0 +1,306 @@
+"""A run reported in the memory of its columns: records.jsonl read as a stream, the statistics' draws in
+bounded blocks, and the same numbers as reading every record whole."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import random
+import tracemalloc
+
+import numpy as np
+import pytest
+from test_report import SETTINGS, make_records, make_run
+
+from rageval.infiles import MAX_DEPTH, InputFileError, _text_too_deep, read_json_lines, stream_json_lines
+from rageval.report.examples import setting_examples
+from rageval.report.load import Records, RunError, load_run
+from rageval.stats import resample
+from rageval.stats.cohort import RecordColumns, common_cohort, metric_table, metric_value
+
+# ------------------------------------------------------------------ the depth limit read off the text
+
+
+def _walk_depth(value) -> int:
+    """The nesting of arrays and objects, by walking the value (what the limit means)."""
+    best, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            best = max(best, d)
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return best
+
+
+def test_the_depth_read_off_the_text_is_the_depth_of_the_value():
+    rng = random.Random(3)
+    tricky = ['[{"', "]}", '\\"[', "\\\\", "{[[", "plain"]
+    for _ in range(400):
+        depth = rng.choice([1, 3, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 40])
+        v = rng.choice(tricky)
+        for _ in range(depth):
+            if rng.random() < 0.5:
+                v = [v, rng.choice(tricky)] if rng.random() < 0.5 else [v]
+            else:
+                v = {rng.choice(tricky): v, "k": rng.choice(tricky)}
+        text = json.dumps(v)
+        assert _text_too_deep(text) == (_walk_depth(v) > MAX_DEPTH), text[:80]
+
+
+# ------------------------------------------------------------------ JSON lines as a stream
+
+
+def test_a_stream_reads_what_the_whole_file_reading_reads_with_offsets_at_line_starts(tmp_path):
+    rng = random.Random(5)
+    for case in range(30):
+        rows = [{"q": rng.choice(["a", "é", "x\u2028y", "[1]", "\\"]) * rng.randint(1, 5), "i": i} for i in range(20)]
+        parts = []
+        for r in rows:
+            parts.append(json.dumps(r, ensure_ascii=rng.random() < 0.5))
+            parts.append(rng.choice(["\n", "\r\n", "\n\n", "\n  \n"]))
+        raw = ("\ufeff" if case % 3 == 0 else "") + "".join(parts)
+        p = tmp_path / f"f{case}.jsonl"
+        p.write_bytes(raw.encode("utf-8"))
+        streamed = list(stream_json_lines(p))
+        assert [(n, v) for n, _, v in streamed] == list(read_json_lines(p))
+        data = p.read_bytes()
+        for n, at, v in streamed:
+            line = data[at:].split(b"\n", 1)[0].decode("utf-8-sig" if at == 0 else "utf-8")
+            assert json.loads(line) == v
+
+
+def test_a_stream_holds_each_line_not_the_file_to_the_size_limit(tmp_path, monkeypatch):
+    p = tmp_path / "big.jsonl"
+    p.write_text("".join(json.dumps({"i": i, "pad": "x" * 50}) + "\n" for i in range(100)))
+    monkeypatch.setenv("RAGEVAL_MAX_INPUT_BYTES", "200")  # the file is ~7 KB, each line ~70 bytes
+    assert len(list(stream_json_lines(p))) == 100
+    with pytest.raises(InputFileError):
+        list(read_json_lines(p))  # read whole: refused
+    with p.open("a") as fh:
+        fh.write(json.dumps({"i": 100, "pad": "y" * 300}) + "\n")
+    with pytest.raises(InputFileError, match=r"line 101: longer than 200 bytes"):
+        list(stream_json_lines(p))
+
+
+def test_a_bad_byte_in_a_stream_names_its_line_and_file_offset_as_the_whole_reading_does(tmp_path):
+    p = tmp_path / "bad.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"a": "\xff"}\n')
+    with pytest.raises(InputFileError) as whole:
+        list(read_json_lines(p))
+    with pytest.raises(InputFileError) as streamed:
+        list(stream_json_lines(p))
+    assert str(streamed.value) == str(whole.value)
+    assert "line 2" in str(streamed.value) and "offset 16" in str(streamed.value)  # 9 bytes of line 1, 7 before
+
+
+# ------------------------------------------------------------------ columns against the records
+
+
+def _naive_cohort(records, settings):
+    seen = {(r["question_id"], r["setting"]["name"]): r["status"] for r in records}
+    questions = sorted({q for q, _ in seen})
+    left = [
+        s
+        for s in settings
+        if any((q, s) in seen for q in questions) and all(seen.get((q, s)) in (None, "unavailable") for q in questions)
+    ]
+    fam = [s for s in settings if s not in left]
+    return tuple(q for q in questions if fam and all(seen.get((q, s)) == "ok" for s in fam)), tuple(left)
+
+
+def test_the_columns_give_the_cohort_and_table_a_walk_over_the_records_gives():
+    rng = random.Random(11)
+    statuses = ["ok", "ok", "ok", "reader_error", "unavailable"]
+    for _ in range(60):
+        settings = [f"s{j}" for j in range(rng.randint(1, 4))]
+        recs = []
+        for q in rng.sample(range(40), rng.randint(0, 25)):
+            for s in settings:
+                if rng.random() < 0.9:
+                    st = "unavailable" if s == "s2" and rng.random() < 0.9 else rng.choice(statuses)
+                    m = {"x": rng.choice([None, 0, 1, True, 0.25, float("nan")]), "y": rng.random()}
+                    recs.append({"question_id": f"q{q}", "setting": {"name": s}, "status": st, "metrics": m})
+        rng.shuffle(recs)
+        c = common_cohort(recs, settings)
+        assert (c.question_ids, c.left_out) == _naive_cohort(recs, settings)
+        for s in settings:
+            mine = [r for r in recs if r["setting"]["name"] == s]
+            assert c.counts[s]["n_records"] == len(mine)
+            assert c.counts[s]["n_ok"] == sum(r["status"] == "ok" for r in mine)
+        qids = list(c.question_ids)
+        table = metric_table([r for r in recs if r["status"] == "ok"], qids, settings, ["x", "y", "absent"])
+        for r in recs:
+            if r["status"] == "ok" and r["question_id"] in qids:
+                i = qids.index(r["question_id"])
+                for m in ("x", "y"):
+                    want, got = metric_value(r["metrics"][m]), table[(r["setting"]["name"], m)][i]
+                    assert (np.isnan(want) and np.isnan(got)) or want == got
+        assert all(np.isnan(table[(s, "absent")]).all() for s in settings)
+
+
+def test_two_records_of_one_question_and_setting_are_named():
+    recs = [{"question_id": q, "setting": {"name": "a"}, "status": "ok"} for q in ("q1", "q2", "q3", "q2", "q1")]
+    with pytest.raises(ValueError, match=r"two records for question 'q2' in setting 'a'"):
+        common_cohort(recs)
+
+
+def test_a_metric_with_one_non_scalar_value_is_no_column_of_the_tables():
+    cols = RecordColumns()
+    cols.add({"question_id": "q1", "setting": "a", "status": "ok", "metrics": {"m": 1.0, "n": 2}})
+    cols.add({"question_id": "q2", "setting": "a", "status": "ok", "metrics": {"m": [1, 2]}})
+    assert cols.scalar == {"m": False, "n": True}
+    assert np.isnan(cols.column("n")[1]) and cols.column("n")[0] == 2.0
+
+
+# ------------------------------------------------------------------ the statistics' draws in blocks
+
+
+@pytest.mark.parametrize("k", [300, 1001, 70_000])
+def test_counts_and_signs_drawn_in_row_blocks_are_those_of_one_draw(monkeypatch, k):
+    b = 7
+    whole_counts = [w for _, w in resample._counts(np.random.default_rng(9), b, k)]
+    whole_bits = [w for _, w in resample._sign_bits(np.random.default_rng(9), b, k)]
+    assert len(whole_counts) == 1 and len(whole_bits) == 1
+    monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 2 * k)  # two rows per block
+    blocked = list(resample._counts(np.random.default_rng(9), b, k))
+    assert [lo for lo, _ in blocked] == [0, 2, 4, 6]
+    assert np.array_equal(np.vstack([w for _, w in blocked]), whole_counts[0])
+    assert (np.vstack([w for _, w in blocked]).sum(axis=1) == k).all()  # each resample draws k blocks
+    bits = np.vstack([w for _, w in resample._sign_bits(np.random.default_rng(9), b, k)])
+    assert np.array_equal(bits, whole_bits[0])
+
+
+def test_paired_tests_in_row_blocks_give_the_same_intervals_and_p_values(monkeypatch):
+    rng = np.random.default_rng(0)
+    D = rng.normal(0.1, 1.0, size=(3000, 3))
+    D[rng.random(D.shape) < 0.1] = np.nan
+    one = resample.paired_tests(D, n_resamples=2000, seed=4)
+    monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 3000 * 64)
+    blocked = resample.paired_tests(D, n_resamples=2000, seed=4)
+    np.testing.assert_allclose(blocked.ci_low, one.ci_low, rtol=1e-6)
+    np.testing.assert_allclose(blocked.ci_high, one.ci_high, rtol=1e-6)
+    np.testing.assert_array_equal(blocked.p_value, one.p_value)
+
+
+# ------------------------------------------------------------------ the run read as a stream
+
+
+def test_the_records_view_reads_each_checked_record_again_and_refuses_a_changed_file(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    lines = [json.loads(x) for x in (run_dir / "records.jsonl").read_text().splitlines()]
+    run = load_run(run_dir)
+    assert isinstance(run.records, Records) and len(run.records) == len(lines)
+    got = list(run.records)
+    assert [r["question_id"] for r in got] == [r["question_id"] for r in lines]
+    assert [r["_line"] for r in got] == list(range(1, len(lines) + 1))
+    assert run.records[5] == got[5] and run.records[-1] == got[-1] and run.records[2:4] == got[2:4]
+    with (run_dir / "records.jsonl").open("a") as fh:
+        fh.write("\n")
+    with pytest.raises(RunError, match="changed since the run was loaded"):
+        list(run.records)
+
+
+def test_blank_lines_are_skipped_by_the_view_as_by_the_check(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    path = run_dir / "records.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:3]) + "\n\n  \n" + "\n".join(lines[3:]) + "\n")
+    run = load_run(run_dir)
+    assert [r["_line"] for r in run.records][:5] == [1, 2, 3, 6, 7]
+    assert run.records[3]["question_id"] == json.loads(lines[3])["question_id"]
+
+
+def _retained(fn):
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    kept = fn()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return kept, after - before
+
+
+def test_a_loaded_run_holds_columns_not_records(tmp_path):
+    """Records with ~20 KB of text each: the load keeps a few hundred bytes per record (question, setting and
+    status indexes, a float per metric, offsets), so what it keeps grows by far less than the texts do."""
+    pad = "word " * 4000
+
+    def run_of(n):
+        recs = make_records(n=n, failures=())
+        for r in recs:
+            r["extra"]["question"] = pad
+        return make_run(tmp_path / f"run{n}", records=recs)
+
+    small, big = run_of(25), run_of(250)
+    n_small, n_big = 4 * 25, 4 * 250  # four settings
+    _, kept_small = _retained(lambda: load_run(small))
+    _, kept_big = _retained(lambda: load_run(big))
+    per_record = (kept_big - kept_small) / (n_big - n_small)
+    line = os.path.getsize(big / "records.jsonl") / n_big
+    assert line > 20_000
+    # 9 metrics x 8 bytes, 3 indexes x 8, 2 context values x 8, offset and line 16, the question's id and index
+    # (~150 bytes once per question, 4 records each): ~170 bytes; a record held as a dict would be > 20 KB
+    assert per_record < 1_000, per_record
+
+
+# ------------------------------------------------------------------ examples from one pass
+
+
+def _examples_walk(records, settings, qids, per_kind=3):
+    """The examples by a walk over every record held (the definition)."""
+    from rageval.report.examples import _emitted_not_grounded, _left_context, reference_setting
+
+    names = [s["name"] for s in settings]
+    order = {q: i for i, q in enumerate(qids)}
+    ok = sorted(
+        (r for r in records if r.get("status") == "ok" and r["question_id"] in order),
+        key=lambda r: order[r["question_id"]],
+    )
+    ref = reference_setting(settings, names)
+    ref_aic = {r["question_id"]: r["metrics"].get("answer_in_context") for r in ok if r["setting"]["name"] == ref}
+    out = {}
+    for s in names:
+        mine = [r for r in ok if r["setting"]["name"] == s]
+        left = []
+        if ref is not None and s != ref:
+            left = [
+                _left_context(r)
+                for r in mine
+                if ref_aic.get(r["question_id"]) == 1 and r["metrics"].get("answer_in_context") == 0
+            ]
+        eng = [x for r in mine for x in _emitted_not_grounded(r)]
+        out[s] = {
+            "left_context": {"n": len(left), "shown": left[:per_kind]},
+            "emitted_not_grounded": {"n": len(eng), "shown": eng[:per_kind]},
+        }
+    return out
+
+
+def test_examples_from_one_pass_are_those_of_a_walk_over_every_record():
+    rng = random.Random(2)
+    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b in SETTINGS]
+    for seed in range(8):
+        recs = make_records(n=40, seed=seed)
+        for r in recs:
+            if r["status"] != "ok":
+                continue
+            k = rng.randint(0, 3)
+            r["extra"]["attribution"] = {
+                "sentences": [
+                    {
+                        "text": f"s{j} of {r['question_id']}",
+                        "citations": [1],
+                        "emitted": {"supported": rng.random() < 0.7},
+                        "grounded": {"supported": rng.random() < 0.4},
+                    }
+                    for j in range(k)
+                ]
+            }
+        rng.shuffle(recs)  # file order is not question order
+        qids = sorted({r["question_id"] for r in recs})[2:]
+        got = setting_examples(recs, settings, qids)
+        assert got["by_setting"] == _examples_walk(recs, settings, qids)
+        assert sum(v["emitted_not_grounded"]["n"] for v in got["by_setting"].values()) > 0
+        assert sum(v["left_context"]["n"] for v in got["by_setting"].values()) > 0
