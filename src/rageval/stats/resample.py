@@ -61,9 +61,9 @@ ONE_THREAD_WORK = 10**8
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
 
-#: replicate x block cells of one product at once (a chunk of more, from about 16,800 questions or clusters
-#: on, is multiplied in row blocks: float32 counts 64 MiB, float64 sign bits 128 MiB)
-_MAX_DRAW_CELLS = 2**24
+#: replicate x block cells counted or multiplied at once (a chunk of more, from about 4,200 questions or clusters
+#: on, is counted in row blocks: ~80 MiB of intermediates; float64 sign bits 32 MiB)
+_MAX_DRAW_CELLS = 2**22
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
@@ -168,23 +168,34 @@ def percentile_columns(values: np.ndarray, qs: Sequence[float]) -> tuple[np.ndar
 
 def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first row, counts)`` blocks of a b x k float32 matrix: how often each of k blocks is drawn in each of b
-    resamples of size k; one block when ``b * k <= _MAX_DRAW_CELLS``, else row blocks of at most that many cells.
+    resamples of size k.
 
-    The draws are those of one b x k draw however the rows are blocked: at most 65,535 blocks, the whole chunk's
-    uint16 draws are made at once (2 bytes a cell) and counted block by block; above, int64 draws, whose stream
-    does not depend on how it is split, are made block by block.  Counts are small integers, exact in float32;
-    float32 halves the cost of the products, and their rounding (~1e-7 relative on a replicate mean) is far
-    below the Monte-Carlo error of a percentile (~1e-3).
+    At most 65,535 blocks: one block, the whole chunk's uint16 draws made at once (2 bytes a cell) and counted
+    in row blocks of at most ``_MAX_DRAW_CELLS`` cells (the same matrix and the same products as one count).
+    Above, when ``b * k`` exceeds ``_MAX_DRAW_CELLS``, row blocks of int64 draws, whose stream does not depend on
+    how it is split: the same counts, multiplied a block at a time (a product of another shape: the replicate
+    means may differ from one product's in the last float32 bits, ~1e-7 relative).  Counts are small integers,
+    exact in float32; float32 halves the cost of the products, and their rounding (~1e-7 relative on a replicate
+    mean) is far below the Monte-Carlo error of a percentile (~1e-3).
     """
     rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
-    small = k <= 65535
-    drawn = rng.integers(0, k, size=(b, k), dtype=np.uint16) if small else None
+    if k <= 65535:
+        drawn = rng.integers(0, k, size=(b, k), dtype=np.uint16)
+        out = np.empty((b, k), dtype=np.float32)
+        for lo in range(0, b, rows):
+            out[lo : lo + rows] = _bincount_rows(drawn[lo : lo + rows], k)
+        yield 0, out
+        return
     for lo in range(0, b, rows):
-        r = min(rows, b - lo)
-        part = drawn[lo : lo + r] if drawn is not None else rng.integers(0, k, size=(r, k), dtype=np.int64)
-        idx = part.astype(np.intp)
-        idx += (np.arange(r, dtype=np.intp) * k)[:, None]
-        yield lo, np.bincount(idx.ravel(), minlength=r * k).reshape(r, k).astype(np.float32)
+        yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.int64), k)
+
+
+def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
+    """Per row of ``drawn`` (indexes in ``[0, k)``), how often each index occurs (float32)."""
+    r = drawn.shape[0]
+    idx = drawn.astype(np.intp)
+    idx += (np.arange(r, dtype=np.intp) * k)[:, None]
+    return np.bincount(idx.ravel(), minlength=r * k).reshape(r, k).astype(np.float32)
 
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
