@@ -36,10 +36,12 @@ WORDS = (
 ).split()
 
 
-def make_file(path: Path, n: int, seed: int = 0) -> None:
+def make_file(path: Path, n: int, seed: int = 0, systems: int = 1) -> None:
+    """``n`` generic-layout lines written one by one (never held): ``n // systems`` questions, each answered by
+    ``systems`` systems (``system`` A, B, ...; one setting each) citing different contexts."""
     rng = random.Random(seed)
     with path.open("w") as fh:
-        for i in range(n):
+        for i in range(n // systems):
             ctxs = [
                 " ".join(rng.choice(WORDS) for _ in range(12))
                 + ". "
@@ -48,16 +50,19 @@ def make_file(path: Path, n: int, seed: int = 0) -> None:
                 for _ in range(5)
             ]
             gold = rng.choice(WORDS)
-            s1 = " ".join(ctxs[0].split()[:6]).rstrip(".")
-            s2 = " ".join(rng.choice(WORDS) for _ in range(6))
-            row = {
-                "id": f"q{i}",
-                "question": f"Question {i} about the {gold}?",
-                "answer": f"{s1} [1]. {s2} [2][3].",
-                "contexts": ctxs,
-                "answers": [gold],
-            }
-            fh.write(json.dumps(row) + "\n")
+            for k in range(systems):
+                s1 = " ".join(ctxs[k % 5].split()[:6]).rstrip(".")
+                s2 = " ".join(rng.choice(WORDS) for _ in range(6))
+                row = {
+                    "id": f"q{i}",
+                    "question": f"Question {i} about the {gold}?",
+                    "answer": f"{s1} [{k % 5 + 1}]. {s2} [2][3].",
+                    "contexts": ctxs,
+                    "answers": [gold],
+                }
+                if systems > 1:
+                    row["system"] = chr(ord("A") + k)
+                fh.write(json.dumps(row) + "\n")
 
 
 def _run(cmd: list[str], first_record_dir: Path | None = None) -> dict:

@@ -4,17 +4,22 @@
     .venv/bin/python bench/bench_stream.py --sizes 10000 100000 1000000
 
 For each size: a generated generic-layout file (written line by line, never held: the generator of
-``bench/bench_score.py``, 5 contexts per question, a cited two-sentence answer, short gold answers), then, each
+``bench/bench_score.py``, 5 contexts per question, a cited two-sentence answer, short gold answers; each
+question answered by ``--systems`` systems, 2 by default, so the report compares two settings: n records are
+n / 2 questions x 2 settings, and the statistics resample n / 2 questions), then, each
 in a fresh process, ``rageval score FILE --out DIR --no-progress --no-report`` (records, cache and the closing
 headline table) and ``rageval report DIR`` (statistics, tables, figures, HTML).  Printed per size and step: wall
 time, CPU time and the child's peak RSS (``os.wait4``), then the exponents of a power-law fit
-``t ∝ n^k`` between consecutive sizes (1.00: linear) and the peak RSS per record.  The load average and the
-thread variables are printed first, since the machine may be shared.
+``t ∝ n^k`` between consecutive sizes (1.00: linear) and the peak RSS per record.  After each report: its
+settings x questions, the contrasts and the replicates its statistics drew (``report.json``: ``n_resamples``
+for the bootstrap, ``n_test_resamples`` for the sign-flip test; ``auto``, as a user's run).  The load average
+and the thread variables are printed first, since the machine may be shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -29,6 +34,7 @@ THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--systems", type=int, default=2, help="systems (settings) answering each question")
     ap.add_argument("--keep", type=Path, default=None, help="keep the files and run directories here")
     args = ap.parse_args()
     os.environ.update(THREADS)
@@ -39,7 +45,7 @@ def main() -> None:
         root.mkdir(parents=True, exist_ok=True)
         for n in sorted(args.sizes):
             data, out = root / f"in{n}.jsonl", root / f"run{n}"
-            make_file(data, n)
+            make_file(data, n, systems=args.systems)
             rageval = [sys.executable, "-m", "rageval.cli"]
             steps = {
                 "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
@@ -55,11 +61,19 @@ def main() -> None:
                     f"load before {load:.1f}",
                     flush=True,
                 )
+            rep = json.loads((out / "report.json").read_text())  # after the report step
+            print(
+                f"report {n:>9,} records: {len(rep['settings'])} settings x {rep['cohort']['n_questions']:,} "
+                f"questions (cohort {rep['cohort']['n']:,}), {len(rep['contrasts'])} contrast rows, "
+                f"{rep['n_resamples']:,} bootstrap and {rep['n_test_resamples']:,} sign-flip replicates",
+                flush=True,
+            )
     for step, got in rows.items():
         for (n0, a), (n1, b) in zip(got, got[1:]):
             k_cpu = math.log(b["cpu"] / a["cpu"]) / math.log(n1 / n0)
             k_rss = math.log(b["maxrss_mb"] / a["maxrss_mb"]) / math.log(n1 / n0)
             print(f"{step:6s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f}")
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,14 @@ whole for the percentiles) are kept for at most ``_MAX_CELLS`` replicate x contr
 cells at once; a larger family is done in column blocks that draw the same
 resamples again (the same replicates as one block, up to the float32 rounding of
 a product of another shape, ~1e-7 relative; a family that fits one block, every
-family of today's suites, takes the one-block path unchanged).
+family of today's suites, takes the one-block path unchanged).  Within a chunk, the
+draws are counted (and the sign bits unpacked) in row blocks of at most
+``_MAX_DRAW_CELLS`` cells, so a chunk over many questions never holds its
+intermediates whole: up to 65,535 questions (or clusters) the counts are assembled
+into the chunk's one matrix (the same products and bits as before); above, the
+int64 draws, whose stream does not depend on how it is split, are made and
+multiplied a row block at a time (a product of another shape: ~1e-7 relative, as
+for column blocks).  A report over 500,000 questions holds about 100 MB here.
 
 The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
 run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
