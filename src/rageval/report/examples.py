@@ -104,27 +104,36 @@ def setting_examples(
     order = {q: i for i, q in enumerate(question_ids)}
     ref = reference_setting(settings, names)
     if ref is not None and reference_aic is None:
-        reference_aic = [math.nan] * len(question_ids)
-        for r in records:
-            i = order.get(r["question_id"])
-            if i is not None and r.get("status") == "ok" and r["setting"]["name"] == ref:
-                v = (r.get("metrics") or {}).get("answer_in_context")
-                reference_aic[i] = 1.0 if v == 1 else math.nan
+        reference_aic = _reference_aic(records, ref, order)
     kinds = ("left_context", "emitted_not_grounded")
     found = {s: {k: _First(per_kind) for k in kinds} for s in names}
     for r in records:
         i = order.get(r["question_id"])
         s = r["setting"]["name"]
-        if i is None or r.get("status") != "ok" or s not in found:
-            continue
-        mine = found[s]
-        left = ref is not None and s != ref and reference_aic is not None and reference_aic[i] == 1
-        if left and (r.get("metrics") or {}).get("answer_in_context") == 0:
-            mine["left_context"].add((i, 0), r, _left_context)
-        for j, x in enumerate(_emitted_not_grounded(r)):
-            mine["emitted_not_grounded"].add((i, j), x, None)
+        if i is not None and r.get("status") == "ok" and s in found:
+            left = ref is not None and s != ref and reference_aic is not None and reference_aic[i] == 1
+            _add(found[s], r, i, left)
     out = {s: {k: found[s][k].result() for k in kinds} for s in names}
     return {"reference": ref, "per_kind": per_kind, "by_setting": out}
+
+
+def _reference_aic(records: Iterable[Mapping[str, Any]], ref: str, order: Mapping[str, int]) -> list[float]:
+    """The reference setting's ``answer_in_context`` per question of ``order`` (1.0 where it is 1, else NaN)."""
+    out = [math.nan] * len(order)
+    for r in records:
+        i = order.get(r["question_id"])
+        if i is not None and r.get("status") == "ok" and r["setting"]["name"] == ref:
+            out[i] = 1.0 if (r.get("metrics") or {}).get("answer_in_context") == 1 else math.nan
+    return out
+
+
+def _add(mine: Mapping[str, _First], r: Mapping[str, Any], i: int, reference_had_it: bool) -> None:
+    """One cohort record's cases (question position ``i``; ``reference_had_it``: the answer was in the
+    reference's context)."""
+    if reference_had_it and (r.get("metrics") or {}).get("answer_in_context") == 0:
+        mine["left_context"].add((i, 0), r, _left_context)
+    for j, x in enumerate(_emitted_not_grounded(r)):
+        mine["emitted_not_grounded"].add((i, j), x, None)
 
 
 class _First:
