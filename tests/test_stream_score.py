@@ -1,5 +1,6 @@
-"""Reading a JSON Lines input line by line (:class:`rageval.infiles.JsonLines`): the lines, values and errors of
-reading it whole, each line's place in the file, a byte that is not UTF-8 named where it is."""
+"""Bounded memory (issue 28): a JSON Lines input read line by line (:class:`rageval.infiles.JsonLines`: the lines,
+values and errors of reading it whole, each line's place in the file, a byte that is not UTF-8 named where it is),
+and ``records.jsonl`` written from an order taken only as far as it gets (:class:`rageval.run.cache.RecordsFile`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from rageval.data.formats import read_input
 from rageval.data.formats.common import read_text
 from rageval.data.formats.layout import ScoreInputError
 from rageval.infiles import JsonLines, read_json_lines
+from rageval.run.cache import RecordCache, RecordsFile
+from rageval.types import Record, Setting
 
 
 def _row(i: int, **kw) -> dict:
@@ -64,3 +67,29 @@ def test_a_byte_that_is_not_utf8_is_named_as_a_whole_read_names_it_even_after_a_
     p.write_bytes(bom + line + b'{"id": "q2"}\n' + b'{"id": "q3", "question": "caf\xe9"}\n')
     with pytest.raises(ScoreInputError, match="line 3: not UTF-8 text"):
         read_input(str(p))
+
+
+def test_records_file_takes_the_announced_order_only_as_far_as_it_writes(tmp_path):
+    cache = RecordCache(tmp_path)
+    taken: list[str] = []
+
+    def order():
+        for i in range(1000):
+            taken.append(f"q{i}")
+            yield f"q{i}", None  # the hash comes with the record
+
+    def text(q: str) -> tuple[str, str]:
+        rec = Record(question_id=q, setting=Setting("s", "c"), status="ok")
+        return cache.write("s", q, f"h{q}", rec), f"h{q}"
+
+    texts = {q: text(q) for q in ("q0", "q1", "q2", "q3")}
+    missing = pytest.raises(RuntimeError, match="no record of setting 's', question 'q4'")
+    with missing, RecordsFile.open(cache, keep=0) as out:  # keep=0: each text let go at once, read back when due
+        out.expect("s", order())
+        out.put("s", "q1", *texts["q1"])
+        out.put("s", "q0", *texts["q0"])
+        assert out.count == 2 and taken == ["q0", "q1", "q2"]  # taken up to the first line not ready
+        out.put("s", "q3", *texts["q3"])
+        out.put("s", "q2", *texts["q2"])
+        assert out.count == 4 and len(taken) == 5
+    assert not (tmp_path / "records.jsonl").exists()  # q4.. never came: the old file (none) kept
