@@ -118,6 +118,10 @@ def item_hash(key: Mapping[str, Any], item: Item) -> str:
     return record_hash(key, item.example, item.retrieved)
 
 
+#: the pairs a run's judge keeps in memory (:meth:`~rageval.judges.base.JudgeRunner.bound_memory`): a batch of 256
+#: records asks some 3,000 distinct pairs, and a pair comes back within its batch, not across the run
+JUDGE_MEMO_PAIRS = 1 << 15
+
 _frozen_depth = 0  # how many heap_frozen blocks are open (the outermost unfreezes)
 
 
@@ -231,9 +235,13 @@ class _Execution:
     def _judge(self) -> Any:
         cache_dir = self.plan.judge_cache or self.rundir.judge_cache
         if self.session is None:
-            return self.parts.add(load_judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
-        # the same runner and cache here; the backend's predict fans out to Ray actors
-        return self.parts.add(self.session.judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+            judge = self.parts.add(load_judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+        else:  # the same runner and cache here; the backend's predict fans out to Ray actors
+            judge = self.parts.add(self.session.judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+        bound = getattr(judge, "bound_memory", None)
+        if callable(bound):
+            bound(JUDGE_MEMO_PAIRS)  # memory that does not grow with the run
+        return judge
 
     def _compressor(self, sp: SettingPlan) -> tuple[Any, str | None]:
         src = sp.source
