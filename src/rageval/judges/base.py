@@ -195,6 +195,7 @@ class JudgeRunner:
         self.tokenizer = getattr(judge, "tokenizer", None)
         self._suite_tokenizer = tokenizer
         self._memo: dict[tuple[str, str], float] = {}
+        self._memo_limit: int | None = None  # bound_memory
         cacheable = getattr(judge, "cacheable", True)
         self.cache_path: Path | None = None
         self._disk: DiskCache | None = None
@@ -228,6 +229,8 @@ class JudgeRunner:
                 if not isinstance(x, str):
                     raise TypeError(f"judge {name}[{i}] must be a string, got {type(x).__name__}")
         self._counts["requested"] += len(premises)
+        if self._memo_limit is not None and self._disk is not None and len(self._memo) > self._memo_limit:
+            self._memo.clear()  # bound_memory: the disk cache holds every value, nothing is judged twice
         pairs = list(zip(premises, hypotheses))
         first: dict[tuple[str, str], int] = {}
         for i, pq in enumerate(pairs):
@@ -339,6 +342,9 @@ class JudgeRunner:
         hypothesis (both the same).  The pair was truncated when ``after < before``.
         """
         memo = self.__dict__.setdefault("_token_memo", {})
+        if self._memo_limit is not None and len(memo) > self._memo_limit:
+            memo.clear()  # bound_memory: counted the same again when asked again
+            self.__dict__.get("_text_token_memo", {}).clear()
         key = (premise, hypothesis)
         hit = memo.get(key)
         if hit is not None:
@@ -406,6 +412,15 @@ class JudgeRunner:
     def clear_memory(self) -> None:
         """Forget the in-memory memo (the disk cache stays)."""
         self._memo.clear()
+
+    def bound_memory(self, pairs: int) -> None:
+        """Keep about ``pairs`` pairs in memory, not every pair judged (a run's judge: its memos would grow with the
+        run): a call that finds more forgets them first.  The values are forgotten only when the disk cache holds
+        each of them (a pair asked again is read back, never judged twice, so the values and the cache stay what
+        they are; the counters then say ``cache_hits`` where they said ``memory_hits``); the token counts always
+        (counted the same again).  :func:`~rageval.judges.replay.save_replay` writes what the memo holds: give it
+        a runner with unbounded memory."""
+        self._memo_limit = pairs
 
     def close(self) -> None:
         """Close the disk cache and the backend's own resources (its ``close()``, e.g. HTTP connections)."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from rageval.diagnostics.structural import SettingFacts
-from rageval.infiles import stream_json_lines
+from rageval.infiles import JsonLines
 from rageval.run.rundir import RunDir, RunDirError
 from rageval.stats.cohort import RecordColumns, metric_value
 from rageval.types import STATUSES
@@ -213,8 +213,7 @@ class _Scan:
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
-        rows = stream_json_lines(rec_path, what="the run's records.jsonl", error=RunError, line_error=_record_error)
-        for lineno, offset, rec in rows:
+        for lineno, offset, _raw, rec in JsonLines(rec_path, what="the run's records.jsonl", error=_record_error):
             if not isinstance(rec, dict):
                 raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
             where = f"{rec_path.name} line {lineno}"

@@ -10,12 +10,18 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    with its sqlite cache), the run's reader, each setting's compressor and own
    reader — on Ray with ``ray=`` (:mod:`rageval.run.scale`);
 3. per setting, fill the part-dependent fields of its key
-   (:data:`~rageval.run.plan.PART_KEYS`), hash each item, reuse what the record
-   cache holds (:mod:`rageval.run.cache`) and compress, read and score the rest in
-   batches (:mod:`rageval.run.execute`), each record written to the cache the
+   (:data:`~rageval.run.plan.PART_KEYS`), announce the order of its records
+   (:meth:`~rageval.run.plan.SettingPlan.record_questions`, taken as the file
+   advances), then take its items one by one in their own order (a streamed
+   plan's made as they are taken): hash each, reuse what the record cache holds
+   (:mod:`rageval.run.cache`) and gather the rest into batches to compress, read
+   and score (:mod:`rageval.run.execute`), each record written to the cache the
    moment it is finished and streamed to ``records.jsonl`` in the run's order
    (:class:`~rageval.run.cache.RecordsFile`: one JSON encoding per record, no
-   record held once written, a resumed run's file the same bytes);
+   record held once written, a resumed run's file the same bytes).  Nothing is
+   held per item beyond the batch in flight and the records waiting for their
+   turn (their texts up to a bound, then their input hashes), so memory does not
+   grow with the run where a setting's items come in the run's question order;
 4. write ``manifest.json`` (a :class:`~rageval.run.rundir.Manifest`) and
    ``run_stats.json``; close every part however the run ends.
 
@@ -61,27 +67,31 @@ class RunResult:
     over_budget: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def _chunks(items: list, n: int, first: int | None = None) -> Iterable[list]:
-    start, size = 0, min(first, n) if first else n
-    while start < len(items):
-        yield items[start : start + size]
-        start, size = start + size, n
-
-
 @dataclass
 class SettingWork:
-    """One setting's records still to compute: its plan, the pending (hashed) items, the batch size, the stage."""
+    """One setting's records still to compute: its plan, its pending (hashed) items as they come, the batch size,
+    the stage."""
 
     planned: SettingPlan
-    pending: list[Item]
+    pending: Iterable[Item]
     batch_size: int
     stage: Stage
     first_batch: int | None = None
     tokenizer_spec: str = "regex"
     run_hash: str = ""
 
-    def batches(self) -> Iterable[list[Item]]:
-        return _chunks(self.pending, self.batch_size, self.first_batch)
+    def batches(self) -> Iterator[list[Item]]:
+        """The pending items in batches of ``batch_size`` (the first of ``first_batch``), in order."""
+        n = self.batch_size
+        size = min(self.first_batch, n) if self.first_batch else n
+        batch: list[Item] = []
+        for item in self.pending:
+            batch.append(item)
+            if len(batch) >= size:
+                yield batch
+                batch, size = [], n
+        if batch:
+            yield batch
 
 
 def _local_batches(work: Iterable[SettingWork]) -> Iterator[tuple[SettingWork, list[Item], list[Record]]]:
@@ -107,6 +117,10 @@ def item_hash(key: Mapping[str, Any], item: Item) -> str:
         )[:32]
     return record_hash(key, item.example, item.retrieved)
 
+
+#: the pairs a run's judge keeps in memory (:meth:`~rageval.judges.base.JudgeRunner.bound_memory`): a batch of 256
+#: records asks some 3,000 distinct pairs, and a pair comes back within its batch, not across the run
+JUDGE_MEMO_PAIRS = 1 << 15
 
 _frozen_depth = 0  # how many heap_frozen blocks are open (the outermost unfreezes)
 
@@ -221,9 +235,13 @@ class _Execution:
     def _judge(self) -> Any:
         cache_dir = self.plan.judge_cache or self.rundir.judge_cache
         if self.session is None:
-            return self.parts.add(load_judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
-        # the same runner and cache here; the backend's predict fans out to Ray actors
-        return self.parts.add(self.session.judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+            judge = self.parts.add(load_judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+        else:  # the same runner and cache here; the backend's predict fans out to Ray actors
+            judge = self.parts.add(self.session.judge(self.plan.scoring.judge, cache_dir, self.tokenizer))
+        bound = getattr(judge, "bound_memory", None)
+        if callable(bound):
+            bound(JUDGE_MEMO_PAIRS)  # memory that does not grow with the run
+        return judge
 
     def _compressor(self, sp: SettingPlan) -> tuple[Any, str | None]:
         src = sp.source
@@ -251,31 +269,28 @@ class _Execution:
         self.models[f"reader:{sp.name}"] = reader_id(reader, spec)
         return reader, self.models[f"reader:{sp.name}"]
 
+    def pending(self, sp: SettingPlan, key: Mapping[str, Any], bar: Any, out: RecordsFile) -> Iterator[Item]:
+        """The setting's items to compute, hashed, in their order, as they are taken: a reused one handed to ``out``
+        at once (counted, the bar advanced) instead."""
+        for item in sp.items:
+            item = replace(item, input_hash=item_hash(key, item))
+            qid = item.question_id
+            text = self.tally.reuse(self.cache, sp.name, qid, item.input_hash, retry_failed=self.retry_failed)
+            if text is None:
+                yield item
+                continue
+            out.put(sp.name, qid, text, item.input_hash)
+            bar.update(1)
+
     def work(self, bar: Any, out: RecordsFile) -> Iterator[SettingWork]:
-        """Setting by setting: build its parts, hash its items, reuse what the cache holds (counted, handed to
-        ``out``, the bar advanced) and yield the rest as a :class:`SettingWork`."""
+        """Setting by setting: build its parts, announce its records' order to ``out`` and yield a
+        :class:`SettingWork` whose pending items are hashed, and reused where the cache holds them
+        (:meth:`pending`), as its batches are taken."""
         plan = self.plan
         for sp in plan.settings:
             reader, rid = self._reader(sp)
             compressor, comp_error = self._compressor(sp)
             key = _resolve_key(sp.key, compressor, rid, self.judge)
-            pending: list[Item] = []
-            hashes: dict[str, str] = {}
-            reused: list[tuple[str, str]] = []
-            for item in sp.items:
-                item = replace(item, input_hash=item_hash(key, item))
-                qid = item.saved.question_id if item.saved is not None else item.example.id
-                hashes[qid] = item.input_hash
-                text = self.tally.reuse(self.cache, sp.name, qid, item.input_hash, retry_failed=self.retry_failed)
-                if text is not None:
-                    reused.append((qid, text))
-                    bar.update(1)
-                    continue
-                pending.append(item)
-            # the setting's lines in the run's question order; its reused records go out at once
-            out.expect(sp.name, ((q, hashes[q]) for q in self.plan.question_order if q in hashes))
-            for qid, text in reused:
-                out.put(sp.name, qid, text)
             stage = Stage(
                 sp.setting,
                 compressor,
@@ -291,6 +306,8 @@ class _Execution:
             spec = getattr(sp.source, "reader", None)
             size = sp.batch_size or (spec.batch_size if spec is not None else 256)
             size = max(size, getattr(reader, "min_batch", 1))  # keep a concurrent reader busy
+            out.expect(sp.name, ((q, None) for q in sp.record_questions(plan.question_order)))  # taken as written
+            pending = self.pending(sp, key, bar, out)
             yield SettingWork(sp, pending, size, stage, plan.first_batch, plan.scoring.tokenizer, plan.origin.hash)
 
 
@@ -317,10 +334,12 @@ def _execute(
                 batches = _local_batches(work) if session is None else session.batches(work)
                 for w, batch, records in batches:
                     for item, rec in zip(batch, records):
+                        name = w.planned.name
                         out.put(
-                            w.planned.name,
+                            name,
                             rec.question_id,
-                            cache.write(w.planned.name, rec.question_id, item.input_hash, rec),
+                            cache.write(name, rec.question_id, item.input_hash, rec),
+                            item.input_hash,
                         )
                         computed += 1
                         run.tally.count(rec)

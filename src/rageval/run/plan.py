@@ -23,6 +23,13 @@ Three item sources:
 * :class:`Saved` — each item is a saved record (``rageval rescore``): its
   context and answer are scored again, a failed record is kept as it was.
 
+A setting's items are a tuple (a suite's, a rescore's: they are in memory
+anyway) or an :class:`ItemStream` (``rageval score``: each item made from its
+input line when the engine reaches it, so a plan of a million lines holds no
+item); the engine takes them one by one in their own order (the order they are
+computed and cached in) and writes their records in the order ``records.jsonl``
+lists them (:meth:`SettingPlan.record_questions`).
+
 Nothing here runs a model; the engine (:mod:`rageval.run.engine`) builds the
 parts a plan names, fills the part-dependent fields of each key
 (:data:`PART_KEYS`) and hashes every item.
@@ -31,7 +38,8 @@ parts a plan names, fills the part-dependent fields of each key
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -45,6 +53,7 @@ __all__ = [
     "Given",
     "GivenOutput",
     "Item",
+    "ItemStream",
     "Origin",
     "Plan",
     "Saved",
@@ -52,6 +61,7 @@ __all__ = [
     "SettingPlan",
     "record_hash",
     "sha",
+    "sha_of_items",
 ]
 
 #: the fields of a setting's key that name a built part; the engine fills them once the part is built:
@@ -63,6 +73,20 @@ OriginKind = Literal["suite", "score", "rescore"]
 def sha(obj: Any) -> str:
     """The sha256 of ``obj`` as canonical JSON (sorted keys, UTF-8)."""
     return hashlib.sha256(json_text(obj).encode("utf-8")).hexdigest()
+
+
+def sha_of_items(items: Iterable[Any]) -> str:
+    """``sha(list(items))`` without holding the list: each item encoded as it comes (a JSON array is its items'
+    JSON joined by ``", "``).
+
+    >>> sha_of_items(iter([["q1", "Who?"], ["q2", "é"]])) == sha([["q1", "Who?"], ["q2", "é"]])
+    True
+    """
+    h = hashlib.sha256(b"[")
+    for i, item in enumerate(items):
+        h.update((", " if i else "").encode() + json_text(item).encode("utf-8"))
+    h.update(b"]")
+    return h.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -166,27 +190,57 @@ class Item:
     def sources(self) -> tuple[SourceSnippet, ...]:
         return tuple(self.retrieved.snippets)
 
+    @property
+    def question_id(self) -> str:
+        """The question its record is of: the saved record's, else the example's id."""
+        return self.saved.question_id if self.saved is not None else self.example.id
+
+
+class ItemStream(ABC):
+    """A setting's items made one by one as the engine iterates them, never all held (``rageval score``: each made
+    again from its input line); its length is known without making any (the progress bar's total), and so is
+    the order of its records (:meth:`record_questions`)."""
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[Item]: ...
+
+    @abstractmethod
+    def record_questions(self) -> Iterator[str]:
+        """Its items' question ids in the order ``records.jsonl`` lists them: the plan's ``question_order``
+        restricted to the setting."""
+
 
 @dataclass(frozen=True)
 class SettingPlan:
     """One setting: its name and record fields, its source, its diagnostics, its key and its items.
 
     ``key`` is everything of the run and the setting that can change a record; the entries named in
-    :data:`PART_KEYS` that it holds are filled by the engine from the built parts.  ``items`` are in the
-    order ``records.jsonl`` lists them.
+    :data:`PART_KEYS` that it holds are filled by the engine from the built parts.  ``items``: a tuple, or an
+    :class:`ItemStream` (made as they are taken).
     """
 
     setting: Setting
     source: Source
     diagnostics: tuple[str, ...]
     key: Mapping[str, Any]
-    items: tuple[Item, ...]
+    items: tuple[Item, ...] | ItemStream
     evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
     batch_size: int | None = None  # items per batch (default: the reader's batch_size)
 
     @property
     def name(self) -> str:
         return self.setting.name
+
+    def record_questions(self, question_order: Sequence[str]) -> Iterable[str]:
+        """Its items' question ids in the order ``records.jsonl`` lists them: ``question_order`` restricted to the
+        setting (an :class:`ItemStream` knows it without making its items)."""
+        if isinstance(self.items, ItemStream):
+            return self.items.record_questions()
+        mine = {item.question_id for item in self.items}
+        return (q for q in question_order if q in mine)
 
 
 @dataclass(frozen=True)

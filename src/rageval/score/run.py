@@ -4,9 +4,12 @@ The front-end reads the files and plans; the one engine runs the plan:
 
 * :func:`_read_inputs` reads each file (:mod:`rageval.data.formats`), assigns
   settings (a file, or each ``system`` of a file) and matches questions across
-  them;
-* :func:`build_plan` makes each input line an :class:`~rageval.run.plan.Item` of a
-  :class:`~rageval.run.plan.Given` setting: an :class:`~rageval.data.Example`
+  them, from each file's per-line index alone (ids, digests of the questions,
+  flags: :class:`~rageval.data.formats.common.LineIndex`);
+* :func:`build_plan` makes each setting a :class:`~rageval.run.plan.Given` setting whose items
+  (:class:`_LineItems`, an :class:`~rageval.run.plan.ItemStream`) are made one by one, in record order,
+  as the engine takes them: each input line (read again from its file when the file is a
+  streamed JSONL one) an :class:`~rageval.run.plan.Item` — an :class:`~rageval.data.Example`
   (gold; the answer, units and reader tokens in ``meta``, so they enter the
   input hash), its sources, and the context and answer the file gives;
 * :func:`rageval.run.engine.execute` scores, caches and writes the run as it
@@ -17,22 +20,28 @@ The front-end reads the files and plans; the one engine runs the plan:
 
 Nothing on the path to the first record imports a model library or ``evaluate``
 (the lexical judge needs none; a model judge loads its own).
+
+Memory (docs/score.md#how-inputs-are-read): a generic JSONL input is never held — per line a few dozen bytes of
+index while planning, then its place in the file, its question's position and its cache entry's — so a run of a
+million lines fits in well under a gigabyte; the other formats' files are read whole and their items kept.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rageval import __version__
 from rageval.data.formats import ImportedFile, read_input
+from rageval.data.formats.common import EMPTY_ANSWER, MARKERS, SELF_SOURCED, has_markers
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
-from rageval.data.formats.match import Matched, assign_settings, file_labels, match_questions
+from rageval.data.formats.match import Matched, SettingLines, assign_settings, file_labels, match_questions
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.io import write_text_atomic
@@ -41,7 +50,18 @@ from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
 from rageval.run.engine import execute, heap_frozen
 from rageval.run.outputs import refuse_inputs
-from rageval.run.plan import Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
+from rageval.run.plan import (
+    Given,
+    GivenOutput,
+    Item,
+    ItemStream,
+    Origin,
+    Plan,
+    Scoring,
+    SettingPlan,
+    sha,
+    sha_of_items,
+)
 from rageval.run.rundir import RunDir
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
@@ -50,17 +70,6 @@ __all__ = ["CITATION_DIAGNOSTICS", "SUITE_NAME", "ScoreOptions", "ScoreResult", 
 
 #: the name a score run records as its suite (an output directory holds one kind of run)
 SUITE_NAME = "score"
-
-_MARKER = re.compile(r"\[\d+")
-
-
-def has_markers(text: str) -> bool:
-    """True when ``text`` carries a citation marker ``[k`` (the pattern ALCE's eval.py reads).
-
-    >>> has_markers("Paris [1]."), has_markers("Paris [1, 2]."), has_markers("Paris [a].")
-    (True, True, False)
-    """
-    return _MARKER.search(text) is not None
 
 
 def _citation_diagnostics() -> tuple[str, ...]:
@@ -131,9 +140,9 @@ def _citation_mode(option: str, files: Sequence[ImportedFile]) -> str:
     return option
 
 
-def _select(options: ScoreOptions, items: Sequence[ScoreItem]) -> list[str]:
-    def has(name: str) -> bool:
-        return any(it.gold.get(name) for it in items)
+def _select(options: ScoreOptions, files: Sequence[ImportedFile]) -> list[str]:
+    def has(name: str) -> bool:  # some line gives this gold field
+        return any(name in f.index.gold for f in files)
 
     try:
         return applicable(options.diagnostics, has)
@@ -183,26 +192,32 @@ def _contrasts(settings: Sequence[str], baseline: str | None, all_pairs: bool) -
     return [{"vs": base}], base
 
 
+def _flags(lines: SettingLines) -> np.ndarray:
+    """The setting's lines' flags (:class:`~rageval.data.formats.common.LineIndex`), in order."""
+    return np.fromiter(lines.flags(), dtype=np.uint8, count=len(lines))
+
+
 def _notes(
     files: Sequence[ImportedFile],
-    settings: Mapping[str, Sequence[ScoreItem]],
+    settings: Mapping[str, SettingLines],
     uncited: Sequence[str],
     matched: Matched,
 ) -> list[str]:
     notes = [n for f in files for n in f.notes]
-    for name, items in settings.items():
-        n_self = sum(it.self_sourced for it in items)
+    for name, lines in settings.items():
+        flags = _flags(lines)
+        n_self = int(np.count_nonzero(flags & SELF_SOURCED))
         if n_self:
-            what = "every question" if n_self == len(items) else f"{n_self} of {len(items)} questions"
+            what = "every question" if n_self == len(lines) else f"{n_self} of {len(lines)} questions"
             notes.append(
                 f"{name}: {what} give(s) plain contexts without sources: each context is its own source, so "
                 "grounded scores equal emitted ones by construction"
             )
-        empty = [it.where for it in items if not it.answer.strip()]
-        if empty:
+        empty = np.flatnonzero(flags & EMPTY_ANSWER)
+        if len(empty):
             notes.append(
-                f"{name}: {len(empty)} empty answer(s) (first: {empty[0]}): scored as the definitions say "
-                "(answer scores 0, citation scores undefined)"
+                f"{name}: {len(empty)} empty answer(s) (first: {lines.where(int(empty[0]))}): scored as the "
+                "definitions say (answer scores 0, citation scores undefined)"
             )
     for name in uncited:
         notes.append(
@@ -216,9 +231,7 @@ def _notes(
             f"(unmatched.csv lists them): {first}" + (" ..." if len(matched.unmatched) > 5 else "")
         )
     if matched.by_text:
-        notes.append(
-            f"{len(matched.by_text)} question(s) matched by question text, not id (first: {matched.by_text[0]})"
-        )
+        notes.append(f"{matched.n_by_text} question(s) matched by question text, not id (first: {matched.by_text[0]})")
     notes.extend(matched.conflicts[:5])
     return notes
 
@@ -244,7 +257,7 @@ class _Inputs:
     files: list[ImportedFile]
     labels: list[str]
     sources: list[str]
-    settings: dict[str, list[ScoreItem]]
+    settings: dict[str, SettingLines]
     matched: Matched
     contrasts: list | None
     baseline: str | None
@@ -257,6 +270,10 @@ class _Inputs:
     @property
     def names(self) -> list[str]:
         return list(self.settings)
+
+    def close(self) -> None:
+        for f in self.files:
+            f.close()
 
 
 def _read_inputs(inputs, fmt, mapping, split, options: ScoreOptions) -> _Inputs:
@@ -271,9 +288,12 @@ def _read_inputs(inputs, fmt, mapping, split, options: ScoreOptions) -> _Inputs:
     matched = match_questions(settings)
     names = list(settings)
     contrasts, baseline = _contrasts(names, options.baseline, options.all_pairs)
-    diagnostics = _select(options, [it for items in settings.values() for it in items])
-    uncited = [n for n, items in settings.items() if not any(has_markers(it.answer) for it in items)]
+    diagnostics = _select(options, files)
+    uncited = [n for n, lines in settings.items() if not np.any(_flags(lines) & MARKERS)]
     per_setting = {n: [d for d in diagnostics if n not in uncited or d not in CITATION_DIAGNOSTICS] for n in names}
+    notes = _notes(files, settings, uncited, matched)
+    for f in files:
+        f.index.release()  # questions matched: planning needs no more of it
     return _Inputs(
         files=files,
         labels=labels,
@@ -285,7 +305,7 @@ def _read_inputs(inputs, fmt, mapping, split, options: ScoreOptions) -> _Inputs:
         mode=_citation_mode(options.citations, files),
         diagnostics=diagnostics,
         per_setting=per_setting,
-        notes=_notes(files, settings, uncited, matched),
+        notes=notes,
         fmt_of=fmt_of,
     )
 
@@ -311,10 +331,17 @@ def score_files(
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
     with heap_frozen():  # the caller's heap out of the collector's passes (execute does the same)
         read = _read_inputs(inputs, fmt, mapping, split, options)
-        plan = build_plan(read, options)
+        try:
+            plan = build_plan(read, options)
+        except BaseException:
+            read.close()
+            raise
     rundir = RunDir(out_dir)
     with rundir.lock("rageval score"):  # one writer per output directory, as a suite run
-        run = execute(plan, rundir, progress_bar=progress, on_record=on_record)
+        try:
+            run = execute(plan, rundir, progress_bar=progress, on_record=on_record)
+        finally:
+            read.close()  # a streamed file's descriptor: every item is made
         _write_unmatched(rundir.path, read.matched)
         result = ScoreResult(
             rundir.path,
@@ -346,6 +373,39 @@ def _scoring(options: ScoreOptions, mode: str):
     return scoring
 
 
+def _item(it: ScoreItem, qid: str) -> Item:
+    """The run's item of one input line (question ``qid``): its example, sources and what the file gives."""
+    given = GivenOutput(
+        tuple(it.units),
+        it.answer,
+        it.input_tokens,
+        extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}},
+    )
+    return Item(_example(it, qid), _Given(it.sources, it.retrieved, it.self_sourced), given=given)
+
+
+class _LineItems(ItemStream):
+    """A setting's items, made from its lines (a streamed file's read again) one by one in input order; its
+    records go in the run's question order restricted to the setting
+    (:meth:`~rageval.data.formats.match.Matched.record_order`)."""
+
+    def __init__(self, lines: SettingLines, matched: Matched, name: str) -> None:
+        self.lines, self.order, self.positions = lines, matched.order, matched.positions[name]
+        self.ks = matched.record_order(name)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[Item]:
+        order, positions = self.order, self.positions
+        for k, it in enumerate(self.lines):
+            yield _item(it, order[positions[k]])
+
+    def record_questions(self) -> Iterator[str]:
+        order, positions = self.order, self.positions
+        return (order[positions[k]] for k in self.ks)
+
+
 def build_plan(read: _Inputs, options: ScoreOptions):
     """The run :class:`~rageval.run.plan.Plan` of the inputs: one setting per file or system, every item given
     (its units and answer), keyed by the file's content and the scoring options."""
@@ -374,22 +434,13 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         fmt = read.fmt_of.get(name, "generic")
         setting = Setting(name=name, compressor=f"given:{fmt}", budget=None, reader="saved")
         key = _setting_key(options, setting, fmt, read.mode, read.per_setting[name], None)
-        items = []
-        for it, qid in zip(read.settings[name], read.matched.ids[name]):
-            given = GivenOutput(
-                tuple(it.units),
-                it.answer,
-                it.input_tokens,
-                extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}},
-            )
-            items.append(Item(_example(it, qid), _Given(it.sources, it.retrieved, it.self_sourced), given=given))
         settings.append(
             SettingPlan(
                 setting,
                 Given(label=setting.compressor),
                 tuple(read.per_setting[name]),
                 key,
-                tuple(items),
+                _LineItems(read.settings[name], read.matched, name),
                 batch_size=options.batch_size,
             )
         )
@@ -412,12 +463,12 @@ def build_plan(read: _Inputs, options: ScoreOptions):
             "dataset": ", ".join(c["source"] for c in config["inputs"]),
             "inputs": {
                 "questions": len(read.matched.order),
-                "questions_hash": sha([[q, read.matched.questions[q]] for q in read.matched.order])[:32],
+                "questions_hash": sha_of_items(read.matched.questions())[:32],  # each text read again
             },
             "score": {
                 "diagnostics_per_setting": read.per_setting,
                 "unmatched": len(read.matched.unmatched),
-                "matched_by_text": len(read.matched.by_text),
+                "matched_by_text": read.matched.n_by_text,
                 "files": [
                     {"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in read.files
                 ],

@@ -1,5 +1,5 @@
-"""What the ``rageval score`` formats share: the :class:`ImportedFile` they return and reading a file's text,
-JSON and rows with errors that name the file and the line.
+"""What the ``rageval score`` formats share: the :class:`ImportedFile` they return, the :class:`LineIndex` planning
+keeps of each of its lines, and reading a file's text, JSON and rows with errors that name the file and the line.
 
 >>> import tempfile
 >>> p = Path(tempfile.mkdtemp()) / "out.jsonl"
@@ -10,7 +10,11 @@ JSON and rows with errors that name the file and the line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import re
+from abc import abstractmethod
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,21 +23,151 @@ from rageval.data.formats.layout import ScoreInputError, ScoreItem
 from rageval.infiles import iter_json_lines, loads
 from rageval.infiles import read_text as _read_text
 
-__all__ = ["HF_PREFIX", "ImportedFile", "json_rows", "read_text", "whole_json"]
+__all__ = [
+    "EMPTY_ANSWER",
+    "HF_PREFIX",
+    "MARKERS",
+    "SELF_SOURCED",
+    "ImportedFile",
+    "LazyItems",
+    "LineIndex",
+    "digest",
+    "has_markers",
+    "json_rows",
+    "question_key",
+    "read_text",
+    "whole_json",
+]
 
 #: a source written ``hf:<id>`` is a Hugging Face dataset (read as RAGAS-style columns)
 HF_PREFIX = "hf:"
 
+_MARKER = re.compile(r"\[\d+")
+
+#: the flags :class:`LineIndex` keeps of a line: each unit its own source, a blank answer, a citation marker
+SELF_SOURCED, EMPTY_ANSWER, MARKERS = 1, 2, 4
+
+
+def has_markers(text: str) -> bool:
+    """True when ``text`` carries a citation marker ``[k`` (the pattern ALCE's eval.py reads).
+
+    >>> has_markers("Paris [1]."), has_markers("Paris [1, 2]."), has_markers("Paris [a].")
+    (True, True, False)
+    """
+    return _MARKER.search(text) is not None
+
+
+def question_key(text: str) -> str:
+    """The question text used for matching: whitespace collapsed, case folded."""
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def digest(text: str) -> bytes:
+    """A 16-byte digest of ``text`` (BLAKE2b; a lone surrogate encoded as it is), equal only for equal texts."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class LineIndex:
+    """What planning keeps of each line (item) of one file: a few dozen bytes, never its texts.
+
+    Per line: its question id (or None), a code of its ``system``, a digest of its question (:func:`question_key`'s,
+    for matching) and its flags (:data:`SELF_SOURCED`, :data:`EMPTY_ANSWER`, :data:`MARKERS`); per file, the gold
+    fields some line gives (which diagnostics apply).  :meth:`release` drops the per-line fields planning no longer
+    needs once questions are matched.
+    """
+
+    def __init__(self, items: Iterable[ScoreItem] = ()) -> None:
+        self.ids: list[str | None] = []
+        self.system_names: list[str | None] = []  # the distinct systems, in the order they first come
+        self._codes: dict[str | None, int] = {}
+        self.systems = array("I")
+        self.keys = bytearray()  # digest(question_key(question)) per line
+        self.flags = bytearray()
+        self.gold: set[str] = set()
+        for item in items:
+            self.add(item)
+
+    def add(self, item: ScoreItem) -> None:
+        self.ids.append(item.id)
+        code = self._codes.get(item.system)
+        if code is None:
+            code = self._codes[item.system] = len(self.system_names)
+            self.system_names.append(item.system)
+        self.systems.append(code)
+        self.keys += digest(question_key(item.question))
+        answer = item.answer
+        flags = SELF_SOURCED if item.self_sourced else 0
+        flags |= 0 if answer.strip() else EMPTY_ANSWER
+        flags |= MARKERS if has_markers(answer) else 0
+        self.flags.append(flags)
+        self.gold.update(name for name, value in item.gold.items() if value)
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    def key(self, i: int) -> bytes:
+        return bytes(self.keys[16 * i : 16 * i + 16])
+
+    def release(self) -> None:
+        """Drop the ids, systems and digests (matching is done); the flags and gold fields stay."""
+        self.ids, self.systems, self.keys = [], array("I"), bytearray()
+
+
+class LazyItems(Sequence[ScoreItem]):
+    """A file's items made again from the file when asked for (a streamed JSON Lines file), not held."""
+
+    @abstractmethod
+    def where(self, i: int) -> str:
+        """How messages name line ``i`` (``"<file> line <n>"``), without reading it."""
+
+    @abstractmethod
+    def question(self, i: int) -> str:
+        """The question of line ``i``."""
+
+    @abstractmethod
+    def read(self, indexes: Iterable[int]) -> Iterator[ScoreItem]:
+        """The items of the lines ``indexes``, in that order."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close what reading opened (reading again reopens it)."""
+
 
 @dataclass
 class ImportedFile:
-    """One input file: its items (one per line and system), the format it was read as, notes for the summary."""
+    """One input file: its items (one per line and system), the format it was read as, notes for the summary,
+    and the :class:`LineIndex` of its items (made from them unless the reader made it while reading).
+
+    ``items`` is a list, or for a file read line by line a :class:`LazyItems`: each item made again from its line
+    when read (:meth:`read`)."""
 
     path: str
     format: str
-    items: list[ScoreItem]
+    items: Sequence[ScoreItem]
     notes: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    index: LineIndex = field(default=None, repr=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = LineIndex(self.items)
+
+    def where(self, i: int) -> str:
+        items = self.items
+        return items.where(i) if isinstance(items, LazyItems) else items[i].where
+
+    def question(self, i: int) -> str:
+        items = self.items
+        return items.question(i) if isinstance(items, LazyItems) else items[i].question
+
+    def read(self, indexes: Iterable[int]) -> Iterator[ScoreItem]:
+        """The items at ``indexes``, in that order."""
+        items = self.items
+        return items.read(indexes) if isinstance(items, LazyItems) else (items[i] for i in indexes)
+
+    def close(self) -> None:
+        if isinstance(self.items, LazyItems):
+            self.items.close()
 
 
 def read_text(path: Path) -> str:

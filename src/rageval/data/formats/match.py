@@ -14,30 +14,46 @@
   records are written) and listed with the settings that lack it; it is outside
   the common cohort, so it enters no comparison.
 
+Matching reads only each file's :class:`~rageval.data.formats.common.LineIndex` (ids, digests of the question
+texts, systems), never the items: a setting is a :class:`SettingLines` (which lines of which file), a question its
+position in the run's order, so a million lines cost tens of megabytes.  A question text is read again (from the
+file, for a streamed one) only where it is shown: an unmatched question, an error.
+
 >>> from rageval.data.formats.layout import GenericRecord, to_item
 >>> def it(q, i=None, w="a line 1"):
 ...     return to_item(GenericRecord(id=i, question=q, answer="x"), w)
->>> m = match_questions({"A": [it("Who?", "q1"), it("Why?", "q2")], "B": [it("who?  ", None, "b line 1")]})
+>>> a = ImportedFile("a", "generic", [it("Who?", "q1"), it("Why?", "q2")])
+>>> b = ImportedFile("b", "generic", [it("who?  ", None, "b line 1")])
+>>> m = match_questions(assign_settings([a, b], ["A", "B"]))
 >>> m.ids["B"], m.order, [u.question_id for u in m.unmatched]
 (['q1'], ['q1', 'q2'], ['q2'])
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from rageval.data.formats import ImportedFile
+import numpy as np
+
+from rageval.data.formats.common import ImportedFile, digest, question_key
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
 
-__all__ = ["Matched", "Unmatched", "assign_settings", "file_labels", "match_questions", "question_key"]
+__all__ = [
+    "Matched",
+    "SettingLines",
+    "Unmatched",
+    "assign_settings",
+    "file_labels",
+    "match_questions",
+    "question_key",
+]
 
-
-def question_key(text: str) -> str:
-    """The question text used for matching: whitespace collapsed, case folded."""
-    return re.sub(r"\s+", " ", text).strip().casefold()
+#: how many matches by question text and id conflicts :class:`Matched` spells out (the notes show that many)
+SHOWN = 5
 
 
 def file_labels(sources: Sequence[str], names: Sequence[str | None]) -> list[str]:
@@ -54,26 +70,89 @@ def file_labels(sources: Sequence[str], names: Sequence[str | None]) -> list[str
     return out
 
 
-def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dict[str, list[ScoreItem]]:
-    """Setting name -> its items, in input order (see the module doc)."""
-    per_file: list[list[tuple[str | None, ScoreItem]]] = [[(it.system, it) for it in f.items] for f in files]
+class SettingLines(Sequence[ScoreItem]):
+    """The lines of one setting, in input order: ``parts``, each a file and the indexes of its lines (one part,
+    unless two files' systems get one name).  A sequence of its items, each made when asked for (a streamed file's
+    from its line)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.parts: list[tuple[ImportedFile, array]] = []
+
+    def add(self, file: ImportedFile, i: int) -> None:
+        if not self.parts or self.parts[-1][0] is not file:
+            self.parts.append((file, array("I")))
+        self.parts[-1][1].append(i)
+
+    def __len__(self) -> int:
+        return sum(len(ix) for _, ix in self.parts)
+
+    def refs(self) -> Iterator[tuple[ImportedFile, int]]:
+        """``(file, line index)`` of each line, in order."""
+        for f, ix in self.parts:
+            for i in ix:
+                yield f, i
+
+    def ref(self, k: int) -> tuple[ImportedFile, int]:
+        """``(file, line index)`` of the setting's ``k``-th line."""
+        for f, ix in self.parts:
+            if k < len(ix):
+                return f, ix[k]
+            k -= len(ix)
+        raise IndexError(k)
+
+    def read(self, ks: Iterable[int]) -> Iterator[ScoreItem]:
+        """The items of the setting's lines ``ks``, in that order."""
+        if len(self.parts) == 1:
+            f, ix = self.parts[0]
+            return f.read(ix[k] for k in ks)
+        return (next(f.read([i])) for f, i in map(self.ref, ks))
+
+    def __getitem__(self, k: Any) -> Any:
+        ks = range(len(self))[k]
+        return list(self.read(ks)) if isinstance(k, slice) else next(self.read([ks]))
+
+    def __iter__(self) -> Iterator[ScoreItem]:
+        return self.read(range(len(self)))
+
+    def where(self, k: int) -> str:
+        f, i = self.ref(k)
+        return f.where(i)
+
+    def question(self, k: int) -> str:
+        f, i = self.ref(k)
+        return f.question(i)
+
+    def flags(self) -> Iterator[int]:
+        """Each line's :class:`~rageval.data.formats.common.LineIndex` flags, in order."""
+        for f, ix in self.parts:
+            flags = f.index.flags
+            for i in ix:
+                yield flags[i]
+
+
+def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dict[str, SettingLines]:
+    """Setting name -> its lines, in input order (see the module doc)."""
     owners: dict[str, set[int]] = {}
-    for fi, pairs in enumerate(per_file):
-        for system, _ in pairs:
+    for fi, f in enumerate(files):
+        for system in f.index.system_names:
             if system is not None:
                 owners.setdefault(system, set()).add(fi)
-    settings: dict[str, list[ScoreItem]] = {}
-    for fi, pairs in enumerate(per_file):
-        for system, item in pairs:
+    settings: dict[str, SettingLines] = {}
+    for fi, f in enumerate(files):
+        names = []
+        for system in f.index.system_names:  # in the order they first come: the settings' order
             if system is None:
                 name = labels[fi]
             elif len(owners[system]) > 1 or system in labels:
                 name = f"{labels[fi]}/{system}"
             else:
                 name = system
-            settings.setdefault(name, []).append(item)
-        if not pairs:
-            raise ScoreInputError(f"{files[fi].path}: holds no question to score")
+            names.append(settings.setdefault(name, SettingLines(name)))
+        for i, code in enumerate(f.index.systems):
+            names[code].add(f, i)
+        if not len(f.index):
+            raise ScoreInputError(f"{f.path}: holds no question to score")
     return settings
 
 
@@ -89,51 +168,103 @@ class Unmatched:
 
 @dataclass
 class Matched:
-    """Canonical question ids per setting (aligned with its items), the run's question order, the unmatched."""
+    """The run's questions (``order``: canonical ids), each setting's line -> question (``positions``: an index of
+    ``order`` per line, aligned with its items), the unmatched questions, and what matching noted: the matches made
+    by question text (``n_by_text``; the first :data:`SHOWN` spelled out in ``by_text``) and the first
+    :data:`SHOWN` ids given with two question texts (``conflicts``)."""
 
-    ids: dict[str, list[str]]
     order: list[str]
-    questions: dict[str, str]
+    positions: dict[str, array]
     unmatched: list[Unmatched] = field(default_factory=list)
     by_text: list[str] = field(default_factory=list)  # "setting: where -> id" for matches made by question text
+    n_by_text: int = 0
     conflicts: list[str] = field(default_factory=list)  # one id, different question texts
+    settings: Mapping[str, SettingLines] = field(default_factory=dict, repr=False)
+    #: per question, the setting (its index) and the line of that setting that brought it first
+    creators: tuple[array, array] = field(default=(array("I"), array("I")), repr=False)
+
+    @property
+    def ids(self) -> dict[str, list[str]]:
+        """Setting -> the canonical id of each of its lines (aligned with its items)."""
+        return {name: [self.order[p] for p in pos] for name, pos in self.positions.items()}
+
+    def question(self, p: int) -> str:
+        """The text of question ``p`` (its first line's; read again from a streamed file)."""
+        names = list(self.settings)
+        return self.settings[names[self.creators[0][p]]].question(self.creators[1][p])
+
+    def questions(self) -> Iterator[list[str]]:
+        """``[id, text]`` of each question in run order (each text read again from a streamed file)."""
+        lines = list(self.settings.values())
+        for q, s, k in zip(self.order, *self.creators):
+            yield [q, lines[s].question(k)]
+
+    def record_order(self, name: str) -> Sequence[int]:
+        """The setting's line indexes in the run's question order (the order of its records)."""
+        pos = np.frombuffer(self.positions[name], dtype=np.uint32)
+        if bool(np.all(pos[1:] > pos[:-1])):
+            return range(len(pos))
+        out = array("I")
+        out.frombytes(np.argsort(pos, kind="stable").astype(np.uint32).tobytes())
+        return out
 
 
-def _check_unique(name: str, items: Sequence[ScoreItem]) -> None:
-    seen: dict[str, ScoreItem] = {}
-    for it in items:
-        key = f"id {it.id!r}" if it.id is not None else f"question {it.question!r:.80}"
+def _key(f: ImportedFile, i: int) -> str | bytes:
+    """What may appear once per setting: the id, or (no id) the question text (its digest; read again from a
+    streamed file)."""
+    qid = f.index.ids[i]
+    return qid if qid is not None else digest(f.question(i))
+
+
+def _check_unique(name: str, lines: SettingLines) -> None:
+    seen: set[str | bytes] = set()
+    for k, (f, i) in enumerate(lines.refs()):
+        key = _key(f, i)
         if key in seen:
-            what = "id" if it.id is not None else "question text (no id)"
+            first = next(j for j, (g, m) in enumerate(lines.refs()) if _key(g, m) == key)
+            qid = f.index.ids[i]
+            what, shown = ("id", f"id {qid!r}") if qid is not None else ("question text (no id)", None)
+            shown = shown or f"question {f.question(i)!r:.80}"
             raise ScoreInputError(
-                f"{it.where}: duplicate {what}: {key} already at {seen[key].where.split(' ', 1)[-1]}"
+                f"{f.where(i)}: duplicate {what}: {shown} already at {lines.where(first).split(' ', 1)[-1]}"
                 f" (setting {name!r}); keep one line per question and system, or add a `system` field"
             )
-        seen[key] = it
+        seen.add(key)
 
 
-def _ambiguous_texts(settings: Mapping[str, Sequence[ScoreItem]]) -> set[str]:
-    """The question texts (:func:`question_key`) that lines with two different ids share."""
-    texts: dict[str, set[str]] = {}  # question text -> the given ids it has
-    for items in settings.values():
-        for it in items:
-            if it.id is not None:
-                texts.setdefault(question_key(it.question), set()).add(it.id)
-    return {t for t, ids in texts.items() if len(ids) > 1}
+def _ambiguous_texts(settings: Mapping[str, SettingLines]) -> set[bytes]:
+    """The question texts (:func:`question_key` digests) that lines with two different ids share."""
+    first: dict[bytes, str] = {}  # question text -> the first given id it has
+    out: set[bytes] = set()
+    for lines in settings.values():
+        for f, i in lines.refs():
+            qid = f.index.ids[i]
+            if qid is not None:
+                qk = f.index.key(i)
+                if first.setdefault(qk, qid) != qid:
+                    out.add(qk)
+    return out
 
 
 @dataclass
 class _Canonical:
-    """Assigns each line its canonical question id, in input order (the module doc's rules)."""
+    """Assigns each line its question (a position in ``order``), in input order (the module doc's rules).
+
+    ``text_matching`` False (every line has an id) leaves out the question-text fallback, which then never
+    applies: a line whose id is new and whose text an earlier line has got that text from a line with another id,
+    so the text is ambiguous."""
 
     given_ids: set[str]
-    ambiguous: set[str]
+    ambiguous: set[bytes]
+    text_matching: bool
+    lines: list[SettingLines]
     order: list[str] = field(default_factory=list)
-    questions: dict[str, str] = field(default_factory=dict)
+    creators: tuple[array, array] = field(default_factory=lambda: (array("I"), array("I")))
     by_text: list[str] = field(default_factory=list)
+    n_by_text: int = 0
     conflicts: list[str] = field(default_factory=list)
-    id_of_given: dict[str, str] = field(default_factory=dict)
-    id_of_text: dict[str, str] = field(default_factory=dict)
+    id_of_given: dict[str, int] = field(default_factory=dict)
+    id_of_text: dict[bytes, int] = field(default_factory=dict)
     counter: int = 0
 
     def _next_free(self) -> str:
@@ -145,61 +276,98 @@ class _Canonical:
             canon = f"#{self.counter}"
         return canon
 
-    def of(self, name: str, it: ScoreItem) -> str:
-        """The canonical id of line ``it`` of setting ``name``: its id seen before, else a question text seen
-        before (unless ambiguous), else a new question (its id, or ``#<n>``)."""
-        qk = question_key(it.question)
-        if it.id is not None and it.id in self.id_of_given:
-            canon = self.id_of_given[it.id]
-            if question_key(self.questions[canon]) != qk:
-                self.conflicts.append(f"{it.where}: id {it.id!r} has another question text than elsewhere")
-        elif qk in self.id_of_text and qk not in self.ambiguous:
-            canon = self.id_of_text[qk]
-            self.by_text.append(f"{name}: {it.where} -> {canon!r}")
+    def _key(self, pos: int) -> bytes:
+        """The question_key digest of question ``pos`` (of the line that brought it)."""
+        f, i = self.lines[self.creators[0][pos]].ref(self.creators[1][pos])
+        return f.index.key(i)
+
+    def of(self, s: int, lines: SettingLines, k: int, f: ImportedFile, i: int) -> int:
+        """The question of line ``i`` of ``f``, the ``k``-th of setting ``lines`` (the ``s``-th): its id seen
+        before, else a question text seen before (unless ambiguous), else a new question (its id, or ``#<n>``)."""
+        qid, qk = f.index.ids[i], f.index.key(i)
+        textual = self.text_matching and qk not in self.ambiguous
+        pos = self.id_of_given.get(qid) if qid is not None else None
+        if pos is not None:
+            if len(self.conflicts) < SHOWN and self._key(pos) != qk:
+                self.conflicts.append(f"{f.where(i)}: id {qid!r} has another question text than elsewhere")
+        elif textual and (pos := self.id_of_text.get(qk)) is not None:
+            self.n_by_text += 1
+            if len(self.by_text) < SHOWN:
+                self.by_text.append(f"{lines.name}: {f.where(i)} -> {self.order[pos]!r}")
         else:
-            canon = it.id if it.id is not None else self._next_free()
-            self.order.append(canon)
-            self.questions[canon] = it.question
-        if it.id is not None:
-            self.id_of_given.setdefault(it.id, canon)
-        if qk not in self.ambiguous:
-            self.id_of_text.setdefault(qk, canon)
-        return canon
+            pos = len(self.order)
+            self.order.append(qid if qid is not None else self._next_free())
+            self.creators[0].append(s)
+            self.creators[1].append(k)
+        if qid is not None:
+            self.id_of_given.setdefault(qid, pos)
+        if textual:
+            self.id_of_text.setdefault(qk, pos)
+        return pos
 
 
-def _check_matched_once(settings: Mapping[str, Sequence[ScoreItem]], ids: Mapping[str, list[str]]) -> None:
+def _check_matched_once(settings: Mapping[str, SettingLines], positions: Mapping[str, array], order: list[str]):
     """Two lines of one setting matched as the same question: an error naming both."""
-    for name, got in ids.items():
-        dupes = {q for q in got if got.count(q) > 1} if len(set(got)) != len(got) else set()
-        if dupes:
-            q = min(dupes)
-            lines = [it.where for it, c in zip(settings[name], got) if c == q]
+    for name, got in positions.items():
+        pos = np.frombuffer(got, dtype=np.uint32)
+        ranked = np.sort(pos)
+        dupes = np.unique(ranked[1:][ranked[1:] == ranked[:-1]])
+        if len(dupes):
+            q = min(order[int(p)] for p in dupes)
+            first, second = np.flatnonzero(pos == order.index(q))[:2]
+            lines = settings[name]
             raise ScoreInputError(
-                f"{lines[1]}: the same question as {lines[0]} (matched as {q!r}) in setting {name!r}; "
-                "keep one line per question and system"
+                f"{lines.where(int(second))}: the same question as {lines.where(int(first))} (matched as {q!r}) in "
+                f"setting {name!r}; keep one line per question and system"
             )
 
 
-def _unmatched(
-    settings: Mapping[str, Sequence[ScoreItem]], ids: Mapping[str, list[str]], canon: _Canonical
-) -> list[Unmatched]:
+def _unmatched(matched: Matched) -> list[Unmatched]:
     """The questions, in run order, that some setting lacks."""
-    present = {name: set(got) for name, got in ids.items()}
-    unmatched = []
-    for q in canon.order:
-        have = tuple(n for n in settings if q in present[n])
-        lack = tuple(n for n in settings if q not in present[n])
-        if lack:
-            unmatched.append(Unmatched(q, canon.questions[q], have, lack))
-    return unmatched
+    names = list(matched.positions)
+    n = len(matched.order)
+    counts = np.zeros(n, dtype=np.uint32)
+    for got in matched.positions.values():
+        counts[np.frombuffer(got, dtype=np.uint32)] += 1  # a question at most once per setting
+    lacking = np.flatnonzero(counts < len(names))
+    if not len(lacking):
+        return []
+    present = np.zeros((len(names), len(lacking)), dtype=bool)
+    for s, got in enumerate(matched.positions.values()):
+        has = np.zeros(n, dtype=bool)
+        has[np.frombuffer(got, dtype=np.uint32)] = True
+        present[s] = has[lacking]
+    out = []
+    for j, p in enumerate(lacking.tolist()):
+        have = tuple(m for m, here in zip(names, present[:, j]) if here)
+        lack = tuple(m for m, here in zip(names, present[:, j]) if not here)
+        out.append(Unmatched(matched.order[p], matched.question(p), have, lack))
+    return out
 
 
-def match_questions(settings: Mapping[str, Sequence[ScoreItem]]) -> Matched:
+def match_questions(settings: Mapping[str, SettingLines]) -> Matched:
     """Canonical ids (module doc); raises :class:`ScoreInputError` for a repeated question within a setting."""
-    for name, items in settings.items():
-        _check_unique(name, items)
-    given_ids = {it.id for items in settings.values() for it in items if it.id is not None}
-    canon = _Canonical(given_ids, _ambiguous_texts(settings))
-    ids = {name: [canon.of(name, it) for it in items] for name, items in settings.items()}
-    _check_matched_once(settings, ids)
-    return Matched(ids, canon.order, canon.questions, _unmatched(settings, ids, canon), canon.by_text, canon.conflicts)
+    for name, lines in settings.items():
+        _check_unique(name, lines)
+    text_matching = any(f.index.ids[i] is None for lines in settings.values() for f, i in lines.refs())
+    given_ids: set[str] = set()
+    if text_matching:
+        given_ids = {f.index.ids[i] for lines in settings.values() for f, i in lines.refs()} - {None}  # type: ignore[assignment]
+    ambiguous = _ambiguous_texts(settings) if text_matching else set()
+    canon = _Canonical(given_ids, ambiguous, text_matching, list(settings.values()))
+    positions = {
+        name: array("I", (canon.of(s, lines, k, f, i) for k, (f, i) in enumerate(lines.refs())))
+        for s, (name, lines) in enumerate(settings.items())
+    }
+    _check_matched_once(settings, positions, canon.order)
+    matched = Matched(
+        canon.order,
+        positions,
+        by_text=canon.by_text,
+        n_by_text=canon.n_by_text,
+        conflicts=canon.conflicts,
+        settings=settings,
+        creators=canon.creators,
+    )
+    matched.unmatched = _unmatched(matched)
+    return matched

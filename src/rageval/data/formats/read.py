@@ -28,7 +28,7 @@ from rageval.data.formats.generic import read_generic
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
 from rageval.data.formats.ragchecker import read_ragchecker
-from rageval.infiles import loads
+from rageval.infiles import JsonLines, loads
 from rageval.registry import did_you_mean
 
 __all__ = ["FORMATS", "detect", "read_input"]
@@ -36,12 +36,13 @@ __all__ = ["FORMATS", "detect", "read_input"]
 FORMATS = ("generic", "alce", "ragchecker", "ragas", "flashrag")
 
 
-def _first_json(text: str, path: Path) -> Any:
-    """The first JSON value of ``text`` (the first line of JSONL, or the whole document), else None; JSON
-    nested too deep or a number of too many digits is an error here (the format's reader names the rest)."""
-    stripped = text.lstrip()
-    first = stripped.split("\n", 1)[0]
-    for candidate in (first, stripped):
+def _first_json(first: str, path: Path) -> Any:
+    """The first JSON value of the file: its first non-blank line ``first`` (JSONL), else the whole document (read
+    only then), else None; JSON nested too deep or a number of too many digits is an error here (the format's
+    reader names the rest)."""
+    for candidate in (first, None):
+        if candidate is None:
+            candidate = read_text(path).lstrip()
         try:
             return json.loads(candidate)
         except json.JSONDecodeError:
@@ -71,10 +72,11 @@ def detect(source: str) -> str:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv", ".parquet", ".pq"):
         return "ragas"
-    text = read_text(path)
-    if not text.strip():
+    head = JsonLines(path, what="the score input", error=ScoreInputError)
+    first_line = head.first_line()  # a JSON Lines file is not read whole (its reader streams it)
+    if first_line is None:
         raise ScoreInputError(f"{path}: the file is empty")
-    first = _first_json(text, path)
+    first = _first_json(first_line, path)
     fmt = None
     if isinstance(first, Mapping):
         data = first.get("data")
@@ -87,6 +89,7 @@ def detect(source: str) -> str:
     elif isinstance(first, list) and first:
         fmt = _row_format(first[0])
     if fmt is None:
+        head.raise_undecodable()  # a byte that is not UTF-8 is named first, as when the file was read whole
         what = (
             "not JSON, JSON lines, CSV or Parquet"
             if first is None
