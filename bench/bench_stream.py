@@ -6,10 +6,12 @@
 For each size: a generated generic-layout file (written line by line, never held: the generator of
 ``bench/bench_score.py``, 5 contexts per question, a cited two-sentence answer, short gold answers), then, each
 in a fresh process, ``rageval score FILE --out DIR --no-progress --no-report`` (records, cache and the closing
-headline table) and ``rageval report DIR`` (statistics, tables, figures, HTML).  Printed per size and step: wall
-time, CPU time and the child's peak RSS (``os.wait4``), then the exponents of a power-law fit
-``t ∝ n^k`` between consecutive sizes (1.00: linear) and the peak RSS per record.  The load average and the
-thread variables are printed first, since the machine may be shared.
+headline table), the score step alone (``score_files(..., build_report=False)`` in-process into another
+directory: records and cache, no headline table, which reads the records back) and ``rageval report DIR``
+(statistics, tables, figures, HTML).  Printed per size and step: wall time, CPU time and the child's peak RSS
+(``os.wait4``), then between consecutive sizes the exponents of a power-law fit ``t ∝ n^k`` (1.00: linear) and
+the peak RSS each extra record added.  The load average and the thread variables are printed first, since the
+machine may be shared.  ``--steps`` runs some of the steps only.
 """
 
 from __future__ import annotations
@@ -19,21 +21,27 @@ import math
 import os
 import sys
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 from bench_score import _run, make_file  # one generator and one child-process timer (the folder beside this one)
 
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+STEPS = ("score", "score_files", "report")
+SCORE_FILES = (
+    "import sys; from rageval.score import score_files; score_files([sys.argv[1]], sys.argv[2], build_report=False)"
+)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--keep", type=Path, default=None, help="keep the files and run directories here")
+    ap.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS), help="the steps to run (default: all)")
     args = ap.parse_args()
     os.environ.update(THREADS)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; threads: {THREADS}")
-    rows: dict[str, list[tuple[int, dict]]] = {"score": [], "report": []}
+    rows: dict[str, list[tuple[int, dict]]] = {step: [] for step in args.steps}
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -43,23 +51,29 @@ def main() -> None:
             rageval = [sys.executable, "-m", "rageval.cli"]
             steps = {
                 "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
+                "score_files": [sys.executable, "-c", SCORE_FILES, str(data), str(root / f"files{n}")],
                 "report": rageval + ["report", str(out)],
             }
-            for step, cmd in steps.items():
+            for step in args.steps:
                 load = os.getloadavg()[0]
-                r = _run(cmd)
+                r = _run(steps[step])
                 rows[step].append((n, r))
                 print(
-                    f"{step:6s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
+                    f"{step:11s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
                     f"peak RSS {r['maxrss_mb']:8.0f} MB ({1024 * r['maxrss_mb'] / n:6.1f} KB per record)  "
                     f"load before {load:.1f}",
                     flush=True,
                 )
     for step, got in rows.items():
-        for (n0, a), (n1, b) in zip(got, got[1:]):
+        for (n0, a), (n1, b) in pairwise(got):
             k_cpu = math.log(b["cpu"] / a["cpu"]) / math.log(n1 / n0)
             k_rss = math.log(b["maxrss_mb"] / a["maxrss_mb"]) / math.log(n1 / n0)
-            print(f"{step:6s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f}")
+            extra = (b["maxrss_mb"] - a["maxrss_mb"]) * 2**20 / (n1 - n0)
+            print(
+                f"{step:11s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f} "
+                f"({extra:,.0f} bytes per extra record)"
+            )
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":
