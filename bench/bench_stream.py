@@ -8,12 +8,14 @@ For each size: a generated generic-layout file (written line by line, never held
 question answered by ``--systems`` systems, 2 by default, so the report compares two settings: n records are
 n / 2 questions x 2 settings, and the statistics resample n / 2 questions), then, each
 in a fresh process, ``rageval score FILE --out DIR --no-progress --no-report`` (records, cache and the closing
-headline table) and ``rageval report DIR`` (statistics, tables, figures, HTML).  Printed per size and step: wall
-time, CPU time and the child's peak RSS (``os.wait4``), then the exponents of a power-law fit
-``t ∝ n^k`` between consecutive sizes (1.00: linear) and the peak RSS per record.  After each report: its
-settings x questions, the contrasts and the replicates its statistics drew (``report.json``: ``n_resamples``
-for the bootstrap, ``n_test_resamples`` for the sign-flip test; ``auto``, as a user's run).  The load average
-and the thread variables are printed first, since the machine may be shared.
+headline table), the score step alone (``score_files(..., build_report=False)`` in-process into another
+directory: records and cache, no headline table) and ``rageval report DIR`` (statistics, tables, figures,
+HTML).  Printed per size and step: wall time, CPU time and the child's peak RSS (``os.wait4``), then between
+consecutive sizes the exponents of a power-law fit ``t ∝ n^k`` (1.00: linear) and the peak RSS each extra
+record added.  After each report: its settings x questions, the contrasts and the replicates its statistics
+drew (``report.json``: ``n_resamples`` for the bootstrap, ``n_test_resamples`` for the sign-flip test;
+``auto``, as a user's run).  The load average and the thread variables are printed first, since the machine
+may be shared.  ``--steps`` runs some of the steps only.
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ import math
 import os
 import sys
 import tempfile
+from itertools import pairwise
 from pathlib import Path
 
 from bench_score import _run, make_file  # one generator and one child-process timer (the folder beside this one)
 
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+STEPS = ("score", "score_files", "report")
+SCORE_FILES = (
+    "import sys; from rageval.score import score_files; score_files([sys.argv[1]], sys.argv[2], build_report=False)"
+)
 
 
 def main() -> None:
@@ -36,10 +43,11 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--systems", type=int, default=2, help="systems (settings) answering each question")
     ap.add_argument("--keep", type=Path, default=None, help="keep the files and run directories here")
+    ap.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS), help="the steps to run (default: all)")
     args = ap.parse_args()
     os.environ.update(THREADS)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; threads: {THREADS}")
-    rows: dict[str, list[tuple[int, dict]]] = {"score": [], "report": []}
+    rows: dict[str, list[tuple[int, dict]]] = {step: [] for step in args.steps}
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -49,18 +57,21 @@ def main() -> None:
             rageval = [sys.executable, "-m", "rageval.cli"]
             steps = {
                 "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
+                "score_files": [sys.executable, "-c", SCORE_FILES, str(data), str(root / f"files{n}")],
                 "report": rageval + ["report", str(out)],
             }
-            for step, cmd in steps.items():
+            for step in args.steps:
                 load = os.getloadavg()[0]
-                r = _run(cmd)
+                r = _run(steps[step])
                 rows[step].append((n, r))
                 print(
-                    f"{step:6s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
+                    f"{step:11s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
                     f"peak RSS {r['maxrss_mb']:8.0f} MB ({1024 * r['maxrss_mb'] / n:6.1f} KB per record)  "
                     f"load before {load:.1f}",
                     flush=True,
                 )
+            if "report" not in args.steps:
+                continue
             rep = json.loads((out / "report.json").read_text())  # after the report step
             print(
                 f"report {n:>9,} records: {len(rep['settings'])} settings x {rep['cohort']['n_questions']:,} "
@@ -69,11 +80,15 @@ def main() -> None:
                 flush=True,
             )
     for step, got in rows.items():
-        for (n0, a), (n1, b) in zip(got, got[1:]):
+        for (n0, a), (n1, b) in pairwise(got):
             k_cpu = math.log(b["cpu"] / a["cpu"]) / math.log(n1 / n0)
             k_rss = math.log(b["maxrss_mb"] / a["maxrss_mb"]) / math.log(n1 / n0)
-            print(f"{step:6s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f}")
-    print(f"load average at the end {os.getloadavg()[0]:.1f}")
+            extra = (b["maxrss_mb"] - a["maxrss_mb"]) * 2**20 / (n1 - n0)
+            print(
+                f"{step:11s} {n0:,} -> {n1:,}: CPU time ~ n^{k_cpu:.2f}, peak RSS ~ n^{k_rss:.2f} "
+                f"({extra:,.0f} bytes per extra record)"
+            )
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 
 if __name__ == "__main__":

@@ -7,9 +7,10 @@ The front-end reads the files and plans; the one engine runs the plan:
   them, from each file's per-line index alone (ids, digests of the questions,
   flags: :class:`~rageval.data.formats.common.LineIndex`);
 * :func:`build_plan` makes each setting a :class:`~rageval.run.plan.Given` setting whose items
-  (:class:`_LineItems`, an :class:`~rageval.run.plan.ItemStream`) are made one by one, in record order,
-  as the engine takes them: each input line (read again from its file when the file is a
-  streamed JSONL one) an :class:`~rageval.run.plan.Item` — an :class:`~rageval.data.Example`
+  (:class:`_LineItems`, an :class:`~rageval.run.plan.ItemStream`) are made one by one, in the
+  setting's input order, as the engine takes them (their records go in the run's question order):
+  each input line (read again from its file when the file is a streamed JSONL one) an
+  :class:`~rageval.run.plan.Item` — an :class:`~rageval.data.Example`
   (gold; the answer, units and reader tokens in ``meta``, so they enter the
   input hash), its sources, and the context and answer the file gives;
 * :func:`rageval.run.engine.execute` scores, caches and writes the run as it

@@ -181,7 +181,7 @@ class Matched:
     conflicts: list[str] = field(default_factory=list)  # one id, different question texts
     settings: Mapping[str, SettingLines] = field(default_factory=dict, repr=False)
     #: per question, the setting (its index) and the line of that setting that brought it first
-    creators: tuple[array, array] = field(default=(array("I"), array("I")), repr=False)
+    creators: tuple[array, array] = field(default_factory=lambda: (array("I"), array("I")), repr=False)
 
     @property
     def ids(self) -> dict[str, list[str]]:
@@ -223,8 +223,10 @@ def _check_unique(name: str, lines: SettingLines) -> None:
         if key in seen:
             first = next(j for j, (g, m) in enumerate(lines.refs()) if _key(g, m) == key)
             qid = f.index.ids[i]
-            what, shown = ("id", f"id {qid!r}") if qid is not None else ("question text (no id)", None)
-            shown = shown or f"question {f.question(i)!r:.80}"
+            if qid is not None:
+                what, shown = "id", f"id {qid!r}"
+            else:
+                what, shown = "question text (no id)", f"question {f.question(i)!r:.80}"
             raise ScoreInputError(
                 f"{f.where(i)}: duplicate {what}: {shown} already at {lines.where(first).split(' ', 1)[-1]}"
                 f" (setting {name!r}); keep one line per question and system, or add a `system` field"
