@@ -31,7 +31,7 @@ import time
 from _threads import pin_blas_threads
 
 from rageval.data import load_examples, sample_path
-from rageval.judges.lexical import STOPWORDS, LexicalJudge, _content_tokens
+from rageval.judges.lexical import STOPWORDS, LexicalJudge, clear_memo
 from rageval.text import split_sentences
 from rageval.text.normalize import normalize_answer
 
@@ -107,7 +107,7 @@ def main() -> None:
             predict(premises, hypotheses)
 
     def fresh_memo():
-        _content_tokens.cache_clear()
+        clear_memo()
         six_calls(judge.predict)
 
     before = _median_time(lambda: six_calls(predict_before), args.repeats)
