@@ -31,14 +31,13 @@ The report is the front-end's: the engine imports nothing from ``rageval.suite``
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from rageval.errors import ModelUnavailable
+from rageval.heap import freeze_survivors, heap_frozen
 from rageval.run.cache import CacheTally, RecordCache, RecordsFile
 from rageval.run.execute import Stage, run_batch
 from rageval.run.outputs import claim
@@ -121,46 +120,6 @@ def item_hash(key: Mapping[str, Any], item: Item) -> str:
 #: the pairs a run's judge keeps in memory (:meth:`~rageval.judges.base.JudgeRunner.bound_memory`): a batch of 256
 #: records asks some 3,000 distinct pairs, and a pair comes back within its batch, not across the run
 JUDGE_MEMO_PAIRS = 1 << 15
-
-_frozen_depth = 0  # how many heap_frozen blocks are open (the outermost unfreezes)
-
-
-@contextmanager
-def heap_frozen() -> Iterator[None]:
-    """The objects alive when the block starts left out of the garbage collector's passes until it ends
-    (:func:`gc.freeze`; the block's own objects are collected as usual; a nested block freezes what the outer
-    one made since).
-
-    A full collection walks every tracked object of the process, and a run's allocations trigger one again and
-    again: in a process that holds a large heap (one that imported torch tracks some 300,000 objects) that was
-    about a third of ``score_files``' time (``bench/bench_alce_functions.py``).  Nothing frozen is lost: the
-    objects go back to the oldest generation when the outermost block ends.  A caller that froze objects itself
-    is left as it is.
-    """
-    global _frozen_depth
-    if _frozen_depth == 0 and gc.get_freeze_count():
-        yield
-        return
-    _frozen_depth += 1
-    gc.freeze()
-    try:
-        yield
-    finally:
-        _frozen_depth -= 1
-        if _frozen_depth == 0:
-            gc.unfreeze()
-
-
-def freeze_survivors() -> None:
-    """Inside a :func:`heap_frozen` block, what is alive now joins the frozen objects (:func:`gc.freeze`); a no-op
-    outside one.  Called after each batch: the objects a run keeps (its items, the records' lines waiting for
-    their turn, the judges' memos) grow with the run, and a full collection walked all of them again and again,
-    so the collector's time grew with the square of the records (``bench/bench_stream.py``: scoring CPU
-    ~n^1.1, a quarter of it the collector's at 20,000 records, which found nothing to collect).  A batch's own
-    garbage is freed by reference counting before this; a cycle that was alive when frozen is collected when the
-    outermost block ends."""
-    if _frozen_depth:
-        gc.freeze()
 
 
 def execute(

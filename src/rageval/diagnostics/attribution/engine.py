@@ -20,6 +20,7 @@ from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
 from rageval.diagnostics.attribution.recovery import Recovery, recover_wanted
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
+from rageval.heap import collector_paused, heap_frozen
 from rageval.judges import get_judge
 from rageval.registry import did_you_mean
 
@@ -121,13 +122,22 @@ def _judge_inputs(r: dict[str, Any], pairs: dict[tuple[str, str], None], runner:
     r["judge_inputs_windowed"] = sum(windows(p, h) > 1 for p, h in pairs) if callable(windows) else None
 
 
+def recoveries_by_question(rec: dict[tuple[int, int], Recovery]) -> dict[int, dict[int, Recovery]]:
+    """``{question index: {unit index: recovery}}`` of the engine's ``{(question, unit): recovery}``, in one pass
+    (each question's units in the order they were recovered)."""
+    out: dict[int, dict[int, Recovery]] = {}
+    for (qi, k), v in rec.items():
+        out.setdefault(qi, {})[k] = v
+    return out
+
+
 def question_row(
-    q: PreparedQuestion, ans, parts, rec, emitted, grounded, verif, details: bool, runner
+    q: PreparedQuestion, ans, parts, q_rec: dict[int, Recovery], emitted, grounded, verif, details: bool, runner
 ) -> dict[str, Any]:
-    """The flat values (and details) of one question from the engine's per-part results."""
+    """The flat values (and details) of one question from the engine's per-part results (``q_rec``: this
+    question's recoveries, :func:`recoveries_by_question`)."""
     r: dict[str, Any] = {}
     det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
-    q_rec = {k: v for (qi, k), v in rec.items() if qi == q.index}
     abstentions = sum(v.abstentions for v in q_rec.values())
     if "emitted" in parts:
         _emitted(r, det, emitted[q.index])
@@ -214,6 +224,11 @@ def attribution_scores_batch(
         raise ValueError(f"unknown parts {bad}; choose from {PARTS}")
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
+    with heap_frozen(), collector_paused():  # no collector passes over the caller's heap or the engine's objects
+        return _scores(predictions, units, sources, runner, opts, parts, details, recovered, list_questions)
+
+
+def _scores(predictions, units, sources, runner, opts, parts, details, recovered, list_questions):
     questions = prepare_inputs(predictions, units, sources, list_questions)
     parsed = [q.parse(opts) for q in questions]
     wanted = wanted_units(questions, parsed, parts)
@@ -228,8 +243,10 @@ def attribution_scores_batch(
     emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
+    by_q = recoveries_by_question(rec)
     return [
-        question_row(q, ans, parts, rec, emitted, grounded, verif, details, runner) for q, ans in zip(questions, parsed)
+        question_row(q, ans, parts, by_q.get(q.index, {}), emitted, grounded, verif, details, runner)
+        for q, ans in zip(questions, parsed)
     ]
 
 
