@@ -52,6 +52,49 @@ def test_nltk_sent_tokenize_works_offline():
     assert nltk_sent_tokenize("Dr. Smith went home. He slept.") == ["Dr. Smith went home.", "He slept."]
 
 
+PUNKT_WORDS = (
+    "Dr. Mr. Mrs. St. U.S. U.K. p.m. a.m. Jan. Feb. No. vs. etc. e.g. i.e. Inc. Co. J. K. Rowling ... ?! ! ? "
+    "3.5 1889. 12. 2nd. the a He She It They Paris France [1] [2]. [3][4]. \" ' ( ) , ; : - -- "
+    'river. city, Capital MUSEUM tower? bridge! painter.. novel... planet." island.) (mountain. KING. Queen.'
+).split()
+
+
+def _punkt_texts(seed: int, n: int) -> list[str]:
+    """Random texts of abbreviations, initials, numbers, ellipses, quotes, brackets and capitalised words: every
+    kind of context Punkt's first and second passes decide differently; a small vocabulary, so contexts recur."""
+    import random
+
+    rng = random.Random(seed)
+    seps = [" ", " ", " ", "  ", "\n", "\t", ""]
+    return ["".join(rng.choice(PUNKT_WORDS) + rng.choice(seps) for _ in range(rng.randint(0, 40))) for _ in range(n)]
+
+
+def test_nltk_sent_tokenize_remembers_break_decisions_and_splits_as_plain_punkt():
+    """The memoized break decisions give plain Punkt's sentences on every text, the decisions shared across texts
+    (a warm memo, then a cold one), and on the shipped ALCE outputs."""
+    import json
+    from pathlib import Path
+
+    from rageval.text.segment import _nltk_punkt, clear_memo, punkt_tokenizer
+
+    plain, _ = punkt_tokenizer()
+    fixtures = Path(__file__).parent / "fixtures" / "alce_parity"
+    shipped = [
+        it["output"]
+        for f in ("alce_asqa.json", "alce_eli5.json")
+        for it in json.loads((fixtures / f).read_text())["data"]
+    ]
+    texts = _punkt_texts(0, 3000) + shipped
+    clear_memo()
+    assert [nltk_sent_tokenize(t) for t in texts] == [plain.tokenize(t) for t in texts]
+    info = _nltk_punkt()[0].text_contains_sentbreak.cache_info()
+    assert info.hits > info.misses > 0  # contexts recur: most decisions were remembered ones
+    assert [nltk_sent_tokenize(t) for t in reversed(texts)] == [plain.tokenize(t) for t in reversed(texts)]
+    clear_memo()
+    assert _nltk_punkt()[0].text_contains_sentbreak.cache_info().currsize == 0
+    assert nltk_sent_tokenize("Dr. Smith went home. He slept.") == ["Dr. Smith went home.", "He slept."]
+
+
 def test_punkt_loads_without_nltks_package_init_and_nltk_imports_whole_afterwards():
     """nltk's __init__ imports scikit-learn, scipy and pandas (1-2 s): ALCE-mode splitting loads Punkt's own
     modules only, leaves no nltk module behind, and a later `import nltk` is the whole package, splitting alike."""
