@@ -63,6 +63,7 @@ _CODE = re.compile(r"(```|~~~).*?(?:\1|\Z)|`[^`\n]+`", re.DOTALL)
 #: private-use pairs that stand in for ``[`` and ``]`` inside code while markers are read
 _MASKS = (("\ue000", "\ue001"), ("\ue002", "\ue003"), ("\uf8fe", "\uf8ff"))
 _ALCE_REF = re.compile(r"\[\d+")
+_ALCE_SPACED_REF = re.compile(r" \[\d+")
 _MAX_DIGITS = 18  # a citation number longer than this is out of range for any answer
 
 
@@ -83,7 +84,7 @@ def _number(digits: str) -> tuple[int, str]:
 
 def alce_remove_citations(sent: str) -> str:
     """ALCE's ``utils.remove_citations``, character for character."""
-    return re.sub(r"\[\d+", "", re.sub(r" \[\d+", "", sent)).replace(" |", "").replace("]", "")
+    return _ALCE_REF.sub("", _ALCE_SPACED_REF.sub("", sent)).replace(" |", "").replace("]", "")
 
 
 def _mask_code(text: str) -> tuple[str, dict[str, str]]:

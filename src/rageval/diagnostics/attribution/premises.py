@@ -56,6 +56,9 @@ Group = list  # one citation's items
 
 def write_group(items: Sequence[Item]) -> str:
     """One citation's premise text (see the module doc)."""
+    if len(items) == 1 and items[0][3] is None:  # one unit (every emitted citation): its text as written below
+        _, title, text, _ = items[0]
+        return f"Title: {title}\n{text}" if title is not None else text
     parts: list[str] = []
     docs: dict[tuple, list[str]] = {}
     order: list[tuple] = []  # ("unit", title, text) or ("doc", (document, title))

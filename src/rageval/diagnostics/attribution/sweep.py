@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import mean_defined, summarize
-from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP, question_row, resolve_options, wanted_units
+from rageval.diagnostics.attribution.engine import (
+    DEFAULT_SWEEP,
+    question_row,
+    recoveries_by_question,
+    resolve_options,
+    wanted_units,
+)
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.recovery import Recovery, score_recovery
@@ -98,8 +104,10 @@ def sweep_batch(
                         [questions[i] for i in changed], [parsed[i] for i in changed], runner, rec, "grounded", **gate
                     )
                 )
+        by_q = recoveries_by_question(rec)
         out[t] = [
-            question_row(q, ans, parts, rec, {}, grounded, {}, False, runner) for q, ans in zip(questions, parsed)
+            question_row(q, ans, parts, by_q.get(q.index, {}), {}, grounded, {}, False, runner)
+            for q, ans in zip(questions, parsed)
         ]
         before = now
     return out
