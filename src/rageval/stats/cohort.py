@@ -76,9 +76,17 @@ class Cohort:
 
 
 def wholly_unavailable(statuses: Sequence[Any]) -> bool:
-    """A setting that did not run: it has records and every one of them is ``unavailable``."""
-    present = [st for st in statuses if st is not None]
-    return bool(present) and all(st == "unavailable" for st in present)
+    """A setting that did not run: it has records and every one of them is ``unavailable`` (``statuses``: one
+    per question, None where the setting has no record of it)."""
+    present = np.array([st is not None for st in statuses], dtype=bool).reshape(-1, 1)
+    unavailable = np.array([st == "unavailable" for st in statuses], dtype=bool).reshape(-1, 1)
+    return bool(_wholly_unavailable(present, unavailable)[0])
+
+
+def _wholly_unavailable(present: np.ndarray, unavailable: np.ndarray) -> np.ndarray:
+    """The rule of :func:`wholly_unavailable` per column of a question x setting table: ``present`` where the
+    setting has a record of the question, ``unavailable`` where that record is ``unavailable``."""
+    return present.any(axis=0) & (unavailable | ~present).all(axis=0)
 
 
 def common_cohort(
@@ -243,7 +251,7 @@ class RecordColumns:
         m = m[np.array(order, dtype=np.int64)] if order else m
         present, is_ok = m >= 0, m == self.status_code("ok")
         n_present = present.sum(axis=0)
-        wholly = (n_present > 0) & ((m == self.status_code("unavailable")) | ~present).all(axis=0)
+        wholly = _wholly_unavailable(present, m == self.status_code("unavailable"))
         left_out = tuple(s for j, s in enumerate(settings) if leave_out_unavailable and wholly[j])
         family = [j for j, s in enumerate(settings) if s not in left_out]
         in_cohort = is_ok[:, family].all(axis=1) if family else np.zeros(len(questions), dtype=bool)
