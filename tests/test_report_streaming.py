@@ -153,6 +153,48 @@ def test_a_metric_with_one_non_scalar_value_is_no_column_of_the_tables():
     assert np.isnan(cols.column("n")[1]) and cols.column("n")[0] == 2.0
 
 
+def test_the_columns_of_records_by_hand():
+    class Rec:  # a Record-like object: its dict comes from to_dict
+        def to_dict(self):
+            return {"question_id": "q1", "setting": "b", "status": "reader_error", "metrics": {"m": None}}
+
+    recs = [
+        {"question_id": "q2", "setting": {"name": "a"}, "status": "ok", "metrics": {"m": 1}, "context": {}},
+        {
+            "question_id": "q1",
+            "setting": {"name": "a"},
+            "status": "ok",
+            "metrics": {"m": 0.5, "n": True},
+            "context": {"achieved_ratio": 0.25, "achieved_tokens": 12},
+        },
+        Rec(),
+    ]
+    read = []
+    cols = RecordColumns.of(r for r in recs if read.append(r) is None)  # a stream, read once, in order
+    assert read == recs and len(cols) == 3
+    assert (cols.question_ids, cols.settings, cols.statuses) == (["q2", "q1"], ["a", "b"], ["ok", "reader_error"])
+    assert [a.tolist() for a in cols.indexes()] == [[0, 1, 1], [0, 0, 1], [0, 0, 1]]
+    np.testing.assert_array_equal(cols.column("m"), [1.0, 0.5, np.nan])
+    np.testing.assert_array_equal(cols.column("n"), [np.nan, 1.0, np.nan])  # first seen at the second record
+    np.testing.assert_array_equal(cols.context_column("achieved_ratio"), [np.nan, 0.25, np.nan])
+    np.testing.assert_array_equal(cols.context_column("achieved_tokens"), [np.nan, 12.0, np.nan])
+    assert cols.scalar == {"m": True, "n": True}
+    bare = RecordColumns.of(recs, metrics=False)
+    assert bare.question_ids == ["q2", "q1"] and bare.metrics == {} and len(bare.ratio) == 0
+
+
+def test_the_sweep_keeps_each_value_s_record_index(tmp_path):
+    run = load_run(make_run(tmp_path / "run"))
+    lines = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert run.sweeps.by_key
+    for (s, t), (at, rate, _gp) in run.sweeps.by_key.items():
+        for i, r in zip(at, rate):
+            rec = lines[i]
+            assert rec["setting"]["name"] == s and rec["status"] == "ok"
+            want = next(v["rate"] for k, v in rec["extra"]["reattribution_sweep"].items() if float(k) == t)
+            assert r == want
+
+
 # ------------------------------------------------------------------ the statistics' draws in blocks
 
 

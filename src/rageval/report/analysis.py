@@ -98,15 +98,8 @@ def _in_table_order(names: Sequence[str]) -> list[str]:
 def scalar_metric_names(records: Iterable[Mapping[str, Any]] | RecordColumns) -> list[str]:
     """Metric names whose every value is a number, a bool or null, in table order (of records, or of their
     columns)."""
-    cols = records if isinstance(records, RecordColumns) else _columns(records)
+    cols = records if isinstance(records, RecordColumns) else RecordColumns.of(records)
     return _in_table_order([k for k, ok in cols.scalar.items() if ok])
-
-
-def _columns(records: Iterable[Mapping[str, Any]]) -> RecordColumns:
-    cols = RecordColumns()
-    for r in records:
-        cols.add(r)
-    return cols
 
 
 def _mean(v: np.ndarray) -> tuple[float | None, int, int]:
@@ -305,15 +298,12 @@ def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> 
 def _sweep(run: Run, cohort_ids: Sequence[str]) -> list[dict[str, Any]]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
     in_cohort = run.columns.positions(cohort_ids) >= 0  # per record
-    member = np.zeros(len(run.columns.question_ids), dtype=bool)
-    q_all, _, _ = run.columns.indexes()
-    member[q_all[in_cohort]] = True
     order = _setting_order(run)
     rows = []
-    for (s, tf), (q, rate, gp) in sorted(
+    for (s, tf), (at, rate, gp) in sorted(
         run.sweeps.by_key.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1])
     ):
-        keep = member[np.frombuffer(q, dtype=np.int64)]
+        keep = in_cohort[np.frombuffer(at, dtype=np.int64)]
         if keep.any():
             rows.append(_sweep_row(s, tf, np.frombuffer(rate)[keep], np.frombuffer(gp)[keep]))
     return rows

@@ -87,12 +87,13 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 class Sweeps:
     """The threshold sweep's values (``extra.reattribution_sweep``) of the ``ok`` records: per (setting,
-    threshold) the record's question index and its rate and grounded precision."""
+    threshold) the record's index (its place in ``records.jsonl`` and in the run's columns) and its rate and
+    grounded precision."""
 
     def __init__(self) -> None:
         self.by_key: dict[tuple[str, float], tuple[array, array, array]] = {}
 
-    def add(self, rec: Mapping[str, Any], question: int) -> None:
+    def add(self, rec: Mapping[str, Any], record: int) -> None:
         if rec["status"] != "ok":
             return
         sw = rec["extra"].get("reattribution_sweep")
@@ -104,8 +105,8 @@ class Sweeps:
             except (TypeError, ValueError):
                 continue  # an unparseable threshold is skipped
             vals = vals if isinstance(vals, Mapping) else {}
-            q, rate, gp = self.by_key.setdefault((rec["setting"]["name"], tf), (array("q"), array("d"), array("d")))
-            q.append(question)
+            at, rate, gp = self.by_key.setdefault((rec["setting"]["name"], tf), (array("q"), array("d"), array("d")))
+            at.append(record)
             rate.append(_value(vals.get("rate")))
             gp.append(_value(vals.get("grounded_precision")))
 
@@ -192,7 +193,6 @@ class _Scan:
 
     def __init__(self, path: Path, manifest: dict[str, Any], suite: dict[str, Any], man_path: Path, *, full: bool):
         self.path, self.manifest, self.suite, self.full = path, manifest, suite, full
-        self.columns = RecordColumns()
         self.offsets, self.lines = array("q"), array("q")
         declared = suite.get("settings")
         self.declared = bool(declared)
@@ -213,6 +213,23 @@ class _Scan:
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
+        columns = RecordColumns.of(self._checked(rec_path))
+        if _stamp(rec_path) != stamp:
+            raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
+        return Run(
+            path=self.path,
+            manifest=self.manifest,
+            settings=self.settings,
+            columns=columns,
+            records=Records(rec_path, self.offsets, self.lines, stamp),
+            clusters=self.clusters,
+            cluster_conflict=self.conflict,
+            facts=self.facts.result(),
+            sweeps=self.sweeps,
+        )
+
+    def _checked(self, rec_path: Path) -> Iterator[dict[str, Any]]:
+        """Each record of ``rec_path``, checked and normalized, its place, facts, sweep and cluster kept."""
         for lineno, offset, _raw, rec in JsonLines(rec_path, what="the run's records.jsonl", error=_record_error):
             if not isinstance(rec, dict):
                 raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
@@ -220,26 +237,13 @@ class _Scan:
             _check_record(rec, where)
             _normalized(rec, lineno)
             self._check_setting(rec, where)
-            self.offsets.append(offset)
-            self.lines.append(lineno)
-            self.columns.add(rec)
             if self.full:
                 self.facts.add(rec)
-                self.sweeps.add(rec, self.columns.q[-1])
+                self.sweeps.add(rec, len(self.offsets))
             self._cluster(rec)
-        if _stamp(rec_path) != stamp:
-            raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
-        return Run(
-            path=self.path,
-            manifest=self.manifest,
-            settings=self.settings,
-            columns=self.columns,
-            records=Records(rec_path, self.offsets, self.lines, stamp),
-            clusters=self.clusters,
-            cluster_conflict=self.conflict,
-            facts=self.facts.result(),
-            sweeps=self.sweeps,
-        )
+            self.offsets.append(offset)
+            self.lines.append(lineno)
+            yield rec
 
     def _check_setting(self, r: dict[str, Any], where: str) -> None:
         """A record of a declared setting (or of the first record's compressor and budget for its setting), of

@@ -109,10 +109,7 @@ def common_cohort(
     >>> c.question_ids, c.left_out, c.counts["c"]["n_cohort"]
     (('q1',), ('c',), 0)
     """
-    cols = RecordColumns(metrics=False)
-    for r in records:
-        cols.add(as_record_dict(r))
-    return cols.cohort(settings, leave_out_unavailable=leave_out_unavailable)
+    return RecordColumns.of(records, metrics=False).cohort(settings, leave_out_unavailable=leave_out_unavailable)
 
 
 class RecordColumns:
@@ -120,13 +117,15 @@ class RecordColumns:
 
     Per record: its question and setting (indexes into :attr:`question_ids` and :attr:`settings`, both in order
     of appearance), its status, each metric (float64, NaN where undefined, absent or not a scalar) and the
-    context's achieved ratio and tokens; no text is held.  :meth:`add` one record dict at a time (the report reads
-    ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as records), then ask
-    for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings and statuses only.
+    context's achieved ratio and tokens; no text is held.  :meth:`of` fills them from records in one pass (the
+    report reads ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as
+    records), then ask for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings
+    and statuses only.
 
-    >>> cols = RecordColumns()
-    >>> for q, s, v in [("q2", "a", 1), ("q1", "a", None), ("q1", "b", 0.5), ("q2", "b", True)]:
-    ...     cols.add({"question_id": q, "setting": {"name": s}, "status": "ok", "metrics": {"m": v}})
+    >>> cols = RecordColumns.of(
+    ...     {"question_id": q, "setting": {"name": s}, "status": "ok", "metrics": {"m": v}}
+    ...     for q, s, v in [("q2", "a", 1), ("q1", "a", None), ("q1", "b", 0.5), ("q2", "b", True)]
+    ... )
     >>> t = cols.metric_table(["q1", "q2"], ["a", "b"], ["m"])
     >>> t[("a", "m")].tolist(), t[("b", "m")].tolist()
     ([nan, 1.0], [0.5, 1.0])
@@ -144,6 +143,15 @@ class RecordColumns:
         self.metrics: dict[str, array] = {}  # name -> its value per record
         self.scalar: dict[str, bool] = {}  # name -> every value a number, a bool or null
         self.ratio, self.tokens = array("d"), array("d")  # the context's achieved ratio and tokens per record
+
+    @classmethod
+    def of(cls, records: Iterable[Any], *, metrics: bool = True) -> RecordColumns:
+        """The columns of ``records`` (``records.jsonl`` dicts or ``Record`` objects), :meth:`add` ed in order as
+        they come (a stream is read once, never held)."""
+        cols = cls(metrics=metrics)
+        for r in records:
+            cols.add(as_record_dict(r))
+        return cols
 
     def __len__(self) -> int:
         return len(self.q)
@@ -334,8 +342,5 @@ def metric_table(
 ) -> dict[tuple[str, str], np.ndarray]:
     """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
     wanted, names = set(question_ids), set(settings)
-    cols = RecordColumns()
-    for r in map(as_record_dict, records):
-        if r.get("question_id") in wanted and _setting_name(r) in names:
-            cols.add(r)
-    return cols.metric_table(question_ids, settings, metrics)
+    mine = (r for r in map(as_record_dict, records) if r.get("question_id") in wanted and _setting_name(r) in names)
+    return RecordColumns.of(mine).metric_table(question_ids, settings, metrics)
