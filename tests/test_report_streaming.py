@@ -14,6 +14,7 @@ import pytest
 from test_report import SETTINGS, make_records, make_run
 
 from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, _text_too_deep, read_json_lines
+from rageval.report import analysis
 from rageval.report.examples import setting_examples
 from rageval.report.load import Records, RunError, load_run
 from rageval.stats import resample
@@ -181,6 +182,49 @@ def test_the_columns_of_records_by_hand():
     assert cols.scalar == {"m": True, "n": True}
     bare = RecordColumns.of(recs, metrics=False)
     assert bare.question_ids == ["q2", "q1"] and bare.metrics == {} and len(bare.ratio) == 0
+
+
+def test_the_metric_table_finds_each_setting_s_records_once(monkeypatch):
+    cols = RecordColumns.of(
+        {"question_id": q, "setting": {"name": s}, "status": st, "metrics": {"m": m, "n": -m}}
+        for q, s, st, m in [
+            ("q1", "a", "ok", 1),
+            ("q2", "a", "reader_error", 2),
+            ("q2", "b", "ok", 3),
+            ("q3", "b", "ok", 4),
+        ]
+    )
+    calls = []
+    rows = RecordColumns.rows
+    monkeypatch.setattr(RecordColumns, "rows", lambda self, s, **kw: calls.append(s) or rows(self, s, **kw))
+    t = cols.metric_table(["q2", "q1"], ["a", "b"], ["m", "absent", "n"], ok_only=True)
+    assert calls == ["a", "b"]  # one lookup per setting, for its three metrics
+    got = {k: v.tolist() for k, v in t.items()}
+    assert list(got) == [(s, m) for s in "ab" for m in ("m", "absent", "n")]
+    assert got[("a", "m")][1] == 1.0 and got[("a", "n")][1] == -1.0 and np.isnan(got[("a", "m")][0])  # q2 failed
+    assert got[("b", "m")][0] == 3.0 and got[("b", "n")][0] == -3.0 and np.isnan(got[("b", "m")][1])  # no q1
+    assert all(np.isnan(got[(s, "absent")]).all() for s in "ab")
+    pos = cols.positions(["q2", "q1"])
+    assert pos.tolist() == [1, 0, 0, -1]
+    with_pos = cols.metric_table(["q2", "q1"], ["a", "b"], ["m", "absent", "n"], ok_only=True, pos=pos)
+    assert {k: v.tobytes() for k, v in with_pos.items()} == {k: v.tobytes() for k, v in t.items()}
+
+
+def test_the_report_places_the_cohort_questions_once(tmp_path, monkeypatch):
+    run_dir = make_run(tmp_path / "run")
+    lines = [json.loads(x) for x in (run_dir / "records.jsonl").read_text().splitlines()]
+    run = load_run(run_dir)
+    calls = []
+    positions = RecordColumns.positions
+    monkeypatch.setattr(RecordColumns, "positions", lambda self, q: calls.append(len(q)) or positions(self, q))
+    t = analysis._cohort_table(run)
+    assert "q003" not in t.qids and len(t.qids) == 29  # failed in one setting (make_records)
+    by_hand = [t.qids.index(r["question_id"]) if r["question_id"] in t.qids else -1 for r in lines]
+    assert t.pos.tolist() == by_hand and calls == [29]
+    calls.clear()
+    an = analysis.analyze(run, n_resamples=200)
+    assert calls == [29]  # the metric table, both context columns, the frontier's axes and the sweep share it
+    assert an["sweep"] and an["summary"][0]["achieved_ratio"] is not None
 
 
 def test_the_sweep_keeps_each_value_s_record_index(tmp_path):

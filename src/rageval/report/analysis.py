@@ -125,12 +125,13 @@ class _Table:
     metric_names: list[str]
     values: dict[tuple[str, str], np.ndarray]
     columns: RecordColumns  # every record's (rageval.stats.cohort)
+    pos: np.ndarray  # per record: its question's place in qids, -1 outside the cohort (RecordColumns.positions)
 
     def context(self, key: str) -> dict[str, np.ndarray]:
         """Per setting, a field of the ``ok`` records' context (``achieved_ratio``, ``achieved_tokens``) aligned
         with the cohort questions (NaN: none)."""
-        col, pos = self.columns.context_column(key), self.columns.positions(self.qids)
-        return {s: self.columns.aligned(col, self.qids, s, ok_only=True, pos=pos) for s in self.settings}
+        col = self.columns.context_column(key)
+        return {s: self.columns.aligned(col, self.qids, s, ok_only=True, pos=self.pos) for s in self.settings}
 
 
 def _cohort_table(run: Run) -> _Table:
@@ -138,9 +139,10 @@ def _cohort_table(run: Run) -> _Table:
     cols = run.columns
     cohort = cols.cohort(settings)
     qids = list(cohort.question_ids)
+    pos = cols.positions(qids)  # once: the metric table, the context columns and the sweep read it
     metric_names = scalar_metric_names(cols)
-    values = cols.metric_table(qids, settings, metric_names, ok_only=True)
-    return _Table(cohort, qids, settings, metric_names, values, cols)
+    values = cols.metric_table(qids, settings, metric_names, ok_only=True, pos=pos)
+    return _Table(cohort, qids, settings, metric_names, values, cols, pos)
 
 
 def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:
@@ -295,9 +297,9 @@ def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> 
     }
 
 
-def _sweep(run: Run, cohort_ids: Sequence[str]) -> list[dict[str, Any]]:
+def _sweep(run: Run, t: _Table) -> list[dict[str, Any]]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
-    in_cohort = run.columns.positions(cohort_ids) >= 0  # per record
+    in_cohort = t.pos >= 0  # per record
     order = _setting_order(run)
     rows = []
     for (s, tf), (at, rate, gp) in sorted(
@@ -411,7 +413,7 @@ def analyze(
         "contrasts_declared": suite.get("contrasts"),
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),
-        "sweep": _sweep(run, t.qids),
+        "sweep": _sweep(run, t),
         "frontier": frontier_analysis(
             run,
             t,

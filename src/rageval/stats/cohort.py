@@ -305,25 +305,42 @@ class RecordColumns:
         """``values`` (one per record) of ``setting``'s records aligned with ``question_ids`` (NaN: no record; a
         later record of a question wins).  ``pos``: :meth:`positions` of ``question_ids``, when already known."""
         pos = self.positions(question_ids) if pos is None else pos
-        out = np.full(len(question_ids), np.nan)
+        return _placed(values, *self._slots(setting, pos, ok_only=ok_only), len(question_ids))
+
+    def _slots(self, setting: str, pos: np.ndarray, *, ok_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(mask, at)``: the records of ``setting`` (its ``ok`` ones with ``ok_only``) whose question has a place
+        in ``pos`` (:meth:`positions`), and that place of each."""
         mask = self.rows(setting, ok_only=ok_only) & (pos >= 0)
-        out[pos[mask]] = values[mask]
-        return out
+        return mask, pos[mask]
 
     def metric_table(
-        self, question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str], *, ok_only: bool = False
+        self,
+        question_ids: Sequence[str],
+        settings: Sequence[str],
+        metrics: Sequence[str],
+        *,
+        ok_only: bool = False,
+        pos: np.ndarray | None = None,
     ) -> dict[tuple[str, str], np.ndarray]:
         """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent; ``ok_only``:
-        from the ``ok`` records alone."""
-        pos = self.positions(question_ids)
+        from the ``ok`` records alone; ``pos``: :meth:`positions` of ``question_ids``, when already known.  Each
+        setting's records are found once, for all its metrics."""
+        pos = self.positions(question_ids) if pos is None else pos
+        n = len(question_ids)
+        columns = {m: self.column(m) for m in metrics if m in self.metrics}
         out: dict[tuple[str, str], np.ndarray] = {}
         for s in settings:
+            mask, at = self._slots(s, pos, ok_only=ok_only)
             for m in metrics:
-                if m in self.metrics:
-                    out[(s, m)] = self.aligned(self.column(m), question_ids, s, ok_only=ok_only, pos=pos)
-                else:
-                    out[(s, m)] = np.full(len(question_ids), np.nan)
+                out[(s, m)] = _placed(columns[m], mask, at, n) if m in columns else np.full(n, np.nan)
         return out
+
+
+def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """``values[mask]`` placed at ``at`` in ``n`` NaNs (a later value for one place wins)."""
+    out = np.full(n, np.nan)
+    out[at] = values[mask]
+    return out
 
 
 def metric_value(v: Any) -> float:
