@@ -298,6 +298,38 @@ def test_blank_lines_are_skipped_by_the_view_as_by_the_check(tmp_path):
     assert run.records[3]["question_id"] == json.loads(lines[3])["question_id"]
 
 
+def test_the_records_view_reads_the_lines_the_check_read(tmp_path):
+    """A byte-order mark, CRLF line ends, blank lines of white space and a last line without its newline:
+    iterating and indexing give the records of the lines the check's reader gives, with their line numbers."""
+    run_dir = make_run(tmp_path / "run")
+    path = run_dir / "records.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_bytes(("\ufeff" + "\r\n".join(lines[:2]) + "\r\n \t\r\n\r\n" + "\n".join(lines[2:])).encode())
+    run = load_run(run_dir)
+    want = [(n, v) for n, _, _, v in JsonLines(path)]
+    got = list(run.records)
+    assert [r["_line"] for r in got] == [n for n, _ in want] and [n for n, _ in want][:4] == [1, 2, 5, 6]
+    assert [{k: x for k, x in r.items() if k != "_line"} for r in got] == [v for _, v in want]
+    assert [run.records[i] for i in range(len(run.records))] == got and run.records[-1] == got[-1]
+    assert run.records[3:1:-1] == got[3:1:-1] and run.records[:] == got
+    with pytest.raises(IndexError):
+        run.records[len(got)]
+    assert len(run.records._lengths) == len(got) and sum(run.records._lengths) < path.stat().st_size
+
+
+def test_a_records_file_cut_short_while_read_is_named(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    path = run_dir / "records.jsonl"
+    data = path.read_bytes()
+    run = load_run(run_dir)
+    it = iter(run.records)
+    next(it)
+    with path.open("r+b") as fh:
+        fh.truncate(data.index(b"\n", len(data) // 2) + 1)  # whole lines left, half of them
+    with pytest.raises(RunError, match="changed since the run was loaded"):
+        list(it)
+
+
 def _retained(fn):
     gc.collect()
     tracemalloc.start()
@@ -327,8 +359,8 @@ def test_a_loaded_run_holds_columns_not_records(tmp_path):
     per_record = (kept_big - kept_small) / (n_big - n_small)
     line = os.path.getsize(big / "records.jsonl") / n_big
     assert line > 20_000
-    # 9 metrics x 8 bytes, 3 indexes x 8, 2 context values x 8, offset and line 16, the question's id and index
-    # (~150 bytes once per question, 4 records each): ~170 bytes; a record held as a dict would be > 20 KB
+    # 9 metrics x 8 bytes, 3 indexes x 8, 2 context values x 8, offset, length and line 24, the question's id and
+    # index (~150 bytes once per question, 4 records each): ~180 bytes; a record held as a dict would be > 20 KB
     assert per_record < 1_000, per_record
 
 
