@@ -43,10 +43,10 @@ class RunError(ValueError):
 class Records(Sequence[dict[str, Any]]):
     """The records of a checked ``records.jsonl``, read from the file when asked (never all held): iterating
     reads the lines the check kept in order, ``records[i]`` the i-th alone, each again at its offset with the
-    check's reader (:meth:`JsonLines.line_at <rageval.infiles.JsonLines.line_at>`; the blank lines it skipped are
-    not read).  Each record is the dict of its line as the check left it (a setting given as a string made
-    ``{"name": ...}``, ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed
-    since it was checked is a :class:`RunError`."""
+    check's reader (:meth:`~rageval.infiles.JsonLines.line_at`; the blank lines it skipped are not read).  Each
+    record is the dict of its line as the check left it (a setting given as a string made ``{"name": ...}``,
+    ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed since it was
+    checked is a :class:`RunError`."""
 
     def __init__(self, path: Path, offsets: array, lengths: array, lines: array, stamp: tuple[int, int, int]):
         self.path, self._offsets, self._lengths, self._lines, self._stamp = path, offsets, lengths, lines, stamp
@@ -263,7 +263,7 @@ class _Scan:
             self._check_setting(rec, where)
             if self.full:
                 self.facts.add(rec)
-                self.sweeps.add(rec, len(self.offsets))
+                self.sweeps.add(rec, len(self.offsets))  # this record's index
             self._cluster(rec)
             self.offsets.append(offset)
             self.lengths.append(len(raw))

@@ -146,8 +146,8 @@ class RecordColumns:
 
     @classmethod
     def of(cls, records: Iterable[Any], *, metrics: bool = True) -> RecordColumns:
-        """The columns of ``records`` (``records.jsonl`` dicts or ``Record`` objects), :meth:`add` ed in order as
-        they come (a stream is read once, never held)."""
+        """The columns of ``records`` (``records.jsonl`` dicts or ``Record`` objects), each passed to :meth:`add`
+        as it comes: the one way the columns are filled (a stream is read once, never held)."""
         cols = cls(metrics=metrics)
         for r in records:
             cols.add(as_record_dict(r))
