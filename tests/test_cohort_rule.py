@@ -4,6 +4,7 @@ and of the contrast family, with a line in the summary."""
 
 import csv
 import json
+import random
 
 from click.testing import CliRunner
 
@@ -61,6 +62,19 @@ def test_missing_records_plus_unavailable_is_still_wholly_unavailable():
     assert c.counts["abs@0.5"]["n_missing"] == 1
     assert wholly_unavailable(["unavailable", None]) and not wholly_unavailable([None, None])
     assert not wholly_unavailable(["unavailable", "ok"]) and not wholly_unavailable([])
+
+
+def test_the_rule_on_one_setting_is_the_rule_the_cohort_applies():
+    rng = random.Random(2)
+    for _ in range(200):
+        table = {s: " ".join(rng.choice(["ok", "unavailable", "reader_error", "-"]) for _ in range(4)) for s in "abc"}
+        recs = _recs(table)
+        if not recs:
+            continue
+        c = common_cohort(recs, list(table))
+        for s, statuses in table.items():
+            per_question = [None if st == "-" else st for st in statuses.split()]
+            assert wholly_unavailable(per_question) == (s in c.left_out), table
 
 
 def test_every_setting_unavailable_gives_an_empty_cohort_not_an_error():

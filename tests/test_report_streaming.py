@@ -14,6 +14,7 @@ import pytest
 from test_report import SETTINGS, make_records, make_run
 
 from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, _text_too_deep, read_json_lines
+from rageval.report import analysis
 from rageval.report.examples import setting_examples
 from rageval.report.load import Records, RunError, load_run
 from rageval.stats import resample
@@ -153,6 +154,91 @@ def test_a_metric_with_one_non_scalar_value_is_no_column_of_the_tables():
     assert np.isnan(cols.column("n")[1]) and cols.column("n")[0] == 2.0
 
 
+def test_the_columns_of_records_by_hand():
+    class Rec:  # a Record-like object: its dict comes from to_dict
+        def to_dict(self):
+            return {"question_id": "q1", "setting": "b", "status": "reader_error", "metrics": {"m": None}}
+
+    recs = [
+        {"question_id": "q2", "setting": {"name": "a"}, "status": "ok", "metrics": {"m": 1}, "context": {}},
+        {
+            "question_id": "q1",
+            "setting": {"name": "a"},
+            "status": "ok",
+            "metrics": {"m": 0.5, "n": True},
+            "context": {"achieved_ratio": 0.25, "achieved_tokens": 12},
+        },
+        Rec(),
+    ]
+    read = []
+    cols = RecordColumns.of(r for r in recs if read.append(r) is None)  # a stream, read once, in order
+    assert read == recs and len(cols) == 3
+    assert (cols.question_ids, cols.settings, cols.statuses) == (["q2", "q1"], ["a", "b"], ["ok", "reader_error"])
+    assert [a.tolist() for a in cols.indexes()] == [[0, 1, 1], [0, 0, 1], [0, 0, 1]]
+    np.testing.assert_array_equal(cols.column("m"), [1.0, 0.5, np.nan])
+    np.testing.assert_array_equal(cols.column("n"), [np.nan, 1.0, np.nan])  # first seen at the second record
+    np.testing.assert_array_equal(cols.context_column("achieved_ratio"), [np.nan, 0.25, np.nan])
+    np.testing.assert_array_equal(cols.context_column("achieved_tokens"), [np.nan, 12.0, np.nan])
+    assert cols.scalar == {"m": True, "n": True}
+    bare = RecordColumns.of(recs, metrics=False)
+    assert bare.question_ids == ["q2", "q1"] and bare.metrics == {} and len(bare.ratio) == 0
+
+
+def test_the_metric_table_finds_each_setting_s_records_once(monkeypatch):
+    cols = RecordColumns.of(
+        {"question_id": q, "setting": {"name": s}, "status": st, "metrics": {"m": m, "n": -m}}
+        for q, s, st, m in [
+            ("q1", "a", "ok", 1),
+            ("q2", "a", "reader_error", 2),
+            ("q2", "b", "ok", 3),
+            ("q3", "b", "ok", 4),
+        ]
+    )
+    calls = []
+    rows = RecordColumns.rows
+    monkeypatch.setattr(RecordColumns, "rows", lambda self, s, **kw: calls.append(s) or rows(self, s, **kw))
+    t = cols.metric_table(["q2", "q1"], ["a", "b"], ["m", "absent", "n"], ok_only=True)
+    assert calls == ["a", "b"]  # one lookup per setting, for its three metrics
+    got = {k: v.tolist() for k, v in t.items()}
+    assert list(got) == [(s, m) for s in "ab" for m in ("m", "absent", "n")]
+    assert got[("a", "m")][1] == 1.0 and got[("a", "n")][1] == -1.0 and np.isnan(got[("a", "m")][0])  # q2 failed
+    assert got[("b", "m")][0] == 3.0 and got[("b", "n")][0] == -3.0 and np.isnan(got[("b", "m")][1])  # no q1
+    assert all(np.isnan(got[(s, "absent")]).all() for s in "ab")
+    pos = cols.positions(["q2", "q1"])
+    assert pos.tolist() == [1, 0, 0, -1]
+    with_pos = cols.metric_table(["q2", "q1"], ["a", "b"], ["m", "absent", "n"], ok_only=True, pos=pos)
+    assert {k: v.tobytes() for k, v in with_pos.items()} == {k: v.tobytes() for k, v in t.items()}
+
+
+def test_the_report_places_the_cohort_questions_once(tmp_path, monkeypatch):
+    run_dir = make_run(tmp_path / "run")
+    lines = [json.loads(x) for x in (run_dir / "records.jsonl").read_text().splitlines()]
+    run = load_run(run_dir)
+    calls = []
+    positions = RecordColumns.positions
+    monkeypatch.setattr(RecordColumns, "positions", lambda self, q: calls.append(len(q)) or positions(self, q))
+    t = analysis._cohort_table(run)
+    assert "q003" not in t.qids and len(t.qids) == 29  # failed in one setting (make_records)
+    by_hand = [t.qids.index(r["question_id"]) if r["question_id"] in t.qids else -1 for r in lines]
+    assert t.pos.tolist() == by_hand and calls == [29]
+    calls.clear()
+    an = analysis.analyze(run, n_resamples=200)
+    assert calls == [29]  # the metric table, both context columns, the frontier's axes and the sweep share it
+    assert an["sweep"] and an["summary"][0]["achieved_ratio"] is not None
+
+
+def test_the_sweep_keeps_each_value_s_record_index(tmp_path):
+    run = load_run(make_run(tmp_path / "run"))
+    lines = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    assert run.sweeps.by_key
+    for (s, t), (at, rate, _gp) in run.sweeps.by_key.items():
+        for i, r in zip(at, rate):
+            rec = lines[i]
+            assert rec["setting"]["name"] == s and rec["status"] == "ok"
+            want = next(v["rate"] for k, v in rec["extra"]["reattribution_sweep"].items() if float(k) == t)
+            assert r == want
+
+
 # ------------------------------------------------------------------ the statistics' draws in blocks
 
 
@@ -212,6 +298,38 @@ def test_blank_lines_are_skipped_by_the_view_as_by_the_check(tmp_path):
     assert run.records[3]["question_id"] == json.loads(lines[3])["question_id"]
 
 
+def test_the_records_view_reads_the_lines_the_check_read(tmp_path):
+    """A byte-order mark, CRLF line ends, blank lines of white space and a last line without its newline:
+    iterating and indexing give the records of the lines the check's reader gives, with their line numbers."""
+    run_dir = make_run(tmp_path / "run")
+    path = run_dir / "records.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_bytes(("\ufeff" + "\r\n".join(lines[:2]) + "\r\n \t\r\n\r\n" + "\n".join(lines[2:])).encode())
+    run = load_run(run_dir)
+    want = [(n, v) for n, _, _, v in JsonLines(path)]
+    got = list(run.records)
+    assert [r["_line"] for r in got] == [n for n, _ in want] and [n for n, _ in want][:4] == [1, 2, 5, 6]
+    assert [{k: x for k, x in r.items() if k != "_line"} for r in got] == [v for _, v in want]
+    assert [run.records[i] for i in range(len(run.records))] == got and run.records[-1] == got[-1]
+    assert run.records[3:1:-1] == got[3:1:-1] and run.records[:] == got
+    with pytest.raises(IndexError):
+        run.records[len(got)]
+    assert len(run.records._lengths) == len(got) and sum(run.records._lengths) < path.stat().st_size
+
+
+def test_a_records_file_cut_short_while_read_is_named(tmp_path):
+    run_dir = make_run(tmp_path / "run")
+    path = run_dir / "records.jsonl"
+    data = path.read_bytes()
+    run = load_run(run_dir)
+    it = iter(run.records)
+    next(it)
+    with path.open("r+b") as fh:
+        fh.truncate(data.index(b"\n", len(data) // 2) + 1)  # whole lines left, half of them
+    with pytest.raises(RunError, match="changed since the run was loaded"):
+        list(it)
+
+
 def _retained(fn):
     gc.collect()
     tracemalloc.start()
@@ -241,8 +359,8 @@ def test_a_loaded_run_holds_columns_not_records(tmp_path):
     per_record = (kept_big - kept_small) / (n_big - n_small)
     line = os.path.getsize(big / "records.jsonl") / n_big
     assert line > 20_000
-    # 9 metrics x 8 bytes, 3 indexes x 8, 2 context values x 8, offset and line 16, the question's id and index
-    # (~150 bytes once per question, 4 records each): ~170 bytes; a record held as a dict would be > 20 KB
+    # 9 metrics x 8 bytes, 3 indexes x 8, 2 context values x 8, offset, length and line 24, the question's id and
+    # index (~150 bytes once per question, 4 records each): ~180 bytes; a record held as a dict would be > 20 KB
     assert per_record < 1_000, per_record
 
 

@@ -98,15 +98,8 @@ def _in_table_order(names: Sequence[str]) -> list[str]:
 def scalar_metric_names(records: Iterable[Mapping[str, Any]] | RecordColumns) -> list[str]:
     """Metric names whose every value is a number, a bool or null, in table order (of records, or of their
     columns)."""
-    cols = records if isinstance(records, RecordColumns) else _columns(records)
+    cols = records if isinstance(records, RecordColumns) else RecordColumns.of(records)
     return _in_table_order([k for k, ok in cols.scalar.items() if ok])
-
-
-def _columns(records: Iterable[Mapping[str, Any]]) -> RecordColumns:
-    cols = RecordColumns()
-    for r in records:
-        cols.add(r)
-    return cols
 
 
 def _mean(v: np.ndarray) -> tuple[float | None, int, int]:
@@ -132,12 +125,13 @@ class _Table:
     metric_names: list[str]
     values: dict[tuple[str, str], np.ndarray]
     columns: RecordColumns  # every record's (rageval.stats.cohort)
+    pos: np.ndarray  # per record: its question's place in qids, -1 outside the cohort (RecordColumns.positions)
 
     def context(self, key: str) -> dict[str, np.ndarray]:
         """Per setting, a field of the ``ok`` records' context (``achieved_ratio``, ``achieved_tokens``) aligned
         with the cohort questions (NaN: none)."""
-        col, pos = self.columns.context_column(key), self.columns.positions(self.qids)
-        return {s: self.columns.aligned(col, self.qids, s, ok_only=True, pos=pos) for s in self.settings}
+        col = self.columns.context_column(key)
+        return {s: self.columns.aligned(col, self.qids, s, ok_only=True, pos=self.pos) for s in self.settings}
 
 
 def _cohort_table(run: Run) -> _Table:
@@ -145,9 +139,10 @@ def _cohort_table(run: Run) -> _Table:
     cols = run.columns
     cohort = cols.cohort(settings)
     qids = list(cohort.question_ids)
+    pos = cols.positions(qids)  # once: the metric table, the context columns and the sweep read it
     metric_names = scalar_metric_names(cols)
-    values = cols.metric_table(qids, settings, metric_names, ok_only=True)
-    return _Table(cohort, qids, settings, metric_names, values, cols)
+    values = cols.metric_table(qids, settings, metric_names, ok_only=True, pos=pos)
+    return _Table(cohort, qids, settings, metric_names, values, cols, pos)
 
 
 def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:
@@ -302,18 +297,15 @@ def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> 
     }
 
 
-def _sweep(run: Run, cohort_ids: Sequence[str]) -> list[dict[str, Any]]:
+def _sweep(run: Run, t: _Table) -> list[dict[str, Any]]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
-    in_cohort = run.columns.positions(cohort_ids) >= 0  # per record
-    member = np.zeros(len(run.columns.question_ids), dtype=bool)
-    q_all, _, _ = run.columns.indexes()
-    member[q_all[in_cohort]] = True
+    in_cohort = t.pos >= 0  # per record
     order = _setting_order(run)
     rows = []
-    for (s, tf), (q, rate, gp) in sorted(
+    for (s, tf), (at, rate, gp) in sorted(
         run.sweeps.by_key.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1])
     ):
-        keep = member[np.frombuffer(q, dtype=np.int64)]
+        keep = in_cohort[np.frombuffer(at, dtype=np.int64)]
         if keep.any():
             rows.append(_sweep_row(s, tf, np.frombuffer(rate)[keep], np.frombuffer(gp)[keep]))
     return rows
@@ -421,7 +413,7 @@ def analyze(
         "contrasts_declared": suite.get("contrasts"),
         "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
         "validity": _validity(run, t.metric_names),
-        "sweep": _sweep(run, t.qids),
+        "sweep": _sweep(run, t),
         "frontier": frontier_analysis(
             run,
             t,

@@ -42,42 +42,61 @@ class RunError(ValueError):
 
 class Records(Sequence[dict[str, Any]]):
     """The records of a checked ``records.jsonl``, read from the file when asked (never all held): iterating
-    streams the file, ``records[i]`` seeks the i-th record.  Each record is the dict of its line as the check
-    left it (a setting given as a string made ``{"name": ...}``, ``metrics``/``extra`` null made ``{}``) with its
-    line number as ``_line``.  A file changed since it was checked is a :class:`RunError`."""
+    reads the lines the check kept in order, ``records[i]`` the i-th alone, each again at its offset with the
+    check's reader (:meth:`~rageval.infiles.JsonLines.line_at`; the blank lines it skipped are not read).  Each
+    record is the dict of its line as the check left it (a setting given as a string made ``{"name": ...}``,
+    ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed since it was
+    checked is a :class:`RunError`."""
 
-    def __init__(self, path: Path, offsets: array, lines: array, stamp: tuple[int, int, int]):
-        self.path, self._offsets, self._lines, self._stamp = path, offsets, lines, stamp
+    def __init__(self, path: Path, offsets: array, lengths: array, lines: array, stamp: tuple[int, int, int]):
+        self.path, self._offsets, self._lengths, self._lines, self._stamp = path, offsets, lengths, lines, stamp
+        self._source = _source(path)
 
     def __len__(self) -> int:
         return len(self._offsets)
 
-    def _check(self) -> None:
+    def _changed(self) -> RunError:
+        return RunError(
+            f"{self.path} changed since the run was loaded (another command wrote it meanwhile): load it again"
+        )
+
+    def _open(self) -> int:
         if _stamp(self.path) != self._stamp:
-            raise RunError(
-                f"{self.path} changed since the run was loaded (another command wrote it meanwhile): load it again"
-            )
+            raise self._changed()
+        return self._source.open()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        self._check()
-        with self.path.open("rb") as fh:
-            for lineno in self._lines:
-                raw = fh.readline()
-                while not raw.strip():  # the blank lines the check skipped
-                    raw = fh.readline()
-                yield _normalized(json.loads(raw), int(lineno))
+        fd = self._open()
+        try:
+            for i in range(len(self)):
+                yield self._read(fd, i)
+        finally:
+            os.close(fd)
 
     @overload
     def __getitem__(self, i: int) -> dict[str, Any]: ...
     @overload
     def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
     def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        self._check()
-        with self.path.open("rb") as fh:
-            fh.seek(self._offsets[i])
-            return _normalized(json.loads(fh.readline()), int(self._lines[i]))
+        fd = self._open()
+        try:
+            if isinstance(i, slice):
+                return [self._read(fd, j) for j in range(*i.indices(len(self)))]
+            return self._read(fd, i)
+        finally:
+            os.close(fd)
+
+    def _read(self, fd: int, i: int) -> dict[str, Any]:
+        """Record ``i`` from its line (a line checked already: parsed without the check's duplicate-key hook,
+        which would make a pass 1.6x slower)."""
+        lineno, length = int(self._lines[i]), self._lengths[i]
+        raw, text = self._source.line_at(fd, lineno, self._offsets[i], length)
+        if len(raw) != length:
+            raise self._changed()
+        try:
+            return _normalized(json.loads(text), lineno)
+        except ValueError:  # not the line the check read
+            raise self._changed() from None
 
 
 def _stamp(path: Path) -> tuple[int, int, int]:
@@ -87,12 +106,13 @@ def _stamp(path: Path) -> tuple[int, int, int]:
 
 class Sweeps:
     """The threshold sweep's values (``extra.reattribution_sweep``) of the ``ok`` records: per (setting,
-    threshold) the record's question index and its rate and grounded precision."""
+    threshold) the record's index (its place in ``records.jsonl`` and in the run's columns) and its rate and
+    grounded precision."""
 
     def __init__(self) -> None:
         self.by_key: dict[tuple[str, float], tuple[array, array, array]] = {}
 
-    def add(self, rec: Mapping[str, Any], question: int) -> None:
+    def add(self, rec: Mapping[str, Any], record: int) -> None:
         if rec["status"] != "ok":
             return
         sw = rec["extra"].get("reattribution_sweep")
@@ -104,8 +124,8 @@ class Sweeps:
             except (TypeError, ValueError):
                 continue  # an unparseable threshold is skipped
             vals = vals if isinstance(vals, Mapping) else {}
-            q, rate, gp = self.by_key.setdefault((rec["setting"]["name"], tf), (array("q"), array("d"), array("d")))
-            q.append(question)
+            at, rate, gp = self.by_key.setdefault((rec["setting"]["name"], tf), (array("q"), array("d"), array("d")))
+            at.append(record)
             rate.append(_value(vals.get("rate")))
             gp.append(_value(vals.get("grounded_precision")))
 
@@ -187,13 +207,17 @@ def _record_error(message: str) -> RunError:
     return RunError(f"{message}: a truncated write? rerun the command that wrote it")
 
 
+def _source(rec_path: Path) -> JsonLines:
+    """A run's ``records.jsonl`` as the one JSON Lines reader reads it (the check's pass, :class:`Records`)."""
+    return JsonLines(rec_path, what="the run's records.jsonl", error=_record_error)
+
+
 class _Scan:
     """One checked pass over ``records.jsonl`` (see the module doc)."""
 
     def __init__(self, path: Path, manifest: dict[str, Any], suite: dict[str, Any], man_path: Path, *, full: bool):
         self.path, self.manifest, self.suite, self.full = path, manifest, suite, full
-        self.columns = RecordColumns()
-        self.offsets, self.lines = array("q"), array("q")
+        self.offsets, self.lengths, self.lines = array("q"), array("q"), array("q")
         declared = suite.get("settings")
         self.declared = bool(declared)
         if declared:
@@ -213,33 +237,38 @@ class _Scan:
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
-        for lineno, offset, _raw, rec in JsonLines(rec_path, what="the run's records.jsonl", error=_record_error):
-            if not isinstance(rec, dict):
-                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
-            where = f"{rec_path.name} line {lineno}"
-            _check_record(rec, where)
-            _normalized(rec, lineno)
-            self._check_setting(rec, where)
-            self.offsets.append(offset)
-            self.lines.append(lineno)
-            self.columns.add(rec)
-            if self.full:
-                self.facts.add(rec)
-                self.sweeps.add(rec, self.columns.q[-1])
-            self._cluster(rec)
+        columns = RecordColumns.of(self._checked(rec_path))
         if _stamp(rec_path) != stamp:
             raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
         return Run(
             path=self.path,
             manifest=self.manifest,
             settings=self.settings,
-            columns=self.columns,
-            records=Records(rec_path, self.offsets, self.lines, stamp),
+            columns=columns,
+            records=Records(rec_path, self.offsets, self.lengths, self.lines, stamp),
             clusters=self.clusters,
             cluster_conflict=self.conflict,
             facts=self.facts.result(),
             sweeps=self.sweeps,
         )
+
+    def _checked(self, rec_path: Path) -> Iterator[dict[str, Any]]:
+        """Each record of ``rec_path``, checked and normalized, its place, facts, sweep and cluster kept."""
+        for lineno, offset, raw, rec in _source(rec_path):
+            if not isinstance(rec, dict):
+                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
+            where = f"{rec_path.name} line {lineno}"
+            _check_record(rec, where)
+            _normalized(rec, lineno)
+            self._check_setting(rec, where)
+            if self.full:
+                self.facts.add(rec)
+                self.sweeps.add(rec, len(self.offsets))  # this record's index
+            self._cluster(rec)
+            self.offsets.append(offset)
+            self.lengths.append(len(raw))
+            self.lines.append(lineno)
+            yield rec
 
     def _check_setting(self, r: dict[str, Any], where: str) -> None:
         """A record of a declared setting (or of the first record's compressor and budget for its setting), of

@@ -76,9 +76,17 @@ class Cohort:
 
 
 def wholly_unavailable(statuses: Sequence[Any]) -> bool:
-    """A setting that did not run: it has records and every one of them is ``unavailable``."""
-    present = [st for st in statuses if st is not None]
-    return bool(present) and all(st == "unavailable" for st in present)
+    """A setting that did not run: it has records and every one of them is ``unavailable`` (``statuses``: one
+    per question, None where the setting has no record of it)."""
+    present = np.array([st is not None for st in statuses], dtype=bool).reshape(-1, 1)
+    unavailable = np.array([st == "unavailable" for st in statuses], dtype=bool).reshape(-1, 1)
+    return bool(_wholly_unavailable(present, unavailable)[0])
+
+
+def _wholly_unavailable(present: np.ndarray, unavailable: np.ndarray) -> np.ndarray:
+    """The rule of :func:`wholly_unavailable` per column of a question x setting table: ``present`` where the
+    setting has a record of the question, ``unavailable`` where that record is ``unavailable``."""
+    return present.any(axis=0) & (unavailable | ~present).all(axis=0)
 
 
 def common_cohort(
@@ -101,10 +109,7 @@ def common_cohort(
     >>> c.question_ids, c.left_out, c.counts["c"]["n_cohort"]
     (('q1',), ('c',), 0)
     """
-    cols = RecordColumns(metrics=False)
-    for r in records:
-        cols.add(as_record_dict(r))
-    return cols.cohort(settings, leave_out_unavailable=leave_out_unavailable)
+    return RecordColumns.of(records, metrics=False).cohort(settings, leave_out_unavailable=leave_out_unavailable)
 
 
 class RecordColumns:
@@ -112,13 +117,15 @@ class RecordColumns:
 
     Per record: its question and setting (indexes into :attr:`question_ids` and :attr:`settings`, both in order
     of appearance), its status, each metric (float64, NaN where undefined, absent or not a scalar) and the
-    context's achieved ratio and tokens; no text is held.  :meth:`add` one record dict at a time (the report reads
-    ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as records), then ask
-    for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings and statuses only.
+    context's achieved ratio and tokens; no text is held.  :meth:`of` fills them from records in one pass (the
+    report reads ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as
+    records), then ask for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings
+    and statuses only.
 
-    >>> cols = RecordColumns()
-    >>> for q, s, v in [("q2", "a", 1), ("q1", "a", None), ("q1", "b", 0.5), ("q2", "b", True)]:
-    ...     cols.add({"question_id": q, "setting": {"name": s}, "status": "ok", "metrics": {"m": v}})
+    >>> cols = RecordColumns.of(
+    ...     {"question_id": q, "setting": {"name": s}, "status": "ok", "metrics": {"m": v}}
+    ...     for q, s, v in [("q2", "a", 1), ("q1", "a", None), ("q1", "b", 0.5), ("q2", "b", True)]
+    ... )
     >>> t = cols.metric_table(["q1", "q2"], ["a", "b"], ["m"])
     >>> t[("a", "m")].tolist(), t[("b", "m")].tolist()
     ([nan, 1.0], [0.5, 1.0])
@@ -136,6 +143,15 @@ class RecordColumns:
         self.metrics: dict[str, array] = {}  # name -> its value per record
         self.scalar: dict[str, bool] = {}  # name -> every value a number, a bool or null
         self.ratio, self.tokens = array("d"), array("d")  # the context's achieved ratio and tokens per record
+
+    @classmethod
+    def of(cls, records: Iterable[Any], *, metrics: bool = True) -> RecordColumns:
+        """The columns of ``records`` (``records.jsonl`` dicts or ``Record`` objects), each passed to :meth:`add`
+        as it comes: the one way the columns are filled (a stream is read once, never held)."""
+        cols = cls(metrics=metrics)
+        for r in records:
+            cols.add(as_record_dict(r))
+        return cols
 
     def __len__(self) -> int:
         return len(self.q)
@@ -243,7 +259,7 @@ class RecordColumns:
         m = m[np.array(order, dtype=np.int64)] if order else m
         present, is_ok = m >= 0, m == self.status_code("ok")
         n_present = present.sum(axis=0)
-        wholly = (n_present > 0) & ((m == self.status_code("unavailable")) | ~present).all(axis=0)
+        wholly = _wholly_unavailable(present, m == self.status_code("unavailable"))
         left_out = tuple(s for j, s in enumerate(settings) if leave_out_unavailable and wholly[j])
         family = [j for j, s in enumerate(settings) if s not in left_out]
         in_cohort = is_ok[:, family].all(axis=1) if family else np.zeros(len(questions), dtype=bool)
@@ -289,25 +305,42 @@ class RecordColumns:
         """``values`` (one per record) of ``setting``'s records aligned with ``question_ids`` (NaN: no record; a
         later record of a question wins).  ``pos``: :meth:`positions` of ``question_ids``, when already known."""
         pos = self.positions(question_ids) if pos is None else pos
-        out = np.full(len(question_ids), np.nan)
+        return _placed(values, *self._slots(setting, pos, ok_only=ok_only), len(question_ids))
+
+    def _slots(self, setting: str, pos: np.ndarray, *, ok_only: bool) -> tuple[np.ndarray, np.ndarray]:
+        """``(mask, at)``: the records of ``setting`` (its ``ok`` ones with ``ok_only``) whose question has a place
+        in ``pos`` (:meth:`positions`), and that place of each."""
         mask = self.rows(setting, ok_only=ok_only) & (pos >= 0)
-        out[pos[mask]] = values[mask]
-        return out
+        return mask, pos[mask]
 
     def metric_table(
-        self, question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str], *, ok_only: bool = False
+        self,
+        question_ids: Sequence[str],
+        settings: Sequence[str],
+        metrics: Sequence[str],
+        *,
+        ok_only: bool = False,
+        pos: np.ndarray | None = None,
     ) -> dict[tuple[str, str], np.ndarray]:
         """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent; ``ok_only``:
-        from the ``ok`` records alone."""
-        pos = self.positions(question_ids)
+        from the ``ok`` records alone; ``pos``: :meth:`positions` of ``question_ids``, when already known.  Each
+        setting's records are found once, for all its metrics."""
+        pos = self.positions(question_ids) if pos is None else pos
+        n = len(question_ids)
+        columns = {m: self.column(m) for m in metrics if m in self.metrics}
         out: dict[tuple[str, str], np.ndarray] = {}
         for s in settings:
+            mask, at = self._slots(s, pos, ok_only=ok_only)
             for m in metrics:
-                if m in self.metrics:
-                    out[(s, m)] = self.aligned(self.column(m), question_ids, s, ok_only=ok_only, pos=pos)
-                else:
-                    out[(s, m)] = np.full(len(question_ids), np.nan)
+                out[(s, m)] = _placed(columns[m], mask, at, n) if m in columns else np.full(n, np.nan)
         return out
+
+
+def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """``values[mask]`` placed at ``at`` in ``n`` NaNs (a later value for one place wins)."""
+    out = np.full(n, np.nan)
+    out[at] = values[mask]
+    return out
 
 
 def metric_value(v: Any) -> float:
@@ -326,8 +359,5 @@ def metric_table(
 ) -> dict[tuple[str, str], np.ndarray]:
     """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
     wanted, names = set(question_ids), set(settings)
-    cols = RecordColumns()
-    for r in map(as_record_dict, records):
-        if r.get("question_id") in wanted and _setting_name(r) in names:
-            cols.add(r)
-    return cols.metric_table(question_ids, settings, metrics)
+    mine = (r for r in map(as_record_dict, records) if r.get("question_id") in wanted and _setting_name(r) in names)
+    return RecordColumns.of(mine).metric_table(question_ids, settings, metrics)
