@@ -304,8 +304,8 @@ def test_streamed_items_close_their_file_and_reopen_it_when_read_again(tmp_path)
     p = _write(tmp_path / "in.jsonl", [_row(i) for i in range(3)])
     items = read_input(str(p)).items
     assert isinstance(items, StreamedItems)
-    assert items[2].id == "q2" and items._fd >= 0
+    assert items[2].id == "q2" and items.kept._fd >= 0
     items.close()
-    assert items._fd == -1 and items[0].id == "q0"
+    assert items.kept._fd == -1 and items[0].id == "q0"
     items.close()
     time.sleep(0)  # nothing left open: the finalizer ran once

@@ -13,10 +13,6 @@ applies to the file), its items kept.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import weakref
-from array import array
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +20,7 @@ from typing import Any
 from rageval.data.formats.common import ImportedFile, LazyItems, LineIndex, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, ScoreItem, to_item, validate_record
 from rageval.infiles import JsonLines, loads
+from rageval.linestore import KeptLines
 
 __all__ = ["StreamedItems", "read_generic"]
 
@@ -34,44 +31,30 @@ def _item(row: Any, where: str, path: Path, line: int | str) -> ScoreItem:
     return to_item(validate_record(row, where), where, file_line=(str(path), line))
 
 
-def _check(raw: bytes) -> bytes:
-    return hashlib.blake2b(raw, digest_size=8).digest()
-
-
 class StreamedItems(LazyItems):
     """The items of a JSON Lines file in the generic layout, made again from their lines when read (module doc).
 
-    Per line: its byte offset, length and line number and an 8-byte digest of its bytes (28 bytes a line).  The
-    file stays open from the first read until :meth:`close` (or until this object is gone)."""
+    Per line: its place and a digest of its bytes, 28 bytes (:class:`~rageval.linestore.KeptLines`).  The file
+    stays open from the first read until :meth:`close` (or until this object is gone)."""
 
     def __init__(self, path: Path) -> None:
         self.path, self.name = path, str(path)
         self.source = JsonLines(path, what=_WHAT, error=ScoreInputError)
-        self.offsets, self.lengths, self.lines = array("q"), array("q"), array("I")
-        self.checks = bytearray()
-        self._fd = -1
-        self._closer: Any = None
+        self.kept = KeptLines(self.source)
 
     def add(self, lineno: int, offset: int, raw: bytes) -> None:
-        self.offsets.append(offset)
-        self.lengths.append(len(raw))
-        self.lines.append(lineno)
-        self.checks += _check(raw)
+        self.kept.add(lineno, offset, raw)
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return len(self.kept)
 
     def where(self, i: int) -> str:
-        return f"{self.name} line {self.lines[i]}"
+        return f"{self.name} line {self.kept.lineno(i)}"
 
     def _row(self, i: int) -> Any:
         """Line ``i`` read again as JSON; an error naming it when its bytes are not those the first pass read."""
-        if self._fd < 0:
-            self._fd = self.source.open()
-            self._closer = weakref.finalize(self, os.close, self._fd)
-        lineno, length = self.lines[i], self.lengths[i]
-        raw, text = self.source.line_at(self._fd, lineno, self.offsets[i], length)
-        if len(raw) != length or _check(raw) != self.checks[8 * i : 8 * i + 8]:
+        text = self.kept.text(i)
+        if text is None:
             raise ScoreInputError(
                 f"{self.where(i)}: changed since the run read it first (the file was edited or replaced during the "
                 "run); nothing of the new text is scored: rerun to score the file as it is now"
@@ -80,7 +63,7 @@ class StreamedItems(LazyItems):
 
     def read(self, indexes: Iterable[int]) -> Iterator[ScoreItem]:
         for i in indexes:
-            yield _item(self._row(i), self.where(i), self.path, self.lines[i])
+            yield _item(self._row(i), self.where(i), self.path, self.kept.lineno(i))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
@@ -94,9 +77,7 @@ class StreamedItems(LazyItems):
         return self._row(i)["question"]  # the line is the one validated: its question is a string
 
     def close(self) -> None:
-        if self._closer is not None:
-            self._closer()
-            self._closer, self._fd = None, -1
+        self.kept.close()
 
 
 def _streamed(path: Path) -> ImportedFile:

@@ -1,0 +1,84 @@
+"""Lines of a JSON Lines file kept by their place, read back one by one and checked (:class:`KeptLines`).
+
+A first pass over a file (:class:`~rageval.infiles.JsonLines`) keeps of each line it will need again only its
+byte offset, its length, its line number and an 8-byte BLAKE2b digest of its bytes: 28 bytes a line, however long
+the line.  Reading line ``i`` back gives its text when its bytes are still those the first pass read, else None:
+the file was edited or replaced meanwhile, and the caller says so in its own words.  ``rageval score`` keeps a
+generic JSONL input's lines so (:class:`~rageval.data.formats.generic.StreamedItems`), and ``rageval rescore`` a
+run's records.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from rageval.infiles import JsonLines
+>>> p = Path(tempfile.mkdtemp()) / "a.jsonl"
+>>> _ = p.write_bytes(b'{"q": 1}\\n\\n{"q": 2}\\n')
+>>> kept = KeptLines(JsonLines(p))
+>>> for lineno, offset, raw, _ in kept.source:
+...     kept.add(lineno, offset, raw)
+>>> len(kept), kept.lineno(1), kept.text(1)
+(2, 3, '{"q": 2}')
+>>> _ = p.write_bytes(b'{"q": 1}\\n\\n{"q": 3}\\n')
+>>> kept.text(1) is None  # the same length, other bytes
+True
+>>> kept.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import weakref
+from array import array
+from typing import Any
+
+from rageval.infiles import JsonLines
+
+__all__ = ["KeptLines"]
+
+
+def _check(raw: bytes) -> bytes:
+    return hashlib.blake2b(raw, digest_size=8).digest()
+
+
+class KeptLines:
+    """Some lines of ``source``, kept by their place and read back checked (module doc).  The file stays open
+    from the first read back until :meth:`close` (or until this object is gone)."""
+
+    def __init__(self, source: JsonLines) -> None:
+        self.source = source
+        self.offsets, self.lengths, self.lines = array("q"), array("q"), array("I")
+        self.checks = bytearray()
+        self._fd = -1
+        self._closer: Any = None
+
+    def add(self, lineno: int, offset: int, raw: bytes) -> None:
+        """Keep the line ``raw`` that iterating :attr:`source` gave at ``offset`` as line ``lineno``."""
+        self.offsets.append(offset)
+        self.lengths.append(len(raw))
+        self.lines.append(lineno)
+        self.checks += _check(raw)
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def lineno(self, i: int) -> int:
+        """The line number of the ``i``-th line kept."""
+        return self.lines[i]
+
+    def text(self, i: int) -> str | None:
+        """The ``i``-th line kept, read again (its text without the line end); None when its bytes are not those
+        :meth:`add` was given."""
+        if self._fd < 0:
+            self._fd = self.source.open()
+            self._closer = weakref.finalize(self, os.close, self._fd)
+        length = self.lengths[i]
+        raw, text = self.source.line_at(self._fd, self.lines[i], self.offsets[i], length)
+        if len(raw) != length or _check(raw) != self.checks[8 * i : 8 * i + 8]:
+            return None
+        return text
+
+    def close(self) -> None:
+        """Close the file (read back again, it opens again)."""
+        if self._closer is not None:
+            self._closer()
+            self._closer, self._fd = None, -1
