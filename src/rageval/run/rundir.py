@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rageval.errors import ConfigError
-from rageval.infiles import iter_json_lines, read_text
+from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
 from rageval.run.lock import OutDirLock
 from rageval.run.plan import Scoring
@@ -309,22 +309,36 @@ class RunDir:
                 f"{self.manifest_path}: {where}: {first['msg']}; rerun the command that wrote it"
             ) from None
 
-    def iter_records(self) -> Iterator[tuple[int, Any]]:
-        """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped)."""
+    def records_source(self) -> JsonLines:
+        """``records.jsonl`` as a :class:`~rageval.infiles.JsonLines` file: read line by line, never whole."""
+        return JsonLines(self.records_path, what="the run's records.jsonl", error=_record_error)
 
+    def record_lines(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        """``(line number, offset, bytes, Record)`` of each line of ``records.jsonl`` (blank lines skipped), read
+        line by line: one line held at a time (the input size limit applies to each line)."""
         p = self.records_path
         if not p.exists():  # a FIFO, a device or a folder there: refused by the reader, in one line
             raise RunDirError(f"{p} is missing: run the command that writes it first (rageval suite / score)")
-        text = read_text(p, what="the run's records.jsonl", error=RunDirError)
-        for i, value in iter_json_lines(text, str(p), error=_record_error):
-            try:
-                yield i, Record.from_dict(value)
-            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
-                raise RunDirError(
-                    f"{p}: line {i}: not a valid record ({type(err).__name__}: {str(err)[:160]}); rerun the command"
-                ) from None
+        for i, offset, raw, value in self.records_source():
+            yield i, offset, raw, self.record_of(value, i)
+
+    def record_of(self, value: Any, lineno: int) -> Record:
+        """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line."""
+        try:
+            return Record.from_dict(value)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+            raise RunDirError(
+                f"{self.records_path}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
+                "rerun the command"
+            ) from None
+
+    def iter_records(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped), read line by line."""
+        for i, _, _, record in self.record_lines():
+            yield i, record
 
     def records(self) -> list[Any]:
+        """Every record of ``records.jsonl``, held (``rageval rescore`` streams them: :meth:`record_lines`)."""
         return [r for _, r in self.iter_records()]
 
     # -- writing (the engine's)

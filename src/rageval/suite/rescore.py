@@ -23,6 +23,8 @@ throughout.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +32,14 @@ from typing import Any
 from rageval import __version__
 from rageval.diagnostics import CATALOG
 from rageval.errors import ConfigError
+from rageval.infiles import loads
 from rageval.judges.spec import spec_slug
+from rageval.linestore import KeptLines
 from rageval.report import build_report
 from rageval.run.outputs import claim
-from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
+from rageval.run.plan import Item, ItemStream, Origin, Plan, Saved, SettingPlan, sha
 from rageval.run.rundir import Manifest, RunDir, RunDirError
+from rageval.types import Record, Setting
 
 __all__ = ["RescoreError", "RescoreResult", "rescore", "rescore_dir_name"]
 
@@ -73,7 +78,7 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
     with rundir.lock("rageval rescore"):
         try:  # under the lock; read first, so a broken manifest is named as such
             manifest = rundir.read_manifest()
-            records = rundir.records()
+            records = RunRecords(rundir, manifest)
         except RunDirError as err:
             raise RescoreError(str(err)) from None
         claim(rundir.path)  # before any write: the judge cache and rescore-<judge>/ are written here, no link there
@@ -88,27 +93,82 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
         out = RunDir(rundir.path / rescore_dir_name(scoring.judge.spec))
         result = execute(plan, out, progress_bar=False)
 
+        records.close()
         build_report(out.path, seed=manifest.suite.seed)
-    rescored = sum(r.status == "ok" for r in records)
+    rescored = records.ok
     judge_id = str(result.models.get("judge", scoring.judge.spec))
     return RescoreResult(out.path, result.n_records, rescored, scoring.judge.spec, judge_id)
 
 
-def _by_setting(rundir: RunDir, manifest: Manifest, records: list[Any]) -> dict[str, list[Any]]:
-    """The records of each setting of the run, in the manifest's setting order (a record of another: an error)."""
-    names = [s.name for s in manifest.suite.settings] or list(dict.fromkeys(r.setting.name for r in records))
-    by_setting: dict[str, list[Any]] = {n: [] for n in names}
-    for r in records:
-        if r.setting.name not in by_setting:
+class RunRecords:
+    """The records of a run, read once line by line and never held: per setting the places of its lines in
+    ``records.jsonl`` (:class:`~rageval.linestore.KeptLines`, 28 bytes a record) and its first record's setting,
+    the run's questions in their first order, and the counts.  A record of a setting the manifest does not list
+    is an error; each record is read again, checked against the first pass's bytes, when the engine takes it
+    (:class:`_SavedItems`)."""
+
+    def __init__(self, rundir: RunDir, manifest: Manifest) -> None:
+        self.rundir, self.kept = rundir, KeptLines(rundir.records_source())
+        names = [s.name for s in manifest.suite.settings]
+        self.lines: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' places in kept
+        self.places: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' questions
+        self.setting: dict[str, Setting] = {}
+        self.questions: dict[str, int] = {}  # question id -> its place in the run's question order
+        self.n = self.ok = 0
+        for lineno, offset, raw, r in rundir.record_lines():
+            name = r.setting.name
+            if name not in self.lines:
+                if names:
+                    raise RescoreError(
+                        f"{rundir.records_path}: setting {name!r} is not a setting of the run "
+                        f"({', '.join(names)}); rerun the command that wrote it"
+                    )
+                self.lines[name], self.places[name] = array("I"), array("I")
+            self.setting.setdefault(name, r.setting)
+            self.lines[name].append(len(self.kept))
+            self.places[name].append(self.questions.setdefault(r.question_id, len(self.questions)))
+            self.kept.add(lineno, offset, raw)
+            self.n += 1
+            self.ok += r.status == "ok"
+
+    def record(self, i: int) -> Record:
+        """The ``i``-th record read, read again; an error naming its line when its bytes changed since."""
+        lineno = self.kept.lineno(i)
+        where = f"{self.rundir.records_path} line {lineno}"
+        text = self.kept.text(i)
+        if text is None:
             raise RescoreError(
-                f"{rundir.records_path}: setting {r.setting.name!r} is not a setting of the run "
-                f"({', '.join(names)}); rerun the command that wrote it"
+                f"{where}: changed since rescore read it first (another program wrote the run meanwhile); "
+                "rerun rageval rescore"
             )
-        by_setting[r.setting.name].append(r)
-    return by_setting
+        return self.rundir.record_of(loads(text, where, error=RescoreError), lineno)
+
+    def close(self) -> None:
+        self.kept.close()
 
 
-def _saved_setting(manifest: Manifest, name: str, recs: list[Any], scoring: Any):
+class _SavedItems(ItemStream):
+    """One setting's saved records as items, read again one by one in the order of ``records.jsonl``."""
+
+    def __init__(self, run: RunRecords, name: str) -> None:
+        self.run, self.lines, self.places = run, run.lines[name], run.places[name]
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __iter__(self) -> Iterator[Item]:
+        for i in self.lines:
+            yield Item(None, None, saved=self.run.record(i))
+
+    def record_questions(self) -> Iterator[str]:
+        """The run's question order restricted to the setting (as for a tuple of items)."""
+        mine = bytearray(len(self.run.questions))
+        for k in self.places:
+            mine[k] = 1
+        return (q for q, k in self.run.questions.items() if mine[k])
+
+
+def _saved_setting(manifest: Manifest, name: str, run: RunRecords, scoring: Any):
     """One Saved setting: the setting's records, its diagnostics, its key (the new scoring options)."""
     from rageval.readers import PromptTemplate
 
@@ -122,11 +182,11 @@ def _saved_setting(manifest: Manifest, name: str, recs: list[Any], scoring: Any)
         "diagnostics": {d: CATALOG[d].version for d in diagnostics},
     }
     shown = PromptTemplate.coerce(manifest.template_of(name)).evidence_text
-    items = tuple(Item(None, None, saved=r) for r in recs)
-    return SettingPlan(recs[0].setting, Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
+    items = _SavedItems(run, name)
+    return SettingPlan(run.setting[name], Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
 
 
-def _summary(manifest: Manifest, records: list[Any], scoring: Any, of_run: str) -> dict[str, Any]:
+def _summary(manifest: Manifest, records: RunRecords, scoring: Any, of_run: str) -> dict[str, Any]:
     """The rescored run's manifest sections: the run's inputs and models, what was rescored with what."""
     summary: dict[str, Any] = {
         "dataset": manifest.suite.dataset,
@@ -138,8 +198,8 @@ def _summary(manifest: Manifest, records: list[Any], scoring: Any, of_run: str) 
             "of_run": of_run,
             "of_suite_hash": manifest.suite.hash,
             "of_origin": manifest.origin.kind,
-            "records": len(records),
-            "rescored": sum(r.status == "ok" for r in records),
+            "records": records.n,
+            "rescored": records.ok,
         },
     }
     extra = manifest.model_extra or {}
@@ -161,13 +221,11 @@ def _config(manifest: Manifest, scoring: Any) -> dict[str, Any]:
     return config
 
 
-def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring: Any):
+def plan_rescore(rundir: RunDir, manifest: Manifest, records: RunRecords, scoring: Any):
     """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
     setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
 
-    settings = [
-        _saved_setting(manifest, n, recs, scoring) for n, recs in _by_setting(rundir, manifest, records).items() if recs
-    ]
+    settings = [_saved_setting(manifest, n, records, scoring) for n, lines in records.lines.items() if lines]
     of_run = str(rundir.path.resolve())
     suite = manifest.suite
     judge = scoring.judge.model_dump(mode="json")
@@ -177,7 +235,7 @@ def plan_rescore(rundir: RunDir, manifest: Manifest, records: list[Any], scoring
     return Plan(
         origin=Origin("rescore", suite.name, sha([suite.hash, judge])[:16], config, source=of_run),
         settings=tuple(settings),
-        question_order=tuple(dict.fromkeys(r.question_id for r in records)),
+        question_order=tuple(records.questions),
         scoring=scoring,
         diagnostics=diagnostics_all,
         seed=suite.seed,
