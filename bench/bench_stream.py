@@ -9,8 +9,10 @@ question answered by ``--systems`` systems, 2 by default, so the report compares
 n / 2 questions x 2 settings, and the statistics resample n / 2 questions), then, each
 in a fresh process, ``rageval score FILE --out DIR --no-progress --no-report`` (records, cache and the closing
 headline table), the score step alone (``score_files(..., build_report=False)`` in-process into another
-directory: records and cache, no headline table) and ``rageval report DIR`` (statistics, tables, figures,
-HTML).  Printed per size and step: wall time, CPU time and the child's peak RSS (``os.wait4``), then between
+directory: records and cache, no headline table), ``rageval report DIR`` (statistics, tables, figures,
+HTML) and ``rageval rescore DIR`` (every record scored again from the run's records, into
+``DIR/rescore-lexical/``, and that run's report).  Printed per size and step: wall time, CPU time and the
+child's peak RSS (``os.wait4``), then between
 consecutive sizes the exponents of a power-law fit ``t ∝ n^k`` (1.00: linear) and the peak RSS each extra
 record added.  After each report: its settings x questions, the contrasts and the replicates its statistics
 drew (``report.json``: ``n_resamples`` for the bootstrap, ``n_test_resamples`` for the sign-flip test;
@@ -32,7 +34,7 @@ from pathlib import Path
 from bench_score import _run, make_file  # one generator and one child-process timer (the folder beside this one)
 
 THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-STEPS = ("score", "score_files", "report")
+STEPS = ("score", "score_files", "report", "rescore")
 SCORE_FILES = (
     "import sys; from rageval.score import score_files; score_files([sys.argv[1]], sys.argv[2], build_report=False)"
 )
@@ -59,6 +61,7 @@ def main() -> None:
                 "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
                 "score_files": [sys.executable, "-c", SCORE_FILES, str(data), str(root / f"files{n}")],
                 "report": rageval + ["report", str(out)],
+                "rescore": rageval + ["rescore", str(out)],  # into out/rescore-lexical/, its report included
             }
             for step in args.steps:
                 load = os.getloadavg()[0]
