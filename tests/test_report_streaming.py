@@ -314,7 +314,7 @@ def test_the_records_view_reads_the_lines_the_check_read(tmp_path):
     assert run.records[3:1:-1] == got[3:1:-1] and run.records[:] == got
     with pytest.raises(IndexError):
         run.records[len(got)]
-    assert len(run.records._lengths) == len(got) and sum(run.records._lengths) < path.stat().st_size
+    assert len(run.records._kept.lengths) == len(got) and sum(run.records._kept.lengths) < path.stat().st_size
 
 
 def test_a_records_file_cut_short_while_read_is_named(tmp_path):

@@ -5,7 +5,9 @@ byte offset, its length, its line number and an 8-byte BLAKE2b digest of its byt
 the line.  Reading line ``i`` back gives its text when its bytes are still those the first pass read, else None:
 the file was edited or replaced meanwhile, and the caller says so in its own words.  ``rageval score`` keeps a
 generic JSONL input's lines so (:class:`~rageval.data.formats.generic.StreamedItems`), and ``rageval rescore`` a
-run's records.
+run's records.  ``digests=False`` keeps no digest (20 bytes a line; a line read back is then checked by its length
+alone): the report's view of ``records.jsonl`` (:class:`~rageval.report.load.Records`), which checks the whole
+file's size, time and inode instead, so that a pass over a million records does not hash them.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -44,8 +46,8 @@ class KeptLines:
     """Some lines of ``source``, kept by their place and read back checked (module doc).  The file stays open
     from the first read back until :meth:`close` (or until this object is gone)."""
 
-    def __init__(self, source: JsonLines) -> None:
-        self.source = source
+    def __init__(self, source: JsonLines, *, digests: bool = True) -> None:
+        self.source, self.digests = source, digests
         self.offsets, self.lengths, self.lines = array("q"), array("q"), array("I")
         self.checks = bytearray()
         self._fd = -1
@@ -56,7 +58,8 @@ class KeptLines:
         self.offsets.append(offset)
         self.lengths.append(len(raw))
         self.lines.append(lineno)
-        self.checks += _check(raw)
+        if self.digests:
+            self.checks += _check(raw)
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -67,13 +70,13 @@ class KeptLines:
 
     def text(self, i: int) -> str | None:
         """The ``i``-th line kept, read again (its text without the line end); None when its bytes are not those
-        :meth:`add` was given."""
+        :meth:`add` was given (without digests: not as many)."""
         if self._fd < 0:
             self._fd = self.source.open()
             self._closer = weakref.finalize(self, os.close, self._fd)
         length = self.lengths[i]
         raw, text = self.source.line_at(self._fd, self.lines[i], self.offsets[i], length)
-        if len(raw) != length or _check(raw) != self.checks[8 * i : 8 * i + 8]:
+        if len(raw) != length or (self.digests and _check(raw) != self.checks[8 * i : 8 * i + 8]):
             return None
         return text
 

@@ -29,6 +29,7 @@ from typing import Any, overload
 
 from rageval.diagnostics.structural import SettingFacts
 from rageval.infiles import JsonLines
+from rageval.linestore import KeptLines
 from rageval.run.rundir import RunDir, RunDirError
 from rageval.stats.cohort import RecordColumns, metric_value
 from rageval.types import STATUSES
@@ -42,59 +43,56 @@ class RunError(ValueError):
 
 class Records(Sequence[dict[str, Any]]):
     """The records of a checked ``records.jsonl``, read from the file when asked (never all held): iterating
-    reads the lines the check kept in order, ``records[i]`` the i-th alone, each again at its offset with the
-    check's reader (:meth:`~rageval.infiles.JsonLines.line_at`; the blank lines it skipped are not read).  Each
+    reads the lines the check kept in order, ``records[i]`` the i-th alone, each again at its place
+    (:class:`~rageval.linestore.KeptLines`, the check's reader; the blank lines it skipped are not read).  Each
     record is the dict of its line as the check left it (a setting given as a string made ``{"name": ...}``,
     ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed since it was
-    checked is a :class:`RunError`."""
+    checked (its size, time or inode; a line of another length) is a :class:`RunError`."""
 
-    def __init__(self, path: Path, offsets: array, lengths: array, lines: array, stamp: tuple[int, int, int]):
-        self.path, self._offsets, self._lengths, self._lines, self._stamp = path, offsets, lengths, lines, stamp
-        self._source = _source(path)
+    def __init__(self, path: Path, kept: KeptLines, stamp: tuple[int, int, int]):
+        self.path, self._kept, self._stamp = path, kept, stamp
 
     def __len__(self) -> int:
-        return len(self._offsets)
+        return len(self._kept)
 
     def _changed(self) -> RunError:
         return RunError(
             f"{self.path} changed since the run was loaded (another command wrote it meanwhile): load it again"
         )
 
-    def _open(self) -> int:
+    def _check(self) -> None:
         if _stamp(self.path) != self._stamp:
             raise self._changed()
-        return self._source.open()
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        fd = self._open()
+        self._check()
         try:
             for i in range(len(self)):
-                yield self._read(fd, i)
+                yield self._read(i)
         finally:
-            os.close(fd)
+            self._kept.close()
 
     @overload
     def __getitem__(self, i: int) -> dict[str, Any]: ...
     @overload
     def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
     def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        fd = self._open()
+        self._check()
         try:
             if isinstance(i, slice):
-                return [self._read(fd, j) for j in range(*i.indices(len(self)))]
-            return self._read(fd, i)
+                return [self._read(j) for j in range(*i.indices(len(self)))]
+            return self._read(range(len(self))[i])
         finally:
-            os.close(fd)
+            self._kept.close()
 
-    def _read(self, fd: int, i: int) -> dict[str, Any]:
+    def _read(self, i: int) -> dict[str, Any]:
         """Record ``i`` from its line (a line checked already: parsed without the check's duplicate-key hook,
         which would make a pass 1.6x slower)."""
-        lineno, length = int(self._lines[i]), self._lengths[i]
-        raw, text = self._source.line_at(fd, lineno, self._offsets[i], length)
-        if len(raw) != length:
+        text = self._kept.text(i)
+        if text is None:
             raise self._changed()
         try:
-            return _normalized(json.loads(text), lineno)
+            return _normalized(json.loads(text), self._kept.lineno(i))
         except ValueError:  # not the line the check read
             raise self._changed() from None
 
@@ -217,7 +215,6 @@ class _Scan:
 
     def __init__(self, path: Path, manifest: dict[str, Any], suite: dict[str, Any], man_path: Path, *, full: bool):
         self.path, self.manifest, self.suite, self.full = path, manifest, suite, full
-        self.offsets, self.lengths, self.lines = array("q"), array("q"), array("q")
         declared = suite.get("settings")
         self.declared = bool(declared)
         if declared:
@@ -237,7 +234,8 @@ class _Scan:
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
-        columns = RecordColumns.of(self._checked(rec_path))
+        kept = KeptLines(_source(rec_path), digests=False)  # the records' places; the stamp checks the file
+        columns = RecordColumns.of(self._checked(rec_path, kept))
         if _stamp(rec_path) != stamp:
             raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
         return Run(
@@ -245,16 +243,17 @@ class _Scan:
             manifest=self.manifest,
             settings=self.settings,
             columns=columns,
-            records=Records(rec_path, self.offsets, self.lengths, self.lines, stamp),
+            records=Records(rec_path, kept, stamp),
             clusters=self.clusters,
             cluster_conflict=self.conflict,
             facts=self.facts.result(),
             sweeps=self.sweeps,
         )
 
-    def _checked(self, rec_path: Path) -> Iterator[dict[str, Any]]:
-        """Each record of ``rec_path``, checked and normalized, its place, facts, sweep and cluster kept."""
-        for lineno, offset, raw, rec in _source(rec_path):
+    def _checked(self, rec_path: Path, kept: KeptLines) -> Iterator[dict[str, Any]]:
+        """Each record of ``rec_path``, checked and normalized, its place (in ``kept``), facts, sweep and cluster
+        kept."""
+        for lineno, offset, raw, rec in kept.source:
             if not isinstance(rec, dict):
                 raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
             where = f"{rec_path.name} line {lineno}"
@@ -263,11 +262,9 @@ class _Scan:
             self._check_setting(rec, where)
             if self.full:
                 self.facts.add(rec)
-                self.sweeps.add(rec, len(self.offsets))  # this record's index
+                self.sweeps.add(rec, len(kept))  # this record's index
             self._cluster(rec)
-            self.offsets.append(offset)
-            self.lengths.append(len(raw))
-            self.lines.append(lineno)
+            kept.add(lineno, offset, raw)
             yield rec
 
     def _check_setting(self, r: dict[str, Any], where: str) -> None:
