@@ -20,19 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
-from rageval.infiles import iter_json_lines, loads
+from rageval.infiles import JsonLines, iter_json_lines, loads
 from rageval.infiles import read_text as _read_text
 
 __all__ = [
     "EMPTY_ANSWER",
     "HF_PREFIX",
     "MARKERS",
+    "SCORE_INPUT",
     "SELF_SOURCED",
     "ImportedFile",
     "LazyItems",
     "LineIndex",
     "digest",
     "has_markers",
+    "json_lines",
     "json_rows",
     "question_key",
     "read_text",
@@ -170,10 +172,20 @@ class ImportedFile:
             self.items.close()
 
 
+#: how the messages of the input readers name a ``rageval score`` input
+SCORE_INPUT = "the score input"
+
+
 def read_text(path: Path) -> str:
     """The text of the regular file ``path`` (:mod:`rageval.infiles`: size limit, UTF-8); a
     :class:`ScoreInputError` otherwise."""
-    return _read_text(path, what="the score input", error=ScoreInputError)
+    return _read_text(path, what=SCORE_INPUT, error=ScoreInputError)
+
+
+def json_lines(path: Path) -> JsonLines:
+    """The file ``path`` read line by line (:class:`~rageval.infiles.JsonLines`), a :class:`ScoreInputError` for
+    what it refuses."""
+    return JsonLines(path, what=SCORE_INPUT, error=ScoreInputError)
 
 
 def _json_lines(path: Path, text: str) -> Iterator[tuple[int, Any]]:

@@ -17,14 +17,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from rageval.data.formats.common import ImportedFile, LazyItems, LineIndex, json_rows, read_text
+from rageval.data.formats.common import ImportedFile, LazyItems, LineIndex, json_lines, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, ScoreItem, to_item, validate_record
-from rageval.infiles import JsonLines, loads
+from rageval.infiles import loads
 from rageval.linestore import KeptLines
 
 __all__ = ["StreamedItems", "read_generic"]
-
-_WHAT = "the score input"
 
 
 def _item(row: Any, where: str, path: Path, line: int | str) -> ScoreItem:
@@ -39,7 +37,7 @@ class StreamedItems(LazyItems):
 
     def __init__(self, path: Path) -> None:
         self.path, self.name = path, str(path)
-        self.source = JsonLines(path, what=_WHAT, error=ScoreInputError)
+        self.source = json_lines(path)
         self.kept = KeptLines(self.source)
 
     def add(self, lineno: int, offset: int, raw: bytes) -> None:
@@ -97,7 +95,7 @@ def _streamed(path: Path) -> ImportedFile:
 
 def read_generic(path: Path) -> ImportedFile:
     """The items of a generic-layout file, one per line (a JSON Lines file streamed: module doc)."""
-    head = JsonLines(path, what=_WHAT, error=ScoreInputError).first_line()
+    head = json_lines(path).first_line()
     if head is None or not head.startswith("["):
         return _streamed(path)
     items = [_item(row, where, path, line) for where, line, row in json_rows(path, read_text(path))]

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_rows, read_text
+from rageval.data.formats.common import HF_PREFIX, SCORE_INPUT, ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 from rageval.infiles import check_file, list_cell, read_csv
 from rageval.registry import did_you_mean
@@ -151,7 +151,7 @@ def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tup
     path = Path(source)
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
-        check_file(path, what="the score input", error=ScoreInputError)
+        check_file(path, what=SCORE_INPUT, error=ScoreInputError)
         try:
             import pyarrow.parquet as pq
 
@@ -162,7 +162,7 @@ def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tup
         return list(table.column_names), ((f"{path} row {i + 1}", i + 1, r) for i, r in enumerate(rows))
     if suffix in (".csv", ".tsv"):
         delimiter = "\t" if suffix == ".tsv" else ","
-        header, table = read_csv(path, delimiter=delimiter, what="the score input", error=ScoreInputError)
+        header, table = read_csv(path, delimiter=delimiter, what=SCORE_INPUT, error=ScoreInputError)
         if not header:
             raise ScoreInputError(f"{path}: the CSV file has no header row")
         return header, ((f"{path} line {line}", line, r) for line, r in table)

@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from rageval.data.formats.alce import read_alce
-from rageval.data.formats.common import HF_PREFIX, ImportedFile, read_text
+from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_lines, read_text
 from rageval.data.formats.flashrag import is_flashrag_item, read_flashrag
 from rageval.data.formats.generic import read_generic
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
 from rageval.data.formats.ragchecker import read_ragchecker
-from rageval.infiles import JsonLines, loads
+from rageval.infiles import loads
 from rageval.registry import did_you_mean
 
 __all__ = ["FORMATS", "detect", "read_input"]
@@ -72,7 +72,7 @@ def detect(source: str) -> str:
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv", ".parquet", ".pq"):
         return "ragas"
-    head = JsonLines(path, what="the score input", error=ScoreInputError)
+    head = json_lines(path)
     first_line = head.first_line()  # a JSON Lines file is not read whole (its reader streams it)
     if first_line is None:
         raise ScoreInputError(f"{path}: the file is empty")
