@@ -67,7 +67,7 @@ LINE_MEMO_SIZE = 32_768
 def _line_tokens(line: str) -> frozenset[str]:
     toks = set(normalize_answer(line).split())
     toks -= STOPWORDS
-    # the stem of _stem, inline: a trailing "s" dropped from a token longer than three that does not end in "ss"
+    # the light stem (module doc): a trailing "s" dropped from a token longer than three that does not end in "ss"
     return frozenset([t[:-1] if len(t) > 3 and t[-1] == "s" and t[-2] != "s" else t for t in toks])
 
 

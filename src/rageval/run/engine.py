@@ -48,7 +48,7 @@ from rageval.run.scale import RaySession, require_ray
 from rageval.text import get_tokenizer
 from rageval.types import Record
 
-__all__ = ["RunResult", "SettingWork", "execute", "freeze_survivors", "heap_frozen"]
+__all__ = ["RunResult", "SettingWork", "execute"]
 
 
 @dataclass

@@ -23,10 +23,10 @@ Three item sources:
 * :class:`Saved` — each item is a saved record (``rageval rescore``): its
   context and answer are scored again, a failed record is kept as it was.
 
-A setting's items are a tuple (a suite's, a rescore's: they are in memory
-anyway) or an :class:`ItemStream` (``rageval score``: each item made from its
-input line when the engine reaches it, so a plan of a million lines holds no
-item); the engine takes them one by one in their own order (the order they are
+A setting's items are a tuple (a suite's: they are in memory anyway) or an
+:class:`ItemStream` (``rageval score``: each item made from its input line,
+``rageval rescore``: each from its saved record's line, when the engine
+reaches it, so a plan of a million lines holds no item); the engine takes them one by one in their own order (the order they are
 computed and cached in) and writes their records in the order ``records.jsonl``
 lists them (:meth:`SettingPlan.record_questions`).
 
@@ -198,7 +198,7 @@ class Item:
 
 class ItemStream(ABC):
     """A setting's items made one by one as the engine iterates them, never all held (``rageval score``: each made
-    again from its input line); its length is known without making any (the progress bar's total), and so is
+    again from its input line; ``rageval rescore``: from its record's line); its length is known without making any (the progress bar's total), and so is
     the order of its records (:meth:`record_questions`)."""
 
     @abstractmethod

@@ -45,11 +45,12 @@ from rageval.data.formats.layout import ScoreInputError, ScoreItem
 from rageval.data.formats.match import Matched, SettingLines, assign_settings, file_labels, match_questions
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
+from rageval.heap import heap_frozen
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
-from rageval.run.engine import execute, heap_frozen
+from rageval.run.engine import execute
 from rageval.run.outputs import refuse_inputs
 from rageval.run.plan import (
     Given,
