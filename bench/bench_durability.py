@@ -4,7 +4,7 @@
     .venv/bin/python bench/bench_durability.py --runs 3
 
 Each run is a fresh ``rageval suite demo`` into a new folder (records, statistics,
-report), in this process through :func:`rageval.suite.runner.run_suite`; the two
+report), in this process through :func:`rageval.suite.run.run_suite`; the two
 modes alternate so a change in the machine's load hits both.  "fsync" is the
 engine's record cache with ``durable=True`` (an ``fsync`` per record file before
 its rename), "rename" is ``durable=False`` (the rename alone: still atomic for a
@@ -26,7 +26,7 @@ from _threads import pin_blas_threads
 
 import rageval.run.cache as record_cache
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 
 def _one(out: Path, durable: bool) -> float:

@@ -9,7 +9,7 @@ Each row is timed against its plain baseline in the same run and printed with th
 * writing a 5 kB record with :func:`rageval.io.write_text_atomic` (temporary file, fsync,
   umask, rename) vs the same steps through ``tempfile`` without the umask and link checks,
   and vs a plain ``Path.write_text`` (not atomic);
-* taking and releasing :class:`rageval.run.lock.OutDirLock` (open, flock, pid, unlink),
+* taking and releasing :class:`rageval.rundir.lock.OutDirLock` (open, flock, pid, unlink),
   once per command, for scale.
 """
 
@@ -26,7 +26,7 @@ import yaml
 
 from rageval.io import write_text_atomic
 from rageval.suite.load import shipped_suites
-from rageval.run.lock import OutDirLock
+from rageval.rundir.lock import OutDirLock
 from rageval.suite.yamlsafe import load_yaml_text
 
 from _threads import load_line  # beside this script

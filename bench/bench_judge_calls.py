@@ -288,7 +288,7 @@ def check_needed() -> tuple[int, int]:
 
 def demo_suite() -> dict[str, dict]:
     from rageval.suite.load import load_suite, resolve_suite_path
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     suite = load_suite(resolve_suite_path("demo"))
     figures = {}

@@ -38,7 +38,7 @@ from pathlib import Path
 from _threads import pin_blas_threads  # beside this script
 
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 
 def timed_report(run: Path, out: Path, env: dict[str, str]) -> tuple[float, float]:

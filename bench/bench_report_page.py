@@ -30,7 +30,7 @@ from pathlib import Path
 from _threads import pin_blas_threads  # beside this script
 
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 CHROMIUM = os.environ.get("RAGEVAL_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("RAGEVAL_CHROMEDRIVER", "/usr/bin/chromedriver")

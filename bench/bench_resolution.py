@@ -39,7 +39,7 @@ SETTINGS = ("paper", "auto")
 def demo_runs(base: Path, questions: int) -> list[Path]:
     """Two separate runs of the demo suite (records only)."""
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     suite = load_suite("demo", **{"dataset.limit": questions})  # the shipped suite, from a checkout or a wheel
     out = []

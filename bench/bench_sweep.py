@@ -38,7 +38,7 @@ from rageval.judges import get_judge
 from rageval.readers import PromptTemplate
 from rageval.suite.load import load_suite
 from rageval.suite.plan import scoring_options
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Record
 
 

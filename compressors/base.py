@@ -34,7 +34,7 @@ default is ``"exact"``.
   :class:`~rageval.types.SourceSnippet` nor a mapping with ``id``/``text`` ->
   :class:`SnippetError` / ``TypeError`` naming the offending index and value.
 
-Token counts follow the one definition in :mod:`rageval.tokens` (shared with
+Token counts follow the one definition in :mod:`rageval.token_counts` (shared with
 ``Context.achieved_ratio`` and the ``compression`` diagnostic): a context's
 ``achieved_tokens`` is the sum over units of the token count of ``unit.text``, and
 ``retrieved_tokens`` the sum over all snippets of ``snippet.text``.  Titles count
@@ -52,7 +52,7 @@ from rageval.budget import Budget, BudgetError, check_budget, resolve_budget  # 
 from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
 from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
-from rageval.tokens import count_tokens, evidence_token_counts, evidence_tokens
+from rageval.token_counts import count_tokens, evidence_token_counts, evidence_tokens
 from rageval.types import Context, SourceSnippet, Unit, join_texts
 
 __all__ = [
@@ -180,7 +180,7 @@ def make_context(
     budget: int | float | None,
     budget_tokens: int | None,
 ) -> Context:
-    """The Context of ``units``, its achieved tokens counted by the one definition (:mod:`rageval.tokens`)."""
+    """The Context of ``units``, its achieved tokens counted by the one definition (:mod:`rageval.token_counts`)."""
     return Context.measure(
         units, tokenizer=tokenizer, retrieved_tokens=retrieved_tokens, budget_tokens=budget_tokens, budget=budget
     )
@@ -375,7 +375,7 @@ class BaseCompressor:
         question, snips = validate_inputs(question, snippets)
         tok = get_tokenizer(tokenizer)
         costs = evidence_token_counts(snips, tok)
-        retrieved = sum(costs)  # = rageval.tokens.evidence_tokens(snips, tok)
+        retrieved = sum(costs)  # = rageval.token_counts.evidence_tokens(snips, tok)
         budget_tokens = resolve_budget(budget, retrieved_tokens=retrieved)
         if not snips or retrieved == 0:
             units: list[Unit] = []

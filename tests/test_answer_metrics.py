@@ -1,8 +1,7 @@
 import pytest
 
 from rageval.diagnostics.answer import answer_f1, answer_in_context, str_em, token_f1
-from rageval.diagnostics.retrieval import retrieval_recall
-
+from rageval.diagnostics.retrieval_recall import retrieval_recall
 
 # ---- answer_in_context ---------------------------------------------------------------------
 

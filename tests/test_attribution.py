@@ -14,7 +14,6 @@ from rageval.diagnostics.attribution import (
     emitted_precision,
     emitted_recall,
     grounded_precision,
-    grounded_recall,
     re_attributability,
     re_attributability_sweep,
 )

@@ -10,7 +10,7 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from rageval.audit.core import AuditError, audit_dir, run_audit
+from rageval.audit.run import AuditError, audit_dir, run_audit
 from rageval.audit.sample import select_sample
 from rageval.cli import main
 from rageval.judges import JUDGES, CallableJudge

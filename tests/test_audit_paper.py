@@ -6,13 +6,13 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_audit import make_run, rule
 
-from rageval.audit.core import AuditError, audit_dir, run_audit
+from rageval.audit.run import AuditError, audit_dir, run_audit
 from rageval.audit.tables import holm_planned_gaps, planned_gap_count
 from rageval.cli import main
 from rageval.judges import JUDGES, CallableJudge
 from rageval.judges.registry import JudgeMeta
-from test_audit import make_run, rule
 
 SEEN: list[dict] = []
 

@@ -155,7 +155,7 @@ def test_re_attributability_asks_the_judge_only_for_units_without_provenance():
 
 
 def test_token_counts_and_ratios():
-    from rageval.tokens import achieved_ratio, count_tokens, evidence_tokens
+    from rageval.token_counts import achieved_ratio, count_tokens, evidence_tokens
 
     for bad in (math.nan, math.inf, -1, True, "3", None):
         assert_one_line_error(achieved_ratio, bad, 10)

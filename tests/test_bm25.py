@@ -118,6 +118,7 @@ def test_recovery_finds_a_sentence_from_its_own_words():
 
 def test_lexical_relevance_and_calibration_use_the_one_index():
     from rageval.compressors.lexical import LexicalIndex, bm25_scores, pool_query_stats
+
     from rageval.calibrate.core import _premise
 
     texts = ["Paris is the capital of France.", "Berlin is in Germany.", "Paris, Texas, is in Texas."]

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from rageval.compressors import (
     BUDGET_CONTRACTS,
     REGISTRY,
@@ -17,8 +16,9 @@ from rageval.compressors import (
     get,
     names,
 )
+
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Unit
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ from rageval.judges.base import CallableJudge, JudgeRunner
 from rageval.judges.cache import DiskCache, is_corruption
 from rageval.run.cache import TRANSIENT_STATUSES, RecordCache
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Record, Setting
 
 
@@ -415,7 +415,7 @@ def test_cli_retry_flags(tmp_path, server):
 )
 def test_an_unreadable_run_marker_is_a_clear_refusal(tmp_path, junk, msg):
     """cache/suite.json says whose run the folder holds: unreadable, the run is refused with the fix, no traceback."""
-    from rageval.run.rundir import RunDirError
+    from rageval.rundir.manifest import RunDirError
 
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rageval.cli import main
 from rageval.calibrate.alce import calibrate_alce_human, load_alce_human
+from rageval.cli import main
 from rageval.stats.agreement import agreement, cohen_kappa, confusion
 
 FILE = Path(__file__).parent / "fixtures" / "alce_human_small.json"

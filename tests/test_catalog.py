@@ -11,7 +11,7 @@ from rageval.diagnostics import CATALOG, direction_of
 from rageval.diagnostics import catalog as cat
 from rageval.diagnostics.inputs import ScoringInput
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -270,7 +270,7 @@ def test_token_pruning_and_an_ecr_style_unit_are_told_apart_by_the_same_judge():
 
 def test_the_catalog_gives_the_report_its_gap_and_a_suite_its_gap_family():
     from rageval.diagnostics import DERIVED, contrasted_by_default, direction_of
-    from rageval.report.contrasts import expand_plan
+    from rageval.stats.contrasts import expand_plan
     from rageval.suite.checks import metric_names_of
 
     assert DERIVED["gap_claim_support"] == ("claim_support_emitted", "claim_support_grounded", "none")

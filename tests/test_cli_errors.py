@@ -222,7 +222,7 @@ def test_interrupted_is_130(tmp_path, monkeypatch):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("rageval.suite.runner.run_suite", interrupted)
+    monkeypatch.setattr("rageval.suite.run.run_suite", interrupted)
     res = invoke(["suite", write(tmp_path, BASE), "--out", tmp_path / "o", "--no-progress"])
     check_handled(res, 130, "interrupted; rerun the same command to resume")
 
@@ -231,7 +231,7 @@ def test_a_programming_error_is_not_dressed_as_a_user_error(tmp_path, monkeypatc
     def bug(*a, **k):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr("rageval.suite.runner.run_suite", bug)
+    monkeypatch.setattr("rageval.suite.run.run_suite", bug)
     res = invoke(["suite", write(tmp_path, BASE), "--out", tmp_path / "o", "--no-progress"])
     assert isinstance(res.exception, ZeroDivisionError)  # escapes: a traceback for the user to report
 

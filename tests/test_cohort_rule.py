@@ -9,8 +9,7 @@ import random
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.stats import common_cohort
-from rageval.stats.cohort import wholly_unavailable
+from rageval.rundir.columns import common_cohort, wholly_unavailable
 
 
 def _recs(table):

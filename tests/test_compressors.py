@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rageval.compressors import (
     BudgetError,
     CompressorConfigError,
@@ -18,6 +17,7 @@ from rageval.compressors import (
     names,
     resolve_budget,
 )
+
 from rageval.data import passage_to_snippets
 from rageval.text import get_tokenizer
 from rageval.types import SourceSnippet

@@ -17,6 +17,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from rageval.compressors import CompressorError, ModelUnavailable, get  # noqa: E402
+
 from rageval.data import passage_to_snippets
 from rageval.text import get_tokenizer  # noqa: E402
 

@@ -12,9 +12,9 @@ from rageval.cli import main
 from rageval.report import build_report
 from rageval.report.analysis import analyze
 from rageval.report.build import build_reports
-from rageval.report.contrasts import expand_plan, parse_contrasts
 from rageval.report.load import RunError, load_run
 from rageval.report.union import adjust_union, describe_holm
+from rageval.stats.contrasts import expand_plan, parse_contrasts
 from rageval.stats.holm import holm, holm_grouped
 from rageval.suite.config import SuiteError, suite_hash
 

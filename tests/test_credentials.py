@@ -12,6 +12,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from fault_http import FaultServer
+from suite_files import one_setting_suite
 
 from rageval.cli import main, user_message
 from rageval.errors import redact_url, redact_urls
@@ -21,8 +22,7 @@ from rageval.judges import get_judge
 from rageval.judges.openai_compat import OpenAIJudge
 from rageval.readers.openai_compat import OpenAIReader
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
-from suite_files import one_setting_suite
+from rageval.suite.run import run_suite
 
 SECRET = "hunter2-s3cret"
 

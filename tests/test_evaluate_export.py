@@ -17,11 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from test_common_modules import CASES
 
 import rageval
 from rageval.cli import main
 from rageval.diagnostics import CATALOG
-from rageval.evaluate_support.citations import SOURCES, WORKS, citation, rageval_entry
+from rageval.evaluate_support.bibtex import SOURCES, WORKS, citation, rageval_entry
 from rageval.evaluate_support.export import (
     FRONT_MATTER_KEYS,
     SDK_VERSION,
@@ -29,7 +30,6 @@ from rageval.evaluate_support.export import (
     render_card,
     render_folder,
 )
-from test_common_modules import CASES
 
 ROOT = Path(__file__).resolve().parents[1]
 METRICS = ROOT / "metrics"

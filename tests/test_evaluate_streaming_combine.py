@@ -12,7 +12,6 @@
 from pathlib import Path
 
 import pytest
-
 from test_common_modules import ATTRIBUTION_INPUTS, CASES
 
 evaluate = pytest.importorskip("evaluate")

@@ -422,7 +422,7 @@ def test_a_suite_over_a_misbehaving_server_counts_every_fault_and_retries_them(t
     import json
 
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     monkeypatch.setenv("RAGEVAL_FAULT_KEY", "sk-suite-secret")
     faults = [

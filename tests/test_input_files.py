@@ -32,7 +32,7 @@ from rageval.judges.replay import ReplayJudge, save_replay
 from rageval.readers.base import ReaderRequest
 from rageval.readers.saved import SavedReader
 from rageval.report.load import RunError, load_run
-from rageval.run.rundir import RunDir, RunDirError
+from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.types import Unit
 
 SEPARATORS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]  # where str.splitlines breaks

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import rageval
 from rageval.cli import main
 from rageval.diagnostics import CATALOG
 

@@ -357,7 +357,7 @@ def test_suite_records_and_summary_count_windowed_inputs(nli_path, tmp_path):
     import json
 
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     def run(name, window):
         p = tmp_path / f"{name}.yaml"

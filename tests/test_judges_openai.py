@@ -498,7 +498,7 @@ def _suite(tmp_path, judge_yaml):
 
 def test_a_suite_with_the_openai_judge_and_judge_errors_retried(server, tmp_path):
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     spec = f"{{spec: openai, params: {{model: stub-llm, base_url: '{server.url}', max_retries: 0, concurrency: 2}}}}"
     suite = load_suite(_suite(tmp_path, spec))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.report.cli import nothing_scored
+from rageval.report.console import nothing_scored
 
 
 def _jsonl(path: Path, rows) -> Path:

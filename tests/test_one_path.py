@@ -26,7 +26,7 @@ from rageval.diagnostics.inputs import ScoringInput
 from rageval.readers import PromptTemplate
 from rageval.suite.load import load_suite
 from rageval.suite.plan import scoring_options
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,7 +308,7 @@ def test_demo_gap_is_exactly_zero_for_join_compressors_with_the_exact_string_jud
 @pytest.mark.slow
 def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
     from rageval.judges import JUDGES
-    from rageval.suite.rescore import rescore
+    from rageval.rescore.run import rescore
 
     xs = _load(demo, ROOT / "suites" / "demo.yaml")[2]
     expected = expected_premises([x.answer for x in xs], [x.unit_dicts() for x in xs])

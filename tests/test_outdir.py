@@ -25,10 +25,11 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.io import UnsafePathError, json_text, write_bytes_atomic, write_text_atomic
-from rageval.run.cache import CacheChanged, RecordCache, RecordsFile
-from rageval.run.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
+from rageval.run.cache import CacheChanged, RecordCache
+from rageval.rundir.lock import LOCK_NAME, OutDirBusy, OutDirLock, read_lock
+from rageval.rundir.records import RecordsFile
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Record
 
 SUITE = """\
@@ -71,7 +72,7 @@ def tree_bytes(d: Path, skip=("run_stats.json",)) -> dict[str, bytes]:
 
 _HOLDER = """
 import sys, time
-from rageval.run.lock import OutDirLock
+from rageval.rundir.lock import OutDirLock
 lock = OutDirLock(sys.argv[1], "holder").acquire()
 print("locked", flush=True)
 time.sleep(60)
@@ -115,7 +116,7 @@ def test_the_lock_is_reentrant_in_one_process(tmp_path):
 def test_without_flock_the_pid_decides(tmp_path, monkeypatch, alive):
     import socket
 
-    import rageval.run.lock as lk
+    import rageval.rundir.lock as lk
 
     def no_flock(fd, op):
         raise OSError(errno.ENOLCK, "No locks available")

@@ -3,7 +3,7 @@
 
 from pathlib import Path
 
-from rageval.report.contrasts import expand_plan
+from rageval.stats.contrasts import expand_plan
 from rageval.suite.cli import _plan_lines
 from rageval.suite.load import load_suite
 

@@ -7,7 +7,7 @@ import pytest
 from rageval.report import build, plot_cache
 from rageval.report.build import build_report
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 SUITE = """\
 name: plotcache

@@ -17,7 +17,7 @@ from rageval.diagnostics.answer import (
 )
 from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 # ---- answer_in_context: which aliases drop out ------------------------------------------------
 

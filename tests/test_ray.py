@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "suites" / "demo.yaml"
@@ -229,7 +229,7 @@ def test_ray_is_imported_only_on_the_ray_path():
     code = (
         "import sys\n"
         "from click.testing import CliRunner\n"
-        "import rageval, rageval.suite.runner\n"
+        "import rageval, rageval.suite.run\n"
         "from rageval.cli import main\n"
         "for args in (['--help'], ['suite', '--help']):\n"
         "    r = CliRunner().invoke(main, args)\n"

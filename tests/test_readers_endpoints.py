@@ -20,7 +20,7 @@ from rageval.readers import ReaderRequest, get_reader, transport_params
 from rageval.readers.openai_compat import OpenAIReader
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Unit
 
 

@@ -22,7 +22,7 @@ TEXT = [
 
 
 def _build(folder, *, chat=True, positions=2048):
-    from tokenizers import Tokenizer, models, pre_tokenizers, decoders, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     tk = Tokenizer(models.BPE())

@@ -14,9 +14,10 @@ pytest.importorskip("transformers")
 from rageval.compressors import get  # noqa: E402
 from rageval.compressors.abstractive import recomp_prompt  # noqa: E402
 from rageval.compressors.base import join_sentences  # noqa: E402
-from rageval.suite.load import load_suite  # noqa: E402
-from rageval.suite.runner import run_suite  # noqa: E402
+
 from rageval.data import passage_to_snippets  # noqa: E402
+from rageval.suite.load import load_suite  # noqa: E402
+from rageval.suite.run import run_suite  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTPOT = ROOT / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from rageval.diagnostics import CATALOG, DERIVED, direction_of
+from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of
 from rageval.report import build_report, parse_contrasts
 from rageval.report.analysis import GAPS, PREFERRED_ORDER, REPORT_ORDER, analyze
 from rageval.report.load import load_run
@@ -180,6 +180,7 @@ def test_default_metrics_are_those_with_a_direction():
         "every setting vs identity",
         NAMES,
         metric_names=["answer_f1", "reader_input_tokens", "unsupported_declared_span"],
+        contrasted=contrasted_by_default,
     )
     assert sorted({r.metric for r in rows}) == ["answer_f1", "unsupported_declared_span"]
     assert direction_of("unsupported_declared_span") == "lower"
@@ -212,6 +213,7 @@ def test_directions_come_from_the_catalog_never_from_the_name():
             "judge_abstentions",
             "grounded_precision_excl_abstain",
         ],
+        contrasted=contrasted_by_default,
     )
     # an _excl_abstain view has a direction but is not in the default family (it would double the Holm family)
     assert sorted({r.metric for r in rows}) == ["answer_f1"]

@@ -10,9 +10,9 @@ import os
 import shutil
 
 import pytest
+from test_report import NAMES, make_records, make_run
 
 from rageval.report import build_report
-from test_report import NAMES, make_records, make_run
 
 WIDTH, HEIGHT = 1400, 1000
 
@@ -276,7 +276,7 @@ def test_the_demo_report_opens_with_its_findings_under_half_the_old_height(tmp_p
     from selenium.webdriver.common.by import By
 
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     run_suite(load_suite("demo"), tmp_path / "demo", progress=False)
     browser.get((tmp_path / "demo" / "report.html").resolve().as_uri())

@@ -4,11 +4,11 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_report import make_records, make_run, read_csv
 
 from rageval.report import build_report
 from rageval.report.cli import report_cmd
 from rageval.report.load import RunError
-from test_report import make_records, make_run, read_csv
 
 
 def _build(run, **kw):

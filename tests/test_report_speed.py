@@ -14,7 +14,7 @@ import pytest
 from rageval.report import figure_pool, labels, plots
 from rageval.stats import paired_tests, resample
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 SUITE = """\
 name: reportspeed
@@ -186,7 +186,7 @@ def test_forked_workers_write_the_same_files_as_one_process(run_dir, tmp_path):
 
 
 def test_figure_workers_start_as_children_of_the_lock_holder(monkeypatch, tmp_path):
-    """Each forked worker first runs rageval.run.lock.child_of_lock_holder with the report's pid (it lets go of the
+    """Each forked worker first runs rageval.rundir.lock.child_of_lock_holder with the report's pid (it lets go of the
     inherited lock and dies with its parent: tests/test_run_engine.py); the results come back in the jobs' order."""
     import os
 

@@ -17,8 +17,8 @@ from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, _text_too_deep
 from rageval.report import analysis
 from rageval.report.examples import setting_examples
 from rageval.report.load import Records, RunError, load_run
+from rageval.rundir.columns import RecordColumns, common_cohort, metric_table, metric_value
 from rageval.stats import resample
-from rageval.stats.cohort import RecordColumns, common_cohort, metric_table, metric_value
 
 # ------------------------------------------------------------------ the depth limit read off the text
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.linestore import KeptLines
-from rageval.run.rundir import RunDir
-from rageval.suite.rescore import RescoreError, RunRecords, plan_rescore
+from rageval.rescore.run import RescoreError, RunRecords, plan_rescore
+from rageval.rundir.manifest import RunDir
 
 
 def _score(tmp_path, rows, name="run", *extra):

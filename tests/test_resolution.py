@@ -17,9 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.report.contrasts import ContrastRow
 from rageval.report.family import constant_metrics, family_contrasts
 from rageval.stats import resample
+from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resample import paired_tests
 from rageval.stats.resolution import (
     MAX_TEST_RESAMPLES,
@@ -175,7 +175,7 @@ def test_a_metric_identical_everywhere_is_left_out_of_the_family():
 def demo_runs(tmp_path_factory):
     """Two separate runs of the demo suite (records only; the reports below are built by ``rageval report``)."""
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     base = tmp_path_factory.mktemp("demo-twice")
     runs = []

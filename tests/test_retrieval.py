@@ -2,11 +2,10 @@
 
 import pytest
 
-from rageval.data import Document, Example, load_corpus, load_examples, sample_path
-from rageval.diagnostics.retrieval import retrieval_recall
 from rageval.bm25 import tokenize as bm25_tokenize
+from rageval.data import Document, Example, load_corpus, load_examples, passage_to_snippets, sample_path
+from rageval.diagnostics.retrieval_recall import retrieval_recall
 from rageval.retrieval import BM25Index, retrieve, retrieve_all
-from rageval.data import passage_to_snippets
 
 
 def _doc(i, text, title=None):

@@ -25,8 +25,8 @@ from rageval.cli import main
 from rageval.io import UnsafePathError
 from rageval.judges.cache import DiskCache
 from rageval.report import build_report
-from rageval.run.outputs import OwnershipError, claim, is_output_name, owned
-from rageval.run.rundir import RunDirError
+from rageval.rundir.claim import OwnershipError, claim, is_output_name, owned
+from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
 ROWS = [

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.run.rundir import FORMAT, RunDir, RunDirError, migrate
+from rageval.rundir.manifest import FORMAT, RunDir, RunDirError, migrate
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "src" / "rageval" / "data" / "samples" / "score" / "example.jsonl"
@@ -259,7 +259,7 @@ def test_a_given_setting_takes_units_and_answers_from_the_dataset_read_once(tmp_
         encoding="utf-8",
     )
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     suite = load_suite(tmp_path / "s.yaml")  # validation builds the saved reader once, to check its options
     calls = []
@@ -307,8 +307,8 @@ def test_the_engine_imports_no_front_end():
         ("suite/config.py", "rageval.suite.checks"),
         ("suite/config.py", "rageval.suite.plan"),
         ("suite/checks.py", "rageval.suite.plan"),
-        ("suite/runner.py", "rageval.run.scale"),
-        ("run/scale.py", "rageval.suite.runner"),
+        ("suite/run.py", "rageval.run.scale"),
+        ("run/scale.py", "rageval.suite.run"),
     ],
 )
 def test_no_import_cycle_left_in_the_front_end(a, b):
@@ -329,7 +329,7 @@ _HOLDER = """
 import sys, time
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing, os
-from rageval.run.lock import OutDirLock, child_of_lock_holder
+from rageval.rundir.lock import OutDirLock, child_of_lock_holder
 
 with OutDirLock(sys.argv[1], "test holder"):
     ctx = multiprocessing.get_context("fork")
@@ -348,7 +348,7 @@ def test_a_killed_lock_holder_leaves_no_child_holding_its_lock(tmp_path):
     import sys
     import time
 
-    from rageval.run.lock import OutDirLock
+    from rageval.rundir.lock import OutDirLock
 
     proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
@@ -398,7 +398,7 @@ def test_the_public_face_resolves_every_name_lazily():
     for name in rageval.__all__:
         assert getattr(rageval, name) is not None, name
     assert rageval.run_audit.__name__ == "run_audit" and rageval.get_compressor.__name__ == "get"
-    import rageval.audit.core  # noqa: F401 - a subpackage imported after the face: the face's names still stand
+    import rageval.audit.run  # noqa: F401 - a subpackage imported after the face: the face's names still stand
 
     assert rageval.run_audit.__name__ == "run_audit" and callable(rageval.rescore)
     public = set(rageval.__all__)

@@ -3,11 +3,11 @@
 import json
 
 import pytest
-
 from rageval.compressors import REGISTRY, CompressorError
 from rageval.compressors.base import BaseCompressor
+
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 
 class FailingCompressor(BaseCompressor):

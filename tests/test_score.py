@@ -651,7 +651,7 @@ def test_shipped_example_runs_as_the_readme_says(tmp_path):
 
 def test_suite_reads_the_generic_file_beside_compressors(tmp_path):
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     rows = _sys_rows({"1": "Paris is big [1].", "2": "Lyon [1]."}, "mine") + _sys_rows(
         {"1": "Lyon [1].", "2": "Paris [1]."}, "other"
@@ -701,9 +701,10 @@ def test_saved_reader_on_a_scored_file_names_a_missing_system(tmp_path):
 
 def test_given_compressor_outside_a_file_dataset_is_an_error(tmp_path):
     from rageval.compressors import CompressorError, get
+
     from rageval.suite.config import SuiteError
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
     from rageval.types import SourceSnippet
 
     with pytest.raises(CompressorError, match="the units come from the dataset file"):

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from rageval.citations import parse_answer
 from rageval.cli import main
-from rageval.diagnostics.retrieval import retrieval_recall
 from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.diagnostics.retrieval_recall import retrieval_recall
 from rageval.io import json_text, write_json_atomic
 from rageval.judges.base import CallableJudge, JudgeRunner
 from rageval.strict import check_probability

@@ -22,8 +22,7 @@ from rageval.compressors.similarity import (
 )
 from rageval.compressors.submodular import Objective, PackerProblem, build_problem, lazy_greedy, pack
 
-from rageval.data import sample_path
-from rageval.data import passage_to_snippets
+from rageval.data import passage_to_snippets, sample_path
 
 MODES = ("kernel", "cached", "on_demand")
 

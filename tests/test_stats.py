@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from rageval.stats import common_cohort, holm, metric_table, paired_tests, validity_analysis, validity_stats
+from rageval.rundir.columns import common_cohort, metric_table
+from rageval.stats import holm, paired_tests, validity_analysis, validity_stats
 
 B = 10_000
 

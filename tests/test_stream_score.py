@@ -21,8 +21,9 @@ from rageval.data.formats.generic import StreamedItems
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 from rageval.infiles import JsonLines, read_json_lines
 from rageval.judges import CallableJudge, JudgeRunner
-from rageval.run.cache import RecordCache, RecordsFile
+from rageval.run.cache import RecordCache
 from rageval.run.plan import sha
+from rageval.rundir.records import RecordsFile
 from rageval.score import ScoreOptions, score_files
 from rageval.types import Record, Setting
 

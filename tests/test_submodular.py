@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rageval.compressors import get
 from rageval.compressors.similarity import EmbeddingSimilarity
 from rageval.compressors.submodular import Objective, PackerProblem, build_problem, lazy_greedy, pack, plain_greedy
+
 from rageval.types import SourceSnippet
 
 VOCAB = "paris france capital seine louvre museum tower eiffel river city art king war born died film".split()

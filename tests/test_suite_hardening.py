@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rageval.suite.config import Suite, SuiteError
-
 from rageval.suite.load import load_suite
 from rageval.suite.yamlsafe import MAX_BYTES, MAX_NODES, YamlError, load_yaml_text
 

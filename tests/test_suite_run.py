@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
+from rageval.rundir.manifest import RunDirError
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
-from rageval.run.rundir import RunDirError
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 
 TINY = """\
 name: tiny
@@ -289,7 +289,7 @@ def test_runner_never_imports_evaluate(tmp_path):
     code = (
         "import sys\n"
         "from rageval.suite.load import load_suite\n"
-        "from rageval.suite.runner import run_suite\n"
+        "from rageval.suite.run import run_suite\n"
         f"run_suite(load_suite({str(tiny(tmp_path, limit=1))!r}), {str(tmp_path / 'o')!r}, progress=False, build_report=False)\n"
         "print('evaluate' in sys.modules)\n"
     )

@@ -1,4 +1,4 @@
-"""One definition of achieved tokens, retrieved tokens and the achieved ratio (``rageval.tokens``).
+"""One definition of achieved tokens, retrieved tokens and the achieved ratio (``rageval.token_counts``).
 
 Titles count in neither numerator nor denominator, and every path agrees: a
 compressor's Context, ``rageval.diagnostics.compression.compression`` and the
@@ -8,12 +8,12 @@ compressor's Context, ``rageval.diagnostics.compression.compression`` and the
 from pathlib import Path
 
 import pytest
-
 from rageval.compressors import get
+
 from rageval.data import load_examples, sample_path
 from rageval.diagnostics.compression import compression
 from rageval.retrieval import retrieve
-from rageval.tokens import achieved_ratio, evidence_token_counts, evidence_tokens
+from rageval.token_counts import achieved_ratio, evidence_token_counts, evidence_tokens
 from rageval.types import Context, SourceSnippet, Unit
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ import pytest
 from fault_http import FaultServer, chat_answer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suite_files import one_setting_suite
 
 from rageval.citations import parse_answer, parse_markers
 from rageval.io import dump_json_line, json_text, scrub_surrogates, utf8
@@ -24,9 +25,8 @@ from rageval.readers.base import READER_STATUSES, ReaderOutput, ReaderRequest
 from rageval.readers.openai_compat import OpenAIReader
 from rageval.run.plan import sha
 from rageval.suite.load import load_suite
-from rageval.suite.runner import run_suite
+from rageval.suite.run import run_suite
 from rageval.types import Unit
-from suite_files import one_setting_suite
 
 LONE = "\ud800"
 BIG = "9" * 5000

@@ -186,7 +186,7 @@ seed: 0
 @pytest.mark.slow
 def test_suite_records_and_summary_show_truncated_judge_inputs(nli_path, tmp_path):
     from rageval.suite.load import load_suite
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     p = tmp_path / "s.yaml"
     p.write_text(SUITE.format(path=nli_path, out=tmp_path / "run"))

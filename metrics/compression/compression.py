@@ -15,7 +15,7 @@ compression: per question the nominal budget, the achieved context tokens, the r
 and the achieved ratio (context / retrieved, the aggregate "compression"), plus the verification
 cost roll-up: reader input tokens + verifier input tokens per verification mode, and the
 re-attribution candidates scored (and their tokens), which cost accounts usually leave out.
-Titles count in neither achieved nor retrieved tokens (one definition: rageval.tokens).
+Titles count in neither achieved nor retrieved tokens (one definition: rageval.token_counts).
 """
 
 _KWARGS_DESCRIPTION = (

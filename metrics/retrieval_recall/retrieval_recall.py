@@ -1,6 +1,6 @@
 """retrieval_recall: fraction of gold documents in the top-k retrieved (and all_gold).
 
-A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.retrieval.retrieval_recall`.
+A thin ``evaluate`` wrapper over :func:`rageval.diagnostics.retrieval_recall.retrieval_recall`.
 """
 
 from typing import Any

@@ -30,18 +30,18 @@ __version__ = "0.1.0"
 _API = {
     # commands
     "load_suite": "rageval.suite.load:load_suite",
-    "run_suite": "rageval.suite.runner:run_suite",
+    "run_suite": "rageval.suite.run:run_suite",
     "score_files": "rageval.score.run:score_files",
     "ScoreOptions": "rageval.score.run:ScoreOptions",
-    "rescore": "rageval.suite.rescore:rescore",
-    "run_audit": "rageval.audit.core:run_audit",
+    "rescore": "rageval.rescore.run:rescore",
+    "run_audit": "rageval.audit.run:run_audit",
     "build_report": "rageval.report.build:build_report",
     "load_run": "rageval.report.load:load_run",
     # the engine and its run directory
     "Plan": "rageval.run.plan:Plan",
     "execute": "rageval.run.engine:execute",
-    "RunDir": "rageval.run.rundir:RunDir",
-    "Manifest": "rageval.run.rundir:Manifest",
+    "RunDir": "rageval.rundir.manifest:RunDir",
+    "Manifest": "rageval.rundir.manifest:Manifest",
     # parts
     "get_judge": "rageval.judges:get_judge",
     "get_reader": "rageval.readers:get_reader",

@@ -13,7 +13,7 @@ Every file a run, ``rescore`` or ``report`` writes (cached records,
   so its target is not touched.  With ``root=``, every folder between ``root``
   and the file must be a real folder, not a link (``UnsafePathError``).  The
   commands refuse a link anywhere rageval writes in a run directory before they
-  write at all (:mod:`rageval.run.outputs`); this is the writer's own guard.
+  write at all (:mod:`rageval.rundir.claim`); this is the writer's own guard.
 * **Permissions**: the file gets ``0666`` minus the process umask (``0644``
   with the usual umask ``022``), as ``open()`` would give; ``tempfile`` alone
   gives ``0600``.

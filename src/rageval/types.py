@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rageval import tokens as _tokens
+from rageval import token_counts as _tokens
 
 __all__ = [
     "SourceSnippet",
@@ -169,7 +169,7 @@ class Context:
     the retrieved tokens, ``160`` = absolute).  ``achieved_tokens`` (the units'
     text), ``retrieved_tokens`` (all the question's snippet texts) and
     ``achieved_ratio`` = achieved / retrieved (None when nothing was retrieved)
-    follow the one definition in :mod:`rageval.tokens`: titles count in neither.
+    follow the one definition in :mod:`rageval.token_counts`: titles count in neither.
     :meth:`measure` builds a Context with its counts made that way.
     """
 
@@ -196,7 +196,7 @@ class Context:
         budget_tokens: int | None = None,
         budget: float | None = None,
     ) -> Context:
-        """A Context whose ``achieved_tokens`` is counted from ``units`` (:func:`rageval.tokens.evidence_tokens`)."""
+        """A Context whose ``achieved_tokens`` is counted from ``units`` (:func:`rageval.token_counts.evidence_tokens`)."""
         ctx = cls(
             units=tuple(units),
             achieved_tokens=0,

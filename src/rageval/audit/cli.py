@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.report.cli import resamples_option, seed_option, threshold_option
+from rageval.cli.options import resamples_option, seed_option, threshold_option
 
 __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 
@@ -14,7 +14,7 @@ __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 def audit_defaults(run_dir: Path) -> dict:
     """The ``audit:`` section of the run's suite (from its manifest), or {} (a score run, an unreadable manifest:
     the audit itself then says what is wrong)."""
-    from rageval.run.rundir import RunDir, RunDirError
+    from rageval.rundir.manifest import RunDir, RunDirError
 
     try:
         manifest = RunDir(run_dir).read_manifest()
@@ -106,7 +106,7 @@ def audit_cmd(run_dirs, judge, n, settings, modes, seed, threshold, max_length, 
     RUN_DIRs (rageval audit runs/asqa runs/qasper), the planned emitted - grounded gaps are Holm-adjusted over
     every run's together.
     """
-    from rageval.audit.core import AuditError, AuditRequest, audit_runs
+    from rageval.audit.run import AuditError, AuditRequest, audit_runs
     from rageval.errors import ModelUnavailable
     from rageval.judges.spec import parse_judge_params
 

@@ -1,7 +1,7 @@
 """What an audit looks at: the settings that ran, the questions ok in all of them, the seeded subsample, and each
 audited record with the first judge's values (its saved scores and per-sentence decisions, its recovered ids).
 
-Nothing here calls a judge: the second judge scores the sample in :mod:`rageval.audit.core`.
+Nothing here calls a judge: the second judge scores the sample in :mod:`rageval.audit.run`.
 """
 
 from __future__ import annotations

@@ -38,11 +38,11 @@ import click
 
 from rageval.bm25 import PARAMS, BM25Index
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
+from rageval.cli.options import threshold_option
 from rageval.errors import ConfigError
 from rageval.infiles import InputFileError, iter_json_lines, read_text
 from rageval.io import json_text, write_text_atomic
 from rageval.judges import get_judge
-from rageval.report.cli import threshold_option
 
 __all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
 

@@ -156,10 +156,10 @@ _SPECS = [
         version="1.1.0",
         summary="Fraction of gold documents among the top-k retrieved.",
         family="retrieval",
-        function="rageval.diagnostics.retrieval:retrieval_recall",
+        function="rageval.diagnostics.retrieval_recall:retrieval_recall",
         outputs=(_o("retrieval_recall"), _o("all_gold")),
         needs=("gold_doc_ids",),
-        scorer="rageval.diagnostics.retrieval:score_retrieval_recall",
+        scorer="rageval.diagnostics.retrieval_recall:score_retrieval_recall",
     ),
     DiagnosticSpec(
         name="gold_coverage",

@@ -14,7 +14,7 @@ Per question:
 * ``retrieved_tokens``: as given, else the count of all source snippet texts;
 * ``compression`` = ``achieved_ratio`` = achieved / retrieved (None when nothing
   was retrieved) — lower means more compressed; ``over_budget`` = achieved > budget.
-  Counts and ratio are the one definition of :mod:`rageval.tokens`, the same as a
+  Counts and ratio are the one definition of :mod:`rageval.token_counts`, the same as a
   compressor's ``Context``: titles count in neither numerator nor denominator, so
   an ``identity`` context has a ratio of exactly 1.0 (the card's Versions
   section says what changed);
@@ -50,7 +50,7 @@ from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
 from rageval.text.tokenize import get_tokenizer
-from rageval.tokens import achieved_ratio, evidence_tokens
+from rageval.token_counts import achieved_ratio, evidence_tokens
 
 __all__ = ["compression", "record_values", "verification_costs"]
 

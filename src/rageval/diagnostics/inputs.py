@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.scoring import Scoring
 from rageval.types import Record, SourceSnippet, Unit
 
-__all__ = ["Gold", "ScoringInput", "ScoringOptions"]
+__all__ = ["Gold", "ScoringInput", "ScoringOptions", "scoring_options"]
 
 
 @dataclass(frozen=True)
@@ -202,3 +203,14 @@ class ScoringInput:
     def doc_of(self) -> dict[str, str]:
         """Source id -> its document (paragraph) id."""
         return {s.id: s.doc_id for s in self.sources}
+
+
+def scoring_options(scoring: Scoring) -> ScoringOptions:
+    """The typed, validated :class:`ScoringOptions` of a run's :class:`~rageval.scoring.Scoring`."""
+    attribution = AttributionOptions(
+        **dict(scoring.attribution),
+        threshold=scoring.judge.threshold,
+        max_citations=scoring.citations.get("max_citations"),
+        alce_compat=scoring.citations.get("mode") == "alce",
+    )
+    return ScoringOptions(attribution=attribution, retrieval_k=scoring.retrieval_k)

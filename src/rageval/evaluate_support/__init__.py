@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from rageval.diagnostics import CATALOG
-from rageval.evaluate_support.citations import HOMEPAGE, citation, rageval_entry
+from rageval.evaluate_support.bibtex import HOMEPAGE, citation, rageval_entry
 
 __all__ = ["module_info", "modules_dir", "module_names", "modules_cache_dir", "install_metrics", "CITATION"]
 

@@ -9,7 +9,7 @@ metric holds (the layout of ``evaluate``'s own metrics):
   Gradio 3 release, since evaluate's widget uses Gradio 3 APIs — ``app_file``,
   ``pinned``, ``tags``, ``description``, and rageval's ``version``), a
   "How to use" section (the module's doctest example) and a "Citation" section
-  (:func:`rageval.evaluate_support.citations.citation`);
+  (:func:`rageval.evaluate_support.bibtex.citation`);
 * ``app.py`` — evaluate's Gradio widget over the module in its own folder;
 * ``requirements.txt`` — rageval at the exported version.
 
@@ -40,7 +40,7 @@ import yaml
 from rageval import __version__
 from rageval.diagnostics.catalog import spec
 from rageval.evaluate_support import module_names, modules_dir
-from rageval.evaluate_support.citations import HOMEPAGE, citation
+from rageval.evaluate_support.bibtex import HOMEPAGE, citation
 from rageval.registry import unknown_name
 
 __all__ = [

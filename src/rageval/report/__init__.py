@@ -2,15 +2,15 @@
 
 ``build_report(run_dir)`` rebuilds everything from ``records.jsonl`` and
 ``manifest.json`` with no model calls; ``parse_contrasts`` validates a suite's
-``contrasts:`` spec (see :mod:`rageval.report.contrasts` for the format).
+``contrasts:`` spec (see :mod:`rageval.stats.contrasts` for the format).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from rageval.report.contrasts import ContrastRow, parse_contrasts
 from rageval.report.load import RunError
+from rageval.stats.contrasts import ContrastRow, parse_contrasts
 
 __all__ = ["build_report", "parse_contrasts", "ContrastRow", "RunError"]
 

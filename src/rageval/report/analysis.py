@@ -18,7 +18,6 @@ import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED
 from rageval.diagnostics.structural import structural_marks
-from rageval.report.contrasts import ContrastRow
 from rageval.report.examples import reference_setting, setting_examples
 from rageval.report.family import (
     constant_metrics,
@@ -31,8 +30,9 @@ from rageval.report.family import (
 )
 from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
+from rageval.rundir.columns import RecordColumns
 from rageval.stats import Cohort, validity_analysis
-from rageval.stats.cohort import RecordColumns
+from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resolution import AUTO
 from rageval.types import STATUSES
 
@@ -124,7 +124,7 @@ class _Table:
     settings: list[str]
     metric_names: list[str]
     values: dict[tuple[str, str], np.ndarray]
-    columns: RecordColumns  # every record's (rageval.stats.cohort)
+    columns: RecordColumns  # every record's (rageval.rundir.columns)
     pos: np.ndarray  # per record: its question's place in qids, -1 outside the cohort (RecordColumns.positions)
 
     def context(self, key: str) -> dict[str, np.ndarray]:

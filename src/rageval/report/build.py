@@ -21,9 +21,8 @@ from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
 from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
 from rageval.report.union import adjust_union, union_family_size
-from rageval.run.cache import mark_run
-from rageval.run.lock import OutDirLock, holds_out_dir
-from rageval.run.outputs import claim, owned
+from rageval.rundir.claim import claim, mark_run, owned
+from rageval.rundir.lock import OutDirLock, holds_out_dir
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
 
@@ -136,7 +135,7 @@ def _build_reports(run_dirs, seed, n_resamples, plots, holm) -> dict[Path, dict[
 def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool = True) -> dict[str, Path]:
     """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``.
 
-    ``out`` is claimed first (:func:`rageval.run.outputs.claim`: no user's file of an output name, no link, a
+    ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
     killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``)."""
     out.mkdir(parents=True, exist_ok=True)
     claim(out)

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from rageval.diagnostics import direction_of
+from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.report.contrast_tables import ALPHA
-from rageval.report.contrasts import ContrastPlan, ContrastRow, expand_plan
 from rageval.stats import paired_tests
+from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
 
@@ -77,7 +77,7 @@ def contrast_plan(run: Any, t: Any) -> tuple[ContrastPlan, int]:
     """The suite's contrast plan over the cohort table's settings and the metrics the records carry, without the
     rows that touch a left-out (wholly unavailable) setting; and how many rows were left out."""
     refs = [s for s in run.settings if s["name"] in t.settings]
-    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names)
+    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names, contrasted=contrasted_by_default)
     gone = set(t.cohort.left_out)
     kept = tuple(r for r in plan.rows if r.a not in gone and r.b not in gone)
     return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)

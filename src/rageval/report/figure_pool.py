@@ -9,7 +9,7 @@ one-process drawing (``processes=1``, the fallback elsewhere and in a process th
 runs other threads, where forking is unsafe).
 
 The report holds its output directory's lock while it draws; a forked worker starts
-with :func:`rageval.run.lock.child_of_lock_holder`, so it lets go of the lock it
+with :func:`rageval.rundir.lock.child_of_lock_holder`, so it lets go of the lock it
 inherited and dies with its parent (a killed report leaves no worker holding the
 directory).
 """
@@ -25,7 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from importlib import import_module
 from typing import Any
 
-from rageval.run.lock import child_of_lock_holder
+from rageval.rundir.lock import child_of_lock_holder
 
 __all__ = ["draw_figures", "figure_processes"]
 

@@ -8,7 +8,7 @@ two records for one (question, setting), a question whose cluster id differs
 between settings.
 
 ``records.jsonl`` is read **as a stream**, in one checked pass that keeps columns, not records
-(:class:`~rageval.stats.cohort.RecordColumns`: per record its question, setting, status, metrics and
+(:class:`~rageval.rundir.columns.RecordColumns`: per record its question, setting, status, metrics and
 achieved context; per question its cluster id; per setting the facts the structural marks read; the threshold
 sweep's values), so a run of a million records is reported in the memory of its metric columns.
 :attr:`Run.records` reads the records again when a consumer needs their texts (the examples, the explorer, an
@@ -30,8 +30,8 @@ from typing import Any, overload
 from rageval.diagnostics.structural import SettingFacts
 from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
-from rageval.run.rundir import RunDir, RunDirError
-from rageval.stats.cohort import RecordColumns, metric_value
+from rageval.rundir.columns import RecordColumns, metric_value
+from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.types import STATUSES
 
 __all__ = ["Records", "Run", "load_run", "RunError"]

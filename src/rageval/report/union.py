@@ -15,9 +15,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from rageval.report.contrasts import HOLM_SCOPES
 from rageval.report.load import RunError
 from rageval.report.tables import resolution_lines
+from rageval.stats.contrasts import HOLM_SCOPES
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import with_family_size
 

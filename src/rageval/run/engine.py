@@ -4,8 +4,8 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
 
 1. hold the directory's lock; refuse a directory that holds the plan's inputs, a
    user's file of an output name or a link, and remove a killed run's temporary
-   files (:func:`rageval.run.outputs.claim`); refuse a directory that holds
-   another run (:meth:`~rageval.run.rundir.RunDir.check_owner`);
+   files (:func:`rageval.rundir.claim.claim`); refuse a directory that holds
+   another run (:meth:`~rageval.rundir.manifest.RunDir.check_owner`);
 2. build the parts (:mod:`rageval.run.parts`): the tokenizer, the judge (once,
    with its sqlite cache), the run's reader, each setting's compressor and own
    reader — on Ray with ``ray=`` (:mod:`rageval.run.scale`);
@@ -17,12 +17,12 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    (:mod:`rageval.run.cache`) and gather the rest into batches to compress, read
    and score (:mod:`rageval.run.execute`), each record written to the cache the
    moment it is finished and streamed to ``records.jsonl`` in the run's order
-   (:class:`~rageval.run.cache.RecordsFile`: one JSON encoding per record, no
+   (:class:`~rageval.rundir.records.RecordsFile`: one JSON encoding per record, no
    record held once written, a resumed run's file the same bytes).  Nothing is
    held per item beyond the batch in flight and the records waiting for their
    turn (their texts up to a bound, then their input hashes), so memory does not
    grow with the run where a setting's items come in the run's question order;
-4. write ``manifest.json`` (a :class:`~rageval.run.rundir.Manifest`) and
+4. write ``manifest.json`` (a :class:`~rageval.rundir.manifest.Manifest`) and
    ``run_stats.json``; close every part however the run ends.
 
 The report is the front-end's: the engine imports nothing from ``rageval.suite``,
@@ -36,15 +36,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
 from rageval.heap import freeze_survivors, heap_frozen
-from rageval.run.cache import CacheTally, RecordCache, RecordsFile
+from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch
-from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
 from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
-from rageval.run.rundir import Manifest, RunDir
 from rageval.run.scale import RaySession, require_ray
+from rageval.rundir.claim import claim
+from rageval.rundir.manifest import Manifest, RunDir
+from rageval.rundir.records import RecordsFile
 from rageval.text import get_tokenizer
 from rageval.types import Record
 
@@ -180,7 +182,7 @@ class _Execution:
         self.allow_unavailable: bool = how["allow_unavailable"]
         self.retry_failed: bool = how["retry_failed"]
         self.tokenizer = get_tokenizer(plan.scoring.tokenizer)
-        self.options = plan.scoring.options()
+        self.options = scoring_options(plan.scoring)
         self.tally = CacheTally()
         self.judge = self._judge() if plan.judge_needed else None
         self.models: dict[str, Any] = {

@@ -31,7 +31,7 @@ from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.readers.template import DEFAULT_TEMPLATE
 from rageval.run.plan import Item
-from rageval.tokens import evidence_tokens
+from rageval.token_counts import evidence_tokens
 from rageval.types import Answer, Context, Record, Setting
 
 __all__ = ["Item", "Stage", "compress_and_read", "run_batch", "score_outputs"]

@@ -1,7 +1,7 @@
 """The typed plan of a run: what to compute, from what, with which parts — built by a front-end, run by the engine.
 
 A front-end (``rageval suite``, ``score``, ``rescore``; :mod:`rageval.suite.plan`,
-:mod:`rageval.score.run`, :mod:`rageval.suite.rescore`) resolves its own
+:mod:`rageval.score.run`, :mod:`rageval.rescore.run`) resolves its own
 configuration into one frozen :class:`Plan`:
 
 * :class:`Origin` — which command built it, the name and hash that own the run
@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rageval.io import json_text
+from rageval.scoring import Scoring
 from rageval.types import Record, Setting, SourceSnippet, Unit
 
 __all__ = [
@@ -98,39 +99,6 @@ class Origin:
     hash: str
     config: Mapping[str, Any] = field(default_factory=dict)
     source: str | None = None  # a suite file, the input files, the run rescored
-
-
-@dataclass(frozen=True)
-class Scoring:
-    """The scoring options of a run, as recorded in its manifest (``scoring``) and read back by rescore/audit."""
-
-    judge: Any  # a JudgeSpec (spec, threshold, params)
-    tokenizer: str = "regex"
-    citations: Mapping[str, Any] = field(default_factory=lambda: {"mode": "default", "max_citations": 3})
-    attribution: Mapping[str, Any] = field(default_factory=dict)
-    retrieval_k: int | None = None
-
-    def options(self):
-        """The typed :class:`~rageval.diagnostics.inputs.ScoringOptions` (validated)."""
-        from rageval.diagnostics.attribution import AttributionOptions
-        from rageval.diagnostics.inputs import ScoringOptions
-
-        attribution = AttributionOptions(
-            **dict(self.attribution),
-            threshold=self.judge.threshold,
-            max_citations=self.citations.get("max_citations"),
-            alce_compat=self.citations.get("mode") == "alce",
-        )
-        return ScoringOptions(attribution=attribution, retrieval_k=self.retrieval_k)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "judge": self.judge.model_dump(mode="json"),
-            "tokenizer": self.tokenizer,
-            "citations": dict(self.citations),
-            "attribution": dict(self.attribution),
-            "retrieval_k": self.retrieval_k,
-        }
 
 
 @dataclass(frozen=True)

@@ -7,20 +7,13 @@ from pathlib import Path
 
 import click
 
+from rageval.cli.options import out_dir_value, resamples_option, seed_option, threshold_option
 from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
-from rageval.report.cli import (
-    echo_headline,
-    echo_holm,
-    nothing_scored,
-    out_dir_value,
-    resamples_option,
-    seed_option,
-    threshold_option,
-)
+from rageval.report.console import echo_headline, echo_holm, nothing_scored
 from rageval.report.headline import run_summary, summary_json
-from rageval.run.rundir import RunDirError
+from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, score_files
 
 __all__ = ["EXAMPLE", "score_cmd"]

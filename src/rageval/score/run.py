@@ -45,13 +45,13 @@ from rageval.data.formats.layout import ScoreInputError, ScoreItem
 from rageval.data.formats.match import Matched, SettingLines, assign_settings, file_labels, match_questions
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
+from rageval.diagnostics.inputs import scoring_options
 from rageval.heap import heap_frozen
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
 from rageval.run.engine import execute
-from rageval.run.outputs import refuse_inputs
 from rageval.run.plan import (
     Given,
     GivenOutput,
@@ -59,12 +59,13 @@ from rageval.run.plan import (
     ItemStream,
     Origin,
     Plan,
-    Scoring,
     SettingPlan,
     sha,
     sha_of_items,
 )
-from rageval.run.rundir import RunDir
+from rageval.rundir.claim import refuse_inputs
+from rageval.rundir.manifest import RunDir
+from rageval.scoring import Scoring
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
@@ -369,7 +370,7 @@ def _scoring(options: ScoreOptions, mode: str):
             citations={"mode": mode, "max_citations": options.max_citations},
             retrieval_k=options.retrieval_k,
         )
-        scoring.options()  # validated here, before anything is written
+        scoring_options(scoring)  # validated here, before anything is written
     except ValueError as err:
         raise ScoreInputError(f"scoring options: {' '.join(str(err).split())}") from None
     return scoring

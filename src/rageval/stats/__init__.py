@@ -3,23 +3,22 @@ docs/design.md#statistics).
 
 Pure, seeded (``np.random.default_rng(seed)``) and vectorized:
 
-* :func:`common_cohort`: questions ``ok`` in every setting, with what each setting lost;
+* :func:`cohort_of`: questions ``ok`` in every setting, with what each setting lost (from a question x setting
+  table; records are read into one by :mod:`rageval.rundir.columns`);
 * :func:`paired_tests`: paired (optionally cluster) bootstrap CIs and sign-flip
   p-values for a whole family of contrasts in a few matrix products;
 * :func:`holm`: Holm adjustment over the family;
 * :func:`validity_analysis`: answer-in-context vs recall as predictors of answer F1.
 """
 
-from rageval.stats.cohort import Cohort, common_cohort, metric_table, metric_value
+from rageval.stats.cohort import Cohort, cohort_of
 from rageval.stats.holm import holm
 from rageval.stats.resample import PairedResults, paired_tests
 from rageval.stats.validity import validity_analysis, validity_stats
 
 __all__ = [
     "Cohort",
-    "common_cohort",
-    "metric_table",
-    "metric_value",
+    "cohort_of",
     "holm",
     "PairedResults",
     "paired_tests",

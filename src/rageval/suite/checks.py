@@ -30,7 +30,7 @@ from typing import Any
 from rageval.compressors import CompressorConfigError
 from rageval.compressors import get as get_compressor
 from rageval.data import LOADERS, SAMPLES, DataLoadError, DataUnavailable, sample_path
-from rageval.diagnostics import CATALOG, DERIVED
+from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default
 from rageval.errors import ModelUnavailable
 from rageval.judges import JUDGES
 from rageval.judges.checks import judge_problems
@@ -43,7 +43,7 @@ from rageval.lm import NAMED_MODELS
 from rageval.lm import resolve as resolve_model
 from rageval.readers.spec import reader_problems
 from rageval.registry import closest, did_you_mean
-from rageval.report.contrasts import expand_plan
+from rageval.stats.contrasts import expand_plan
 from rageval.suite.config import Suite
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
 from rageval.text import get_tokenizer
@@ -177,7 +177,9 @@ def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
         return []
     settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
     try:
-        expand_plan(suite.contrasts, settings, metric_names=metric_names_of(diagnostics))
+        expand_plan(
+            suite.contrasts, settings, metric_names=metric_names_of(diagnostics), contrasted=contrasted_by_default
+        )
     except (ValueError, TypeError) as err:
         msg = " ".join(str(err).split())
         return [f"  contrasts: {msg} (the diagnostics that apply to this dataset: {', '.join(diagnostics)})"]

@@ -1,4 +1,4 @@
-"""``rageval suite | validate | rescore``."""
+"""``rageval suite | validate``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rageval.report.cli import out_dir_value
+from rageval.cli.options import non_blank, out_dir_value
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
 
@@ -28,12 +28,6 @@ def _overrides(judge: str | None, reader: str | None, limit: int | None, judge_w
     return out
 
 
-def _non_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not value.strip():
-        raise click.BadParameter("is empty; give a value or leave the option out", ctx=ctx, param=param)
-    return value
-
-
 def _override_options(fn):
     """--judge, --judge-window, --reader, --limit, --allow-unavailable: the same for `validate` and `suite`."""
     fn = click.option(
@@ -45,7 +39,7 @@ def _override_options(fn):
         "--limit", type=click.IntRange(min=1), default=None, help="Override dataset.limit (first N questions)."
     )(fn)
     fn = click.option(
-        "--reader", default=None, callback=_non_blank, help="Override the reader backend (e.g. 'extractive')."
+        "--reader", default=None, callback=non_blank, help="Override the reader backend (e.g. 'extractive')."
     )(fn)
     fn = click.option(
         "--judge-window",
@@ -57,7 +51,7 @@ def _override_options(fn):
         "support = the max over the windows (sets judge.params.window; docs/judges.md#long-evidence-windows).",
     )(fn)
     fn = click.option(
-        "--judge", default=None, callback=_non_blank, help="Override the judge (e.g. 'lexical', a local model path)."
+        "--judge", default=None, callback=non_blank, help="Override the judge (e.g. 'lexical', a local model path)."
     )(fn)
     return fn
 
@@ -124,7 +118,7 @@ def _grouped(models) -> list[tuple[str, str, str | None, str]]:
 
 def _plan_lines(suite) -> list[str]:
     """The contrast plan per family as the suite declares it (metrics named, or the default set)."""
-    from rageval.report.contrasts import expand_plan
+    from rageval.stats.contrasts import expand_plan
 
     placeholder = "(default metrics)"
     settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
@@ -199,7 +193,7 @@ def suite_cmd(
     """Run a suite YAML: every question x setting, cached and resumable (--ray: scaled out on Ray)."""
     from rageval.data import DataUnavailable
     from rageval.errors import ModelUnavailable
-    from rageval.suite.runner import run_suite
+    from rageval.suite.run import run_suite
 
     suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window))
     try:
@@ -224,7 +218,7 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     """The suite's ``audit:`` section, run after the report, which is then rebuilt with the audit's section
     (docs/statistics.md#second-evaluator-audit)."""
     from rageval.audit.cli import echo_summary
-    from rageval.audit.core import AuditError, run_audit
+    from rageval.audit.run import AuditError, run_audit
     from rageval.errors import ModelUnavailable
 
     a = suite.audit
@@ -277,11 +271,11 @@ def _summary(result) -> None:
         click.echo(f"summary: {result.out_dir / 'summary.md'}")
     report_json = result.report.get("report_json") if result.report else None
     if report_json:
-        from rageval.report.cli import echo_holm
+        from rageval.report.console import echo_holm
 
         echo_holm(report_json)
     if result.n_records:
-        from rageval.report.cli import echo_headline
+        from rageval.report.console import echo_headline
         from rageval.report.headline import run_summary
 
         echo_headline(run_summary(result.out_dir, report_json))
@@ -290,7 +284,7 @@ def _summary(result) -> None:
 def _fail_if_nothing_scored(result) -> None:
     """Exit 3 (after the summary; records and report kept) when no record is ok or the common cohort is empty."""
     from rageval.errors import NothingScored
-    from rageval.report.cli import nothing_scored
+    from rageval.report.console import nothing_scored
 
     report_json = result.report.get("report_json") if result.report else None
     problem = nothing_scored(result.status_counts, Path(report_json) if report_json else None)
@@ -311,19 +305,3 @@ def _cohort_lines(report_json) -> list[str]:
     if gone:
         lines.append(gone.replace("`", ""))
     return lines
-
-
-@click.command("rescore")
-@click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
-@click.option("--judge", default=None, callback=_non_blank, help="Rescore with another judge (default: the run's).")
-def rescore_cmd(run_dir: str, judge: str | None) -> None:
-    """Recompute every metric of a run from its saved records (no generation) into RUN_DIR/rescore-<judge>/.
-
-    The run's own files are never changed (docs/suites.md#rescoring).
-    """
-    from rageval.suite.rescore import rescore  # the command's implementation (numpy, the report)
-
-    res = rescore(Path(run_dir), judge=judge)
-    click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
-    click.echo(f"records: {res.out_dir / 'records.jsonl'}")
-    click.echo(f"report: {res.out_dir / 'report.html'}")

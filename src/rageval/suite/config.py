@@ -35,7 +35,7 @@ from rageval.budget import check_budgets
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
-from rageval.run.rundir import run_dir_path
+from rageval.rundir.manifest import run_dir_path
 from rageval.stats.resolution import AUTO, parse_resamples
 from rageval.strict import Seed, Strict
 from rageval.suite.study import AuditSpec, FrontierSpec

@@ -19,7 +19,9 @@ from typing import Any
 
 from rageval import __version__
 from rageval.diagnostics import CATALOG
-from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, Scoring, SettingPlan, sha
+from rageval.diagnostics.inputs import scoring_options as options_of
+from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
+from rageval.scoring import Scoring
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
 from rageval.types import Setting, Unit
@@ -45,7 +47,7 @@ def suite_scoring(suite: Suite) -> Scoring:
 
 def scoring_options(suite: Suite):
     """The suite's scoring options, typed and validated."""
-    return suite_scoring(suite).options()
+    return options_of(suite_scoring(suite))
 
 
 def setting_key(
@@ -211,7 +213,7 @@ def _source_notes(examples: Sequence[Any]) -> list[str]:
 
 def input_files(suite: Suite) -> tuple[Path, ...]:
     """The local files the suite reads: its dataset file and every saved reader's answers (refused inside the run
-    directory: :func:`rageval.run.outputs.claim`)."""
+    directory: :func:`rageval.rundir.claim.claim`)."""
     files = [Path(suite.dataset.path).expanduser()] if suite.dataset.path is not None else []
     if files:
         files = [resolve_dataset_path(suite) or files[0]]

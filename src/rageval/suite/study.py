@@ -30,7 +30,7 @@ from rageval.diagnostics import CATALOG
 from rageval.judges.checks import params_problems
 from rageval.registry import did_you_mean
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
-from rageval.report.contrasts import expand_plan
+from rageval.stats.contrasts import expand_plan
 
 __all__ = ["AuditSpec", "FrontierSpec", "AXIS_KEYS", "DEFAULT_AXES", "study_problems", "axis_direction"]
 

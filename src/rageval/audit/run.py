@@ -58,13 +58,14 @@ from rageval.audit.tables import (
 )
 from rageval.audit.write import write_audit
 from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.diagnostics.inputs import scoring_options
 from rageval.judges.checks import params_problems
 from rageval.judges.spec import JudgeSpec, spec_slug
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
-from rageval.run.outputs import claim
 from rageval.run.parts import Parts, load_judge
-from rageval.run.rundir import RunDir, RunDirError
+from rageval.rundir.claim import claim
+from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
 from rageval.text import get_tokenizer
 
@@ -124,7 +125,7 @@ def _load(run_dir: Path):
 def _options(manifest: Any, threshold: float | None):
     """The run's attribution options (from its manifest's scoring options), with the second judge's threshold."""
     try:
-        opts = manifest.scoring_spec().options().attribution
+        opts = scoring_options(manifest.scoring_spec()).attribution
     except ValueError as err:
         raise AuditError(f"manifest.json: scoring options: {' '.join(str(err).split())}; rescore the run") from None
     if threshold is not None:

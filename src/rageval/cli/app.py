@@ -22,7 +22,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
     "suite": ("rageval.suite.cli:suite_cmd", "Run a suite YAML: every question x setting, cached and resumable."),
     "validate": ("rageval.suite.cli:validate_cmd", "Check a suite YAML without running it."),
-    "rescore": ("rageval.suite.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
+    "rescore": ("rageval.rescore.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": (
         "rageval.calibrate.core:calibrate_cmd",
@@ -43,7 +43,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 USER_ERRORS: dict[str, int] = {
     "rageval.errors:ConfigError": 2,
     "rageval.suite.config:SuiteError": 2,
-    "rageval.run.rundir:RunDirError": 2,
+    "rageval.rundir.manifest:RunDirError": 2,
     "rageval.io:UnsafePathError": 2,  # a link in a run directory (an OSError: before builtins:OSError)
     "rageval.registry:UnknownNameError": 2,
     "rageval.data.errors:DataLoadError": 2,

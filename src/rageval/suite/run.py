@@ -15,9 +15,9 @@ from pathlib import Path
 
 from rageval.report import build_report as _build
 from rageval.run.engine import RunResult, execute
-from rageval.run.outputs import refuse_inputs
-from rageval.run.rundir import RunDir
 from rageval.run.scale import require_ray
+from rageval.rundir.claim import refuse_inputs
+from rageval.rundir.manifest import RunDir
 from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan, input_files
 from rageval.types import Record
@@ -39,8 +39,8 @@ def run_suite(
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
-    One writer per output directory (:mod:`rageval.run.lock`): a second process on the
-    same directory is refused with :class:`~rageval.run.lock.OutDirBusy`.
+    One writer per output directory (:mod:`rageval.rundir.lock`): a second process on the
+    same directory is refused with :class:`~rageval.rundir.lock.OutDirBusy`.
 
     ``retry_failed``: compute cached records with a transient status (``reader_error``, ``judge_error``) again;
     False reuses them like every other cached record (docs/suites.md#statuses).

@@ -16,7 +16,7 @@ output name is a user's file (a ``report.html`` of their own, a ``summary.md``)
 and the command is refused before it writes anything.
 
 :func:`claim` — called by every writing command under the directory's lock — refuses
-(:class:`~rageval.run.rundir.RunDirError`, one line, exit 2):
+(:class:`~rageval.rundir.manifest.RunDirError`, one line, exit 2):
 
 * an input of the command (a score file, a suite's dataset, a saved reader's answers)
   inside the directory: rageval would write over what it reads;
@@ -40,8 +40,8 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from rageval.io import TEMP_NAME, remove_temps
-from rageval.run.rundir import RunDirError
+from rageval.io import TEMP_NAME, remove_temps, write_json_atomic
+from rageval.rundir.manifest import RunDirError
 
 __all__ = [
     "OUTPUT_FILES",
@@ -50,6 +50,7 @@ __all__ = [
     "OwnershipError",
     "claim",
     "is_output_name",
+    "mark_run",
     "owned",
     "refuse_inputs",
 ]
@@ -236,3 +237,10 @@ def claim(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> l
             if top:
                 _refuse_foreign(e, out)
     return remove_temps(e for e, _ in entries)
+
+
+def mark_run(out_dir: Path, name: str, suite_hash: str | None) -> None:
+    """``cache/suite.json``: the run that owns ``out_dir`` (rageval's marker, :func:`owned`)."""
+    write_json_atomic(
+        Path(out_dir) / "cache" / "suite.json", {"suite": {"name": name, "hash": suite_hash}}, root=out_dir
+    )

@@ -54,11 +54,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rageval.diagnostics import contrasted_by_default
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -447,14 +446,15 @@ def expand_plan(
     metric_names: Sequence[str] | None = None,
     default_metrics: Sequence[str] | None = None,
     known_metrics: Sequence[str] | None = None,
+    contrasted: Callable[[str], bool] | None = None,
 ) -> ContrastPlan:
     """Validate ``spec`` (module docstring) and expand it into a :class:`ContrastPlan`.
 
     ``settings``: the suite's settings, as names (``"<compressor>@<budget>"`` is read as
     compressor and budget) or mappings ``{name, compressor, budget}``.  ``metric_names``:
     the metrics the records carry (checked when given).  ``default_metrics``: the set for
-    items that name none (default: every name in ``metric_names`` whose catalog direction is
-    higher or lower).  ``known_metrics``: when the records are not known yet (the suite
+    items that name none (default: the ``metric_names`` that ``contrasted`` accepts; callers pass
+    :func:`rageval.diagnostics.contrasted_by_default`: this module knows no catalog).  ``known_metrics``: when the records are not known yet (the suite
     loader), named metrics are checked against these.
 
     >>> plan = expand_plan({"holm": "family", "families": {"steps": {"pairs": "budget_steps"}}},
@@ -464,7 +464,7 @@ def expand_plan(
     """
     refs = [_ref(s) for s in settings]
     if default_metrics is None and metric_names is not None:
-        default_metrics = [m for m in metric_names if contrasted_by_default(m)]
+        default_metrics = [m for m in metric_names if contrasted is None or contrasted(m)]
     if spec is None:
         return ContrastPlan((), "suite", ())
     families, prefix, holm = _families(spec)
@@ -482,16 +482,17 @@ def parse_contrasts(
     *,
     metric_names: Sequence[str] | None = None,
     default_metrics: Sequence[str] | None = None,
+    contrasted: Callable[[str], bool] | None = None,
 ) -> list[ContrastRow]:
     """The rows of :func:`expand_plan` (every family, in declaration order).
 
-    >>> rows = parse_contrasts("every setting vs identity", ["identity", "ext@0.25", "abs@0.25"],
-    ...                        default_metrics=["answer_f1"])
+    >>> rows = parse_contrasts("every setting vs identity", ["identity", "ext@0.25", "abs@0.25"], default_metrics=["f1"])
     >>> [r.label for r in rows]
-    ['ext@0.25 - identity: answer_f1', 'abs@0.25 - identity: answer_f1']
+    ['ext@0.25 - identity: f1', 'abs@0.25 - identity: f1']
     >>> parse_contrasts([{"a": "ext@0.52", "b": "identity", "metrics": "answer_f1"}], ["identity", "ext@0.25"])
     Traceback (most recent call last):
     ...
     ValueError: Unknown setting 'ext@0.52' in contrasts[0].a. Did you mean 'ext@0.25'?
     """
-    return list(expand_plan(spec, setting_names, metric_names=metric_names, default_metrics=default_metrics).rows)
+    kw = dict(metric_names=metric_names, default_metrics=default_metrics)
+    return list(expand_plan(spec, setting_names, contrasted=contrasted, **kw).rows)

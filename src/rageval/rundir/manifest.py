@@ -28,8 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rageval.errors import ConfigError
 from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
-from rageval.run.lock import OutDirLock
-from rageval.run.plan import Scoring
+from rageval.rundir.lock import OutDirLock
+from rageval.scoring import Scoring
 from rageval.types import Record
 
 __all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
@@ -69,7 +69,7 @@ class JudgeRecord(_Open):
 
 
 class ScoringRecord(_Open):
-    """The scoring options of the run (:class:`rageval.run.plan.Scoring`)."""
+    """The scoring options of the run (:class:`rageval.scoring.Scoring`)."""
 
     judge: JudgeRecord = Field(default_factory=JudgeRecord)
     tokenizer: str = "regex"
@@ -126,7 +126,7 @@ class Manifest(_Open):
         return self.scoring.templates.get(setting)
 
     def scoring_spec(self, judge: Any = None):
-        """The run's :class:`~rageval.run.plan.Scoring` (``judge``: a JudgeSpec to score with instead)."""
+        """The run's :class:`~rageval.scoring.Scoring` (``judge``: a JudgeSpec to score with instead)."""
         from rageval.judges.spec import JudgeSpec
 
         s = self.scoring
@@ -227,7 +227,7 @@ def run_dir_path(value: str | Path) -> Path:
     >>> run_dir_path("")
     Traceback (most recent call last):
     ...
-    rageval.run.rundir.RunDirError: the output directory is an empty name; give a folder (--out DIR, or output_dir)
+    rageval.rundir.manifest.RunDirError: the output directory is an empty name; give a folder (--out DIR, or output_dir)
     """
     text = str(value)
     if isinstance(value, str) and not value.strip():
@@ -259,7 +259,7 @@ class RunDir:
         return self.path / "cache" / "judge"
 
     def lock(self, command: str):
-        """The directory's one-writer lock (:class:`~rageval.run.lock.OutDirLock`; re-entrant in a process)."""
+        """The directory's one-writer lock (:class:`~rageval.rundir.lock.OutDirLock`; re-entrant in a process)."""
 
         if self.path.exists() and not self.path.is_dir():
             raise ConfigError(f"output directory {self.path} is a file; choose another --out (or output_dir)")

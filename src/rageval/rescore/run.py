@@ -1,7 +1,7 @@
 """``rageval rescore``: recompute every metric of a run from its saved records, into a folder of its own.
 
 Any run directory — written by ``rageval suite`` or ``rageval score``, by this
-rageval or by 0.1.0 (:mod:`rageval.run.rundir` migrates its manifest) — is
+rageval or by 0.1.0 (:mod:`rageval.rundir.manifest` migrates its manifest) — is
 rescored from its manifest's scoring options (``scoring``: the judge, citation
 rules, attribution options, tokenizer, each setting's diagnostics and prompt
 template), optionally with another judge.
@@ -36,9 +36,9 @@ from rageval.infiles import loads
 from rageval.judges.spec import spec_slug
 from rageval.linestore import KeptLines
 from rageval.report import build_report
-from rageval.run.outputs import claim
 from rageval.run.plan import Item, ItemStream, Origin, Plan, Saved, SettingPlan, sha
-from rageval.run.rundir import Manifest, RunDir, RunDirError
+from rageval.rundir.claim import claim
+from rageval.rundir.manifest import Manifest, RunDir, RunDirError
 from rageval.types import Record, Setting
 
 __all__ = ["RescoreError", "RescoreResult", "rescore", "rescore_dir_name"]

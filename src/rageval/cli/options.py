@@ -1,0 +1,98 @@
+"""The options every front-end's ``cli.py`` shares: replicates, seed, threshold, ``--out`` (the run directory's
+path), a non-blank string.  (The console lines a finished run prints — headline table, findings, Holm families,
+nothing scored — are the report's: :mod:`rageval.report.console`.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rageval.rundir.manifest import RunDirError, run_dir_path
+from rageval.stats.resolution import parse_resamples
+from rageval.strict import check_probability, check_seed
+
+__all__ = [
+    "RESAMPLES_HELP",
+    "non_blank",
+    "out_dir_value",
+    "resamples_option",
+    "seed_option",
+    "threshold_option",
+]
+
+RESAMPLES_HELP = (
+    "Replicates: 'auto' (the sign-flip test's sized so the Holm floor m/(B+1) is at most alpha/10 for the "
+    "family; the bootstrap keeps 10,000), 'paper' (10,000 for both, the paper's protocol) or a count for both "
+    "(docs/statistics.md#resolution)."
+)
+
+
+def _resamples(ctx: click.Context, param: click.Parameter, value: str | None) -> int | str | None:
+    if value is None:
+        return None
+    try:
+        return parse_resamples(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err)) from None
+
+
+def resamples_option(default: str | None = None, default_help: str = "the suite's statistics.resamples, else auto"):
+    """``--resamples auto|paper|N`` (``rageval report``, ``score``, ``audit``)."""
+    return click.option(
+        "--resamples",
+        "n_resamples",
+        default=default,
+        metavar="auto|paper|N",
+        callback=_resamples,
+        help=f"{RESAMPLES_HELP} Default: {default_help}.",
+    )
+
+
+def _seed(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+    try:
+        return None if value is None else check_seed(value, "--seed")
+    except ValueError as err:
+        raise click.BadParameter(str(err).removeprefix("--seed "), ctx, param) from None
+
+
+def out_dir_value(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """The callback of every ``--out``: the run directory's path (:func:`~rageval.rundir.manifest.run_dir_path`)."""
+    try:
+        return None if value is None else run_dir_path(value)
+    except RunDirError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def _threshold(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    try:
+        return None if value is None else check_probability(value, "the threshold")
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def threshold_option(default: float | None = None, what: str = "The judge's decision threshold"):
+    """``--threshold P`` (``rageval score``, ``audit``): a number in [0, 1]; NaN is refused."""
+    return click.option(
+        "--threshold",
+        type=float,
+        default=default,
+        show_default=default is not None,
+        callback=_threshold,
+        help=f"{what}: a number in [0, 1].",
+    )
+
+
+def seed_option(default: int | None = None, what: str = "Resampling seed", default_help: str | None = None):
+    """``--seed N`` (``rageval report``, ``score``, ``audit``): a whole number from 0 to 2**63 - 1."""
+    shown = f" Default: {default_help}." if default_help else ""
+    return click.option(
+        "--seed", type=int, default=default, show_default=default is not None, callback=_seed, help=f"{what}.{shown}"
+    )
+
+
+def non_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A string option given blank is refused (leave the option out instead)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty; give a value or leave the option out", ctx=ctx, param=param)
+    return value

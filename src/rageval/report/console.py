@@ -1,0 +1,72 @@
+"""What a finished run prints on the console from its report: the headline table and the findings, the Holm
+families, and why nothing could be compared (``rageval suite``, ``score``, ``report`` print these)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rageval.report.headline import headline_table
+
+__all__ = ["echo_headline", "echo_holm", "nothing_scored"]
+
+
+def nothing_scored(status_counts: Mapping[str, int], report_json: Path | None) -> str | None:
+    """Why a finished run has nothing to compare, else None: no record is ``ok``, or (from ``report.json``) no
+    question is ``ok`` in every setting that ran.  The counts are in the message.
+
+    >>> nothing_scored({"reader_error": 6}, None)
+    'no record is ok (reader_error: 6): nothing was scored'
+    >>> nothing_scored({"ok": 3, "judge_error": 1}, None) is None
+    True
+    """
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(status_counts.items())) or "no records"
+    if not status_counts.get("ok"):
+        return f"no record is ok ({counts}): nothing was scored"
+    if report_json is None:
+        return None
+    try:
+        cohort = json.loads(Path(report_json).read_text(encoding="utf-8")).get("cohort") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    if cohort.get("n") == 0:
+        return (
+            f"the common cohort is empty: none of the {cohort.get('n_questions')} questions is ok in every setting "
+            f"that ran ({counts}); nothing can be compared"
+        )
+    return None
+
+
+def echo_headline(summary: Mapping[str, Any], err: bool = False) -> None:
+    """Print each setting's headline means (:func:`rageval.report.headline.headline_table`) under a title line."""
+    cohort = summary.get("cohort") or {}
+    click.echo(
+        f"headline means on the common cohort ({cohort.get('n', '?')} of {cohort.get('n_questions', '?')} "
+        "questions; — undefined):",
+        err=err,
+    )
+    click.echo(headline_table(summary), err=err)
+    found = summary.get("findings") or []
+    if found:  # the findings are the last lines (rageval.report.findings)
+        from rageval.report.findings import findings_lines
+
+        click.echo("findings (report.html opens with them):", err=err)
+        for line in findings_lines(found):
+            click.echo(line, err=err)
+
+
+def echo_holm(report_json: Path, prefix: str = "", err: bool = False) -> None:
+    """Print the contrast count per family and the Holm scope recorded in ``report.json``."""
+    from rageval.report.union import describe_holm
+
+    try:
+        holm = json.loads(report_json.read_text(encoding="utf-8")).get("holm")
+    except (OSError, json.JSONDecodeError):
+        return
+    if holm:
+        for line in describe_holm(holm):
+            click.echo(prefix + line, err=err)

@@ -1,0 +1,27 @@
+"""``rageval rescore RUN_DIR``: every metric of a run computed again from its saved records (docs/suites.md#rescoring)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from rageval.cli.options import non_blank
+
+__all__ = ["rescore_cmd"]
+
+
+@click.command("rescore")
+@click.argument("run_dir", type=click.Path(file_okay=False, exists=True))
+@click.option("--judge", default=None, callback=non_blank, help="Rescore with another judge (default: the run's).")
+def rescore_cmd(run_dir: str, judge: str | None) -> None:
+    """Recompute every metric of a run from its saved records (no generation) into RUN_DIR/rescore-<judge>/.
+
+    The run's own files are never changed (docs/suites.md#rescoring).
+    """
+    from rageval.rescore.run import rescore  # the command's implementation (numpy, the report)
+
+    res = rescore(Path(run_dir), judge=judge)
+    click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
+    click.echo(f"records: {res.out_dir / 'records.jsonl'}")
+    click.echo(f"report: {res.out_dir / 'report.html'}")
