@@ -30,8 +30,10 @@ import json
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from rageval.budget import check_budgets
+from rageval.data.formats.registry import FORMATS, spoken_list
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
@@ -52,9 +54,20 @@ _Strict = Strict  # unknown keys, coercion, NaN/inf and blank strings refused (r
 
 class DatasetSpec(_Strict):
     name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
-    format: Literal["generic", "alce", "ragchecker", "ragas", "flashrag"] | None = Field(
+    format: str | None = Field(
         None, description="a file `rageval score` reads (docs/score.md): its questions, gold, units and answers"
     )
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _registered_format(cls, value: Any) -> Any:
+        """A registered input format (rageval.data.formats.FORMATS), refused in pydantic's words for a choice (a
+        blank string is left to Strict's check, which runs after this one)."""
+        blank = isinstance(value, str) and not value.strip()
+        if value is not None and not blank and value not in FORMATS:
+            expected = spoken_list([repr(name) for name in FORMATS])
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
 
     @model_validator(mode="before")
     @classmethod
