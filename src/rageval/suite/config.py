@@ -33,6 +33,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from rageval.budget import check_budgets
+from rageval.data.formats.common import HF_PREFIX
 from rageval.data.formats.registry import FORMATS, spoken_list
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
@@ -88,7 +89,8 @@ class DatasetSpec(_Strict):
         given = [k for k in ("path", "hub_id", "sample") if getattr(self, k) is not None]
         if len(given) > 1:
             raise ValueError(f"give one of dataset.path, dataset.hub_id, dataset.sample, not {' and '.join(given)}")
-        if self.format is not None and self.path is None and not (self.format == "ragas" and self.hub_id):
+        reads_hub = self.format is not None and HF_PREFIX in FORMATS.meta(self.format).prefixes  # ragas: hf:<id>
+        if self.format is not None and self.path is None and not (reads_hub and self.hub_id):
             raise ValueError(f"dataset.format {self.format!r} reads a file: give dataset.path (docs/score.md)")
         return self
 
