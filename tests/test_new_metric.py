@@ -41,6 +41,7 @@ def checkout(tmp_path):
     return root
 
 
+@pytest.mark.slow
 def test_new_metric_writes_a_diagnostic_whose_common_tests_pass_once_its_value_is_written(checkout, monkeypatch):
     evaluate = pytest.importorskip("evaluate")
     from rageval.evaluate_support import modules
