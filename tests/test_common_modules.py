@@ -111,6 +111,7 @@ CASES["claim_support"] = (
     dict(ATTRIBUTION_INPUTS, claims=[None, ["The Nile is a long river.", "Mars is red."], None, None]),
     {"judge": "lexical"},
 )
+# `rageval new-metric NAME` adds its case above this line
 
 
 def _module_names():
@@ -172,6 +173,10 @@ def test_result_shape_range_and_undefined(name):
     for q in result["per_question"]:
         v = q.get(name)
         assert v is None or (0.0 <= v <= 1.0) or CATALOG[name].direction == "none"
+    for o in CATALOG[name].outputs:  # declared bounds hold for every value, per question and mean
+        if o.bounds is not None:
+            values = [result.get(o.key), *(q.get(o.key) for q in result["per_question"])]
+            assert all(v is None or o.bounds[0] <= v <= o.bounds[1] for v in values), (o.key, o.bounds, values)
 
 
 @pytest.mark.parametrize("name", _cases_for_catalog())

@@ -34,6 +34,10 @@ _LAZY: dict[str, tuple[str, str]] = {
         "Write Hub-ready evaluate module folders (Spaces card, app.py, requirements.txt).",
     ),
     "score": ("rageval.score.cli:score_cmd", "Score your RAG system's outputs (generic, ALCE, RAGChecker, RAGAS)."),
+    "new-metric": (
+        "rageval.evaluate_support.scaffold:new_metric_cmd",
+        "Scaffold a diagnostic: pure function, evaluate module, card, catalog entry, common-test case.",
+    ),
 }
 
 
