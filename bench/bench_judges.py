@@ -35,6 +35,7 @@ import random
 import sys
 import time
 from importlib import resources
+from pathlib import Path
 
 SHAPES = {
     "xsmall": dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536),
@@ -129,7 +130,7 @@ def forward_flops(cfg, length: int) -> float:
 
 def _has_bf16_units() -> bool:
     try:
-        flags = open("/proc/cpuinfo").read()
+        flags = Path("/proc/cpuinfo").read_text()
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
@@ -171,8 +172,8 @@ def runner_run(judge, pairs, batch_size):
 
 def minilm_agreement(n: int) -> None:
     """bf16 vs fp32 on a trained checkpoint (the MiniLM judge) over WiCE claims: decision agreement and max |dp|."""
-    from rageval.judges import get_judge
     from rageval.calibrate.core import _premise, load_wice
+    from rageval.judges import get_judge
 
     rows = load_wice()[:n]
     prem = [_premise(r, "bm25", 5) for r in rows]

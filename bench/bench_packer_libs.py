@@ -51,11 +51,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _threads import pin_blas_threads  # beside this script
 from rageval.compressors.base import count_tokens
 from rageval.compressors.similarity import EmbeddingSimilarity, encode, memory_budget, minilm_path
 from rageval.compressors.submodular import Objective, PackerProblem, pack
+
 from rageval.data import sample_path
 from rageval.text import get_tokenizer
 

@@ -42,7 +42,8 @@ from __future__ import annotations
 import functools
 import os
 from collections import OrderedDict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from rageval.compressors.base import ModelUnavailable

@@ -54,8 +54,9 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
@@ -354,7 +355,7 @@ class SubmodularCompressor(BaseCompressor):
     # 1.1.0: a gain's last bit no longer depends on the block it is evaluated in (the query-coverage term a product
     # and a row sum), so a selection decided by an exact tie of two different sentences can change
     version = "1.1.0"
-    PARAMS = {
+    PARAMS: ClassVar[dict[str, Any]] = {
         "w_rel": 1.0,
         "w_qry": 1.0,
         "w_cov": 0.5,

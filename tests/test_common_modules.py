@@ -139,7 +139,7 @@ def test_every_module_is_in_the_catalog():
 @pytest.mark.parametrize("name", _module_names())
 def test_card_present_with_version_matching_catalog(name):
     card = (METRICS / name / "README.md").read_text()
-    m = re.search(r"^version:\s*(\S+)", card, re.M)
+    m = re.search(r"^version:\s*(\S+)", card, re.MULTILINE)
     assert m, f"metrics/{name}/README.md needs a 'version: X.Y.Z' line"
     assert m.group(1) == CATALOG[name].version
     assert "direction" in card.lower() or "better" in card.lower()
