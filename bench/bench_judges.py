@@ -36,6 +36,7 @@ import sys
 import time
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 SHAPES = {
     "xsmall": dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536),
@@ -96,20 +97,24 @@ def build_model(shape: str, texts):
         tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
     )
     torch.manual_seed(0)
+    # settings the config takes through its **kwargs (its typed signature does not name them), and the shape
+    extra: dict[str, Any] = {
+        "position_buckets": 256,
+        "norm_rel_ebd": "layer_norm",
+        "share_att_key": True,
+        "num_labels": 3,
+        **SHAPES[shape],
+    }
     cfg = DebertaV2Config(
         vocab_size=128100,
         max_position_embeddings=512,
         relative_attention=True,
-        position_buckets=256,
         pos_att_type=["p2c", "c2p"],
-        norm_rel_ebd="layer_norm",
-        share_att_key=True,
         max_relative_positions=-1,
-        num_labels=3,
         id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
         label2id={"entailment": 0, "neutral": 1, "contradiction": 2},
         pad_token_id=0,
-        **SHAPES[shape],
+        **extra,
     )
     model = DebertaV2ForSequenceClassification(cfg).eval()
     return model, hf_tok

@@ -10,6 +10,7 @@ import math
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ PREDICTIONS = [
 ]
 
 #: name -> (inputs keyed by argument name, options)
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "answer_in_context": (
         {
             "contexts": ["Paris is nice", "the Nile", "x", "boils at 100"],

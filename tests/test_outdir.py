@@ -81,7 +81,7 @@ time.sleep(60)
 
 def hold_lock(directory: Path) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "locked"
+    assert p.stdout is not None and p.stdout.readline().strip() == "locked"
     return p
 
 
