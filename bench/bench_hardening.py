@@ -23,13 +23,12 @@ import time
 from pathlib import Path
 
 import yaml
+from _threads import load_line  # beside this script
 
 from rageval.io import write_text_atomic
-from rageval.suite.load import shipped_suites
 from rageval.rundir.lock import OutDirLock
+from rageval.suite.load import shipped_suites
 from rageval.suite.yamlsafe import load_yaml_text
-
-from _threads import load_line  # beside this script
 
 
 def _median(fn, repeat: int) -> float:

@@ -15,9 +15,9 @@ import argparse
 import time
 
 import numpy as np
+from _threads import load_line, pin_blas_threads  # beside this script
 from scipy import stats as sps
 
-from _threads import load_line, pin_blas_threads  # beside this script
 from rageval.stats import paired_tests
 
 

@@ -17,8 +17,8 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 source scripts/offline_env.sh
 # Lint, format, types and the docs site first (seconds each); a broken link or stale reference fails the build.
-.venv/bin/ruff check src/
-.venv/bin/ruff format --check src/ tests/ metrics/ compressors/ bench/ scripts/
+.venv/bin/ruff check
+.venv/bin/ruff format --check
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"

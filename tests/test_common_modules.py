@@ -10,6 +10,7 @@ import math
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ PREDICTIONS = [
 ]
 
 #: name -> (inputs keyed by argument name, options)
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "answer_in_context": (
         {
             "contexts": ["Paris is nice", "the Nile", "x", "boils at 100"],
@@ -140,7 +141,7 @@ def test_every_module_is_in_the_catalog():
 @pytest.mark.parametrize("name", _module_names())
 def test_card_present_with_version_matching_catalog(name):
     card = (METRICS / name / "README.md").read_text()
-    m = re.search(r"^version:\s*(\S+)", card, re.M)
+    m = re.search(r"^version:\s*(\S+)", card, re.MULTILINE)
     assert m, f"metrics/{name}/README.md needs a 'version: X.Y.Z' line"
     assert m.group(1) == CATALOG[name].version
     assert "direction" in card.lower() or "better" in card.lower()

@@ -226,13 +226,13 @@ def _legend_figure(memo: bool):
         leg = ax.legend(loc="best")
         calls = []
         if memo:
-            real = leg._find_best_position
+            real = leg._find_best_position  # type: ignore[attr-defined]  # private: what best_once memoises
 
             def counted(*a):
                 calls.append(1)
                 return real(*a)
 
-            leg._find_best_position = counted
+            leg._find_best_position = counted  # type: ignore[attr-defined]
             labels.best_once(leg)
         png, svg = io.BytesIO(), io.BytesIO()
         fig.savefig(png, format="png", metadata={"Software": None})
