@@ -1,6 +1,8 @@
 """The files of a maintained library: pre-commit configuration, changelog, contributing guide, `python -m`."""
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -40,3 +42,25 @@ def test_contributing_says_how_to_add_each_part_and_its_links_resolve():
         assert f"add-a-{part}" in anchors and f"docs/architecture.md#add-a-{part}" in text
     for target in re.findall(r"\]\(([^)#]+)", text):
         assert (ROOT / target).exists(), target
+
+
+def _commit_msg_hook(tmp_path, message: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "COMMIT_EDITMSG"
+    path.write_text(message, encoding="utf-8")
+    script = ROOT / "scripts" / "check_commit_msg.py"
+    cmd = [sys.executable, str(script), str(path)]
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=60)
+
+
+def test_commit_msg_hook_refuses_a_subject_over_72_characters(tmp_path):
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    assert config["default_install_hook_types"] == ["pre-commit", "commit-msg"]
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert hooks["commit-subject"]["stages"] == ["commit-msg"]
+    assert "scripts/check_commit_msg.py" in hooks["commit-subject"]["entry"]
+    # 72 characters pass, 73 fail; git's comment lines and a long body do not count
+    ok = _commit_msg_hook(tmp_path, "# a comment line git drops, " + "c" * 80 + "\n" + "s" * 72 + "\n\n" + "b" * 200)
+    assert ok.returncode == 0, ok.stderr
+    long = _commit_msg_hook(tmp_path, "s" * 73 + "\n")
+    assert long.returncode == 1
+    assert "73 characters, over the limit of 72" in long.stderr
