@@ -33,6 +33,18 @@ def test_changelog_follows_keep_a_changelog_and_states_the_version_rule():
         assert word in rule
 
 
+def test_readme_and_changelog_stay_short_and_user_facing():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    assert "bash scripts/demo.sh" in readme and "bash scripts/test.sh" in readme
+    assert "`.ci/run` calls exactly this command" in readme
+    assert not re.search(r"\bat load\b|load average", readme)  # measurements live in docs/benchmarks.md
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert len(changelog.split()) <= 3000
+    releases = re.findall(r"^## \[([^\]]+)\]", changelog, re.MULTILINE)
+    assert releases[:2] == ["Unreleased", "0.1.0"]  # an Unreleased section on top for later changes
+
+
 def test_contributing_says_how_to_add_each_part_and_its_links_resolve():
     text = (ROOT / "CONTRIBUTING.md").read_text()
     arch = (ROOT / "docs" / "architecture.md").read_text()
