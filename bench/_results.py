@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["MEASURED", "results_dir", "row", "run_and_save", "save_run"]
+__all__ = ["MEASURED", "RESERVED", "results_dir", "row", "run_and_save", "save_run"]
 
 T = TypeVar("T")
 MEASURED = "measured by the script (run_and_save)"
@@ -35,8 +35,14 @@ def results_dir() -> Path | None:
     return Path(where) if where else Path(__file__).resolve().parent / "results"
 
 
+RESERVED = ("command", "date", "load", "threads", "seconds", "source", "rows", "output", "exit")
+
+
 def row(**fields: Any) -> None:
     """One row of the script's results table (flat: names to numbers or short strings), saved with the run."""
+    clash = sorted(set(fields) & set(RESERVED))
+    if clash:
+        raise ValueError(f"row(): {', '.join(clash)} name(s) the run's own fields; call the column otherwise")
     _ROWS.append(fields)
 
 

@@ -43,7 +43,7 @@ def main() -> None:
     print(f"{'command':<45} {'median s':>9} {'x baseline':>11}")
     for name, t in rows:
         print(f"{name:<45} {t:>9.3f} {t / base:>11.1f}")
-        row(command=name, median_s=round(t, 3), x_baseline=round(t / base, 1))
+        row(timed=name, median_s=round(t, 3), x_baseline=round(t / base, 1))
     helptime = rows[1][1]
     print(f"\nrageval --help: {helptime:.3f} s (target <= 0.5 s: {'met' if helptime <= 0.5 else 'NOT met'})")
 

@@ -69,8 +69,9 @@ def _what(name: str, data: dict[str, Any]) -> str:
 def _section(name: str, data: dict[str, Any]) -> list[str]:
     runs = data.get("runs", [])
     script = ROOT / "bench" / f"{name}.py"
-    where = f"`bench/{name}.py`" if script.is_file() else f"`{data.get('title', name)}`"
-    out = [f"## {data.get('title', name)}", "", f"{where}: {_what(name, data)}".rstrip(), ""]
+    what = _what(name, data)
+    intro = f"`bench/{name}.py`: {what}" if script.is_file() else what[:1].upper() + what[1:]
+    out = [f"## {data.get('title', name)}", "", intro.rstrip(), ""]
     if data.get("note"):
         out += [str(data["note"]), ""]
     keys: list[str] = []

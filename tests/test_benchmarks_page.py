@@ -7,6 +7,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -48,6 +50,8 @@ def test_a_saved_run_carries_its_command_load_rows_and_output_and_renders(tmp_pa
         r"(\d+\.\d\d / ){2}\d+\.\d\d at start, (\d+\.\d\d / ){2}\d+\.\d\d at end \(1 / 5 / 15 min\)", run["load"]
     )
     assert run["source"] == results.MEASURED
+    with pytest.raises(ValueError, match="command"):
+        results.row(command="x")  # a row cannot hide the run's own columns
     page = _module("render_benchmarks").render(tmp_path)
     assert "## bench_demo" in page and "| small | 2.5 |" in page and run["load"] in page
 
