@@ -76,3 +76,28 @@ def test_commit_msg_hook_refuses_a_subject_over_72_characters(tmp_path):
     long = _commit_msg_hook(tmp_path, "s" * 73 + "\n")
     assert long.returncode == 1
     assert "73 characters, over the limit of 72" in long.stderr
+
+
+def test_the_test_command_checks_before_the_slow_installs():
+    lines = [ln.strip() for ln in (ROOT / "scripts" / "test.sh").read_text().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("#")]
+
+    def at(command: str) -> int:
+        return next(i for i, ln in enumerate(lines) if ln == command or ln.startswith(command + " "))
+
+    # ruff and mypy with no paths: their files come from pyproject.toml
+    assert ".venv/bin/ruff check" in lines and ".venv/bin/ruff format --check" in lines and ".venv/bin/mypy" in lines
+    order = [
+        ".venv/bin/ruff check",
+        ".venv/bin/ruff format --check",
+        "bash scripts/setup.sh lint",
+        ".venv/bin/mypy",
+        ".venv/bin/lint-imports",
+        "bash scripts/setup.sh test",
+        ".venv/bin/python -m pytest",
+    ]
+    assert [at(c) for c in order] == sorted(at(c) for c in order)
+    # the ruff installed first is the lint extra's pin, read from pyproject.toml (one place for the version)
+    pin = re.search(r'lint = \[\s*"(ruff[^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert re.search(r'"ruff\[>=<\]', (ROOT / "scripts" / "test.sh").read_text()) and pin.startswith("ruff>=")
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text().splitlines()
