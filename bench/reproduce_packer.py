@@ -343,4 +343,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    raise SystemExit(run_and_save(__file__, main))

@@ -24,6 +24,7 @@ STUB = f'raise NotImplementedError("{NAME}: write the value of one question (rag
 
 def _load(module_name: str, path: Path, monkeypatch):
     spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, module_name, module)
     spec.loader.exec_module(module)
