@@ -118,3 +118,10 @@ def test_new_metric_refuses_a_taken_name_a_bad_name_and_a_folder_without_the_mar
     assert res.exit_code == 2 and "adds its entry above this line" in res.output
     assert not (bare / "metrics").exists() and not (bare / "src" / "rageval" / "diagnostics" / f"{NAME}.py").exists()
     assert (checkout / "src" / "rageval" / "diagnostics" / "catalog.py").read_text(encoding="utf-8") == catalog
+
+
+def test_new_metric_outside_a_checkout_says_so_and_writes_nothing(tmp_path):
+    """From an installed wheel the default root is no clone of rageval: one line, exit 2, nothing written."""
+    res = CliRunner().invoke(main, ["new-metric", NAME, "--root", str(tmp_path)])
+    assert res.exit_code == 2 and "is not a rageval checkout" in res.output, res.output
+    assert not any(tmp_path.iterdir())

@@ -215,6 +215,12 @@ def new_metric(name: str, root: Path, summary: str | None = None) -> list[Path]:
     summary = summary or f"{name} of the answer against the gold answers (to be defined)."
     function, folder = root / "src" / "rageval" / "diagnostics" / f"{name}.py", root / "metrics" / name
     catalog, cases = root / "src" / "rageval" / "diagnostics" / "catalog.py", root / "tests" / "test_common_modules.py"
+    for path in (catalog, cases):
+        if not path.is_file():
+            raise click.UsageError(
+                f"{root} is not a rageval checkout (no {path.relative_to(root)}): new-metric writes into a clone of "
+                "rageval's repository; run it there or give --root the clone"
+            )
     for path in (function, folder):
         if path.exists():
             raise click.UsageError(f"{path} exists: new-metric writes no file over another")
