@@ -22,7 +22,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
     "suite": ("rageval.suite.cli:suite_cmd", "Run a suite YAML: every question x setting, cached and resumable."),
     "validate": ("rageval.suite.cli:validate_cmd", "Check a suite YAML without running it."),
-    "rescore": ("rageval.rescoring.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
+    "rescore": (
+        "rageval.rescoring.cli:rescore_cmd",
+        "Recompute every metric of a run directory from its saved records.",
+    ),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": (
         "rageval.calibrate.core:calibrate_cmd",
