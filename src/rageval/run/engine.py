@@ -38,7 +38,6 @@ from typing import Any
 
 from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
-from rageval.heap import freeze_survivors, heap_frozen
 from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
@@ -47,6 +46,7 @@ from rageval.run.scale import RaySession, require_ray
 from rageval.rundir.claim import claim
 from rageval.rundir.manifest import Manifest, RunDir
 from rageval.rundir.records import RecordsFile
+from rageval.speed import freeze_survivors, heap_frozen
 from rageval.text import get_tokenizer
 from rageval.types import Record
 

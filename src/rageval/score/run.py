@@ -46,7 +46,6 @@ from rageval.data.formats.match import Matched, SettingLines, assign_settings, f
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
-from rageval.heap import heap_frozen
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
@@ -66,6 +65,7 @@ from rageval.run.plan import (
 from rageval.rundir.claim import refuse_inputs
 from rageval.rundir.manifest import RunDir
 from rageval.scoring import Scoring
+from rageval.speed import heap_frozen
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
