@@ -26,8 +26,9 @@ the trick alone.  "Without" a trick means the plain code it replaces:
   reading the brackets off the text;
 - ``line_store``: lines kept as ``bytes`` in a list instead of 28 bytes of place and digest per line.
 
-For each trick and command: ``--runs`` alternated pairs (with, without, with, without, ...), the load average
-before each run, wall and CPU time (the child and its children) and peak RSS; min / median / max and the
+For each trick and command: ``--runs`` alternated pairs (with, without, without, with, with, without, ...:
+the order turns each pair, so that a load rising or falling through the runs does not always favour one
+side), the load average before each run, wall and CPU time (the child and its children) and peak RSS; min / median / max and the
 ratio of medians (without / with).  ``--profile``: one run of each command with every trick on and one with
 every trick off under cProfile, with the collector's own time (``gc.callbacks``), and the time in the code
 each trick adds or replaces, as a share of the run: a trick whose code is under 2% of a command's profile
@@ -93,6 +94,7 @@ def _site_modules() -> None:
         "rageval.report.plots",
         "rageval.report.load",
         "rageval.suite.rescore",
+        "rageval.rescore.run",
         "rageval.data.formats.generic",
         "rageval.text.segment",
         "rageval.infiles",
@@ -104,7 +106,9 @@ def _site_modules() -> None:
 
 
 def _off(trick: str) -> None:
-    gc_module = "rageval.speed" if "rageval.speed" in sys.modules else "rageval.heap"
+    gc_module = next((m for m in ("rageval.speed", "rageval.heap") if m in sys.modules), None)
+    if trick in ("heap_frozen", "collector_paused") and gc_module is None:
+        return  # this tree has no collector trick
     if trick == "heap_frozen":
         _replace(gc_module, "heap_frozen", _nothing)
         _replace(gc_module, "freeze_survivors", lambda: None)
@@ -396,7 +400,8 @@ def measure(tricks: list[str], commands: list[str], runs: int, work: Path, data:
         for trick in tricks:
             runs_with, runs_without = [], []
             for i in range(runs):
-                for off, into in (([], runs_with), ([trick], runs_without)):
+                pair = (([], runs_with), ([trick], runs_without))
+                for off, into in pair if i % 2 == 0 else pair[::-1]:  # ABBA: a load that drifts hits both alike
                     r = timed(command, off, work, data)
                     into.append(r)
                     side = "with" if not off else "without"

@@ -1,7 +1,7 @@
 """The pure diagnostics hold no global state of the interpreter: no garbage-collector switch inside them.
 
-The speed tricks that stay are applied by the commands around the pure functions (docs/architecture.md, "Speed
-tricks"); the functions of ``rageval.diagnostics`` compute values only.
+The speed tricks that were measured and why none stays are in docs/architecture.md ("Speed tricks"); the
+functions of ``rageval.diagnostics`` compute values only.
 """
 
 import ast

@@ -46,7 +46,6 @@ from rageval.run.scale import RaySession, require_ray
 from rageval.rundir.claim import claim
 from rageval.rundir.manifest import Manifest, RunDir
 from rageval.rundir.records import RecordsFile
-from rageval.speed import freeze_survivors, heap_frozen
 from rageval.text import get_tokenizer
 from rageval.types import Record
 
@@ -145,7 +144,7 @@ def execute(
     out = rundir.path
     if ray is not None:
         require_ray()  # a clear install hint before anything starts
-    with heap_frozen(), rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses a file path
+    with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses a file path
         claim(out, plan.inputs)  # and a killed run's temporary files removed (no write is in flight: we hold the lock)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
@@ -308,7 +307,6 @@ def _execute(
                             on_record(rec)
                         bar.update(1)
                     cache.flush()  # a packed cache: the batch's entries in one write
-                    freeze_survivors()
                 bar.close()
             complete = True
         finally:

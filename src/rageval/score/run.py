@@ -65,7 +65,6 @@ from rageval.run.plan import (
 from rageval.rundir.claim import refuse_inputs
 from rageval.rundir.manifest import RunDir
 from rageval.scoring import Scoring
-from rageval.speed import heap_frozen
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
@@ -332,13 +331,12 @@ def score_files(
     """
 
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
-    with heap_frozen():  # the caller's heap out of the collector's passes (execute does the same)
-        read = _read_inputs(inputs, fmt, mapping, split, options)
-        try:
-            plan = build_plan(read, options)
-        except BaseException:
-            read.close()
-            raise
+    read = _read_inputs(inputs, fmt, mapping, split, options)
+    try:
+        plan = build_plan(read, options)
+    except BaseException:
+        read.close()
+        raise
     rundir = RunDir(out_dir)
     with rundir.lock("rageval score"):  # one writer per output directory, as a suite run
         try:
