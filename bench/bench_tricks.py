@@ -32,7 +32,8 @@ side), the load average before each run, wall and CPU time (the child and its ch
 ratio of medians (without / with).  ``--profile``: one run of each command with every trick on and one with
 every trick off under cProfile, with the collector's own time (``gc.callbacks``), and the time in the code
 each trick adds or replaces, as a share of the run: a trick whose code is under 2% of a command's profile
-cannot buy 15% of it, and is not timed on that command.  Results go to ``bench/results/bench_tricks.json``.
+cannot buy 15% of it, and is not timed on that command.  Results go to ``bench/results/bench_tricks.json``
+(``bench/_results.py``).
 """
 
 from __future__ import annotations
@@ -48,14 +49,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from _threads import load_line, pin_blas_threads  # beside this script
+from _results import row, run_and_save  # beside this script
+from _threads import load_line, pin_blas_threads
 from bench_score import make_file  # the generic-records generator the other benches use
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve()
 TRICKS = ("heap_frozen", "collector_paused", "legend_memo", "nltk_swap", "bracket_scan", "line_store")
 COMMANDS = ("demo", "score")
-RESULTS = ROOT / "bench" / "results" / "bench_tricks.json"
 
 
 # --- the child: the tricks switched off, then the command line in this process -------------------------------
@@ -351,7 +352,6 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3, help="alternated pairs per trick and command")
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--profile", action="store_true", help="one profiled run per command, tricks on and off")
-    ap.add_argument("--save", default=str(RESULTS))
     ap.add_argument("argv", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     if args.child:
@@ -369,29 +369,51 @@ def main() -> None:
         work = Path(tmp)
         data = work / "records.jsonl"
         make_file(data, args.records)
-        date = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        result: dict = {
-            "bench": "bench_tricks",
-            "date": date,
-            "load_start": _loadavg(),
-            "cpus": os.cpu_count(),
-            "threads": pin_blas_threads(None),
-            "records": args.records,
-            "commands": {c: "rageval " + " ".join(_argv(c, Path("DIR"), Path("FILE"))) for c in commands},
-        }
+        print(
+            f"{args.records:,} records; commands: "
+            + "; ".join(f"rageval {' '.join(_argv(c, Path('DIR'), Path('FILE')))}" for c in commands)
+        )
         if args.profile:
-            result["profile"] = profile(commands, work, data)
+            for r in profile(commands, work, data):
+                row(**_flat_profile(r))
         else:
-            result["rows"] = measure(tricks, commands, args.runs, work, data)
-        result["load_end"] = _loadavg()
+            for r in measure(tricks, commands, args.runs, work, data):
+                row(**_flat_timing(r))
         print(load_line())
-    save = Path(args.save)
-    old = json.loads(save.read_text()) if save.is_file() else {}
-    key = "profile" if args.profile else "timing"
-    old.setdefault(key, []).append(result)
-    save.parent.mkdir(parents=True, exist_ok=True)
-    save.write_text(json.dumps(old, indent=1) + "\n")
-    print(f"saved to {save}")
+
+
+def _flat_timing(r: dict) -> dict:
+    """One saved row of a trick's pairs: medians, ratios (without / with) and the loads before the runs."""
+    med = {
+        f"{k}_{side}": statistics.median(x[k] for x in r[side])
+        for k in ("wall", "cpu", "maxrss_mb")
+        for side in ("with", "without")
+    }
+    loads = [float(x["load"].split()[0]) for x in r["with"] + r["without"]]
+    return {
+        "cmd": r["command"],
+        "trick": r["trick"],
+        "pairs": len(r["with"]),
+        "cpu_with_s": round(med["cpu_with"], 2),
+        "cpu_without_s": round(med["cpu_without"], 2),
+        "cpu_ratio": r["cpu_ratio"],
+        "wall_with_s": round(med["wall_with"], 2),
+        "wall_without_s": round(med["wall_without"], 2),
+        "wall_ratio": r["wall_ratio"],
+        "rss_with_mb": round(med["maxrss_mb_with"]),
+        "rss_without_mb": round(med["maxrss_mb_without"]),
+        "loads_before": f"{min(loads):.1f}–{max(loads):.1f}",
+    }
+
+
+def _flat_profile(r: dict) -> dict:
+    """One saved row of a profiled run: the collector's time and each trick's code, in seconds."""
+    out = {"cmd": r["command"], "trick": f"all {r['tricks']} (profile)", "profiled_s": round(r["wall"], 1)}
+    out["collector_s"] = round(r["gc_s"], 2)
+    for trick, funcs in r["funcs"].items():
+        if funcs:
+            out[f"{trick}_code_s"] = round(sum(funcs.values()), 3)
+    return out
 
 
 def measure(tricks: list[str], commands: list[str], runs: int, work: Path, data: Path) -> list[dict]:
@@ -425,4 +447,7 @@ def measure(tricks: list[str], commands: list[str], runs: int, work: Path, data:
 
 
 if __name__ == "__main__":
-    main()
+    if "--child" in sys.argv:
+        main()  # a measured command: nothing saved
+    else:
+        run_and_save(__file__, main)
