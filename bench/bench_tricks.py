@@ -96,6 +96,7 @@ def _site_modules() -> None:
         "rageval.report.load",
         "rageval.suite.rescore",
         "rageval.rescore.run",
+        "rageval.rescoring.run",
         "rageval.data.formats.generic",
         "rageval.text.segment",
         "rageval.infiles",
