@@ -108,8 +108,8 @@ def _site_modules() -> None:
 
 
 def _off(trick: str) -> None:
-    gc_module = next((m for m in ("rageval.speed", "rageval.heap") if m in sys.modules), None)
-    if trick in ("heap_frozen", "collector_paused") and gc_module is None:
+    gc_module = next((m for m in ("rageval.speed", "rageval.heap") if m in sys.modules), "")
+    if trick in ("heap_frozen", "collector_paused") and not gc_module:
         return  # this tree has no collector trick
     if trick == "heap_frozen":
         _replace(gc_module, "heap_frozen", _nothing)
@@ -199,15 +199,17 @@ def _profiled_functions() -> dict[str, list]:
     from matplotlib.legend import Legend
     from matplotlib.patches import ConnectionStyle
 
-    out["legend_memo"] += [key(Legend._find_best_position), key(ConnectionStyle._Base.__call__)]
+    best = Legend._find_best_position  # type: ignore[attr-defined]  # private: the search the memo skipped
+    out["legend_memo"] += [key(best), key(ConnectionStyle._Base.__call__)]
     from rageval.text import segment
 
     out["nltk_swap"] += [key(segment.punkt_tokenizer)]
     from rageval import infiles
 
     out["bracket_scan"] += [key(_too_deep)]
-    if hasattr(infiles, "_text_too_deep"):
-        out["bracket_scan"] += [key(infiles._text_too_deep)]
+    for name in ("_text_too_deep", "_too_deep"):  # the scan, or the walk a tree without it ships
+        if hasattr(infiles, name):
+            out["bracket_scan"] += [key(getattr(infiles, name))]
     from rageval import linestore
 
     kept = linestore.KeptLines
@@ -256,7 +258,7 @@ def child(off: list[str], stats_path: str | None, argv: list[str]) -> None:
         prof.disable()
         total = time.perf_counter() - t0
         gc.callbacks.remove(on_gc)
-    st = pstats.Stats(prof).stats  # key -> (cc, nc, tt, ct, callers)
+    st = pstats.Stats(prof).stats  # type: ignore[attr-defined]  # key -> (cc, nc, tt, ct, callers)
     funcs = {}
     for trick, keys in _profiled_functions().items():
         funcs[trick] = {f"{Path(k[0]).name}:{k[1]}:{k[2]}": st[k][3] for k in keys if k in st}
@@ -421,9 +423,10 @@ def measure(tricks: list[str], commands: list[str], runs: int, work: Path, data:
     rows = []
     for command in commands:
         for trick in tricks:
-            runs_with, runs_without = [], []
+            runs_with: list[dict] = []
+            runs_without: list[dict] = []
             for i in range(runs):
-                pair = (([], runs_with), ([trick], runs_without))
+                pair: tuple[tuple[list[str], list[dict]], ...] = (([], runs_with), ([trick], runs_without))
                 for off, into in pair if i % 2 == 0 else pair[::-1]:  # ABBA: a load that drifts hits both alike
                     r = timed(command, off, work, data)
                     into.append(r)
