@@ -345,4 +345,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
 
-    raise SystemExit(run_and_save(__file__, main))
+    raise SystemExit(run_and_save(sys.argv[0], main))  # the script as run (no path of its own: it runs from a wheel)
