@@ -235,11 +235,14 @@ def calibrate_alce_human(
 ) -> dict[str, Any]:
     """Agreement of rageval's citation gate (and of ALCE's recorded decisions) with the human labels.
 
-    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
+    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), as a suite's ``judge.params``; the
+    judge is built as a run's is (:func:`rageval.calibrate.run.judge_runner`).
     """
-    from rageval.judges import get_judge
+    from rageval.calibrate.run import judge_runner
 
-    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
+    runner = judge_runner(
+        judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length, judge_params=judge_params
+    )
     abstentions = _score(sentences, runner, threshold)
     recall_r = [(s.human_recall, s.recall) for s in sentences]
     cite_r = [(h, a) for s in sentences for h, a in zip(_cite_labels(s.human_recall, s.human_citation), s.citation)]
