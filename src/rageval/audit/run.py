@@ -37,11 +37,13 @@ settings, questions and records, :mod:`rageval.audit.tables` computes the tables
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rageval import __version__
 from rageval.audit.sample import (
     SCORES,
     AuditError,
@@ -64,9 +66,12 @@ from rageval.audit.tables import (
     scores_table,
 )
 from rageval.audit.write import write_audit
+from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options
+from rageval.errors import ModelUnavailable
 from rageval.judges.checks import params_problems
 from rageval.judges.spec import JudgeSpec, spec_slug
+from rageval.readers import PromptTemplate
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
@@ -110,10 +115,6 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
     """The :class:`~rageval.run.plan.Plan` of the second judge's scoring: per mode (fixed mappings first), one
     Saved setting ``<mode>:<setting>`` per audited setting, its items the audited records in sample order; the
     settings of a mode are scored together, in one batch (one judge call sees the whole sample)."""
-    from rageval import __version__
-    from rageval.diagnostics import CATALOG
-    from rageval.readers import PromptTemplate
-
     manifest = scope.manifest
     judge = scoring.judge.model_dump(mode="json")
     settings = []
@@ -182,7 +183,13 @@ def _score_second(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[s
     from rageval.run.engine import execute
 
     scored = RunDir(scope.out / "scored")
-    result = execute(plan_audit(scope, items, audited, scoring), scored, progress_bar=False)
+    fresh = not scope.out.exists()
+    try:
+        result = execute(plan_audit(scope, items, audited, scoring), scored, progress_bar=False)
+    except ModelUnavailable:
+        if fresh:  # the second judge cannot be loaded: no audit folder of this call is left behind
+            shutil.rmtree(scope.out, ignore_errors=True)
+        raise
     records = {(r.setting.name, r.question_id): r for r in scored.records()}
     for it in items:
         q, name = it.key

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
 from rageval.calibrate.core import LABELS, auroc, calibrate, load_wice
-from rageval.calibrate.run import judge_runner, run_calibration
+from rageval.calibrate.judge import judge_runner
+from rageval.calibrate.run import run_calibration
 
 __all__ = [
     "LABELS",

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval.calibrate.judge import judge_runner
 from rageval.infiles import read_json
 from rageval.stats.agreement import agreement
 from rageval.text.normalize import remove_citations
@@ -236,10 +237,8 @@ def calibrate_alce_human(
     """Agreement of rageval's citation gate (and of ALCE's recorded decisions) with the human labels.
 
     ``judge_params``: the judge's own options (``openai``: model, base_url, ...), as a suite's ``judge.params``; the
-    judge is built as a run's is (:func:`rageval.calibrate.run.judge_runner`).
+    judge is built as a run's is (:func:`rageval.calibrate.judge.judge_runner`).
     """
-    from rageval.calibrate.run import judge_runner
-
     runner = judge_runner(
         judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length, judge_params=judge_params
     )

@@ -17,7 +17,7 @@ The premise is built from the evidence sentences (``--premise``):
 
 Figures: accuracy and balanced accuracy of ``probability >= threshold``, and
 AUROC of the probability (ties count one half).  ``calibrate()`` is the pure
-function; the judge is built as a run's is (:func:`rageval.calibrate.run.judge_runner`); the command is
+function; the judge is built as a run's is (:func:`rageval.calibrate.judge.judge_runner`); the command is
 :mod:`rageval.calibrate.cli`.
 
 >>> rows = [{"claim": "Paris is in France.", "evidence": ["Paris is in France."], "label": "supported"},
@@ -35,6 +35,7 @@ from importlib import resources
 from typing import Any
 
 from rageval.bm25 import PARAMS, BM25Index
+from rageval.calibrate.judge import judge_runner
 from rageval.infiles import InputFileError, iter_json_lines, read_text
 
 __all__ = ["calibrate", "load_wice", "auroc", "format_report", "LABELS"]
@@ -129,8 +130,6 @@ def calibrate(
 
     ``judge_params``: the judge's own options (``openai``: model, base_url, ...), as a suite's ``judge.params``.
     """
-    from rageval.calibrate.run import judge_runner
-
     if premise not in ("bm25", "full"):
         raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
     runner = judge_runner(

@@ -2,7 +2,7 @@
 
 A calibration reads human labels, not a run: WiCE claims (:mod:`rageval.calibrate.core`) or ALCE's human
 citation judgments (:mod:`rageval.calibrate.alce`).  Its judge is built the way the engine builds a run's
-(:func:`judge_runner`: a :class:`~rageval.judges.spec.JudgeSpec` — the spec, the threshold, its params —
+(:func:`~rageval.calibrate.judge.judge_runner`: a :class:`~rageval.judges.spec.JudgeSpec` — the spec, the threshold, its params —
 loaded by :func:`rageval.run.parts.load_judge`, one :class:`~rageval.judges.base.JudgeRunner` with its sqlite
 cache); :func:`run_calibration` reads the file, scores it and formats the figures (the command is
 :mod:`rageval.calibrate.cli`).
@@ -16,41 +16,10 @@ from typing import Any
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
 from rageval.calibrate.core import calibrate, format_report, load_wice
 
-__all__ = ["FORMATS", "judge_runner", "run_calibration"]
+__all__ = ["FORMATS", "run_calibration"]
 
 #: the human-label files a calibration reads
 FORMATS = ("wice", "alce-human")
-
-
-def judge_runner(
-    judge: Any,
-    *,
-    threshold: float = 0.5,
-    cache_dir: Any = None,
-    dtype: Any = None,
-    max_length: int | None = 512,
-    judge_params: Mapping[str, Any] | None = None,
-) -> Any:
-    """The :class:`~rageval.judges.base.JudgeRunner` a calibration scores with.
-
-    A spec string is a :class:`~rageval.judges.spec.JudgeSpec` (``params``: ``max_length``, ``dtype`` when given,
-    then ``judge_params``) loaded as a run's judge is (:func:`rageval.run.parts.load_judge`; a judge that cannot
-    be loaded is a :class:`~rageval.errors.ModelUnavailable`, a spec that names no judge a
-    :class:`~rageval.judges.spec.JudgeSpecError`).  A judge object (the Python API: a callable, a ``Judge``, a
-    ``JudgeRunner``) is wrapped once by the same :func:`~rageval.judges.get_judge`.
-    """
-    from rageval.judges import get_judge
-    from rageval.judges.spec import JudgeSpec, parse_judge_spec
-    from rageval.run.parts import load_judge
-
-    params: dict[str, Any] = {"max_length": max_length}
-    if dtype is not None:
-        params["dtype"] = dtype
-    params.update(judge_params or {})
-    if isinstance(judge, str):
-        parse_judge_spec(judge).checked()  # a spec naming no judge: its own one-line error (exit 2)
-        return load_judge(JudgeSpec(spec=judge, threshold=threshold, params=params), cache_dir, None)
-    return get_judge(judge, cache_dir=cache_dir, **params)
 
 
 def run_calibration(
