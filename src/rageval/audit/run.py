@@ -123,8 +123,7 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
             mine = [it for it in items if it.key[1] == name]
             if not mine:
                 continue
-            saved = [_saved(it) for it in mine]
-            setting = replace(saved[0].setting, name=_mode_setting(mode, name))
+            setting = replace(mine[0].saved.setting, name=_mode_setting(mode, name))
             key = {
                 "rageval": __version__,
                 "kind": "audit",
@@ -144,7 +143,7 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
                     Saved(fixed_recovery=mode == "fixed"),
                     DIAGNOSTICS,
                     key,
-                    tuple(Item(None, None, saved=replace(r, setting=setting)) for r in saved),
+                    tuple(Item(None, None, saved=replace(it.saved, setting=setting)) for it in mine),
                     evidence_text=PromptTemplate.coerce(manifest.template_of(name)).evidence_text,
                     batch_size=max(1, len(items)),
                     joint=mode,
@@ -171,10 +170,6 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
         summary={"dataset": manifest.suite.dataset, "origin": {"of_run": of_run}},
         judge_cache=scope.out / "cache",
     )
-
-
-def _saved(it: AuditItem) -> Record:
-    return Record.from_dict({k: v for k, v in it.record.items() if k != "_line"})
 
 
 def _score_second(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str], scoring: Any) -> Any:
@@ -355,7 +350,7 @@ def _score_run(req: AuditRequest, n_resamples) -> _Scored:
     second = JudgeSpec(spec=judge, threshold=options.threshold, params=judge_options)
     scoring = manifest.scoring_spec(second)
     scope = _Scope(run, manifest, run_dir, judge, n, modes, seed, options, resamples, out, judge_options)
-    items = build_items(run, audited, sample, manifest)
+    items = build_items(run, audited, sample)
     result = _score_second(scope, items, audited, scoring)
     runner_id = result.models.get("judge")
     first_id = (run.manifest.get("models") or {}).get("judge")
