@@ -169,6 +169,7 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
         seed=scope.seed,
         summary={"dataset": manifest.suite.dataset, "origin": {"of_run": of_run}},
         judge_cache=scope.out / "cache",
+        packed=True,  # a mode's records of a setting in one pack write, not one file each
     )
 
 
