@@ -15,7 +15,9 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    advances), then take its items one by one in their own order (a streamed
    plan's made as they are taken): hash each, reuse what the record cache holds
    (:mod:`rageval.run.cache`) and gather the rest into batches to compress, read
-   and score (:mod:`rageval.run.execute`), each record written to the cache the
+   and score (:mod:`rageval.run.execute`; the settings of a joint group in
+   batches across them, one scoring call each: :attr:`~rageval.run.plan.SettingPlan.joint`),
+   each record written to the cache the
    moment it is finished and streamed to ``records.jsonl`` in the run's order
    (:class:`~rageval.rundir.records.RecordsFile`: one JSON encoding per record, no
    record held once written, a resumed run's file the same bytes).  Nothing is
