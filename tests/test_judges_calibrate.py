@@ -5,7 +5,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from rageval.calibrate.core import auroc, calibrate, calibrate_cmd, load_wice
+from rageval.calibrate.cli import calibrate_cmd
+from rageval.calibrate.core import auroc, calibrate, load_wice
 
 
 def test_auroc_hand_computed_with_ties():

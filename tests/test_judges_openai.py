@@ -595,7 +595,7 @@ def test_calibrate_judge_param_errors():
 
 
 def test_parse_judge_params():
-    from rageval.calibrate.core import parse_judge_params
+    from rageval.calibrate.cli import parse_judge_params
 
     assert parse_judge_params(["a=1", "b=0.5", "c=true", "d=null", "e=x=y", "f=[1]", "g="]) == {
         "a": 1,

@@ -9,9 +9,16 @@ Two modes, as the attribution–compression paper defines them:
   without declared provenance.
 
 The first judge's values are the run's own (record metrics and per-sentence gate
-decisions): no model is loaded for them.  The second judge's calls are cached in
-``RUN_DIR/audit-<judge>/cache``, so a rerun makes no new calls.  Everything is
-written into ``RUN_DIR/audit-<judge>/``; the run's records are only read.
+decisions): no model is loaded for them.  The second judge scores through the one
+engine (:func:`rageval.run.engine.execute`): the audit plans, per mode, one
+:class:`~rageval.run.plan.Saved` setting per audited setting (``<mode>:<setting>``;
+fixed mappings: ``Saved(fixed_recovery=True)``), the settings of a mode scored
+together in one batch (:attr:`~rageval.run.plan.SettingPlan.joint`), with the
+second judge as the plan's judge; its records are written to
+``RUN_DIR/audit-<judge>/scored/`` (a run directory of its own, so a rerun
+reuses them) and its calls cached in ``RUN_DIR/audit-<judge>/cache``, so a rerun
+makes no new calls.  Everything is written into ``RUN_DIR/audit-<judge>/``; the
+run's records are only read.
 
 Figures (docs/statistics.md#second-evaluator-audit): emitted and grounded precision
 and recall under each evaluator, both ways (a judge abstention scored as not
@@ -21,8 +28,8 @@ cross-judge differences (second − first) with intervals and Holm-adjusted sign
 p-values; the per-pair agreement rate and Cohen's kappa of the two judges'
 decisions; and each judge's abstentions.
 
-This module runs an audit (:func:`run_audit`): it checks the request, loads the run and the
-second judge, and has the second judge score the sample; :mod:`rageval.audit.sample` picks the
+This module runs an audit (:func:`run_audit`): it checks the request, loads the run, plans the
+second judge's scoring of the sample and has the engine run it; :mod:`rageval.audit.sample` picks the
 settings, questions and records, :mod:`rageval.audit.tables` computes the tables and
 :mod:`rageval.audit.write` writes them.
 """
@@ -30,11 +37,13 @@ settings, questions and records, :mod:`rageval.audit.tables` computes the tables
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from rageval import __version__
 from rageval.audit.sample import (
     SCORES,
     AuditError,
@@ -57,19 +66,21 @@ from rageval.audit.tables import (
     scores_table,
 )
 from rageval.audit.write import write_audit
-from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options
+from rageval.errors import ModelUnavailable
 from rageval.judges.checks import params_problems
 from rageval.judges.spec import JudgeSpec, spec_slug
+from rageval.readers import PromptTemplate
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
-from rageval.run.parts import Parts, load_judge
+from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
 from rageval.rundir.claim import claim
 from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
-from rageval.text import get_tokenizer
+from rageval.types import Record
 
-__all__ = ["AuditError", "AuditRequest", "run_audit", "audit_runs", "audit_dir", "MODES"]
+__all__ = ["AuditError", "AuditRequest", "run_audit", "audit_runs", "audit_dir", "plan_audit", "MODES", "DIAGNOSTICS"]
 
 MODES = ("fixed", "rerecover")
 
@@ -81,32 +92,106 @@ def audit_dir(run_dir: str | Path, judge: str) -> Path:
 
 # ---------------------------------------------------------------- the second judge
 
+#: what the second judge scores: the citation scores, emitted and grounded (the engine's parts of both)
+DIAGNOSTICS = ("emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall")
 
-def _second(row: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: row.get(k) for m in SCORES for k in (m, f"{m}_excl_abstain")}
-    out["judge_abstentions"] = row.get("judge_abstentions")
-    out["sentences"] = (row.get("details") or {}).get("sentences") or []
-    out["recovery"] = (row.get("details") or {}).get("recovery") or {}
+
+def _second(rec: Record) -> dict[str, Any]:
+    """The second judge's values of one audited record: its scores, abstentions and per-sentence details."""
+    metrics = rec.metrics or {}
+    details = (rec.extra or {}).get("attribution") or {}
+    out = {k: metrics.get(k) for m in SCORES for k in (m, f"{m}_excl_abstain")}
+    out["judge_abstentions"] = metrics.get("judge_abstentions")
+    out["sentences"] = details.get("sentences") or []
+    out["recovery"] = details.get("recovery") or {}
     return out
 
 
-def _score_second(items: Sequence[AuditItem], runner: Any, options: Any, modes: Sequence[str]) -> None:
-    answers = [it.input.answer for it in items]
-    units = [it.input.unit_dicts() for it in items]
-    sources = [it.input.source_dicts() for it in items]
-    for mode in modes:
-        rows = attribution_scores_batch(
-            answers,
-            units,
-            sources,
-            judge=runner,
-            options=options,
-            parts=("emitted", "grounded"),
-            details=True,
-            recovered=[it.fixed for it in items] if mode == "fixed" else None,
-        )
-        for it, row in zip(items, rows):
-            it.second[mode] = _second(row)
+def _mode_setting(mode: str, name: str) -> str:
+    return f"{mode}:{name}"
+
+
+def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str], scoring: Any) -> Plan:
+    """The :class:`~rageval.run.plan.Plan` of the second judge's scoring: per mode (fixed mappings first), one
+    Saved setting ``<mode>:<setting>`` per audited setting, its items the audited records in sample order; the
+    settings of a mode are scored together, in one batch (one judge call sees the whole sample)."""
+    manifest = scope.manifest
+    judge = scoring.judge.model_dump(mode="json")
+    settings = []
+    for mode in scope.modes:
+        for name in audited:
+            mine = [it for it in items if it.key[1] == name]
+            if not mine:
+                continue
+            setting = replace(mine[0].saved.setting, name=_mode_setting(mode, name))
+            key = {
+                "rageval": __version__,
+                "kind": "audit",
+                "mode": mode,
+                "scoring": scoring.to_json(),
+                "judge": judge,
+                "judge_id": None,
+                "diagnostics": {d: CATALOG[d].version for d in DIAGNOSTICS},
+                # fixed mappings: the first judge's recovered ids, which the saved record's hash does not cover
+                "first": sha([[it.key[0], (it.record.get("extra") or {}).get("attribution")] for it in mine])
+                if mode == "fixed"
+                else None,
+            }
+            settings.append(
+                SettingPlan(
+                    setting,
+                    Saved(fixed_recovery=mode == "fixed"),
+                    DIAGNOSTICS,
+                    key,
+                    tuple(Item(None, None, saved=replace(it.saved, setting=setting)) for it in mine),
+                    evidence_text=PromptTemplate.coerce(manifest.template_of(name)).evidence_text,
+                    batch_size=max(1, len(items)),
+                    joint=mode,
+                )
+            )
+    of_run = str(scope.run_dir.resolve())
+    config = {
+        "judge": scope.judge,
+        "params": dict(scope.judge_options),
+        "threshold": scoring.judge.threshold,
+        "modes": list(scope.modes),
+        "n": scope.n,
+        "seed": scope.seed,
+        "settings": list(audited),
+    }
+    questions = list(dict.fromkeys(it.key[0] for it in items))
+    return Plan(
+        origin=Origin("audit", manifest.suite.name, sha([manifest.suite.hash, config])[:16], config, source=of_run),
+        settings=tuple(settings),
+        question_order=tuple(questions),
+        scoring=scoring,
+        diagnostics=DIAGNOSTICS,
+        seed=scope.seed,
+        summary={"dataset": manifest.suite.dataset, "origin": {"of_run": of_run}},
+        judge_cache=scope.out / "cache",
+        packed=True,  # a mode's records of a setting in one pack write, not one file each
+    )
+
+
+def _score_second(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str], scoring: Any) -> Any:
+    """Have the engine score the sample with the second judge (into ``audit-<judge>/scored/``) and give each item
+    its second judge's values per mode; returns the engine's result."""
+    from rageval.run.engine import execute
+
+    scored = RunDir(scope.out / "scored")
+    fresh = not scope.out.exists()
+    try:
+        result = execute(plan_audit(scope, items, audited, scoring), scored, progress_bar=False)
+    except ModelUnavailable:
+        if fresh:  # the second judge cannot be loaded: no audit folder of this call is left behind
+            shutil.rmtree(scope.out, ignore_errors=True)
+        raise
+    records = {(r.setting.name, r.question_id): r for r in scored.records()}
+    for it in items:
+        q, name = it.key
+        for mode in scope.modes:
+            it.second[mode] = _second(records[(_mode_setting(mode, name), q)])
+    return result
 
 
 # ---------------------------------------------------------------- the audit
@@ -262,19 +347,18 @@ def _score_run(req: AuditRequest, n_resamples) -> _Scored:
             "--settings to settings that ran"
         )
     sample = select_sample(cohort, n, seed)
-    out = audit_dir(run_dir, judge)  # created by the judge's cache once the judge loads, never before
+    out = audit_dir(run_dir, judge)  # created by the engine once it runs, never before
     second = JudgeSpec(spec=judge, threshold=options.threshold, params=judge_options)
+    scoring = manifest.scoring_spec(second)
     scope = _Scope(run, manifest, run_dir, judge, n, modes, seed, options, resamples, out, judge_options)
-    with Parts() as parts:
-        runner = parts.add(load_judge(second, out / "cache", get_tokenizer(manifest.scoring.tokenizer)))
-        first_id = (run.manifest.get("models") or {}).get("judge")
-        if first_id is not None and getattr(runner, "id", None) == first_id:
-            raise AuditError(f"judge {judge!r} is the run's own judge ({first_id}): the audit needs a second evaluator")
-        items = build_items(run, audited, sample, manifest)
-        _score_second(items, runner, options, modes)
-        _check_alignment(items, modes)
-        stats_now = runner.stats() if hasattr(runner, "stats") else {}
-        return _Scored(scope, items, audited, left_out, cohort, sample, getattr(runner, "id", None), stats_now)
+    items = build_items(run, audited, sample)
+    result = _score_second(scope, items, audited, scoring)
+    runner_id = result.models.get("judge")
+    first_id = (run.manifest.get("models") or {}).get("judge")
+    if first_id is not None and runner_id == first_id:
+        raise AuditError(f"judge {judge!r} is the run's own judge ({first_id}): the audit needs a second evaluator")
+    _check_alignment(items, modes)
+    return _Scored(scope, items, audited, left_out, cohort, sample, runner_id, result.judge_stats)
 
 
 def _judge_options(judge: str, given: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What an audit looks at: the settings that ran, the questions ok in all of them, the seeded subsample, and each
-audited record with the first judge's values (its saved scores and per-sentence decisions, its recovered ids).
+audited record with the first judge's values (its saved scores and per-sentence decisions, its recovered ids
+checked).
 
-Nothing here calls a judge: the second judge scores the sample in :mod:`rageval.audit.run`.
+Nothing here calls a judge: the engine scores the sample with the second judge (:mod:`rageval.audit.run`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from rageval.diagnostics.inputs import ScoringInput
+from rageval.diagnostics.attribution.fixed import saved_recovery
 from rageval.errors import ConfigError
-from rageval.readers import PromptTemplate
 from rageval.registry import did_you_mean
 from rageval.types import Record
 
@@ -62,11 +62,11 @@ def ok_cohort(run, settings: Sequence[str]) -> list[str]:
 
 @dataclass
 class AuditItem:
-    """One audited record: its scoring input, the first judge's values and the second judge's per mode."""
+    """One audited record (as read, and as the engine scores it again), the first judge's values and the second
+    judge's per mode."""
 
     record: dict[str, Any]
-    input: Any
-    fixed: dict[int, list[str]]
+    saved: Record
     first: dict[str, Any]
     second: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -75,16 +75,12 @@ class AuditItem:
         return self.record["question_id"], self.record["setting"]["name"]
 
 
-def _fixed_map(rec: Mapping[str, Any], where: str) -> dict[int, list[str]]:
-    recovery = ((rec.get("extra") or {}).get("attribution") or {}).get("recovery") or {}
-    out = {}
-    for unit, r in recovery.items():
-        try:
-            k = int(unit) - 1
-        except (TypeError, ValueError):
-            raise AuditError(f"{where}: extra.attribution.recovery has a unit key {unit!r}, not a number") from None
-        out[k] = list((r or {}).get("recovered") or [])
-    return out
+def _check_recovery(rec: Mapping[str, Any], where: str) -> None:
+    """The first judge's recovered ids (``extra.attribution.recovery``), read as fixed mappings read them."""
+    try:
+        saved_recovery(rec.get("extra") or {})
+    except ValueError as err:
+        raise AuditError(f"{where}: {err}") from None
 
 
 def _first(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -107,9 +103,8 @@ def _first(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
     return out
 
 
-def build_items(run, settings: Sequence[str], sample: Sequence[str], manifest: Any) -> list[AuditItem]:
+def build_items(run, settings: Sequence[str], sample: Sequence[str]) -> list[AuditItem]:
     """The ok records of the sampled questions in the audited settings (settings, then sample order)."""
-    shown = {s: PromptTemplate.coerce(manifest.template_of(s)).evidence_text for s in settings}
     wanted = set(sample)
     order = {q: i for i, q in enumerate(sample)}
     sorder = {s: i for i, s in enumerate(settings)}
@@ -120,13 +115,7 @@ def build_items(run, settings: Sequence[str], sample: Sequence[str], manifest: A
     items = []
     for r in recs:
         where = f"records.jsonl line {r.get('_line')} ({r['question_id']}, {r['setting']['name']})"
+        _check_recovery(r, where)
         clean = {k: v for k, v in r.items() if k != "_line"}
-        items.append(
-            AuditItem(
-                record=r,
-                input=ScoringInput.from_record(Record.from_dict(clean), shown[r["setting"]["name"]]),
-                fixed=_fixed_map(r, where),
-                first=_first(r, where),
-            )
-        )
+        items.append(AuditItem(record=r, saved=Record.from_dict(clean), first=_first(r, where)))
     return items

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rageval.calibrate.judge import judge_runner
 from rageval.infiles import read_json
 from rageval.stats.agreement import agreement
 from rageval.text.normalize import remove_citations
@@ -235,11 +236,12 @@ def calibrate_alce_human(
 ) -> dict[str, Any]:
     """Agreement of rageval's citation gate (and of ALCE's recorded decisions) with the human labels.
 
-    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
+    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), as a suite's ``judge.params``; the
+    judge is built as a run's is (:func:`rageval.calibrate.judge.judge_runner`).
     """
-    from rageval.judges import get_judge
-
-    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
+    runner = judge_runner(
+        judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length, judge_params=judge_params
+    )
     abstentions = _score(sentences, runner, threshold)
     recall_r = [(s.human_recall, s.recall) for s in sentences]
     cite_r = [(h, a) for s in sentences for h, a in zip(_cite_labels(s.human_recall, s.human_citation), s.citation)]

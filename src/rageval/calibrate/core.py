@@ -17,7 +17,8 @@ The premise is built from the evidence sentences (``--premise``):
 
 Figures: accuracy and balanced accuracy of ``probability >= threshold``, and
 AUROC of the probability (ties count one half).  ``calibrate()`` is the pure
-function; ``calibrate_cmd`` the click command.
+function; the judge is built as a run's is (:func:`rageval.calibrate.judge.judge_runner`); the command is
+:mod:`rageval.calibrate.cli`.
 
 >>> rows = [{"claim": "Paris is in France.", "evidence": ["Paris is in France."], "label": "supported"},
 ...         {"claim": "Lyon is in Spain.", "evidence": ["Paris is in France."], "label": "not_supported"}]
@@ -28,23 +29,16 @@ function; ``calibrate_cmd`` the click command.
 
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-import click
-
 from rageval.bm25 import PARAMS, BM25Index
-from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
-from rageval.cli.options import threshold_option
-from rageval.errors import ConfigError
+from rageval.calibrate.judge import judge_runner
 from rageval.infiles import InputFileError, iter_json_lines, read_text
-from rageval.io import json_text, write_text_atomic
-from rageval.judges import get_judge
 
-__all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
+__all__ = ["calibrate", "load_wice", "auroc", "format_report", "LABELS"]
 
 LABELS = {"supported": 1, "not_supported": 0, "partially_supported": None}
 
@@ -134,11 +128,13 @@ def calibrate(
 ) -> dict[str, Any]:
     """Score ``judge`` on WiCE-format rows; see the module doc for the figures.
 
-    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), passed to ``get_judge``.
+    ``judge_params``: the judge's own options (``openai``: model, base_url, ...), as a suite's ``judge.params``.
     """
     if premise not in ("bm25", "full"):
         raise ValueError(f"premise must be 'bm25' or 'full', got {premise!r}")
-    runner = get_judge(judge, cache_dir=cache_dir, dtype=dtype, max_length=max_length, **dict(judge_params or {}))
+    runner = judge_runner(
+        judge, threshold=threshold, cache_dir=cache_dir, dtype=dtype, max_length=max_length, judge_params=judge_params
+    )
     prem = [_premise(r, premise, k) for r in rows]
     hyp = [r["claim"] for r in rows]
     all_probs = runner(prem, hyp)
@@ -209,154 +205,3 @@ def format_report(r: dict[str, Any]) -> str:
     if r["judge_stats"].get("truncated"):
         lines.append(f"truncated pairs: {r['judge_stats']['truncated']}")
     return "\n".join(lines)
-
-
-@click.command("calibrate")
-@click.argument("file", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["wice", "alce-human"]),
-    default="wice",
-    show_default=True,
-    help="wice: claim-level support labels (JSON lines); alce-human: ALCE's human citation evaluation (JSON).",
-)
-@click.option(
-    "--judge",
-    "judge",
-    default="lexical",
-    show_default=True,
-    help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes), "
-    "openai:<model>@<base_url> (an OpenAI-compatible server).",
-)
-@click.option(
-    "--data",
-    "data",
-    default=None,
-    type=click.Path(exists=True, dir_okay=False),
-    help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).",
-)
-@threshold_option(default=0.5)
-@click.option(
-    "--premise",
-    default="bm25",
-    show_default=True,
-    type=click.Choice(["bm25", "full"]),
-    help="bm25: top-k evidence sentences for the claim; full: the whole page.",
-)
-@click.option(
-    "--k", "k", default=5, show_default=True, type=click.IntRange(1), help="Evidence sentences for --premise bm25."
-)
-@click.option("--limit", default=None, type=click.IntRange(1), help="Score only the first N rows.")
-@click.option(
-    "--dtype",
-    default=None,
-    type=click.Choice(["float32", "bfloat16", "float16"]),
-    help="Weights dtype of a model judge (bfloat16: opt-in, faster on CPUs/GPUs with bf16 units).",
-)
-@click.option(
-    "--max-length",
-    default=512,
-    show_default=True,
-    type=click.IntRange(8),
-    help="Truncation of a model judge's input, in tokens (truncated pairs are counted).",
-)
-@click.option(
-    "--judge-param",
-    "judge_param",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A judge's own option, repeatable (openai: --judge-param model=M --judge-param base_url=URL; "
-    "numbers, true/false and null are read as such).",
-)
-@click.option("--cache-dir", default=None, type=click.Path(file_okay=False), help="Judge cache folder.")
-@click.option(
-    "--json", "json_out", default=None, type=click.Path(dir_okay=False), help="Also write the figures as JSON."
-)
-def calibrate_cmd(
-    file, fmt, judge, data, threshold, premise, k, limit, dtype, max_length, judge_param, cache_dir, json_out
-):
-    """Score a judge against human labels: WiCE support (accuracy, balanced accuracy, AUROC), or, with
-    --format alce-human FILE, ALCE's human citation judgments (agreement and Cohen's kappa of the citation gate).
-    """
-    if file and data:
-        raise click.ClickException("give the data file once: as FILE or with --data, not both")
-    data = file or data
-    params = parse_judge_params(judge_param)
-    if fmt == "alce-human":
-        _calibrate_alce(data, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params)
-        return
-    with _input_errors():
-        rows = load_wice(data)
-        if limit:
-            rows = rows[:limit]
-        r = calibrate(
-            rows,
-            judge=judge,
-            threshold=threshold,
-            premise=premise,
-            k=k,
-            cache_dir=cache_dir,
-            dtype=dtype,
-            max_length=max_length,
-            judge_params=params,
-        )
-    _emit(format_report(r), r, json_out)
-
-
-@contextlib.contextmanager
-def _input_errors() -> Iterator[None]:
-    """A bad data file or judge option is the command's one-line error; an input file rageval cannot read
-    (a :class:`~rageval.errors.ConfigError`) keeps the CLI's own line and exit 2."""
-    try:
-        yield
-    except ConfigError:
-        raise
-    except (ValueError, FileNotFoundError) as err:
-        raise click.ClickException(str(err)) from err
-
-
-def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
-    """Print the report; with ``--json``, also write the figures (atomically, through :mod:`rageval.io`)."""
-    click.echo(text)
-    if json_out:
-        write_text_atomic(json_out, json_text(result, sort_keys=False, indent=2))
-
-
-def parse_judge_params(items: Sequence[str]) -> dict[str, Any]:
-    """``--judge-param KEY=VALUE`` options as a dict (:func:`rageval.judges.spec.parse_judge_params`).
-
-    >>> parse_judge_params(["model=llama3:8b", "base_url=http://127.0.0.1:8000/v1", "concurrency=4", "logprobs=false"])
-    {'model': 'llama3:8b', 'base_url': 'http://127.0.0.1:8000/v1', 'concurrency': 4, 'logprobs': False}
-    """
-    from rageval.judges.spec import parse_judge_params as parse
-
-    try:
-        return parse(items)
-    except ValueError as err:
-        raise click.BadParameter(
-            str(err).removeprefix("--judge-param").lstrip(": "), param_hint="--judge-param"
-        ) from None
-
-
-def _calibrate_alce(path, judge, threshold, limit, dtype, max_length, cache_dir, json_out, params=None) -> None:
-    """``--format alce-human``: see :mod:`rageval.calibrate.alce`."""
-    if not path:
-        raise click.ClickException(
-            "--format alce-human needs the file: rageval calibrate --format alce-human "
-            "human_eval_citations_completed.json --judge ..."
-        )
-    with _input_errors():
-        sentences = load_alce_human(path)
-        if limit:
-            sentences = sentences[:limit]
-        r = calibrate_alce_human(
-            sentences,
-            judge=judge,
-            threshold=threshold,
-            cache_dir=cache_dir,
-            dtype=dtype,
-            max_length=max_length,
-            judge_params=params,
-        )
-    _emit(format_alce_report(r), r, json_out)

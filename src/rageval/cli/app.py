@@ -28,7 +28,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     ),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": (
-        "rageval.calibrate.core:calibrate_cmd",
+        "rageval.calibrate.cli:calibrate_cmd",
         "Score a judge against human labels (WiCE support; ALCE's human citation judgments).",
     ),
     "audit": ("rageval.audit.cli:audit_cmd", "Second-evaluator audit: rescore a subsample with another judge."),

@@ -33,6 +33,9 @@ __all__ = ["score"]
 def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options: ScoringOptions, judge: Any):
     from rageval.diagnostics.attribution import attribution_scores_batch
 
+    fixed = [x.recovered for x in inputs]  # fixed mappings (a saved record's recovered ids), all or none
+    if any(r is None for r in fixed) and any(r is not None for r in fixed):
+        raise ValueError("fixed mappings (ScoringInput.recovered) are given for some inputs of a batch, not all")
     return attribution_scores_batch(
         [x.answer for x in inputs],
         [list(x.units) for x in inputs],  # Unit and SourceSnippet objects: checked when made, never converted
@@ -42,6 +45,7 @@ def _engine_rows(inputs: Sequence[ScoringInput], parts: tuple[str, ...], options
         parts=parts,
         details=True,
         list_questions=[x.list_question for x in inputs],
+        recovered=fixed if fixed and fixed[0] is not None else None,
     )
 
 

@@ -13,7 +13,7 @@ scores both the same way.  The suite object never travels into scoring.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval.diagnostics.attribution.options import AttributionOptions
@@ -132,6 +132,9 @@ class ScoringInput:
     question: str = ""  # the question's text (a list question's ALCE citation sentences start with it)
     #: the claims of the answer its file supplies (RAGChecker's ``response_claims``); None: its sentences
     answer_claims: tuple[str, ...] | None = None
+    #: fixed mappings: each unit's (0-based) recovered source ids, kept from a saved record instead of recovering
+    #: them again (the audit's fixed mode; :mod:`rageval.diagnostics.attribution.fixed`); None: recovered as usual
+    recovered: Mapping[int, tuple[str, ...]] | None = None
 
     @property
     def list_question(self) -> str | None:
@@ -174,12 +177,16 @@ class ScoringInput:
         )
 
     @classmethod
-    def from_record(cls, record: Record, evidence_text: Callable[[Unit], str]) -> ScoringInput:
-        """From a saved ``ok`` record (``rageval rescore``)."""
+    def from_record(
+        cls, record: Record, evidence_text: Callable[[Unit], str], *, fixed_recovery: bool = False
+    ) -> ScoringInput:
+        """From a saved ``ok`` record (``rageval rescore``); ``fixed_recovery``: with the recovered source ids the
+        record saved (its ``extra.attribution.recovery``), kept instead of recovered again (the audit's fixed
+        mappings)."""
         if record.context is None:
             raise ValueError(f"record {record.question_id!r} ({record.setting.name}) has no context to score")
         extra = record.extra or {}
-        return cls.build(
+        built = cls.build(
             question_id=record.question_id,
             answer=record.answer.text if record.answer else "",
             context=record.context,
@@ -192,6 +199,11 @@ class ScoringInput:
             question=extra.get("question", ""),
             answer_claims=extra.get("answer_claims"),
         )
+        if not fixed_recovery:
+            return built
+        from rageval.diagnostics.attribution.fixed import saved_recovery
+
+        return replace(built, recovered=saved_recovery(extra))
 
     def unit_dicts(self) -> list[dict[str, Any]]:
         return [u.to_dict() for u in self.units]

@@ -15,7 +15,9 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    advances), then take its items one by one in their own order (a streamed
    plan's made as they are taken): hash each, reuse what the record cache holds
    (:mod:`rageval.run.cache`) and gather the rest into batches to compress, read
-   and score (:mod:`rageval.run.execute`), each record written to the cache the
+   and score (:mod:`rageval.run.execute`; the settings of a joint group in
+   batches across them, one scoring call each: :attr:`~rageval.run.plan.SettingPlan.joint`),
+   each record written to the cache the
    moment it is finished and streamed to ``records.jsonl`` in the run's order
    (:class:`~rageval.rundir.records.RecordsFile`: one JSON encoding per record, no
    record held once written, a resumed run's file the same bytes).  Nothing is
@@ -39,7 +41,7 @@ from typing import Any
 from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
 from rageval.run.cache import CacheTally, RecordCache
-from rageval.run.execute import Stage, run_batch
+from rageval.run.execute import Stage, run_batch, run_joint
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
 from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
 from rageval.run.scale import RaySession, require_ray
@@ -65,6 +67,7 @@ class RunResult:
     models: dict[str, Any] = field(default_factory=dict)  # the ids of the parts, as the manifest records them
     #: setting -> counts of its records over their budget (:attr:`~rageval.run.cache.CacheTally.over_budget`)
     over_budget: dict[str, dict[str, int]] = field(default_factory=dict)
+    judge_stats: dict[str, Any] = field(default_factory=dict)  # the judge runner's counters (run_stats.json's)
 
 
 @dataclass
@@ -95,10 +98,56 @@ class SettingWork:
 
 
 def _local_batches(work: Iterable[SettingWork]) -> Iterator[tuple[SettingWork, list[Item], list[Record]]]:
-    """The single-process path: each batch compressed, read and scored here, in order."""
+    """The single-process path: each batch compressed, read and scored here, in order (a joint group's batches
+    across its settings: :attr:`~rageval.run.plan.SettingPlan.joint`)."""
+    for group in _joint_groups(work):
+        if len(group) == 1:
+            w = group[0]
+            for batch in w.batches():
+                yield w, batch, run_batch(batch, w.stage)
+            continue
+        for parts in _joint_batches(group):
+            records = run_joint([(batch, w.stage) for w, batch in parts])
+            for (w, batch), recs in zip(parts, records):
+                yield w, batch, recs
+
+
+def _joint_groups(work: Iterable[SettingWork]) -> Iterator[list[SettingWork]]:
+    """The settings one by one, those next to each other with the same ``joint`` label together; a setting
+    without one is handed on at once (the next setting's parts are not built before its batches run)."""
+    group: list[SettingWork] = []
     for w in work:
-        for batch in w.batches():
-            yield w, batch, run_batch(batch, w.stage)
+        if group and w.planned.joint != group[0].planned.joint:
+            yield group
+            group = []
+        if w.planned.joint is None:
+            yield [w]
+            continue
+        group.append(w)
+    if group:
+        yield group
+
+
+def _joint_batches(group: list[SettingWork]) -> Iterator[list[tuple[SettingWork, list[Item]]]]:
+    """A joint group's pending items in batches of its first setting's ``batch_size``, across its settings, in
+    order: each batch as its settings' parts."""
+    size = group[0].batch_size
+    diagnostics = group[0].planned.diagnostics
+    parts: list[tuple[SettingWork, list[Item]]] = []
+    n = 0
+    for w in group:
+        if w.planned.diagnostics != diagnostics:
+            raise ValueError(f"joint settings {group[0].planned.name!r} and {w.planned.name!r} differ in diagnostics")
+        for item in w.pending:
+            if not parts or parts[-1][0] is not w:
+                parts.append((w, []))
+            parts[-1][1].append(item)
+            n += 1
+            if n >= size:
+                yield parts
+                parts, n = [], 0
+    if parts:
+        yield parts
 
 
 def item_hash(key: Mapping[str, Any], item: Item) -> str:
@@ -262,6 +311,7 @@ class _Execution:
                 self.options,
                 self.allow_unavailable,
                 evidence_text=sp.evidence_text,
+                fixed_recovery=bool(getattr(sp.source, "fixed_recovery", False)),
             )
             spec = getattr(sp.source, "reader", None)
             size = sp.batch_size or (spec.batch_size if spec is not None else 256)
@@ -337,6 +387,7 @@ def _execute(
         quarantined=len(cache.quarantined),
         models=dict(run.models),
         over_budget=tally.over_budget,
+        judge_stats=dict(stats["judge"]),
     )
 
 

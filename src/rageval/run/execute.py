@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval.citations import parse_answer
@@ -34,7 +34,7 @@ from rageval.run.plan import Item
 from rageval.token_counts import evidence_tokens
 from rageval.types import Answer, Context, Record, Setting
 
-__all__ = ["Item", "Stage", "compress_and_read", "run_batch", "score_outputs"]
+__all__ = ["Item", "Scored", "Stage", "compress_and_read", "run_batch", "run_joint", "score_outputs", "score_together"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ class Stage:
     options: ScoringOptions
     allow_unavailable: bool
     evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
+    #: a saved record's recovered source ids kept (:attr:`~rageval.run.plan.Saved.fixed_recovery`)
+    fixed_recovery: bool = False
 
     def shown(self) -> Any:
         if self.evidence_text is not None:
@@ -213,23 +215,62 @@ def _read(batch: Sequence[Item], contexts: list, records: list, stage: Stage) ->
 def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any], records: list, stage: Stage) -> None:
     """Fill ``records[i]`` for each reader output ``outputs[i]``: a failed status, a ``judge_error``, or the scored
     record.  The one place a record is scored and assembled (the suite runner and ``rageval score``)."""
+    score_together([Scored(batch, contexts, outputs, records, stage)])
+
+
+@dataclass
+class Scored:
+    """One setting's part of a scoring call: its batch, contexts, reader outputs, the records to fill, its stage."""
+
+    batch: Sequence[Item]
+    contexts: list
+    outputs: dict[int, Any]
+    records: list
+    stage: Stage
+    scored: list[int] = field(default_factory=list)  # the indexes scored (their reader output is ok)
+    inputs: list[ScoringInput] = field(default_factory=list)
+
+
+def score_together(parts: Sequence[Scored]) -> None:
+    """:func:`score_outputs` for several settings' batches in one scoring call (one judge call across them, as a
+    joint group of settings asks: :attr:`~rageval.run.plan.SettingPlan.joint`); the parts share the first's
+    diagnostics, options and judge."""
     from rageval.diagnostics.dispatch import score
     from rageval.judges import JudgeError
 
-    scored: list[int] = []
-    inputs: list[ScoringInput] = []
-    for i, o in outputs.items():
+    for part in parts:
+        _inputs(part)
+    inputs = [x for part in parts for x in part.inputs]
+    if not inputs:
+        return
+    first = parts[0].stage
+    try:
+        results = score(inputs, first.diagnostics, first.options, first.judge)
+    except JudgeError as err:  # judge failures are recorded, not fatal; bugs still raise
+        for part in parts:
+            _judge_failed(part, err)
+        return
+    at = 0
+    for part in parts:
+        _assemble(part, results[at : at + len(part.inputs)])
+        at += len(part.inputs)
+
+
+def _inputs(part: Scored) -> None:
+    """The scoring inputs of a part's ok reader outputs (a failed output's record filled with its status)."""
+    batch, contexts, records, stage = part.batch, part.contexts, part.records, part.stage
+    for i, o in part.outputs.items():
         status = getattr(o, "status", "ok")
         tokens = getattr(o, "input_tokens", None)
         if status != "ok":
             records[i] = failed(batch[i], stage.setting, status, getattr(o, "error", None), context=contexts[i])
             continue
-        scored.append(i)
+        part.scored.append(i)
         saved = batch[i].saved
         if saved is not None:
-            inputs.append(ScoringInput.from_record(saved, stage.shown()))
+            part.inputs.append(ScoringInput.from_record(saved, stage.shown(), fixed_recovery=stage.fixed_recovery))
             continue
-        inputs.append(
+        part.inputs.append(
             ScoringInput.build(
                 question_id=batch[i].example.id,
                 answer=o.text,
@@ -244,30 +285,34 @@ def score_outputs(batch: Sequence[Item], contexts: list, outputs: dict[int, Any]
                 answer_claims=answer_claims(batch[i]),
             )
         )
-    if not scored:
-        return
-    try:
-        results = score(inputs, stage.diagnostics, stage.options, stage.judge)
-    except JudgeError as err:  # judge failures are recorded, not fatal; bugs still raise
-        for i, x in zip(scored, inputs):
-            saved = batch[i].saved
-            if saved is not None:
-                msg = f"{type(err).__name__}: {err}"
-                records[i] = replace(saved, status="judge_error", error=msg, metrics={})
-                continue
-            records[i] = failed(
-                batch[i],
-                stage.setting,
-                "judge_error",
-                f"{type(err).__name__}: {err}",
-                context=contexts[i],
-                answer_text=x.answer,
-                trace=traceback.format_exc(limit=3),
-                reader_input_tokens=x.reader_input_tokens,
-            )
-        return
+
+
+def _judge_failed(part: Scored, err: Exception) -> None:
+    """Every scored record of a part a ``judge_error`` (a saved one: kept, with the status and no metrics)."""
+    batch, contexts, records, stage = part.batch, part.contexts, part.records, part.stage
+    for i, x in zip(part.scored, part.inputs):
+        saved = batch[i].saved
+        if saved is not None:
+            msg = f"{type(err).__name__}: {err}"
+            records[i] = replace(saved, status="judge_error", error=msg, metrics={})
+            continue
+        records[i] = failed(
+            batch[i],
+            stage.setting,
+            "judge_error",
+            f"{type(err).__name__}: {err}",
+            context=contexts[i],
+            answer_text=x.answer,
+            trace=traceback.format_exc(limit=3),
+            reader_input_tokens=x.reader_input_tokens,
+        )
+
+
+def _assemble(part: Scored, results: Sequence[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """A part's scored records from the scoring results (a saved one: kept, with the new metrics)."""
+    batch, contexts, records, stage = part.batch, part.contexts, part.records, part.stage
     claims = reads_claims(stage.diagnostics)
-    for i, x, (metrics, extra) in zip(scored, inputs, results):
+    for i, x, (metrics, extra) in zip(part.scored, part.inputs, results):
         saved = batch[i].saved
         if saved is not None:  # rescored: the saved record with the new metrics
             records[i] = replace(saved, metrics=metrics, extra={**saved.extra, **extra})
@@ -328,3 +373,14 @@ def run_batch(batch: Sequence[Item], stage: Stage) -> list[Record]:
     contexts, records, outputs = compress_and_read(batch, stage)
     score_outputs(batch, contexts, outputs, records, stage)
     return finish(batch, records)
+
+
+def run_joint(parts: Sequence[tuple[Sequence[Item], Stage]]) -> list[list[Record]]:
+    """:func:`run_batch` for several settings' batches, scored in one call (:func:`score_together`): the records of
+    each part, in order."""
+    scored = []
+    for batch, stage in parts:
+        contexts, records, outputs = compress_and_read(batch, stage)
+        scored.append(Scored(batch, contexts, outputs, records, stage))
+    score_together(scored)
+    return [finish(p.batch, p.records) for p in scored]

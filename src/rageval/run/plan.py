@@ -1,7 +1,7 @@
 """The typed plan of a run: what to compute, from what, with which parts — built by a front-end, run by the engine.
 
-A front-end (``rageval suite``, ``score``, ``rescore``; :mod:`rageval.suite.plan`,
-:mod:`rageval.score.run`, :mod:`rageval.rescoring.run`) resolves its own
+A front-end (``rageval suite``, ``score``, ``rescore``, ``audit``; :mod:`rageval.suite.plan`,
+:mod:`rageval.score.run`, :mod:`rageval.rescoring.run`, :mod:`rageval.audit.run`) resolves its own
 configuration into one frozen :class:`Plan`:
 
 * :class:`Origin` — which command built it, the name and hash that own the run
@@ -68,7 +68,7 @@ __all__ = [
 #: the fields of a setting's key that name a built part; the engine fills them once the part is built:
 #: ``compressor`` (its ``config``), ``reader_id`` (the reader's ``info()``), ``judge_id`` (the judge's ``id``)
 PART_KEYS = ("compressor", "reader_id", "judge_id")
-OriginKind = Literal["suite", "score", "rescore"]
+OriginKind = Literal["suite", "score", "rescore", "audit"]
 
 
 def sha(obj: Any) -> str:
@@ -122,7 +122,14 @@ class Given:
 
 @dataclass(frozen=True)
 class Saved:
-    """Each item is a saved record: scored again from its context and answer; a failed record is kept."""
+    """Each item is a saved record: scored again from its context and answer; a failed record is kept.
+
+    ``fixed_recovery``: each record's recovered source ids (its ``extra.attribution.recovery``) are kept, not
+    recovered again: grounded citations are judged against the same premises as the record's (the audit's
+    fixed mappings; :mod:`rageval.diagnostics.attribution.fixed`).
+    """
+
+    fixed_recovery: bool = False
 
 
 Source = CompressRead | Given | Saved
@@ -197,6 +204,11 @@ class SettingPlan:
     items: tuple[Item, ...] | ItemStream
     evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
     batch_size: int | None = None  # items per batch (default: the reader's batch_size)
+    #: settings with the same label, next to each other in the plan, are scored as one: their items batched
+    #: across them (the first one's ``batch_size``), one scoring call per batch, so one judge call sees them all
+    #: (the audit scores each mode's whole sample at once); they share their diagnostics.  None: alone.  On Ray
+    #: each setting is scored alone (the same values; the judge's calls grouped otherwise)
+    joint: str | None = None
 
     @property
     def name(self) -> str:

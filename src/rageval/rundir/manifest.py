@@ -55,7 +55,7 @@ class _Open(BaseModel):
 
 
 class OriginModel(_Open):
-    kind: Literal["suite", "score", "rescore"]
+    kind: Literal["suite", "score", "rescore", "audit"]
     name: str
     hash: str
     source: str | None = None
