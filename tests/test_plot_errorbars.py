@@ -6,20 +6,23 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from rageval.report.plots import _errorbars  # noqa: E402
+from rageval.report.result import Analysis  # noqa: E402
 
 
 def test_bound_past_the_mean_is_clamped_not_an_error():
     y = 1 / 3
-    an = {
-        "frontier": {
-            "intervals": {
-                "s": {
-                    "m": {"ci_low": y + 1e-8, "ci_high": y + 1e-8},
-                    "achieved_ratio": {"ci_low": 0.5, "ci_high": 0.5 - 1e-9},
+    an = Analysis.from_json(
+        {
+            "frontier": {
+                "intervals": {
+                    "s": {
+                        "m": {"ci_low": y + 1e-8, "ci_high": y + 1e-8},
+                        "achieved_ratio": {"ci_low": 0.5, "ci_high": 0.5 - 1e-9},
+                    }
                 }
             }
         }
-    }
+    )
     fig, ax = plt.subplots()
     try:
         _errorbars(ax, an, [(0.5, y, "s", "s")], "m", "k")  # matplotlib raised ValueError on yerr < 0

@@ -233,11 +233,11 @@ def test_unknown_and_undirected_keys_in_records_are_neither_contrasted_nor_plott
     run = make_run(tmp_path / "r", records=recs)
     an = analyze(load_run(run), n_resamples=50)
     # both are carried as columns (alphabetically after the headline metrics) ...
-    assert {"foo_precision", "emitted_minus_grounded_precision"} <= set(an["metric_names"])
-    assert an["metric_names"].index("foo_precision") > an["metric_names"].index("unsupported_declared_span")
+    assert {"foo_precision", "emitted_minus_grounded_precision"} <= set(an.metric_names)
+    assert an.metric_names.index("foo_precision") > an.metric_names.index("unsupported_declared_span")
     # ... but have no direction: no default contrast, no figure, not listed as unplotted
-    assert not [c for c in an["contrasts"] if c["metric_a"] in ("foo_precision", "emitted_minus_grounded_precision")]
-    assert all(c["direction"] in ("higher", "lower") for c in an["contrasts"] if c["kind"] == "pair")
+    assert not [c for c in an.contrasts if c["metric_a"] in ("foo_precision", "emitted_minus_grounded_precision")]
+    assert all(c["direction"] in ("higher", "lower") for c in an.contrasts if c["kind"] == "pair")
     plotted = {m for _, ms in frontier_groups(an) for m in ms}
     assert "answer_f1" in plotted and not plotted & {"foo_precision", "emitted_minus_grounded_precision"}
     assert not set(unplotted_metrics(an)) & {"foo_precision", "emitted_minus_grounded_precision"}
