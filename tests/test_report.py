@@ -1,6 +1,7 @@
 """rageval.report: contrasts spec, run loading, tables, plots, determinism, bad input."""
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ from rageval.report import build_report, parse_contrasts
 from rageval.report.analysis import GAPS, PREFERRED_ORDER, REPORT_ORDER, analyze
 from rageval.report.load import load_run
 from rageval.report.plots import frontier_groups, unplotted_metrics
+from rageval.report.result import Analysis
 from rageval.types import Context, Record, Setting, Unit
 
 SETTINGS = [
@@ -343,6 +345,17 @@ def test_build_report_writes_every_table(built):
     ):
         assert written[key].is_file() and written[key].stat().st_size > 0, key
     assert not any(k.startswith("frontier_") for k in written)
+
+
+def test_report_json_is_written_from_the_frozen_analysis(built):
+    run, written = built
+    an = analyze(load_run(run), n_resamples=500)
+    text = written["report_json"].read_text(encoding="utf-8")
+    assert an.to_json() == text  # report.json has one writer: Analysis.to_json
+    assert "manifest" not in json.loads(text) and an.manifest["suite"]["name"] == an.suite["name"]
+    assert Analysis.from_json(json.loads(text)).to_json() == text  # every key of report.json is a field
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        an.seed = 1  # type: ignore[misc]
 
 
 def test_frontier_plots_are_png_and_svg_side_by_side(tmp_path):

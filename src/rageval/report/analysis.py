@@ -1,7 +1,7 @@
 """Everything the report shows, computed from a loaded run (no I/O, no plotting).
 
-:func:`analyze` returns plain dicts/lists (JSON-able) that the table, plot and HTML
-writers render.  Means are question-weighted over the **common cohort**
+:func:`analyze` returns an :class:`~rageval.report.result.Analysis`, a frozen, typed value (JSON-shaped parts,
+``report.json`` written by its ``to_json``) that the table, plot and HTML writers read and never change.  Means are question-weighted over the **common cohort**
 (docs/design.md#common-cohort); undefined values stay ``None`` with their counts
 beside them.  Which metrics have a direction, the column order and the derived
 gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
@@ -433,7 +433,7 @@ def analyze(
         n_test_resamples=reps.test,
         resamples=reps.setting,
         confidence=0.95,
-        settings=run.settings,
+        settings=tuple(run.settings),
         cohort=_cohort_info(run, t, clusters, n_rows_left_out),
         metric_names=tuple(t.metric_names),
         gaps=gaps,

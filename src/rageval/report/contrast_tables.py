@@ -57,7 +57,7 @@ ALPHA = 0.05
 def contrast_families(an: Analysis) -> list[tuple[str, list[ContrastEntry], list[ContrastEntry]]]:
     """Per family (plan order): ``(name, rows with Holm p < ALPHA, the other rows)``, each sorted by adjusted p
     (undefined last)."""
-    order = list((an.holm or {}).get("families") or {})
+    order = list(an.holm.get("families") or {})
     for c in an.contrasts:
         if c.get("family", "contrasts") not in order:
             order.append(c.get("family", "contrasts"))

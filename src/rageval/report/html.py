@@ -114,7 +114,7 @@ def _anchors(an: Analysis) -> dict[str, str]:
 
 
 def _warning(an: Analysis) -> str | None:
-    return ((an.holm or {}).get("resolution") or {}).get("warning")
+    return (an.holm.get("resolution") or {}).get("warning")
 
 
 def _test_resamples(an: Analysis) -> str | None:
@@ -140,7 +140,7 @@ def _contrasts(an: Analysis) -> list[dict[str, Any]]:
 
 def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
-    for p in (an.frontier or {}).get("pairs", []):
+    for p in an.frontier.get("pairs", []):
         if p.get("note"):
             out.append({"x": p["x"], "y": p["y"], "note": p["note"]})
             continue
@@ -228,7 +228,7 @@ def _sweep(an: Analysis) -> dict[str, Any] | None:
 
 
 def _examples(an: Analysis) -> dict[str, Any]:
-    ex = an.examples or {}
+    ex = an.examples
     by = ex.get("by_setting") or {}
     anchors = _anchors(an)
     settings = []
@@ -244,7 +244,7 @@ def _examples(an: Analysis) -> dict[str, Any]:
 def _judge_blocks(an: Analysis, page: PageParts) -> tuple[bool, list[str]]:
     counters = page.run_counters
     if not counters:
-        return False, [_judge_table(an.judge_stats or {})]
+        return False, [_judge_table(an.judge_stats)]
     blocks = [_judge_table({"judge": counters.get("judge", {})} if counters.get("judge") else {})]
     rest = {k: v for k, v in counters.items() if k != "judge"}
     if rest:
@@ -331,7 +331,7 @@ def render_html(
     counters_intro, judge_blocks = _judge_blocks(an, page)
     validity = _validity(an)
     ctx = {
-        "findings": an.findings or [],
+        "findings": an.findings,
         "kind_labels": KIND_LABELS,
         "status_line": _status_line(an),
         "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an.summary),
@@ -345,7 +345,7 @@ def render_html(
         "resolution": T.resolution_lines(an.holm, warning=None),
         "resolution_warning": _warning(an),
         "cohort": an.cohort,
-        "notes": an.notes or [],
+        "notes": an.notes,
         "left_out": T.left_out_line(an.cohort),
         "sections": sections,
         "failures": _tab(*T.failure_table(an), links),

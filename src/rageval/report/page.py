@@ -58,7 +58,7 @@ def means_blocks(an: Analysis, links: Sequence[str], *, undefined: str = "undefi
 
 def frontier_figures(an: Analysis, figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The per-metric frontier figures that a Pareto pair does not already show (the same axes twice)."""
-    pareto_y = {p["y"] for p in (an.frontier or {}).get("pairs", []) if p.get("x") == "achieved_ratio"}
+    pareto_y = {p["y"] for p in an.frontier.get("pairs", []) if p.get("x") == "achieved_ratio"}
     return [
         {"png": f["png_bytes"], "metrics": f["metrics"]}
         for f in figures.values()

@@ -3,8 +3,8 @@
 Drawing the frontier, Pareto and sweep figures is most of a report's time.  The
 figures are a pure function of the analysis (``report.json``: the statistics of
 the run's records) and of the plotting code, so :func:`cached_plots` keys them
-by a hash of the analysis (every key except the manifest and this invocation's
-counters), the source of the plotting code (:mod:`rageval.report.plots`, which
+by a hash of the analysis (:meth:`~rageval.report.result.Analysis.as_json`: every
+number of ``report.json``, not the manifest), the source of the plotting code (:mod:`rageval.report.plots`, which
 draws the figures, and :mod:`rageval.report.labels`, which places their labels
 and legends) with what it reads from the diagnostics catalog, and the rageval and
 matplotlib versions.  After drawing it records that key, the SHA-256 of every

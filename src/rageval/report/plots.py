@@ -86,7 +86,7 @@ def frontier_groups(an: Analysis) -> list[tuple[str, list[str]]]:
 
 def constant_metrics(an: Analysis) -> list[str]:
     """Metrics with a direction whose mean is the same in every setting (listed, not plotted)."""
-    return [m for m in (an.frontier or {}).get("constant", []) if contrasted_by_default(m)]
+    return [m for m in an.frontier.get("constant", []) if contrasted_by_default(m)]
 
 
 def unplotted_metrics(an: Analysis) -> list[str]:
@@ -106,7 +106,7 @@ def _points(an: Analysis, metric: str) -> dict[str, list[tuple[float, float, str
 
 
 def _interval(an: Analysis, setting: str, key: str) -> tuple[float, float] | None:
-    iv = ((an.frontier or {}).get("intervals") or {}).get(setting, {}).get(key)
+    iv = (an.frontier.get("intervals") or {}).get(setting, {}).get(key)
     if not iv or iv.get("ci_low") is None or iv.get("ci_high") is None:
         return None
     return iv["ci_low"], iv["ci_high"]
@@ -272,7 +272,7 @@ def pareto_name(pair: Mapping[str, Any]) -> str:
 
 
 def _pareto_pairs(an: Analysis) -> list[Mapping[str, Any]]:
-    return [p for p in (an.frontier or {}).get("pairs", []) if not p.get("note") and p.get("points")]
+    return [p for p in an.frontier.get("pairs", []) if not p.get("note") and p.get("points")]
 
 
 def render_pareto(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, Any]]:

@@ -229,7 +229,7 @@ class Analysis:
     n_test_resamples: int
     resamples: int | str
     confidence: float
-    settings: Sequence[Mapping[str, Any]]
+    settings: tuple[Mapping[str, Any], ...]
     cohort: CohortInfo
     metric_names: tuple[str, ...]
     gaps: Mapping[str, tuple[str, str]]
@@ -261,7 +261,6 @@ class Analysis:
         """An analysis from the JSON object of ``report.json`` (what :meth:`as_json` gives), a key it lacks empty."""
         empty: dict[str, Any] = {
             "suite": {},
-            "settings": (),
             "cohort": {},
             "gaps": {},
             "holm": {},
@@ -274,7 +273,7 @@ class Analysis:
             "contrasts_note": None,
             "confidence": 0.95,
         }
-        tuples = ("metric_names", "summary", "contrasts", "sweep", "notes", "findings")
+        tuples = ("settings", "metric_names", "summary", "contrasts", "sweep", "notes", "findings")
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name == "manifest":

@@ -178,7 +178,7 @@ def headed(metric: str) -> str:
 def structural_mark(an: Analysis, setting: str, metric: str) -> Mapping[str, Any] | None:
     """``{"reason", "fixed"}`` when the catalog knows a metric's value in a setting by construction
     (:mod:`rageval.diagnostics.structural`, ``an.structural``), else None."""
-    return ((an.structural or {}).get(setting) or {}).get(metric)
+    return (an.structural.get(setting) or {}).get(metric)
 
 
 #: metric columns per means table: with the setting and the achieved ratio, a table fits 1,400 px
@@ -188,7 +188,7 @@ MAX_COLUMNS = 7
 def family_columns(an: Analysis) -> list[tuple[str, list[str], list[str]]]:
     """Per family the run has: ``(family, the science, the rest)``: the science is every metric with a
     direction that is no secondary view, and the gaps; the rest are the counters and the views."""
-    gaps = an.gaps or {}
+    gaps = an.gaps
     out = []
     for fam in MEAN_FAMILIES:
         keys = [m for m in [*an.metric_names, *gaps] if metric_family(m) == fam]
@@ -321,7 +321,7 @@ def run_header(an: Analysis) -> str:
 
 def holm_note(an: Analysis) -> str:
     """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
-    h = an.holm or {}
+    h = an.holm
     runs = h.get("runs") or []
     of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
     sizes = h.get("family_sizes") or {}
@@ -334,7 +334,7 @@ def holm_note(an: Analysis) -> str:
 
 def family_counts_line(an: Analysis) -> str:
     """``Contrasts: N in K families (name: n, ...); <Holm note>.``"""
-    fams = (an.holm or {}).get("families") or {}
+    fams = an.holm.get("families") or {}
     if not fams:
         return "Contrasts: none declared."
     listed = ", ".join(f"{k}: {v}" for k, v in fams.items())
@@ -372,7 +372,7 @@ def summary_markdown(an: Analysis) -> str:
         run_header(an),
         family_counts_line(an) + "\n",
         *(f"{line}\n" for line in resolution_lines(an.holm, method=False)),
-        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.notes or [])] if an.notes else []),
+        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.notes)] if an.notes else []),
         "\n## Records by status and the common cohort\n",
     ]
     parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))
