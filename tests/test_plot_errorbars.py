@@ -3,10 +3,10 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from rageval.report.plots import _errorbars  # noqa: E402
-from rageval.report.result import Analysis  # noqa: E402
+from rageval.report.plots import _errorbars
+from rageval.report.result import Analysis
 
 
 def test_bound_past_the_mean_is_clamped_not_an_error():
