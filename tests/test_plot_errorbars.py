@@ -3,13 +3,14 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt
+import matplotlib.pyplot as plt  # noqa: E402
 
-from rageval.report.plots import _errorbars
-from rageval.report.result import Analysis
+from rageval.report.plots import _errorbars  # noqa: E402
 
 
 def test_bound_past_the_mean_is_clamped_not_an_error():
+    from rageval.report.result import Analysis
+
     y = 1 / 3
     an = Analysis.from_json(
         {
