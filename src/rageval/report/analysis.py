@@ -287,9 +287,7 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[S
             "left_out": s in t.cohort.left_out,
         }
         abst = _abstentions(t, s)
-        if abst is not None:
-            row["judge_abstentions"] = abst
-        rows.append(row)
+        rows.append(row if abst is None else {**row, "judge_abstentions": abst})
     return rows
 
 

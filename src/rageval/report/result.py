@@ -3,11 +3,12 @@ writer (the tables, the figures, ``report.json``, ``report.html``) reads.
 
 :class:`Analysis` is a frozen dataclass, one field per key of ``report.json`` (plus the run's manifest, which the
 HTML shows and ``report.json`` leaves out).  Its JSON-shaped parts are typed with :class:`~typing.TypedDict`\\ s
-whose containers are read-only (``Mapping``, ``Sequence``; tuples at the top): a writer reads them and never
-writes into them.  A step that changes numbers after the analysis (Holm over the union of several runs:
-:func:`rageval.report.union.adjust_union`) returns a new value (:func:`dataclasses.replace`); what writing the
-page adds (the figures' metric lists, the run's counters, its audits, the explorer's data) is a value of its own,
-:class:`PageParts`.  :meth:`Analysis.to_json` is the one writer of ``report.json``.
+whose keys are read-only (``ReadOnly``, PEP 705) and whose containers are ``Mapping`` and ``Sequence`` (tuples at
+the top): a writer reads them, and the type checker refuses a write into them.  A step that changes numbers after
+the analysis (Holm over the union of several runs: :func:`rageval.report.union.adjust_union`) returns a new value
+(:func:`dataclasses.replace`); what writing the page adds (the figures' metric lists, the run's counters, its
+audits, the explorer's data) is a value of its own, :class:`PageParts`.  :meth:`Analysis.to_json` is the one writer
+of ``report.json``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from rageval.io import json_text
+
+if TYPE_CHECKING:
+    from typing_extensions import ReadOnly  # the keys no reader writes (PEP 705)
 
 __all__ = [
     "Abstentions",
@@ -43,179 +47,179 @@ __all__ = [
 class SuiteInfo(TypedDict):
     """The suite's identity as the manifest records it."""
 
-    name: str | None
-    hash: str | None
-    dataset: Any
-    seed: Any
-    cluster_key: str | None
+    name: ReadOnly[str | None]
+    hash: ReadOnly[str | None]
+    dataset: ReadOnly[Any]
+    seed: ReadOnly[Any]
+    cluster_key: ReadOnly[str | None]
 
 
 class LeftOutSetting(TypedDict):
     """A setting that did not run (every record unavailable): reported, left out of the cohort and contrasts."""
 
-    setting: str
-    n_records: int
-    n_unavailable: int
+    setting: ReadOnly[str]
+    n_records: ReadOnly[int]
+    n_unavailable: ReadOnly[int]
 
 
 class CohortInfo(TypedDict):
     """The common cohort: its size, the questions and clusters, each setting's counts and the settings left out."""
 
-    n: int
-    n_questions: int
-    n_clusters: int | None
-    counts: Mapping[str, Mapping[str, int]]
-    left_out: Sequence[LeftOutSetting]
-    n_contrast_rows_left_out: int
+    n: ReadOnly[int]
+    n_questions: ReadOnly[int]
+    n_clusters: ReadOnly[int | None]
+    counts: ReadOnly[Mapping[str, Mapping[str, int]]]
+    left_out: ReadOnly[Sequence[LeftOutSetting]]
+    n_contrast_rows_left_out: ReadOnly[int]
 
 
 class MetricStat(TypedDict):
     """A mean over the cohort (None: no defined value) with its defined and undefined counts."""
 
-    mean: float | None
-    n: int
-    n_undefined: int
+    mean: ReadOnly[float | None]
+    n: ReadOnly[int]
+    n_undefined: ReadOnly[int]
 
 
 class Abstentions(TypedDict):
     """A setting's judge abstentions over the cohort: their sum and the questions with any."""
 
-    sum: int | None
-    n_questions_with: int
-    n: int
+    sum: ReadOnly[int | None]
+    n_questions_with: ReadOnly[int]
+    n: ReadOnly[int]
 
 
 class _SummaryRow(TypedDict):
-    setting: str
-    compressor: Any
-    budget: Any
-    n_records: int
-    n_ok: int
-    n_failed: int
-    n_missing: int
-    n_cohort: int
-    n_excluded: int
-    status: Mapping[str, int]
-    achieved_ratio: float | None
-    achieved_tokens: float | None
-    metrics: Mapping[str, MetricStat]
-    left_out: bool
+    setting: ReadOnly[str]
+    compressor: ReadOnly[Any]
+    budget: ReadOnly[Any]
+    n_records: ReadOnly[int]
+    n_ok: ReadOnly[int]
+    n_failed: ReadOnly[int]
+    n_missing: ReadOnly[int]
+    n_cohort: ReadOnly[int]
+    n_excluded: ReadOnly[int]
+    status: ReadOnly[Mapping[str, int]]
+    achieved_ratio: ReadOnly[float | None]
+    achieved_tokens: ReadOnly[float | None]
+    metrics: ReadOnly[Mapping[str, MetricStat]]
+    left_out: ReadOnly[bool]
 
 
 class SummaryRow(_SummaryRow, total=False):
     """One setting's row of the summary: its counts, statuses, context means and metric means."""
 
-    judge_abstentions: Abstentions
+    judge_abstentions: ReadOnly[Abstentions]
 
 
 class ContrastEntry(TypedDict):
     """One planned contrast: its sides, effect, interval, raw and Holm p-values and counts."""
 
-    contrast: str
-    family: str
-    kind: str
-    a: str
-    b: str
-    metric_a: str
-    metric_b: str
-    metric: str
-    direction: str
-    mean_a: float | None
-    mean_b: float | None
-    effect: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    p_holm: float | None
-    p_method: str
-    p_resamples: int
-    in_holm_family: bool
-    n: int
-    n_dropped: int
-    n_clusters: int | None
-    note: str | None
+    contrast: ReadOnly[str]
+    family: ReadOnly[str]
+    kind: ReadOnly[str]
+    a: ReadOnly[str]
+    b: ReadOnly[str]
+    metric_a: ReadOnly[str]
+    metric_b: ReadOnly[str]
+    metric: ReadOnly[str]
+    direction: ReadOnly[str]
+    mean_a: ReadOnly[float | None]
+    mean_b: ReadOnly[float | None]
+    effect: ReadOnly[float | None]
+    ci_low: ReadOnly[float | None]
+    ci_high: ReadOnly[float | None]
+    p_value: ReadOnly[float | None]
+    p_holm: ReadOnly[float | None]
+    p_method: ReadOnly[str]
+    p_resamples: ReadOnly[int]
+    in_holm_family: ReadOnly[bool]
+    n: ReadOnly[int]
+    n_dropped: ReadOnly[int]
+    n_clusters: ReadOnly[int | None]
+    note: ReadOnly[str | None]
 
 
 class HolmLeftOut(TypedDict):
     """The contrast rows left out of the Holm family (metrics constant in every setting)."""
 
-    metrics: Sequence[str]
-    n_rows: int
+    metrics: ReadOnly[Sequence[str]]
+    n_rows: ReadOnly[int]
 
 
 class HolmInfo(TypedDict):
     """The Holm scope, the runs and family sizes it adjusts over, the plan's families and the resolution."""
 
-    scope: str
-    runs: Sequence[Any]
-    family_sizes: Mapping[str, int]
-    families: Mapping[str, int]
-    family_order: Sequence[str]
-    left_out: HolmLeftOut
-    resolution: Mapping[str, Any]
+    scope: ReadOnly[str]
+    runs: ReadOnly[Sequence[Any]]
+    family_sizes: ReadOnly[Mapping[str, int]]
+    families: ReadOnly[Mapping[str, int]]
+    family_order: ReadOnly[Sequence[str]]
+    left_out: ReadOnly[HolmLeftOut]
+    resolution: ReadOnly[Mapping[str, Any]]
 
 
 class _Validity(TypedDict):
-    available: bool
-    answer_metric: str | None
-    note: str | None
+    available: ReadOnly[bool]
+    answer_metric: ReadOnly[str | None]
+    note: ReadOnly[str | None]
 
 
 class Validity(_Validity, total=False):
     """Answer-in-context against retrieval recall as predictors of the answer metric (pooled and per setting;
     absent when the records lack a metric, ``note`` says which)."""
 
-    pooled: Mapping[str, Any]
-    by_group: Mapping[str, Mapping[str, Any]]
+    pooled: ReadOnly[Mapping[str, Any]]
+    by_group: ReadOnly[Mapping[str, Mapping[str, Any]]]
 
 
 class SweepRow(TypedDict):
     """Per setting and threshold: the mean re-attribution rate and grounded precision over the cohort."""
 
-    setting: str
-    threshold: float
-    rate: float | None
-    rate_n: int
-    rate_n_undefined: int
-    grounded_precision: float | None
-    grounded_precision_n: int
-    grounded_precision_n_undefined: int
+    setting: ReadOnly[str]
+    threshold: ReadOnly[float]
+    rate: ReadOnly[float | None]
+    rate_n: ReadOnly[int]
+    rate_n_undefined: ReadOnly[int]
+    grounded_precision: ReadOnly[float | None]
+    grounded_precision_n: ReadOnly[int]
+    grounded_precision_n_undefined: ReadOnly[int]
 
 
 class Frontier(TypedDict):
     """Per setting the intervals of the plotted metrics and the achieved ratio, the constant metrics and per
     declared pair of axes its frontier and dominance relations (:mod:`rageval.report.frontier`)."""
 
-    intervals: Mapping[str, Mapping[str, Mapping[str, Any]]]
-    constant: Sequence[str]
-    pairs: Sequence[Mapping[str, Any]]
-    alpha: float
+    intervals: ReadOnly[Mapping[str, Mapping[str, Mapping[str, Any]]]]
+    constant: ReadOnly[Sequence[str]]
+    pairs: ReadOnly[Sequence[Mapping[str, Any]]]
+    alpha: ReadOnly[float]
 
 
 class Examples(TypedDict):
     """The reference setting and per setting the examples of each kind (:mod:`rageval.report.examples`)."""
 
-    reference: str | None
-    per_kind: int
-    by_setting: Mapping[str, Mapping[str, Mapping[str, Any]]]
+    reference: ReadOnly[str | None]
+    per_kind: ReadOnly[int]
+    by_setting: ReadOnly[Mapping[str, Mapping[str, Mapping[str, Any]]]]
 
 
 class StructuralMark(TypedDict):
     """A value fixed by construction (:mod:`rageval.diagnostics.structural`): why, and whether it is fixed."""
 
-    reason: str
-    fixed: bool
+    reason: ReadOnly[str]
+    fixed: ReadOnly[bool]
 
 
 class _Finding(TypedDict):
-    kind: str
-    text: str
+    kind: ReadOnly[str]
+    text: ReadOnly[str]
 
 
 class Finding(_Finding, total=False):
     """A sentence of the findings (:mod:`rageval.report.findings`); an ``effect`` lists its ``items``."""
 
-    items: Sequence[str]
+    items: ReadOnly[Sequence[str]]
 
 
 @dataclass(frozen=True)

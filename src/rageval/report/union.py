@@ -65,9 +65,8 @@ def adjust_union(
         contrasts = tuple(
             _with_p_holm(c, adjusted[(i, j)]) if (i, j) in adjusted else c for j, c in enumerate(an.contrasts)
         )
-        holm: HolmInfo = {**an.holm, "scope": scope, "runs": names, "family_sizes": sizes}
-        if "resolution" in holm:
-            holm["resolution"] = with_family_size(dict(holm["resolution"]), m)
+        res = with_family_size(dict(an.holm["resolution"]), m)
+        holm: HolmInfo = {**an.holm, "scope": scope, "runs": names, "family_sizes": sizes, "resolution": res}
         out.append(with_findings(dataclasses.replace(an, contrasts=contrasts, holm=holm)))
     return out
 
