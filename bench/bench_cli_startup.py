@@ -27,6 +27,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=10)
     args = ap.parse_args()
+    from _results import row
     from _threads import load_line, pin_blas_threads  # beside this script
 
     print(load_line())
@@ -42,9 +43,12 @@ def main() -> None:
     print(f"{'command':<45} {'median s':>9} {'x baseline':>11}")
     for name, t in rows:
         print(f"{name:<45} {t:>9.3f} {t / base:>11.1f}")
+        row(timed=name, median_s=round(t, 3), x_baseline=round(t / base, 1))
     helptime = rows[1][1]
     print(f"\nrageval --help: {helptime:.3f} s (target <= 0.5 s: {'met' if helptime <= 0.5 else 'NOT met'})")
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

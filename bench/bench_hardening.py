@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 
 import yaml
+from _results import row  # beside this script
+from _threads import load_line
 
 from rageval.io import write_text_atomic
-from rageval.suite.load import shipped_suites
 from rageval.rundir.lock import OutDirLock
+from rageval.suite.load import shipped_suites
 from rageval.suite.yamlsafe import load_yaml_text
-
-from _threads import load_line  # beside this script
 
 
 def _median(fn, repeat: int) -> float:
@@ -79,8 +79,12 @@ def main() -> None:
     print(f"{'what':<45} {'baseline ms':>12} {'rageval ms':>11} {'ratio':>7}")
     for name, base, ours in rows:
         print(f"{name:<45} {base * 1e3:>12.3f} {ours * 1e3:>11.3f} {ours / base:>7.2f}")
+        row(what=name, baseline_ms=round(base * 1e3, 3), rageval_ms=round(ours * 1e3, 3), ratio=round(ours / base, 2))
     print(f"{'take + release the out-dir lock':<45} {'':>12} {lock * 1e3:>11.3f}")
+    row(what="take + release the out-dir lock", rageval_ms=round(lock * 1e3, 3))
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -27,9 +27,9 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from rageval.http import HttpClient, HttpError
-
 from _threads import load_line  # beside this script
+
+from rageval.http import HttpClient, HttpError
 
 ANSWER = json.dumps(
     {"choices": [{"message": {"role": "assistant", "content": "Paris [1]."}}], "usage": {"prompt_tokens": 300}}
@@ -43,7 +43,7 @@ class _Chat(BaseHTTPRequestHandler):
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as uvicorn does
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -173,4 +173,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -183,4 +183,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    sys.exit(run_and_save(__file__, main))

@@ -35,6 +35,8 @@ import random
 import sys
 import time
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 SHAPES = {
     "xsmall": dict(hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536),
@@ -95,20 +97,24 @@ def build_model(shape: str, texts):
         tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]"
     )
     torch.manual_seed(0)
+    # settings the config takes through its **kwargs (its typed signature does not name them), and the shape
+    extra: dict[str, Any] = {
+        "position_buckets": 256,
+        "norm_rel_ebd": "layer_norm",
+        "share_att_key": True,
+        "num_labels": 3,
+        **SHAPES[shape],
+    }
     cfg = DebertaV2Config(
         vocab_size=128100,
         max_position_embeddings=512,
         relative_attention=True,
-        position_buckets=256,
         pos_att_type=["p2c", "c2p"],
-        norm_rel_ebd="layer_norm",
-        share_att_key=True,
         max_relative_positions=-1,
-        num_labels=3,
         id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
         label2id={"entailment": 0, "neutral": 1, "contradiction": 2},
         pad_token_id=0,
-        **SHAPES[shape],
+        **extra,
     )
     model = DebertaV2ForSequenceClassification(cfg).eval()
     return model, hf_tok
@@ -129,7 +135,7 @@ def forward_flops(cfg, length: int) -> float:
 
 def _has_bf16_units() -> bool:
     try:
-        flags = open("/proc/cpuinfo").read()
+        flags = Path("/proc/cpuinfo").read_text()
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
@@ -171,8 +177,8 @@ def runner_run(judge, pairs, batch_size):
 
 def minilm_agreement(n: int) -> None:
     """bf16 vs fp32 on a trained checkpoint (the MiniLM judge) over WiCE claims: decision agreement and max |dp|."""
-    from rageval.judges import get_judge
     from rageval.calibrate.core import _premise, load_wice
+    from rageval.judges import get_judge
 
     rows = load_wice()[:n]
     prem = [_premise(r, "bm25", 5) for r in rows]
@@ -302,4 +308,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    sys.exit(run_and_save(__file__, main))

@@ -29,13 +29,14 @@ import argparse
 import json
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-
 from _threads import pin_blas_threads  # beside this script
 from rageval.compressors.base import count_tokens
 from rageval.compressors.submodular import build_problem, pack, plain_greedy
+
 from rageval.data import sample_path
 from rageval.text import get_tokenizer
 
@@ -113,9 +114,9 @@ def main(argv=None):
     rows = []
     for q in range(args.questions):
         texts, tits = candidates(1000, sents, titles, rng)
-        p, t_build = timed(lambda: problem(questions[q], texts, tits, tok))
-        lazy, t_lazy = timed(lambda: pack(p, 160, lazy=True))
-        plain, t_plain = timed(lambda: pack(p, 160, lazy=False))
+        p, t_build = timed(partial(problem, questions[q], texts, tits, tok))
+        lazy, t_lazy = timed(partial(pack, p, 160, lazy=True))
+        plain, t_plain = timed(partial(pack, p, 160, lazy=False))
         if lazy.selected != plain.selected:
             raise SystemExit(f"lazy and plain greedy disagree on question {q}")
         rows.append((t_build, t_lazy, t_plain, lazy.evaluations, plain.evaluations, len(lazy.selected)))
@@ -149,10 +150,10 @@ def main(argv=None):
     )
     for n in (1000, 5000, 10000):
         texts, tits = candidates(n, sents, titles, rng)
-        p, t_build = timed(lambda: problem(questions[n % len(questions)], texts, tits, tok))
+        p, t_build = timed(partial(problem, questions[n % len(questions)], texts, tits, tok))
         for budget in (160, 500, 2000):
-            lazy, t_lazy = timed(lambda: pack(p, budget, lazy=True))
-            plain, t_plain = timed(lambda: plain_greedy(p, budget, max_seconds=args.plain_cap))
+            lazy, t_lazy = timed(partial(pack, p, budget, lazy=True))
+            plain, t_plain = timed(partial(plain_greedy, p, budget, max_seconds=args.plain_cap))
             capped = plain.timed_out
             if not capped and plain.selected != lazy.selected and not lazy.fallback_used:
                 raise SystemExit(f"lazy and plain greedy disagree at n={n}, budget={budget}")
@@ -179,4 +180,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -86,8 +86,8 @@ def main() -> None:
                     times.setdefault((kind, limit), []).append(dt)
                     if kind == "ray":
                         ray_stats = json.loads((out / "run_stats.json").read_text()).get("ray", {})
-                        for k in inside:
-                            inside[k].append(float(ray_stats.get(k, float("nan"))))
+                        for k, values in inside.items():
+                            values.append(float(ray_stats.get(k, float("nan"))))
                     print(f"{kind:6s} {limit:4d} questions, run {i + 1}: {dt:6.1f} s  (load before: {load:.1f})")
         n, differ = _same_outputs(Path(tmp) / f"single{large}-0", Path(tmp) / f"ray{large}-0")
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -121,4 +121,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -32,6 +32,7 @@ from _threads import load_line, pin_blas_threads
 
 import rageval.http.client
 from rageval.readers import ReaderRequest, get_reader
+from rageval.readers.openai_compat import OpenAIReader
 from rageval.types import Unit
 
 CONCURRENCY = (1, 4, 16, 64)
@@ -123,6 +124,7 @@ def _rate(urls: list[str], concurrency: int, n: int, *, lane: int | None = None)
     if lane is not None:  # the connections per httpx pool, for the comparison with one pool
         rageval.http.client._LANE_CONNECTIONS = lane
     reader = get_reader("openai", model="replica", base_url=urls, concurrency=concurrency, timeout=30, max_retries=0)
+    assert isinstance(reader, OpenAIReader)  # for close()
     try:
         reader.generate(_requests(concurrency))  # warm-up: open the connections
         reqs = _requests(n)
@@ -198,4 +200,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

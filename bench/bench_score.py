@@ -78,6 +78,7 @@ def _run(cmd: list[str], first_record_dir: Path | None = None) -> dict:
             time.sleep(0.002)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    assert proc.stdout is not None and proc.stderr is not None  # Popen(stdout=PIPE, stderr=PIPE)
     out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{out}\n{err}")
@@ -129,8 +130,8 @@ def main() -> None:
 
     print(pin_blas_threads(None), "(the lexical judge does no BLAS work)")
     py = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
         data = tmp / "outputs.jsonl"
         make_file(data, args.records)
         out = tmp / "run"
@@ -168,4 +169,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -15,9 +15,9 @@ import argparse
 import time
 
 import numpy as np
+from _threads import load_line, pin_blas_threads  # beside this script
 from scipy import stats as sps
 
-from _threads import load_line, pin_blas_threads  # beside this script
 from rageval.stats import paired_tests
 
 
@@ -118,4 +118,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

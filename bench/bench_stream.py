@@ -95,4 +95,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

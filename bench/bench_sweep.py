@@ -27,10 +27,11 @@ import time
 from pathlib import Path
 
 from _threads import load_line, pin_blas_threads  # beside this script
+
 from rageval import bm25
 from rageval.diagnostics.attribution import attribution_scores_batch
-from rageval.diagnostics.attribution.engine import PARTS
 from rageval.diagnostics.attribution.engine import DEFAULT_SWEEP as SWEEP_THRESHOLDS
+from rageval.diagnostics.attribution.engine import PARTS
 from rageval.diagnostics.attribution.sweep import record_sweeps
 from rageval.diagnostics.dispatch import _engine_rows
 from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
@@ -125,4 +126,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -28,6 +28,7 @@ import statistics
 import string
 import time
 
+from _results import row
 from _threads import pin_blas_threads
 
 from rageval.data import load_examples, sample_path
@@ -92,6 +93,12 @@ def main() -> None:
         f"normalize_answer on {len(texts):,} texts: {before * 1e3:.1f} ms before, {after * 1e3:.1f} ms now: "
         f"{before / after:.2f}x (same outputs)"
     )
+    row(
+        what=f"normalize_answer, {len(texts):,} texts",
+        before_s=round(before, 4),
+        now_s=round(after, 4),
+        speed_up=round(before / after, 2),
+    )
 
     premises, hypotheses = [], []
     for ex in examples:
@@ -116,7 +123,15 @@ def main() -> None:
         f"lexical judge, {len(premises):,} pairs asked 6 times: {before:.2f} s before, {after:.2f} s now: "
         f"{before / after:.2f}x (same probabilities; memo emptied before each repeat)"
     )
+    row(
+        what=f"lexical judge, {len(premises):,} pairs x 6",
+        before_s=round(before, 3),
+        now_s=round(after, 3),
+        speed_up=round(before / after, 2),
+    )
 
 
 if __name__ == "__main__":
-    main()
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    run_and_save(__file__, main)

@@ -38,11 +38,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from rageval.compressors import get
 
 from rageval import diagnostics
-from rageval.compressors import get
 from rageval.data import load_examples, sample_path
 from rageval.readers import PromptTemplate
 from rageval.retrieval import retrieve
@@ -164,26 +166,32 @@ def render(res: dict[str, Any], command: str = COMMAND) -> str:
         command,
         "```",
         "",
-        "The claim under test: at the same token budget, a budget-aware submodular packer (greedy gain per token "
-        "over query relevance, coverage of the retrieved set and diversity) places the answer in the context more "
-        "often than naive truncation, the focused heuristic or MMR, with its edge over the focused heuristic "
-        "largest at the middle budget (an inverted U). The script (`bench/reproduce_packer.py`) uses only the "
-        "library: its loader, retrieval, compressors, diagnostics and the reader template's evidence text.",
+        (
+            "The claim under test: at the same token budget, a budget-aware submodular packer (greedy gain per token "
+            "over query relevance, coverage of the retrieved set and diversity) places the answer in the context more "
+            "often than naive truncation, the focused heuristic or MMR, with its edge over the focused heuristic "
+            "largest at the middle budget (an inverted U). The script (`bench/reproduce_packer.py`) uses only the "
+            "library: its loader, retrieval, compressors, diagnostics and the reader template's evidence text."
+        ),
         "",
-        f"Data: the {res['n']} HotpotQA train questions (distractor setting) shipped in "
-        "`src/rageval/data/samples/hotpotqa/` (provenance in `samples/PROVENANCE.md`), loaded with "
-        "`rageval.data.load_examples`; the 10 paragraphs of each question are the retrieved set, ranked by "
-        '`rageval.retrieval.retrieve(example, method="bm25")`. '
-        f"{res['n_undefined']} yes/no questions are undefined for answer-in-context, so answer-in-context "
-        f"is a mean over {res['n_defined']} questions; gold coverage is over all {res['n']}. "
-        "Budgets count tokens with rageval's model-free `regex` tokenizer (a token is a word or a punctuation "
-        "mark; titles are not counted). A reader's sub-word tokenizer usually splits words further, so a budget "
-        "of the same size in sub-word tokens holds less text: compare these budgets with sub-word ones only in "
-        "shape. All compressors use their default parameters; no reader is run.",
+        (
+            f"Data: the {res['n']} HotpotQA train questions (distractor setting) shipped in "
+            "`src/rageval/data/samples/hotpotqa/` (provenance in `samples/PROVENANCE.md`), loaded with "
+            "`rageval.data.load_examples`; the 10 paragraphs of each question are the retrieved set, ranked by "
+            '`rageval.retrieval.retrieve(example, method="bm25")`. '
+            f"{res['n_undefined']} yes/no questions are undefined for answer-in-context, so answer-in-context "
+            f"is a mean over {res['n_defined']} questions; gold coverage is over all {res['n']}. "
+            "Budgets count tokens with rageval's model-free `regex` tokenizer (a token is a word or a punctuation "
+            "mark; titles are not counted). A reader's sub-word tokenizer usually splits words further, so a budget "
+            "of the same size in sub-word tokens holds less text: compare these budgets with sub-word ones only in "
+            "shape. All compressors use their default parameters; no reader is run."
+        ),
         "",
-        f"Mean retrieved tokens per question: {res['retrieved_tokens']:.0f}. "
-        f"Answer-in-context of the whole retrieved set (the `identity` context, the ceiling): "
-        f"{_f(res['retrieved_aic'])}.",
+        (
+            f"Mean retrieved tokens per question: {res['retrieved_tokens']:.0f}. "
+            f"Answer-in-context of the whole retrieved set (the `identity` context, the ceiling): "
+            f"{_f(res['retrieved_aic'])}."
+        ),
     ]
     lines += _table(
         "## Answer-in-context (units as the reader sees them: title and text)",
@@ -335,4 +343,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from _results import run_and_save  # beside this script: the run goes to bench/results/<script>.json
+
+    raise SystemExit(run_and_save(__file__, main))

@@ -77,7 +77,7 @@ device : ``"cpu"`` (default).
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Any
+from typing import Any, ClassVar
 
 from rageval.compressors.base import (
     BaseCompressor,
@@ -87,6 +87,7 @@ from rageval.compressors.base import (
     group_documents,
     join_sentences,
 )
+
 from rageval.errors import require
 from rageval.llamacpp import LlamaCppModel
 from rageval.lm import load_causal_lm, resolve
@@ -133,7 +134,7 @@ class AbstractiveCompressor(BaseCompressor):
     version = "3.1.0"
     needs_model = True
     budget_contract = "best_effort"  # the summarizer counts its own tokens (module doc)
-    PARAMS = {
+    PARAMS: ClassVar[dict[str, Any]] = {
         "model": None,
         "kind": "seq2seq",
         "max_new_tokens": 128,
@@ -184,7 +185,7 @@ class AbstractiveCompressor(BaseCompressor):
             self._loaded = (tok, model)
         return self._loaded
 
-    def load(self) -> "AbstractiveCompressor":
+    def load(self) -> AbstractiveCompressor:
         self._load()
         return self
 

@@ -46,10 +46,11 @@ of exactly 1.0.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Literal, Mapping, Protocol, Sequence, get_args, runtime_checkable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, Literal, Protocol, get_args, runtime_checkable
 
 from rageval.budget import Budget, BudgetError, check_budget, resolve_budget  # re-exported: the one budget check
-from rageval.errors import ModelUnavailable  # noqa: F401  (re-exported: one class for every model)
+from rageval.errors import ModelUnavailable  # re-exported: one class for every model
 from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
 from rageval.token_counts import count_tokens, evidence_token_counts, evidence_tokens
@@ -119,7 +120,7 @@ class Compressor(Protocol):
         self,
         question: str,
         snippets: Sequence[SourceSnippet],
-        budget: int | float | None = None,
+        budget: float | None = None,
         *,
         tokenizer: Tokenizer | str | None = None,
     ) -> Context: ...
@@ -177,7 +178,7 @@ def make_context(
     *,
     tokenizer: Tokenizer,
     retrieved_tokens: int,
-    budget: int | float | None,
+    budget: float | None,
     budget_tokens: int | None,
 ) -> Context:
     """The Context of ``units``, its achieved tokens counted by the one definition (:mod:`rageval.token_counts`)."""
@@ -239,14 +240,14 @@ class BaseCompressor:
 
     name: str = "base"
     version: str = "1.0.0"
-    PARAMS: dict[str, Any] = {}
+    PARAMS: ClassVar[dict[str, Any]] = {}
     #: whether this compressor (with its current parameters) loads model weights
     needs_model: bool = False
     #: what it promises about the budget (:data:`BudgetContract`); ``_check_params`` may set it per instance
     budget_contract: BudgetContract = "exact"
 
     #: accepted spellings of parameters (e.g. ``lambda`` in a YAML suite for ``lambda_``)
-    ALIASES: dict[str, str] = {}
+    ALIASES: ClassVar[dict[str, str]] = {}
 
     def __init__(self, **params: Any):
         for alias, real in self.ALIASES.items():
@@ -315,7 +316,7 @@ class BaseCompressor:
             raise self._param_error(key, f"choose one of {', '.join(map(repr, choices))}.{hint}")
 
     # -- public
-    def load(self) -> "BaseCompressor":
+    def load(self) -> BaseCompressor:
         """Load any model weights now (e.g. when a suite loads) instead of at the first ``compress``.
 
         Raises :class:`ModelUnavailable` when they cannot be loaded; a no-op for
@@ -366,7 +367,7 @@ class BaseCompressor:
         self,
         question: str,
         snippets: Sequence[SourceSnippet],
-        budget: int | float | None = None,
+        budget: float | None = None,
         *,
         tokenizer: Tokenizer | str | None = None,
     ) -> Context:

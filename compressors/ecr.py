@@ -22,6 +22,8 @@ use_titles : bool, default False — titles are left out of the similarity so th
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import BaseCompressor, scoring_text, source_order
 from rageval.compressors.extractive import greedy_fill
 from rageval.compressors.lexical import LexicalIndex
@@ -50,7 +52,12 @@ def cluster(order, sim_row, threshold):
 
 class ECRCompressor(BaseCompressor):
     name = "ecr"
-    PARAMS = {"threshold": 0.8, "similarity": "lexical", "scorer": "lexical", "use_titles": False}
+    PARAMS: ClassVar[dict[str, Any]] = {
+        "threshold": 0.8,
+        "similarity": "lexical",
+        "scorer": "lexical",
+        "use_titles": False,
+    }
 
     def _check_params(self) -> None:
         self._check_number("threshold", 0.0, 1.0, lo_open=True)

@@ -15,6 +15,8 @@ use_titles : bool, default True — score ``title + sentence``.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import BaseCompressor, scoring_text, sentence_unit, source_order
 from rageval.compressors.scoring import relevance_scores, scorer_needs_model
 
@@ -35,7 +37,7 @@ def greedy_fill(ranked, costs, budget_tokens):
 
 class ExtractiveCompressor(BaseCompressor):
     name = "extractive"
-    PARAMS = {"scorer": "lexical", "use_titles": True}
+    PARAMS: ClassVar[dict[str, Any]] = {"scorer": "lexical", "use_titles": True}
 
     def _check_params(self) -> None:
         if not isinstance(self.params["scorer"], str) or not self.params["scorer"]:

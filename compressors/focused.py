@@ -19,6 +19,8 @@ use_titles : bool, default True.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 from rageval.compressors.base import (
     BaseCompressor,
@@ -35,7 +37,7 @@ __all__ = ["FocusedCompressor"]
 
 class FocusedCompressor(BaseCompressor):
     name = "focused"
-    PARAMS = {"window": 1, "use_titles": True}
+    PARAMS: ClassVar[dict[str, Any]] = {"window": 1, "use_titles": True}
 
     def _check_params(self) -> None:
         self._check_number("window", 0, integer=True)

@@ -18,6 +18,8 @@ system : the ``system`` value of the file's lines to take (default: the only one
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import BaseCompressor, CompressorError
 
 __all__ = ["GivenCompressor"]
@@ -25,7 +27,7 @@ __all__ = ["GivenCompressor"]
 
 class GivenCompressor(BaseCompressor):
     name = "given"
-    PARAMS = {"system": None}
+    PARAMS: ClassVar[dict[str, Any]] = {"system": None}
     budget_contract = "none"  # the file's units, as its system packed them
 
     def _check_params(self) -> None:

@@ -14,6 +14,8 @@ level : ``"document"`` (default) | ``"sentence"``
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import BaseCompressor, group_documents, group_unit, sentence_unit, source_order
 
 __all__ = ["IdentityCompressor"]
@@ -21,7 +23,7 @@ __all__ = ["IdentityCompressor"]
 
 class IdentityCompressor(BaseCompressor):
     name = "identity"
-    PARAMS = {"level": "document"}
+    PARAMS: ClassVar[dict[str, Any]] = {"level": "document"}
 
     def _check_params(self) -> None:
         self._check_choice("level", ("document", "sentence"))

@@ -20,8 +20,8 @@ terms.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from itertools import chain
-from typing import Sequence
 
 import numpy as np
 
@@ -86,7 +86,7 @@ def scale_to_unit(scores: np.ndarray) -> np.ndarray:
 
 
 def pool_query_stats(
-    query: str, index: "LexicalIndex", titles: Sequence[str | None] | None = None
+    query: str, index: LexicalIndex, titles: Sequence[str | None] | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Query-term statistics of a pool whose candidate ``i`` is ``index``'s candidate ``i`` plus ``terms(titles[i])``.
 

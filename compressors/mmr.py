@@ -17,6 +17,8 @@ use_titles : bool, default True — titles count for relevance and similarity.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 import numpy as np
 from rageval.compressors.base import BaseCompressor, scoring_text, sentence_unit, source_order
 from rageval.compressors.lexical import LexicalIndex
@@ -28,8 +30,13 @@ __all__ = ["MMRCompressor"]
 
 class MMRCompressor(BaseCompressor):
     name = "mmr"
-    ALIASES = {"lambda": "lambda_"}
-    PARAMS = {"lambda_": 0.7, "similarity": "lexical", "scorer": "lexical", "use_titles": True}
+    ALIASES: ClassVar[dict[str, str]] = {"lambda": "lambda_"}
+    PARAMS: ClassVar[dict[str, Any]] = {
+        "lambda_": 0.7,
+        "similarity": "lexical",
+        "scorer": "lexical",
+        "use_titles": True,
+    }
 
     def _check_params(self) -> None:
         self._check_number("lambda_", 0.0, 1.0)

@@ -15,6 +15,8 @@ partial : ``"leading"`` (default) | ``"stop"`` | ``"skip"``
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import BaseCompressor, group_documents, group_unit, pack_documents, pack_guard
 
 __all__ = ["NaiveCompressor"]
@@ -22,7 +24,7 @@ __all__ = ["NaiveCompressor"]
 
 class NaiveCompressor(BaseCompressor):
     name = "naive"
-    PARAMS = {"partial": "leading"}
+    PARAMS: ClassVar[dict[str, Any]] = {"partial": "leading"}
 
     def _check_params(self) -> None:
         self._check_choice("partial", ("leading", "stop", "skip"))

@@ -16,6 +16,8 @@ sentence ids it contains.
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from rageval.compressors.base import (
     BaseCompressor,
     group_documents,
@@ -31,7 +33,12 @@ __all__ = ["RerankCompressor"]
 
 class RerankCompressor(BaseCompressor):
     name = "rerank"
-    PARAMS = {"scorer": "lexical", "partial": "leading", "order": "relevance", "use_titles": True}
+    PARAMS: ClassVar[dict[str, Any]] = {
+        "scorer": "lexical",
+        "partial": "leading",
+        "order": "relevance",
+        "use_titles": True,
+    }
 
     def _check_params(self) -> None:
         if not isinstance(self.params["scorer"], str) or not self.params["scorer"]:

@@ -42,7 +42,8 @@ from __future__ import annotations
 import functools
 import os
 from collections import OrderedDict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from rageval.compressors.base import ModelUnavailable
@@ -143,9 +144,7 @@ class SimilarityMatrix:
     # -- public
     def row(self, i: int) -> np.ndarray:
         if self.mode == "kernel":
-            if self._kernel is None:
-                self._build_kernel()
-            return self._kernel[i]
+            return (self._kernel if self._kernel is not None else self._build_kernel())[i]
         if self.mode == "cached":
             r = self._cache.get(i)
             if r is not None:
@@ -165,19 +164,14 @@ class SimilarityMatrix:
         """The rows ``idx`` as a new ``(len(idx), n)`` array the caller may overwrite (one gather in kernel mode;
         row by row, through the cache, otherwise)."""
         if self.mode == "kernel":
-            if self._kernel is None:
-                self._build_kernel()
-            assert self._kernel is not None
-            return self._kernel.take(idx, axis=0)
+            return (self._kernel if self._kernel is not None else self._build_kernel()).take(idx, axis=0)
         return np.stack([self.row(int(i)) for i in idx]) if len(idx) else np.zeros((0, self.n))
 
     def kernel(self) -> np.ndarray | None:
         """The whole ``n × n`` matrix (read-only) in ``kernel`` mode, built if needed; ``None`` in the other modes."""
         if self.mode != "kernel":
             return None
-        if self._kernel is None:
-            self._build_kernel()
-        return self._kernel
+        return self._kernel if self._kernel is not None else self._build_kernel()
 
     def row_sums(self) -> np.ndarray:
         if self._sums is None:
@@ -185,13 +179,16 @@ class SimilarityMatrix:
                 self._build_kernel()
             else:
                 self._sums = self._row_sums()
+        assert self._sums is not None  # set by either branch
         return self._sums
 
-    def _build_kernel(self) -> None:
+    def _build_kernel(self) -> np.ndarray:
+        """Build (and keep) the kernel and the row sums; the kernel."""
         k, sums = self._kernel_and_row_sums()
         k.flags.writeable = False
         self._kernel, self._sums = k, sums
         self.rows_computed += self.n
+        return k
 
     def stats(self) -> dict[str, Any]:
         """Mode, memory budget, rows held, rows computed and cache hits."""

@@ -54,8 +54,9 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 from rageval.compressors.base import BaseCompressor, sentence_unit, source_order
@@ -337,6 +338,7 @@ def build_problem(
     )
     doc_codes: dict[str, int] = {}
     docs = np.asarray([doc_codes.setdefault(d, len(doc_codes)) for d in doc_ids], dtype=np.int64)
+    w_rel, w_qry, w_cov, w_div = weights
     return PackerProblem(
         costs=np.asarray(costs, dtype=np.int64),
         rel=rel,
@@ -344,7 +346,7 @@ def build_problem(
         query_weights=qw,
         sim=sim,
         docs=docs,
-        weights=tuple(float(w) for w in weights),
+        weights=(float(w_rel), float(w_qry), float(w_cov), float(w_div)),
         cost_exponent=cost_exponent,
     )
 
@@ -354,7 +356,7 @@ class SubmodularCompressor(BaseCompressor):
     # 1.1.0: a gain's last bit no longer depends on the block it is evaluated in (the query-coverage term a product
     # and a row sum), so a selection decided by an exact tie of two different sentences can change
     version = "1.1.0"
-    PARAMS = {
+    PARAMS: ClassVar[dict[str, Any]] = {
         "w_rel": 1.0,
         "w_qry": 1.0,
         "w_cov": 0.5,
@@ -377,9 +379,13 @@ class SubmodularCompressor(BaseCompressor):
                 raise self._param_error(k, "expected true or false")
         self.needs_model = is_model_similarity(self.params["similarity"])
 
+    # This name shadows BaseCompressor.weights (the identity of a model's weights, for the manifest and the record
+    # key) with the objective's term weights, so they land in ``config["weights"]`` and the manifest; renaming it
+    # changes every submodular record key, which is a decision of its own (hence the ignore).
     @property
-    def weights(self) -> tuple[float, float, float, float]:
-        return tuple(float(self.params[k]) for k in ("w_rel", "w_qry", "w_cov", "w_div"))
+    def weights(self) -> tuple[float, float, float, float]:  # type: ignore[override]
+        p = self.params
+        return float(p["w_rel"]), float(p["w_qry"]), float(p["w_cov"]), float(p["w_div"])
 
     def problem(self, question, snippets, costs) -> tuple[list[int], PackerProblem]:
         cand = [i for i in source_order(snippets, range(len(snippets))) if costs[i] > 0]

@@ -32,8 +32,9 @@ class PackerProblem:
     weights: tuple[float, float, float, float] = (1.0, 1.0, 0.5, 0.5)
     # greedy ranks by gain / cost**cost_exponent (1 = per token, as in the packing paper)
     cost_exponent: float = 1.0
-    row_sums: np.ndarray = field(default=None)  # Σ_j sim(i, j)
-    div_reward: np.ndarray = field(default=None)
+    # computed in __post_init__
+    row_sums: np.ndarray = field(init=False)  # Σ_j sim(i, j)
+    div_reward: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         n = len(self.costs)
@@ -44,11 +45,9 @@ class PackerProblem:
             self.presence = np.zeros((n, nq), dtype=bool)
             for i, q in enumerate(self.query_terms):
                 self.presence[i, np.asarray(q, dtype=np.int64)] = True
-        if self.row_sums is None:
-            self.row_sums = self.sim.row_sums() if n else np.zeros(0)
+        self.row_sums = self.sim.row_sums() if n else np.zeros(0)
         self.repr_norm = float(self.row_sums.max()) if n and self.row_sums.max() > 0 else 1.0
-        if self.div_reward is None:
-            self.div_reward = (self.rel + self.row_sums / self.repr_norm) / 2.0
+        self.div_reward = (self.rel + self.row_sums / self.repr_norm) / 2.0
         m = float(self.div_reward.max()) if n else 0.0
         self.div_norm = math.sqrt(m) if m > 0 else 1.0
         self.n_docs = int(self.docs.max()) + 1 if n else 0

@@ -47,6 +47,7 @@ import re
 import shutil
 from collections import Counter
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 from rageval.compressors.base import BaseCompressor, ModelUnavailable, count_tokens, group_documents
@@ -111,7 +112,13 @@ def _keep_label(id2label: dict) -> int:
 class TokenPruneCompressor(BaseCompressor):
     name = "token_prune"
     version = "1.1.0"  # 1.1.0: llmlingua2 declares a best-effort budget (over it: ok and counted, not budget_check)
-    PARAMS = {"backend": "idf", "model": None, "rate": 0.5, "device": "cpu", "provenance": "none"}
+    PARAMS: ClassVar[dict[str, Any]] = {
+        "backend": "idf",
+        "model": None,
+        "rate": 0.5,
+        "device": "cpu",
+        "provenance": "none",
+    }
 
     def _check_params(self) -> None:
         self._check_choice("backend", ("idf", "llmlingua2", "token_classifier"))
@@ -278,7 +285,7 @@ class TokenPruneCompressor(BaseCompressor):
                 ) from None
         return self._models["llm"]
 
-    def load(self) -> "TokenPruneCompressor":
+    def load(self) -> TokenPruneCompressor:
         if self.params["backend"] == "token_classifier":
             self._load_classifier()
         elif self.params["backend"] == "llmlingua2":

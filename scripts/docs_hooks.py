@@ -87,7 +87,7 @@ class _DoctestFences(Preprocessor):
 
 
 class DoctestFences(Extension):
-    def extendMarkdown(self, md):  # noqa: N802 - Python-Markdown's API
+    def extendMarkdown(self, md):
         md.preprocessors.register(_DoctestFences(md), "rageval_doctest_fences", 29)  # before fenced code (25)
 
 

@@ -3,6 +3,7 @@
 # Usage: bash scripts/setup.sh [extra]
 #   no extra:  the light core (no torch, no transformers): the model-free diagnostics, suites such as the
 #              demo, `rageval score` with the lexical judge and the report (what scripts/demo.sh needs)
+#   lint:      the light core and the checkers (ruff, mypy, import-linter): what scripts/test.sh runs first
 #   an extra:  "test" (the test dependencies), "models", ...: the CPU build of torch is installed first
 #              (so no multi-GB CUDA build is pulled), then rageval with that extra
 set -euo pipefail
@@ -12,9 +13,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-if [ -n "${1:-}" ]; then
-  .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[$1]"
-else
-  .venv/bin/python -m pip install -q -e .
-fi
+case "${1:-}" in
+  "") .venv/bin/python -m pip install -q -e . ;;
+  lint) .venv/bin/python -m pip install -q -e ".[lint]" ;;
+  *)
+    .venv/bin/python -m pip install -q "torch==2.13.0"
+    .venv/bin/python -m pip install -q -e ".[$1]"
+    ;;
+esac

@@ -16,6 +16,10 @@ import socket
 import struct
 import threading
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 DRIP_MAX = 60  # bytes
 STALL_MAX = 20.0  # seconds
@@ -96,7 +100,7 @@ class FaultServer:
         while not self._stop.is_set():
             try:
                 conn, _ = self.sock.accept()
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 continue
             t = threading.Thread(target=self._handle, args=(conn,), daemon=True)
             self._threads.append(t)
@@ -207,7 +211,7 @@ class FaultServer:
             try:
                 if conn.recv(1) == b"":
                     return  # the client closed: stop waiting
-            except socket.timeout:
+            except TimeoutError:
                 continue
 
     def _do_big(self, conn, opt):
@@ -225,7 +229,7 @@ class FaultServer:
         for t in self._threads:
             t.join(timeout=2)
 
-    def __enter__(self) -> FaultServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -74,38 +74,38 @@ def llama_servers(n: int = 1, *, n_ctx: int = 2048, timeout: float = 120.0) -> I
     model = smollm2_path()
     procs: list[tuple[subprocess.Popen, str]] = []
     logs = []
-    try:
-        for _ in range(n):
-            port = _free_port()
-            cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
-            cmd += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--model_alias", "smollm2"]
-            logs.append(tempfile.TemporaryFile("w+"))  # a file, not a pipe: the server's access log never blocks it
-            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[-1], text=True)
-            procs.append((proc, f"http://127.0.0.1:{port}/v1"))
-        deadline = time.monotonic() + timeout
-        for (proc, url), log in zip(procs, logs):
-            while True:
-                if proc.poll() is not None:
-                    log.seek(0)
-                    raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {log.read()[-2000:]}")
+    with contextlib.ExitStack() as files:  # the logs close after the servers have stopped (finally:)
+        try:
+            for _ in range(n):
+                port = _free_port()
+                cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
+                cmd += ["--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "1", "--model_alias", "smollm2"]
+                # a file, not a pipe: the server's access log never blocks it
+                logs.append(files.enter_context(tempfile.TemporaryFile("w+")))
+                proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=logs[-1], text=True)
+                procs.append((proc, f"http://127.0.0.1:{port}/v1"))
+            deadline = time.monotonic() + timeout
+            for (proc, url), log in zip(procs, logs):
+                while True:
+                    if proc.poll() is not None:
+                        log.seek(0)
+                        raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {log.read()[-2000:]}")
+                    try:
+                        if httpx.get(f"{url}/models", timeout=2.0).status_code == 200:
+                            break
+                    except httpx.HTTPError:
+                        pass
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"llama_cpp.server at {url} did not answer within {timeout:.0f} s")
+                    time.sleep(0.2)
+            yield [url for _, url in procs]
+        finally:
+            for proc, _ in procs:
+                if proc.poll() is None:
+                    proc.terminate()
+            for proc, _ in procs:
                 try:
-                    if httpx.get(f"{url}/models", timeout=2.0).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"llama_cpp.server at {url} did not answer within {timeout:.0f} s")
-                time.sleep(0.2)
-        yield [url for _, url in procs]
-    finally:
-        for proc, _ in procs:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc, _ in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-        for log in logs:
-            log.close()
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=10)

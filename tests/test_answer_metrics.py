@@ -113,9 +113,9 @@ def test_retrieval_recall_bad_k():
         (lambda: answer_in_context(["a", 3], [["a"], ["b"]]), r"contexts\[1\]"),
         (lambda: answer_in_context(["a"], [["a", 3]]), r"references\[0\]"),
         (lambda: answer_in_context("abc", [["a"]]), "contexts must be a list"),
-        (lambda: str_em([None], [[["a"]]]), r"predictions\[0\]"),
+        (lambda: str_em([None], [[["a"]]]), r"predictions\[0\]"),  # type: ignore[list-item]  # wrong on purpose
         (lambda: answer_f1(["a"], ["a"]), r"references\[0\]"),
-        (lambda: retrieval_recall([["a"]], [[1]]), r"references\[0\]\[0\]"),
+        (lambda: retrieval_recall([["a"]], [[1]]), r"references\[0\]\[0\]"),  # type: ignore[list-item]  # on purpose
     ],
 )
 def test_bad_inputs_name_field_and_question(call, match):

@@ -3,12 +3,12 @@
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-import re  # noqa: E402
+import re
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from rageval.diagnostics.attribution import attribution_scores, attribution_scores_batch  # noqa: E402
+from rageval.diagnostics.attribution import attribution_scores, attribution_scores_batch
 
 FACT = re.compile(r"F\d+")
 

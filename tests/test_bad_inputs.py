@@ -10,6 +10,7 @@ token counts (NaN, inf, negative, bool); helper functions; and property-based in
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,7 @@ from rageval.judges import JudgeError
 P = ["Paris is the capital of France [1]."]
 U = [[{"text": "Paris is the capital of France.", "source_ids": ["d0.s0"], "title": "Paris"}]]
 S = [[{"id": "d0.s0", "text": "Paris is the capital of France.", "title": "Paris"}]]
-BASE = {
+BASE: dict[str, dict[str, Any]] = {
     "answer_in_context": {"contexts": ["Paris is the capital."], "references": [["Paris"]]},
     "str_em": {"predictions": ["Paris"], "references": [[["Paris"]]]},
     "answer_f1": {"predictions": ["Paris"], "references": [["Paris"]]},

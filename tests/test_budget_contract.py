@@ -5,6 +5,7 @@ budget is still ``budget_check``.  No compressor is exempted by name."""
 
 import json
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from rageval.compressors import (
@@ -29,7 +30,7 @@ class Overshooting(BaseCompressor):
     its own tokenizer can miss by); ``contract`` is what it declares."""
 
     name = "overshooting"
-    PARAMS = {"contract": "best_effort"}
+    PARAMS: ClassVar[dict[str, Any]] = {"contract": "best_effort"}
 
     def _check_params(self):
         self.budget_contract = self.params["contract"]

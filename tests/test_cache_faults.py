@@ -11,6 +11,7 @@ import json
 import logging
 import random
 import sqlite3
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
@@ -118,7 +119,7 @@ def test_a_corrupted_record_is_quarantined_and_recomputed(tmp_path, intact, what
 def test_a_folder_in_place_of_a_record_file(tmp_path, intact):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = sorted((out / "cache" / "records").rglob("*.json"))[0]
+    victim = min((out / "cache" / "records").rglob("*.json"))
     victim.unlink()
     victim.mkdir()
     (victim / "junk").write_text("x")
@@ -129,7 +130,7 @@ def test_a_folder_in_place_of_a_record_file(tmp_path, intact):
 def test_repeated_corruption_keeps_every_quarantined_copy(tmp_path, caplog):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = sorted((out / "cache" / "records").rglob("*.json"))[0]
+    victim = min((out / "cache" / "records").rglob("*.json"))
     for junk in (b"null", b"\xff", b"{"):
         victim.write_bytes(junk)
         assert _run(suite).quarantined == 1
@@ -141,7 +142,7 @@ def test_repeated_corruption_keeps_every_quarantined_copy(tmp_path, caplog):
 def test_an_older_input_hash_is_recomputed_without_quarantine(tmp_path, caplog):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = sorted((out / "cache" / "records").rglob("*.json"))[0]
+    victim = min((out / "cache" / "records").rglob("*.json"))
     data = json.loads(victim.read_text())
     victim.write_text(json.dumps({**data, "input_hash": "0" * 64}))
     with caplog.at_level(logging.WARNING, logger="rageval"):
@@ -178,7 +179,7 @@ RECORD_KEYS = ["question_id", "setting", "status", "context", "sources", "answer
 @given(key=st.sampled_from(RECORD_KEYS), value=JSON)
 def test_record_cache_read_never_raises_on_a_damaged_record(tmp_path, key, value):
     """Any one field of a valid record replaced by any JSON value: a Record or a quarantine, never an exception."""
-    cache, path, rec = _cache_with_one(tmp_path)
+    cache, path, _rec = _cache_with_one(tmp_path)
     data = json.loads(path.read_text())
     data["record"][key] = value
     path.write_text(json.dumps(data))
@@ -371,7 +372,7 @@ def test_deterministic_failures_are_reused(tmp_path):
 
     class Refusing(BaseCompressor):
         name = "refusing"
-        PARAMS = {}
+        PARAMS: ClassVar[dict[str, Any]] = {}
 
         def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
             calls.append(question)
@@ -515,7 +516,7 @@ def test_a_file_size_limit_on_the_judge_cache_stops_the_suite_with_one_line(tmp_
         sys.argv = ["rageval", "suite", {str(suite)!r}, "--no-progress"]
         main()
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stderr[-2000:]
     err = proc.stderr.strip().splitlines()
     assert "Traceback" not in proc.stderr and len(err) == 1 and "judge cache" in err[0], proc.stderr[-2000:]

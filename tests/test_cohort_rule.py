@@ -116,7 +116,7 @@ def test_suite_with_a_setting_whose_weights_are_missing_reports_a_real_cohort(tm
     assert {c["a"] for c in pairs} == {"naive@64"} and {c["b"] for c in pairs} == {"identity"} and len(pairs) == 3
     assert report["cohort"]["n_contrast_rows_left_out"] == 4
     # means are real numbers over the 3 questions for the settings that ran; the left-out one stays undefined
-    rows = {r["setting"]: r for r in csv.DictReader(open(run / "summary.csv"))}
+    rows = {r["setting"]: r for r in csv.DictReader((run / "summary.csv").read_text().splitlines(keepends=True))}
     assert rows["identity"]["retrieval_recall_n"] == "3" and rows["identity"]["retrieval_recall"] != "NA"
     assert rows["abstractive@0.5"]["left_out"] == "true" and rows["identity"]["left_out"] == "false"
     assert rows["abstractive@0.5"]["n_cohort"] == "0" and rows["abstractive@0.5"]["retrieval_recall"] == "NA"

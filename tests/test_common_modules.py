@@ -10,6 +10,7 @@ import math
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +43,7 @@ PREDICTIONS = [
 ]
 
 #: name -> (inputs keyed by argument name, options)
-CASES = {
+CASES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "answer_in_context": (
         {
             "contexts": ["Paris is nice", "the Nile", "x", "boils at 100"],
@@ -111,6 +112,7 @@ CASES["claim_support"] = (
     dict(ATTRIBUTION_INPUTS, claims=[None, ["The Nile is a long river.", "Mars is red."], None, None]),
     {"judge": "lexical"},
 )
+# `rageval new-metric NAME` adds its case above this line
 
 
 def _module_names():
@@ -139,7 +141,7 @@ def test_every_module_is_in_the_catalog():
 @pytest.mark.parametrize("name", _module_names())
 def test_card_present_with_version_matching_catalog(name):
     card = (METRICS / name / "README.md").read_text()
-    m = re.search(r"^version:\s*(\S+)", card, re.M)
+    m = re.search(r"^version:\s*(\S+)", card, re.MULTILINE)
     assert m, f"metrics/{name}/README.md needs a 'version: X.Y.Z' line"
     assert m.group(1) == CATALOG[name].version
     assert "direction" in card.lower() or "better" in card.lower()
@@ -172,6 +174,10 @@ def test_result_shape_range_and_undefined(name):
     for q in result["per_question"]:
         v = q.get(name)
         assert v is None or (0.0 <= v <= 1.0) or CATALOG[name].direction == "none"
+    for o in CATALOG[name].outputs:  # declared bounds hold for every value, per question and mean
+        if o.bounds is not None:
+            values = [result.get(o.key), *(q.get(o.key) for q in result["per_question"])]
+            assert all(v is None or o.bounds[0] <= v <= o.bounds[1] for v in values), (o.key, o.bounds, values)
 
 
 @pytest.mark.parametrize("name", _cases_for_catalog())

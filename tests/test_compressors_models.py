@@ -16,10 +16,10 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from rageval.compressors import CompressorError, ModelUnavailable, get  # noqa: E402
+from rageval.compressors import CompressorError, ModelUnavailable, get
 
 from rageval.data import passage_to_snippets
-from rageval.text import get_tokenizer  # noqa: E402
+from rageval.text import get_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTPOT = ROOT / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"

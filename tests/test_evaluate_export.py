@@ -13,6 +13,7 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 import yaml
@@ -38,13 +39,13 @@ SPACES_COLOURS = {"red", "yellow", "green", "blue", "indigo", "purple", "pink", 
 
 
 def _front_matter(card: str) -> dict:
-    m = re.match(r"\A---\n(.*?)\n---\n", card, re.S)
+    m = re.match(r"\A---\n(.*?)\n---\n", card, re.DOTALL)
     assert m, "the card must start with a YAML front matter block"
     return yaml.safe_load(m.group(1))
 
 
 def _section(card: str, heading: str) -> str:
-    m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", card, re.M | re.S)
+    m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", card, re.MULTILINE | re.DOTALL)
     assert m, f"no '## {heading}' section"
     return m.group(1)
 
@@ -81,7 +82,7 @@ def test_requirements_name_rageval_at_its_version(name):
 
 def test_package_version_is_the_pyproject_version():
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == rageval.__version__
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1) == rageval.__version__
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -93,7 +94,7 @@ def test_card_how_to_use_is_the_modules_doctest_and_citation_is_the_modules(name
     first = doctest_lines[0].strip()
     assert first.startswith(">>> ") and "evaluate.load(" in first and first in how
     assert f'evaluate.load("rageval/{name}")' in how
-    bib = re.search(r"```bibtex\n(.*?)```", _section(card, "Citation"), re.S).group(1)
+    bib = re.search(r"```bibtex\n(.*?)```", _section(card, "Citation"), re.DOTALL).group(1)
     assert bib == citation(name)
 
 
@@ -101,7 +102,7 @@ def test_render_card_is_idempotent_and_keeps_hand_written_sections():
     name = "answer_f1"
     card = (METRICS / name / "README.md").read_text()
     source = (METRICS / name / f"{name}.py").read_text()
-    bare = re.sub(r"^## (How to use|Citation)\n.*?(?=^## |\Z)", "", card, flags=re.M | re.S)
+    bare = re.sub(r"^## (How to use|Citation)\n.*?(?=^## |\Z)", "", card, flags=re.MULTILINE | re.DOTALL)
     bare = "---\ntitle: answer_f1\nversion: 9.9.9\n---\n" + bare.split("\n---\n", 1)[1]
     once = render_card(name, bare, source, "ns")
     assert render_card(name, once, source, "ns") == once
@@ -129,7 +130,7 @@ def test_every_diagnostic_cites_its_sources_and_rageval_with_its_version():
         assert "{" + key + "," in citation(name), name
     assert "{rajpurkar-etal-2016-squad," in citation("answer_f1")
     for name in CATALOG:
-        entries = re.findall(r"^@\w+\{([^,]+),", citation(name), re.M)
+        entries = re.findall(r"^@\w+\{([^,]+),", citation(name), re.MULTILINE)
         assert entries[-1] == "rageval" and len(entries) == len(set(entries)) == len(SOURCES[name]) + 1
         assert f"version = {{{rageval.__version__}}}" in citation(name)
 
@@ -137,7 +138,7 @@ def test_every_diagnostic_cites_its_sources_and_rageval_with_its_version():
 def test_bibtex_entries_are_balanced_and_titled():
     for key, entry in [*WORKS.items(), ("rageval", rageval_entry())]:
         assert entry.count("{") == entry.count("}"), key
-        assert re.search(r"^  title = \{.+\},$", entry, re.M), key
+        assert re.search(r"^  title = \{.+\},$", entry, re.MULTILINE), key
         assert entry.rstrip().endswith("}"), key
 
 
@@ -154,7 +155,7 @@ def test_citation_cff_names_rageval_at_its_version_and_every_source():
     assert cff["title"].startswith("rageval") and cff["authors"] and cff["message"]
     titles = {r["title"] for r in cff["references"]}
     for entry in WORKS.values():
-        title = re.search(r"^  title = \{(.+)\},$", entry, re.M).group(1).replace("{", "").replace("}", "")
+        title = re.search(r"^  title = \{(.+)\},$", entry, re.MULTILINE).group(1).replace("{", "").replace("}", "")
         assert title in titles, title
     for ref in cff["references"]:
         assert ref["type"] and ref["authors"], ref["title"]
@@ -223,7 +224,7 @@ class _Textbox:
 
 
 class _Interface:
-    built: list = []
+    built: ClassVar[list] = []
 
     def __init__(
         self,
@@ -317,10 +318,14 @@ def test_export_metrics_into_a_file_is_a_one_line_error(tmp_path):
 
 
 def test_python_dash_m_rageval():
-    res = subprocess.run([sys.executable, "-m", "rageval", "--help"], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "rageval", "--help"], check=False, capture_output=True, text=True, timeout=120
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("Usage: rageval ")
     for command in ("export-metrics", "install-metrics", "suite", "metrics"):
         assert command in res.stdout
-    res = subprocess.run([sys.executable, "-m", "rageval", "--version"], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [sys.executable, "-m", "rageval", "--version"], check=False, capture_output=True, text=True, timeout=120
+    )
     assert res.stdout.strip() == f"rageval, version {rageval.__version__}"

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from rageval.data.formats import FORMATS, ImportedFile, read_input
 from rageval.data.formats.common import json_rows, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError
+from rageval.data.formats.registry import detection_order, formats_table
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_importing_the_formats_imports_no_front_end_and_no_heavy_reader():
@@ -62,3 +66,19 @@ def test_shared_readers_name_the_file_and_line(tmp_path):
     ]
     with pytest.raises(ScoreInputError, match=r"l.jsonl line 2: not valid JSON"):
         list(json_rows(lines, '{"q": 1}\n{nope\n'))
+
+
+def test_the_formats_are_one_registry_listed_everywhere_from_it():
+    """The registry is the one list: the docs' table is rendered from it, a suite's dataset.format and the
+    saved reader's format are checked against it, and detection follows the declared order (generic last)."""
+    from rageval.readers.saved import SavedParams
+    from rageval.suite.config import DatasetSpec
+
+    assert detection_order() == ["alce", "ragchecker", "flashrag", "ragas", "generic"]
+    doc = (ROOT / "docs" / "score.md").read_text(encoding="utf-8")
+    block = doc[doc.index("<!-- formats:begin -->\n") + 23 : doc.index("<!-- formats:end -->")]
+    assert block.strip() == formats_table(), "docs/score.md holds an outdated formats table: formats_table()"
+    assert SavedParams.model_fields["format"].description.startswith("generic | alce | ragchecker | ragas | flashrag:")
+    with pytest.raises(ValueError, match="Input should be 'generic', 'alce', 'ragchecker', 'ragas' or 'flashrag'"):
+        DatasetSpec(name="x", format="ragsa", path="x.jsonl")
+    assert DatasetSpec(format="flashrag", path="x.json").name == "flashrag"

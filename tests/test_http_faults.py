@@ -234,7 +234,7 @@ def test_same_origin_307_is_followed_with_method_and_body(server):
     c, _ = _client(server, api_key="sk-k")
     assert "choices" in c.post_json("chat/completions", {"a": 1})
     c.close()
-    first, second = server.requests
+    _first, second = server.requests
     assert second["method"] == "POST" and second["path"] == "/v2/chat/completions" and second["body"] == {"a": 1}
     assert second["headers"]["authorization"] == "Bearer sk-k"
 

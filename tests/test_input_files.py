@@ -102,7 +102,7 @@ def test_split_lines_breaks_at_newline_only():
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(SEPARATORS))
+@given(text=st.text(st.characters(exclude_categories=["Cs"]), max_size=40) | st.sampled_from(SEPARATORS))
 def test_any_json_string_round_trips_through_every_jsonl_writer_and_reader(tmp_path, text):
     """Every JSON Lines writer of rageval (the canonical line of records.jsonl and the caches, the replay file)
     and every reader of a JSON Lines input (score, dataset, saved answers, replay, calibrate, records)."""

@@ -42,7 +42,9 @@ def test_bare_name_load_in_fresh_process_after_install_metrics(tmp_path):
         "r = m.compute(contexts=['Paris is in France'], references=[['paris']])\n"
         "print(json.dumps({'v': r['answer_in_context'], 'cache': m.__module__}))\n"
     )
-    res = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", script], check=False, env=env, cwd=tmp_path, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr[-2000:]
     payload = json.loads(res.stdout.strip().splitlines()[-1])
     assert payload["v"] == 1.0
@@ -56,7 +58,7 @@ def test_path_load_from_repo_root_in_fresh_process(tmp_path):
         "print(m.compute(contexts=['a b c'], references=[['b c']])['answer_in_context'])\n"
     )
     res = subprocess.run(
-        [sys.executable, "-c", script], env=_env(tmp_path / "hf"), cwd=ROOT, capture_output=True, text=True
+        [sys.executable, "-c", script], check=False, env=_env(tmp_path / "hf"), cwd=ROOT, capture_output=True, text=True
     )
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "1.0"
@@ -147,7 +149,12 @@ def test_evaluate_module_doctests_run_by_bare_name(tmp_path):
         "print('FAILED', failed)\n"
     )
     res = subprocess.run(
-        [sys.executable, "-c", script, str(ROOT / "metrics")], env=env, cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-c", script, str(ROOT / "metrics")],
+        check=False,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert res.returncode == 0, res.stderr[-3000:]
     assert res.stdout.strip().splitlines()[-1] == "FAILED 0", res.stdout[-3000:]

@@ -232,7 +232,7 @@ def test_seq2seq_reads_the_label_after_a_whitespace_piece():
     torch = pytest.importorskip("torch")
     from rageval.judges.hf import Seq2SeqJudge
 
-    SPACE, ZERO, ONE, OTHER = 1, 2, 3, 4
+    SPACE, ZERO, ONE = 1, 2, 3  # and id 4: another word
 
     class Tok:
         def __call__(self, texts, **kw):

@@ -33,7 +33,7 @@ def test_plan_windows_by_hand():
 
 
 def test_every_token_is_in_some_window_and_windows_fit():
-    for n in range(0, 40):
+    for n in range(40):
         for room in (1, 2, 3, 7):
             for ov in (0, 1, 3, 9):
                 spans = plan_windows(n, room, ov, starts=list(range(0, n, 5)))

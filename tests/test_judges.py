@@ -19,8 +19,10 @@ from rageval.judges.lexical import content_tokens
 try:
     from hypothesis import given, settings
     from hypothesis import strategies as st
+
+    HAVE_HYPOTHESIS = True
 except ImportError:  # pragma: no cover
-    given = None
+    HAVE_HYPOTHESIS = False
 
 
 class Counting:
@@ -203,7 +205,7 @@ def test_lexical_is_deterministic_and_in_range():
     assert all(0.0 <= v <= 1.0 for v in a)
 
 
-if given is not None:
+if HAVE_HYPOTHESIS:
 
     @settings(max_examples=60, deadline=None)
     @given(st.text(max_size=60), st.text(max_size=60))

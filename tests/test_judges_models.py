@@ -6,14 +6,16 @@ loaded back by ``get_judge(<folder>)`` exactly as a user's checkpoint would be.
 Nothing is downloaded.
 """
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
-from rageval.judges import get_judge  # noqa: E402
-from rageval.judges.hf import NLIJudge, Seq2SeqJudge, detect_kind  # noqa: E402
+from rageval.judges import get_judge
+from rageval.judges.hf import NLIJudge, Seq2SeqJudge, detect_kind
 
 CORPUS = [
     "premise: Paris is the capital of France. hypothesis: Paris is in France. 0 1",
@@ -187,7 +189,7 @@ def test_seq2seq_abstains_when_the_first_token_is_neither_0_nor_1(tmp_path):
     assert tok.convert_ids_to_tokens(first) in ("paris", "france")
     judge = get_judge(f"seq2seq:{d}", cache_dir=tmp_path / "cache")
     got = judge(PREMS + PREMS[:1], HYPS + HYPS[:1])
-    assert all(g != g for g in got)  # NaN: abstention
+    assert all(math.isnan(g) for g in got)  # NaN: abstention
     assert judge.decide(PREMS, HYPS, threshold=0.5) == [None, None, None]
     s = judge.stats()
     assert (s["off_label"], s["executed"], s["abstained_executed"], s["abstained"]) == (3, 3, 3, 7)

@@ -308,7 +308,7 @@ def test_demo_gap_is_exactly_zero_for_join_compressors_with_the_exact_string_jud
 @pytest.mark.slow
 def test_demo_summary_with_the_exact_string_judge(demo, tmp_path):
     from rageval.judges import JUDGES
-    from rageval.rescore.run import rescore
+    from rageval.rescoring.run import rescore
 
     xs = _load(demo, ROOT / "suites" / "demo.yaml")[2]
     expected = expected_premises([x.answer for x in xs], [x.unit_dicts() for x in xs])

@@ -81,7 +81,7 @@ time.sleep(60)
 
 def hold_lock(directory: Path) -> subprocess.Popen:
     p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory)], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "locked"
+    assert p.stdout is not None and p.stdout.readline().strip() == "locked"
     return p
 
 
@@ -97,9 +97,8 @@ def test_a_second_process_is_refused_and_a_stale_lock_is_taken_over(tmp_path, ca
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
     assert read_lock(tmp_path / LOCK_NAME)["pid"] == holder.pid  # left behind by the kill
-    with caplog.at_level(logging.WARNING, logger="rageval"):
-        with OutDirLock(tmp_path, "me") as lock:
-            assert read_lock(lock.path) == {**read_lock(lock.path), "pid": os.getpid(), "command": "me"}
+    with caplog.at_level(logging.WARNING, logger="rageval"), OutDirLock(tmp_path, "me") as lock:
+        assert read_lock(lock.path) == {**read_lock(lock.path), "pid": os.getpid(), "command": "me"}
     assert f"taking over the lock of process {holder.pid}" in caplog.text
     assert not (tmp_path / LOCK_NAME).exists()  # released: removed
 
@@ -180,7 +179,9 @@ def test_two_suite_processes_on_one_directory(tmp_path):
     deadline = time.time() + 60
     while not (out / LOCK_NAME).exists() and time.time() < deadline and first.poll() is None:
         time.sleep(0.01)
-    second = subprocess.run([*cmd, str(b), "--out", str(out), "--no-progress"], capture_output=True, text=True)
+    second = subprocess.run(
+        [*cmd, str(b), "--out", str(out), "--no-progress"], check=False, capture_output=True, text=True
+    )
     assert first.wait(300) == 0, first.stderr.read()[-2000:]
     if (out / "records.jsonl").exists() and second.returncode == 0:
         pytest.skip("the first run finished before the second started: no overlap to test")
@@ -188,7 +189,9 @@ def test_two_suite_processes_on_one_directory(tmp_path):
     assert f"in use by process {first.pid}" in second.stderr and "Traceback" not in second.stderr
     assert_consistent(out, ["identity", "naive@60"])
     # then the second suite alone: its changed and added settings are computed, the unchanged one reused
-    done = subprocess.run([*cmd, str(b), "--out", str(out), "--no-progress"], capture_output=True, text=True)
+    done = subprocess.run(
+        [*cmd, str(b), "--out", str(out), "--no-progress"], check=False, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert_consistent(out, ["identity", "naive@40", "rerank@80"])
     stats = json.loads((out / "run_stats.json").read_text())
@@ -274,12 +277,14 @@ def test_records_file_refuses_a_read_back_file_another_process_changed(tmp_path)
     (tmp_path / "records.jsonl").write_text("old\n")
     a, b = _entry(cache, "s", "a", "ha"), _entry(cache, "s", "b", "hb")
     path = cache.path("s", "b")
-    with pytest.raises(CacheChanged, match="holds a record of other inputs: another process wrote into"):
-        with RecordsFile.open(cache, keep=0) as out:
-            out.expect("s", [("a", "ha"), ("b", "hb")])
-            out.put("s", "b", b)  # let go at once (keep=0): read back when due
-            path.write_text(path.read_text().replace('"hb"', '"other"'))
-            out.put("s", "a", a)
+    with (
+        pytest.raises(CacheChanged, match="holds a record of other inputs: another process wrote into"),
+        RecordsFile.open(cache, keep=0) as out,
+    ):
+        out.expect("s", [("a", "ha"), ("b", "hb")])
+        out.put("s", "b", b)  # let go at once (keep=0): read back when due
+        path.write_text(path.read_text().replace('"hb"', '"other"'))
+        out.put("s", "a", a)
     assert (tmp_path / "records.jsonl").read_text() == "old\n"  # the old file kept, no temporary left
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "records.jsonl"]
 
@@ -287,10 +292,12 @@ def test_records_file_refuses_a_read_back_file_another_process_changed(tmp_path)
 def test_records_file_with_a_record_missing_is_an_error_and_keeps_the_old_file(tmp_path):
     cache = RecordCache(tmp_path)
     (tmp_path / "records.jsonl").write_text("old\n")
-    with pytest.raises(RuntimeError, match="no record of setting 's', question 'b'"):
-        with RecordsFile.open(cache) as out:
-            out.expect("s", [("a", "ha"), ("b", "hb")])
-            out.put("s", "a", _entry(cache, "s", "a", "ha"))
+    with (
+        pytest.raises(RuntimeError, match="no record of setting 's', question 'b'"),
+        RecordsFile.open(cache) as out,
+    ):
+        out.expect("s", [("a", "ha"), ("b", "hb")])
+        out.put("s", "a", _entry(cache, "s", "a", "ha"))
     assert (tmp_path / "records.jsonl").read_text() == "old\n"
 
 
@@ -543,7 +550,9 @@ def _mount_tmpfs(where: Path, options: str) -> bool:
     if os.geteuid() != 0 or sys.platform != "linux":
         return False
     where.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=False, capture_output=True
+    )
     return done.returncode == 0
 
 

@@ -3,9 +3,9 @@
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from rageval.report.plots import _errorbars  # noqa: E402
+from rageval.report.plots import _errorbars
 
 
 def test_bound_past_the_mean_is_clamped_not_an_error():

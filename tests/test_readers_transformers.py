@@ -5,9 +5,9 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from rageval.readers import ModelUnavailable, ReaderRequest, get_reader  # noqa: E402
-from rageval.readers.hf import TransformersReader  # noqa: E402
-from rageval.types import Unit  # noqa: E402
+from rageval.readers import ModelUnavailable, ReaderRequest, get_reader
+from rageval.readers.hf import TransformersReader
+from rageval.types import Unit
 
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"

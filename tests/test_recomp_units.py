@@ -11,13 +11,13 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from rageval.compressors import get  # noqa: E402
-from rageval.compressors.abstractive import recomp_prompt  # noqa: E402
-from rageval.compressors.base import join_sentences  # noqa: E402
+from rageval.compressors import get
+from rageval.compressors.abstractive import recomp_prompt
+from rageval.compressors.base import join_sentences
 
-from rageval.data import passage_to_snippets  # noqa: E402
-from rageval.suite.load import load_suite  # noqa: E402
-from rageval.suite.run import run_suite  # noqa: E402
+from rageval.data import passage_to_snippets
+from rageval.suite.load import load_suite
+from rageval.suite.run import run_suite
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTPOT = ROOT / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"

@@ -331,7 +331,7 @@ def built(tmp_path_factory):
 
 
 def test_build_report_writes_every_table(built):
-    run, written = built
+    _run, written = built
     for key in (
         "summary_csv",
         "summary_md",
@@ -389,7 +389,7 @@ def test_summary_counts_cohort_failures_and_undefined(built):
     # a metric undefined everywhere is NA with its count, never 0
     assert ident["evidence_f1"] == "NA" and ident["evidence_f1_n"] == "0" and ident["evidence_f1_n_undefined"] == "29"
     # emitted - grounded gap, per question then averaged
-    recs = [json.loads(x) for x in open(run / "records.jsonl")]
+    recs = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
     cohort = {r["question_id"] for r in recs} - {"q003"}
     gaps = [
         r["metrics"]["emitted_precision"] - r["metrics"]["grounded_precision"]
@@ -407,7 +407,7 @@ def test_contrasts_table_matches_direct_computation_and_holm(built):
     rows = read_csv(written["contrasts_csv"])
     # 3 settings x 8 metrics with a direction (reader_input_tokens has none), plus 4 gaps
     assert len(rows) == 3 * 8 + 4
-    recs = [json.loads(x) for x in open(run / "records.jsonl")]
+    recs = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
     val = {(r["setting"]["name"], r["question_id"]): r["metrics"].get("answer_f1") for r in recs if r["status"] == "ok"}
     cohort = sorted({q for (_, q) in val} - {"q003"})
     row = next(r for r in rows if r["a"] == "abstractive@0.25" and r["metric_a"] == "answer_f1")
@@ -441,7 +441,7 @@ def test_judge_counters_render_flat_or_nested():
 
 
 def test_summary_budget_is_written_as_declared(built):
-    run, written = built
+    _run, written = built
     rows = {r["setting"]: r for r in read_csv(written["summary_csv"])}
     assert rows["extractive@0.5"]["budget"] == "0.5" and rows["identity"]["budget"] == "NA"
 

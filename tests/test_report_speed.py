@@ -1,9 +1,7 @@
 """The report's first build made faster without changing a number or a pixel.
 
 * the resampling products run on one BLAS thread for a family of ordinary size, with the same results;
-* the figures are drawn in forked worker processes, to the same bytes as one process;
-* a legend's ``loc="best"`` search runs once per figure and a leader line's clipping once per drawing,
-  with the same placement as matplotlib's own search.
+* the figures are drawn in forked worker processes, to the same bytes as one process.
 """
 
 import io
@@ -11,7 +9,7 @@ import io
 import numpy as np
 import pytest
 
-from rageval.report import figure_pool, labels, plots
+from rageval.report import figure_pool, plots
 from rageval.report.result import Analysis
 from rageval.stats import paired_tests, resample
 from rageval.suite.load import load_suite
@@ -208,58 +206,6 @@ def test_figure_workers_start_as_children_of_the_lock_holder(monkeypatch, tmp_pa
     assert workers and set(workers.values()) == {str(os.getpid())}
     assert {str(g["pid"]) for g in got} <= set(workers)
     assert figure_pool._WORK is None  # nothing left for a later fork to inherit
-
-
-def _legend_figure(memo: bool):
-    """A panel whose best legend spot is forced: points fill every corner but the lower right."""
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    with matplotlib.rc_context({"svg.hashsalt": "t", "svg.fonttype": "none"}):
-        fig = Figure(figsize=(4, 3), dpi=100)
-        FigureCanvasAgg(fig)
-        ax = fig.subplots()
-        xs = np.linspace(0, 1, 30)
-        ax.plot(xs, np.ones(30), "o", label="top")
-        ax.plot(np.zeros(30), xs, "o", label="left")
-        ax.plot(xs[:10], np.zeros(10), "o", label="bottom left")
-        leg = ax.legend(loc="best")
-        calls = []
-        if memo:
-            real = leg._find_best_position
-
-            def counted(*a):
-                calls.append(1)
-                return real(*a)
-
-            leg._find_best_position = counted
-            labels.best_once(leg)
-        png, svg = io.BytesIO(), io.BytesIO()
-        fig.savefig(png, format="png", metadata={"Software": None})
-        fig.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
-    return png.getvalue(), svg.getvalue(), calls
-
-
-def test_best_legend_searched_once_same_bytes():
-    png0, svg0, _ = _legend_figure(memo=False)
-    png1, svg1, calls = _legend_figure(memo=True)
-    assert calls == [1]  # one search for the PNG's two layout passes and the SVG's two
-    assert png1 == png0 and svg1 == svg0
-
-
-def test_leader_line_clipped_once_per_drawing_same_path():
-    """The remembered connection returns matplotlib's own clipped path, and computes it once per endpoints."""
-    from matplotlib.patches import ConnectionStyle, Rectangle
-
-    box = Rectangle((0, 0), 10, 6)
-    conn = labels.leader_connection()
-    ref = ConnectionStyle.Arc3(rad=0.0)((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
-    got = conn((5, 3), (40, 30), patchA=box, shrinkA=2, shrinkB=2)
-    np.testing.assert_array_equal(got.vertices, ref.vertices)
-    assert conn((5, 3), (40, 30), patchA=Rectangle((0, 0), 10, 6), shrinkA=2, shrinkB=2) is got  # same box: reused
-    moved = conn((5, 3), (40, 31), patchA=box, shrinkA=2, shrinkB=2)
-    assert moved is not got and moved.vertices[-1][1] != got.vertices[-1][1]
 
 
 def _per_point_errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio"):

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from test_report import SETTINGS, make_records, make_run
 
-from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, _text_too_deep, read_json_lines
+from rageval.infiles import MAX_DEPTH, InputFileError, JsonLines, loads, read_json_lines
 from rageval.report import analysis
 from rageval.report.examples import setting_examples
 from rageval.report.load import Records, RunError, load_run
 from rageval.rundir.columns import RecordColumns, common_cohort, metric_table, metric_value
 from rageval.stats import resample
 
-# ------------------------------------------------------------------ the depth limit read off the text
+# ------------------------------------------------------------------ the depth limit
 
 
 def _walk_depth(value) -> int:
@@ -34,7 +34,7 @@ def _walk_depth(value) -> int:
     return best
 
 
-def test_the_depth_read_off_the_text_is_the_depth_of_the_value():
+def test_the_depth_limit_is_the_nesting_of_the_value_whatever_its_strings_hold():
     rng = random.Random(3)
     tricky = ['[{"', "]}", '\\"[', "\\\\", "{[[", "plain"]
     for _ in range(400):
@@ -46,7 +46,11 @@ def test_the_depth_read_off_the_text_is_the_depth_of_the_value():
             else:
                 v = {rng.choice(tricky): v, "k": rng.choice(tricky)}
         text = json.dumps(v)
-        assert _text_too_deep(text) == (_walk_depth(v) > MAX_DEPTH), text[:80]
+        if _walk_depth(v) > MAX_DEPTH:
+            with pytest.raises(InputFileError, match="nested deeper than"):
+                loads(text, "t")
+        else:
+            assert loads(text, "t") == v, text[:80]
 
 
 # ------------------------------------------------------------------ JSON lines as a stream

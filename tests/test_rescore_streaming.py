@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.linestore import KeptLines
-from rageval.rescore.run import RescoreError, RunRecords, plan_rescore
+from rageval.rescoring.run import RescoreError, RunRecords, plan_rescore
 from rageval.rundir.manifest import RunDir
 
 

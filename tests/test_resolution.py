@@ -158,7 +158,7 @@ def test_a_metric_identical_everywhere_is_left_out_of_the_family():
     )
     assert constant_metrics(t, ["recall", "f1", "never", "almost"]) == ["recall"]
     rows = [ContrastRow("a", "b", m, m, "pair", 0) for m in ("recall", "f1", "never")]
-    out, res = family_contrasts(t, rows, None, seed=0, reps=Replicates(200, 200, "fixed"), constant=["recall"])
+    out, _res = family_contrasts(t, rows, None, seed=0, reps=Replicates(200, 200, "fixed"), constant=["recall"])
     recall, f1, never = out
     assert recall["p_value"] == 1.0 and recall["p_holm"] is None and not recall["in_holm_family"]
     assert "left out of the Holm family" in recall["note"]

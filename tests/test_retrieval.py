@@ -18,7 +18,7 @@ def test_given_keeps_dataset_order_and_cuts_at_k():
     r = retrieve(ex, method="given", k=3)
     assert r.doc_ids == ("d0", "d1", "d2")
     assert r.scores == (None, None, None)
-    assert [s.doc_rank for s in r.snippets if s.doc_id == "d2"][0] == 2
+    assert next(s.doc_rank for s in r.snippets if s.doc_id == "d2") == 2
     assert retrieve(ex, method="given").doc_ids == tuple(d.id for d in ex.documents)
 
 

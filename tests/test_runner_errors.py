@@ -1,6 +1,7 @@
 """The runner catches only the failures it declares; a programming error fails loudly."""
 
 import json
+from typing import Any, ClassVar
 
 import pytest
 from rageval.compressors import REGISTRY, CompressorError
@@ -14,7 +15,7 @@ class FailingCompressor(BaseCompressor):
     """Raises what ``mode`` says: a declared CompressorError or a programming error."""
 
     name = "failing"
-    PARAMS = {"mode": "declared"}
+    PARAMS: ClassVar[dict[str, Any]] = {"mode": "declared"}
 
     def _compress(self, question, snippets, costs, budget_tokens, tokenizer):
         if self.params["mode"] == "declared":

@@ -179,7 +179,7 @@ def test_uncited_setting_has_undefined_citation_diagnostics_with_a_note(tmp_path
         'id="notes"' in (out / "report.html").read_text()
         and "no answer carries a citation marker" in (out / "report.html").read_text()
     )
-    summary = {r["setting"]: r for r in csv.DictReader(open(out / "summary.csv"))}
+    summary = {r["setting"]: r for r in csv.DictReader((out / "summary.csv").read_text().splitlines(keepends=True))}
     assert summary["plain"]["emitted_recall"] == "NA" and summary["plain"]["emitted_recall_n"] == "0"
     assert summary["cited"]["emitted_recall"] == "0.500000"
     assert set(CITATION_DIAGNOSTICS) >= {"emitted_precision", "grounded_recall", "verification", "evidence_f1"}
@@ -321,7 +321,7 @@ def test_ragchecker_file(tmp_path):
         )
     )
     assert detect(str(p)) == "ragchecker"
-    res, out = run(tmp_path, [p])
+    _res, out = run(tmp_path, [p])
     m = records(out)[("rc", "0")]["metrics"]
     # answer F1 against gt_answer: [paris, is, capital] vs [capital, of, france, is, paris]: 3 shared,
     # P 1, R 3/5 -> F1 = 0.75
@@ -451,8 +451,10 @@ def test_detection_and_undetectable(tmp_path):
         ('{"id": "b", "question": "q?", "anwser": "x", "answer": "y"}', r"unknown field 'anwser'. Did you mean"),
         ('{"id": "a", "question": "q2?", "answer": "x"}', r"line 2: duplicate id: id 'a' already at line 1"),
         (
-            '{"id": "b", "question": "q?", "answer": "x", "units": [{"text": "t", "source_ids": ["s9"]}], '
-            '"sources": [{"id": "s1", "text": "t"}]}',
+            (
+                '{"id": "b", "question": "q?", "answer": "x", "units": [{"text": "t", "source_ids": ["s9"]}], '
+                '"sources": [{"id": "s1", "text": "t"}]}'
+            ),
             r"units\[0\].source_ids names 's9', which is not in `sources`",
         ),
         (
@@ -528,7 +530,7 @@ def test_matching_by_id_then_question_text_and_unmatched_listed(tmp_path):
     recs = records(out)
     assert sorted(q for s, q in recs if s == "b") == ["#1", "1", "2"]  # question 4 keeps a generated id
     assert [(u.question_id, u.missing) for u in res.unmatched] == [("3", ("b",)), ("#1", ("a",))]
-    rows = list(csv.DictReader(open(out / "unmatched.csv")))
+    rows = list(csv.DictReader((out / "unmatched.csv").read_text().splitlines(keepends=True)))
     assert [(r["question_id"], r["missing_in"]) for r in rows] == [("3", "b"), ("#1", "a")]
     report = json.loads((out / "report.json").read_text())
     assert report["cohort"]["n"] == 2  # questions 1 and 2
@@ -624,7 +626,7 @@ def test_no_model_or_evaluate_import_before_the_first_record(tmp_path):
         f"score_files([{str(f)!r}], {str(tmp_path / 'o')!r}, build_report=False, on_record=first)\n"
         "print(seen[0])\n"
     )
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    res = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip() == "[]"
 
@@ -682,7 +684,7 @@ def test_suite_reads_the_generic_file_beside_compressors(tmp_path):
     assert mine["context"]["units"] == [{"text": "Paris is big.", "source_ids": ["c1.s0"]}]
     # the same answer F1 as `rageval score` on the file (against "Paris": [paris, is, big] -> P 1/3, R 1 -> 0.5)
     assert mine["metrics"]["answer_f1"] == pytest.approx(0.5)
-    res, out = run(tmp_path, [data], options=ScoreOptions(diagnostics=["answer_f1"]))
+    _res, out = run(tmp_path, [data], options=ScoreOptions(diagnostics=["answer_f1"]))
     assert records(out)[("mine", "1")]["metrics"]["answer_f1"] == mine["metrics"]["answer_f1"]
     rep = json.loads((tmp_path / "suite" / "report.json").read_text())
     assert {(c["a"], c["b"]) for c in rep["contrasts"]} == {("identity", "mine")}
@@ -763,7 +765,7 @@ def test_generic_json_array_integer_ids_and_sources(tmp_path):
             ]
         )
     )
-    res, out = run(tmp_path, [p])
+    _res, out = run(tmp_path, [p])
     rec = records(out)[("arr", "7")]
     assert rec["sources"][0]["id"] == "1" and rec["sources"][0]["doc_id"] == "3"
     assert rec["metrics"]["evidence_f1"] == 1.0  # cited unit declares source 1, paragraph 3 = the gold paragraph

@@ -38,7 +38,7 @@ def _prompts() -> list[ReaderRequest]:
     """The first 4 HotpotQA sample questions, each with its gold sentences as units (short prompts)."""
     out = []
     for ex in json.loads(HOTPOT.read_text())[:4]:
-        paragraphs = dict((t, s) for t, s in ex["context"])
+        paragraphs = {t: s for t, s in ex["context"]}
         units = tuple(
             Unit(paragraphs[t][i], title=t) for t, i in ex["supporting_facts"] if i < len(paragraphs.get(t, []))
         )

@@ -227,7 +227,7 @@ def test_fallback_wins_through_the_compressor_too():
     ]
     q = "Which Nobel Prize did Marie Curie win in Paris, Physics or Chemistry?"
     c = get("submodular", w_qry=0.0, w_cov=0.0, w_div=0.0, use_titles=False)
-    cand, p = c.problem(q, snips, [13, 1])
+    _cand, p = c.problem(q, snips, [13, 1])
     assert lazy_greedy(p, 13).selected == [1]  # cheap ratio first, then the long one cannot fit
     ctx = c.compress(q, snips, 13)
     assert [u.source_ids for u in ctx.units] == [("d0.s0",)]

@@ -32,7 +32,10 @@ settings:
 
 def write(tmp_path: Path, text: str | bytes, name: str = "s.yaml") -> Path:
     p = tmp_path / name
-    (p.write_bytes if isinstance(text, bytes) else p.write_text)(text)
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text)
     return p
 
 

@@ -5,7 +5,6 @@ The card (README.md beside this file) gives the definition, degenerate cases and
 
 from typing import Any
 
-import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am

@@ -33,7 +33,7 @@ _API = {
     "run_suite": "rageval.suite.run:run_suite",
     "score_files": "rageval.score.run:score_files",
     "ScoreOptions": "rageval.score.run:ScoreOptions",
-    "rescore": "rageval.rescore.run:rescore",
+    "rescore": "rageval.rescoring.run:rescore",
     "run_audit": "rageval.audit.run:run_audit",
     "build_report": "rageval.report.build:build_report",
     "load_run": "rageval.report.load:load_run",

@@ -45,7 +45,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["NoMeta", "Registry", "UnknownNameError", "closest", "did_you_mean", "unknown_name"]
+__all__ = ["NoMeta", "Registry", "UnknownNameError", "closest", "did_you_mean", "import_target", "unknown_name"]
 
 T = TypeVar("T")
 M = TypeVar("M")
@@ -68,6 +68,16 @@ def did_you_mean(name: Any, known: Iterable[Any], *, cutoff: float = 0.6) -> str
     """``" Did you mean 'x'?"`` (with a leading space) for the closest known name, else ``""``."""
     close = closest(name, known, cutoff=cutoff)
     return f" Did you mean {close!r}?" if close is not None else ""
+
+
+def import_target(target: str) -> Any:
+    """The object a ``"module:attr"`` string names, imported now.
+
+    >>> import_target("json:dumps")([1])
+    '[1]'
+    """
+    module, attr = target.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 class UnknownNameError(ValueError):
@@ -202,8 +212,7 @@ class Registry(Generic[T, M]):
         if key not in self._loaded:
             target = self._targets[key]
             if isinstance(target, str):
-                module, attr = target.split(":")
-                loaded = getattr(importlib.import_module(module), attr)
+                loaded = import_target(target)
                 self._check(key, loaded)
                 target = loaded
             self._loaded[key] = target

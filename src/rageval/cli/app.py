@@ -22,7 +22,10 @@ _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
     "suite": ("rageval.suite.cli:suite_cmd", "Run a suite YAML: every question x setting, cached and resumable."),
     "validate": ("rageval.suite.cli:validate_cmd", "Check a suite YAML without running it."),
-    "rescore": ("rageval.rescore.cli:rescore_cmd", "Recompute every metric of a run directory from its saved records."),
+    "rescore": (
+        "rageval.rescoring.cli:rescore_cmd",
+        "Recompute every metric of a run directory from its saved records.",
+    ),
     "report": ("rageval.report.cli:report_cmd", "Rebuild statistics, tables, plots and the HTML report of a run."),
     "calibrate": (
         "rageval.calibrate.core:calibrate_cmd",
@@ -34,6 +37,10 @@ _LAZY: dict[str, tuple[str, str]] = {
         "Write Hub-ready evaluate module folders (Spaces card, app.py, requirements.txt).",
     ),
     "score": ("rageval.score.cli:score_cmd", "Score your RAG system's outputs (generic, ALCE, RAGChecker, RAGAS)."),
+    "new-metric": (
+        "rageval.evaluate_support.scaffold:new_metric_cmd",
+        "Scaffold a diagnostic: pure function, evaluate module, card, catalog entry, common-test case.",
+    ),
 }
 
 

@@ -5,6 +5,11 @@ QASPER's ``{paper_id: paper}`` (each paper gets its ``id``); JSON Lines by
 suffix, or when a file that is not one JSON document reads as JSON Lines.  A
 file that is not UTF-8 or not JSON raises :class:`~rageval.data.errors.DataLoadError`
 naming the line.
+
+Not a second reader: the bytes, the size limit, UTF-8, lines and JSON are :mod:`rageval.infiles`' (the one
+reader of input files); this module adds what only datasets mean — which shapes hold the records, a
+``.json`` file that is JSON Lines, and the dataset loaders' error (:mod:`rageval.infiles` sits below the data
+layer and knows none of them).
 """
 
 from __future__ import annotations

@@ -294,6 +294,7 @@ _SPECS = [
         needs=("evidence",),
         scorer="rageval.diagnostics.evidence:score_evidence_f1",
     ),
+    # `rageval new-metric NAME` adds its entry above this line
 ]
 
 #: per-question values the report derives from two outputs: name -> (minuend, subtrahend, direction)

@@ -20,6 +20,9 @@ class Output:
     direction: Direction
     description: str = ""
     view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
+    # the range every value (per question and mean) lies in, e.g. (0.0, 1.0), checked by the common tests;
+    # None: not declared (nothing is checked or changed at run time)
+    bounds: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,7 +12,7 @@ One JSON object per line:
 A question (and setting) with no saved answer comes back as ``reader_error`` with a
 message naming the file, the question and the setting — never as an empty answer.
 
-``format`` (``generic``, ``alce``, ``ragchecker``, ``ragas``, ``flashrag``) reads the answers
+``format`` (one of :data:`rageval.data.formats.FORMATS`: ``generic``, ``alce``, ...) reads the answers
 of a file ``rageval score`` reads instead (docs/score.md#suites-that-read-the-same-files):
 its question ids as ``rageval score`` assigns them, the lines of one ``system``
 (default: the file's only one), each answering every setting that uses the reader.
@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from rageval.data.formats.registry import FORMATS
 from rageval.infiles import read_json_lines
 from rageval.readers.base import READER_STATUSES, Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, non_empty_text
@@ -43,9 +44,7 @@ class SavedParams(ReaderParams):
     what = "saved reader"
 
     path: Any = Field(description="the answers file (JSONL, or a file `rageval score` reads with `format`)")
-    format: str | None = Field(
-        None, description="generic | alce | ragchecker | ragas | flashrag: a file `rageval score` reads"
-    )
+    format: str | None = Field(None, description=f"{' | '.join(FORMATS)}: a file `rageval score` reads")
     system: str | None = Field(None, description="the system whose lines answer (a file read with `format`)")
 
     _text = field_validator("format", "system", mode="before")(non_empty_text)

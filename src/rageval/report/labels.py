@@ -2,10 +2,8 @@
 
 :func:`place_labels` annotates points so that no two labels overlap and none covers
 a point or the legend (a deterministic greedy search; a label moved away from its point gets a
-thin leader line, :func:`leader_connection`); a label with no free spot is left out (the legend's colour
-and the explorer still name the point), never drawn over another.  :func:`best_once` makes a legend's
-``loc="best"`` search run once per figure.  Both only speed matplotlib up or place
-text: the same analysis gives the same pixels.  Matplotlib is imported lazily.
+thin leader line); a label with no free spot is left out (the legend's colour and the explorer still name the
+point), never drawn over another: the same analysis gives the same pixels.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["place_labels", "leader_connection", "best_once"]
+__all__ = ["place_labels"]
 
 #: a label's positions around its point, in points at ring 1 (``dx == -1``: left of the point, its width away)
 _OFFSETS = ((4, 4), (4, -11), (-1, 4), (-1, -11), (4, -3), (-1, -3), (-0.5, 9), (-0.5, -16))
@@ -99,7 +97,7 @@ def _best_spot(
 def _annotate(ax, xy, text: str, color: Any, offset: tuple[float, float], *, far: bool, fontsize: float) -> None:
     """One label at ``offset`` points from its point; ``far``: moved away, with a leader line."""
     arrow = dict(arrowstyle="-", lw=0.4, color=color, alpha=0.6) if far else None
-    label = ax.annotate(
+    ax.annotate(
         text,
         xy,
         textcoords="offset points",
@@ -110,78 +108,3 @@ def _annotate(ax, xy, text: str, color: Any, offset: tuple[float, float], *, far
         va="bottom",
         arrowprops=arrow,
     )
-    if arrow is not None:
-        label.arrow_patch.set_connectionstyle(leader_connection())
-
-
-def leader_connection() -> Any:
-    """Matplotlib's straight connection (``arc3``), remembering its last clipped path.
-
-    A leader line's path is clipped against its label's box by bisection (a point-in-box
-    test per step), and a drawing asks for it twice: once for the legend's ``best``
-    search, once to draw it.  Same endpoints, same box, same shrink: the same path, so
-    the second request is answered from the first (each format is still computed).
-    """
-    from matplotlib.patches import ConnectionStyle
-
-    class Arc3Once(ConnectionStyle.Arc3):
-        def __init__(self) -> None:
-            super().__init__(rad=0.0)
-            self._last: tuple[Any, Any] | None = None
-
-        def __call__(self, posA, posB, shrinkA=2.0, shrinkB=2.0, patchA=None, patchB=None):
-            key = (tuple(map(float, posA)), tuple(map(float, posB)), float(shrinkA), float(shrinkB))
-            key += tuple(_box(p) for p in (patchA, patchB))
-            if self._last is None or self._last[0] != key:
-                self._last = (key, super().__call__(posA, posB, shrinkA, shrinkB, patchA, patchB))
-            return self._last[1]
-
-    return Arc3Once()
-
-
-def _box(patch: Any) -> tuple[Any, ...] | None:
-    """What a clipping patch's point-in-patch test depends on (a label's box: a rectangle in pixels)."""
-    if patch is None:
-        return None
-    geometry = (patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height())
-    style = (float(patch.get_linewidth()), tuple(patch.get_edgecolor()))
-    return (type(patch).__name__, *geometry, *style, patch.get_transform().get_matrix().tobytes())
-
-
-def best_once(legend: Any) -> None:
-    """Search ``loc="best"`` once per figure instead of at each layout pass of each format.
-
-    Matplotlib's search scores nine candidate boxes against every artist of the axes,
-    the leader lines of the labels included (a large part of a figure's cost), and a
-    legend runs it twice per drawing (its size, then its drawing) with nothing changed
-    in between, once for the PNG and again for the SVG.  Here the first search (the
-    PNG's) picks the location; later layout passes place the legend at that location
-    (the corner or side matplotlib would use for that code), so the SVG's legend sits
-    where the PNG's does.  Without the private methods (another matplotlib) the legend
-    is left as it is.
-    """
-    find = getattr(legend, "_find_best_position", None)
-    anchored = getattr(legend, "_get_anchored_bbox", None)
-    codes = getattr(legend, "codes", None)
-    if find is None or anchored is None or not isinstance(codes, dict):
-        return
-    from matplotlib.transforms import Bbox
-
-    chosen: list[int] = []
-
-    def place(code: int, width: float, height: float, renderer: Any) -> tuple[float, float]:
-        return anchored(code, Bbox.from_bounds(0, 0, width, height), legend.get_bbox_to_anchor(), renderer)
-
-    def best(width: float, height: float, renderer: Any) -> Any:
-        if chosen:
-            return place(chosen[0], width, height, renderer)
-        found = find(width, height, renderer)
-        at = tuple(map(float, found))
-        code = next(
-            (c for c in range(1, len(codes)) if tuple(map(float, place(c, width, height, renderer))) == at), None
-        )
-        if code is not None:
-            chosen.append(code)
-        return found
-
-    legend._find_best_position = best

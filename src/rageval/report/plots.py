@@ -29,7 +29,7 @@ from typing import Any
 from rageval.diagnostics import DERIVED, contrasted_by_default
 from rageval.io import write_bytes_atomic
 from rageval.report.figure_pool import draw_figures
-from rageval.report.labels import best_once, place_labels
+from rageval.report.labels import place_labels
 from rageval.report.result import Analysis
 
 __all__ = [
@@ -339,7 +339,7 @@ def _draw_pareto(an: Analysis, out_dir: Path, pair: Mapping[str, Any]) -> dict[s
             fontsize=8,
         )
         ax.grid(True, alpha=0.3)
-        best_once(ax.legend(fontsize=7, loc="best", frameon=False))
+        ax.legend(fontsize=7, loc="best", frameon=False)
         ax.set_xlim(ax.get_xlim())
         ax.set_ylim(ax.get_ylim())
         place_labels(ax, renderer, items, fontsize=6.5)
@@ -393,7 +393,7 @@ def _draw_sweep(an: Analysis, out_dir: Path) -> dict[str, Any]:
             ax.grid(True, alpha=0.3)
         handles, labels = axes[0].get_legend_handles_labels()
         if handles:
-            best_once(axes[1].legend(handles, labels, fontsize=7, frameon=False))
+            axes[1].legend(handles, labels, fontsize=7, frameon=False)
         fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.92, wspace=0.15)
         png, svg = out_dir / "reattribution_sweep.png", out_dir / "reattribution_sweep.svg"
         png_bytes = _save_figure(fig, png, svg)

@@ -38,7 +38,6 @@ from typing import Any
 
 from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
-from rageval.heap import freeze_survivors, heap_frozen
 from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch
 from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
@@ -145,7 +144,7 @@ def execute(
     out = rundir.path
     if ray is not None:
         require_ray()  # a clear install hint before anything starts
-    with heap_frozen(), rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses a file path
+    with rundir.lock(f"rageval {plan.origin.kind} {plan.origin.name}"):  # refuses a file path
         claim(out, plan.inputs)  # and a killed run's temporary files removed (no write is in flight: we hold the lock)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
@@ -308,7 +307,6 @@ def _execute(
                             on_record(rec)
                         bar.update(1)
                     cache.flush()  # a packed cache: the batch's entries in one write
-                    freeze_survivors()
                 bar.close()
             complete = True
         finally:

@@ -1,7 +1,7 @@
 """The typed plan of a run: what to compute, from what, with which parts — built by a front-end, run by the engine.
 
 A front-end (``rageval suite``, ``score``, ``rescore``; :mod:`rageval.suite.plan`,
-:mod:`rageval.score.run`, :mod:`rageval.rescore.run`) resolves its own
+:mod:`rageval.score.run`, :mod:`rageval.rescoring.run`) resolves its own
 configuration into one frozen :class:`Plan`:
 
 * :class:`Origin` — which command built it, the name and hash that own the run

@@ -139,7 +139,7 @@ def _inside(path: Path, folder: Path) -> bool:
     return True
 
 
-def refuse_inputs(out: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -> None:
+def refuse_inputs(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> None:
     """Refuse an input inside ``out`` (links resolved): checked before the inputs are read, and again by
     :func:`claim`."""
     for p in inputs:
@@ -150,7 +150,7 @@ def refuse_inputs(out: str | os.PathLike, inputs: Iterable[str | os.PathLike]) -
             )
 
 
-def _walk(out: Path) -> Iterator[tuple[os.DirEntry, bool]]:
+def _walk(out: Path) -> Iterator[tuple[os.DirEntry[str], bool]]:
     """``(entry, top)`` for each entry rageval writes in ``out``: output names at the top, everything inside
     ``cache/`` and ``audit-*/``; ``rescore-*/`` folders themselves but not their content."""
     try:
@@ -187,7 +187,7 @@ def _leftover(folder: str) -> bool:
     return True
 
 
-def _wrong_kind(e: os.DirEntry, rel: str) -> str | None:
+def _wrong_kind(e: os.DirEntry[str], rel: str) -> str | None:
     """What is wrong with the kind of ``e`` (at ``rel`` in the run directory), or None."""
     mode = e.stat(follow_symlinks=False).st_mode
     kind = _kind(mode)
@@ -202,7 +202,7 @@ def _wrong_kind(e: os.DirEntry, rel: str) -> str | None:
     return None
 
 
-def _refuse_special(e: os.DirEntry, out: Path) -> None:
+def _refuse_special(e: os.DirEntry[str], out: Path) -> None:
     kind = _wrong_kind(e, Path(e.path).relative_to(out).as_posix())
     if kind is not None:
         raise OwnershipError(
@@ -211,7 +211,7 @@ def _refuse_special(e: os.DirEntry, out: Path) -> None:
         )
 
 
-def _refuse_foreign(e: os.DirEntry, out: Path) -> None:
+def _refuse_foreign(e: os.DirEntry[str], out: Path) -> None:
     if e.name == ".rageval.lock" or TEMP_NAME.match(e.name):
         return  # the lock this command holds; a killed writer's temporary file
     if e.name == "cache" and e.is_dir(follow_symlinks=False) and _leftover(e.path):
@@ -222,7 +222,7 @@ def _refuse_foreign(e: os.DirEntry, out: Path) -> None:
     )
 
 
-def claim(out: str | os.PathLike, inputs: Iterable[str | os.PathLike] = ()) -> list[Path]:
+def claim(out: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Check that ``out`` may be written (see the module doc; call it holding the directory's lock); return the
     temporary files of a killed writer it removed."""
     out = Path(out)

@@ -32,7 +32,9 @@ def as_record_dict(rec: Any) -> Mapping[str, Any]:
         return rec
     to_dict = getattr(rec, "to_dict", None)
     if callable(to_dict):
-        return to_dict()
+        d = to_dict()
+        if isinstance(d, Mapping):
+            return d
     raise TypeError(f"a record must be a dict (one records.jsonl line) or a Record, got {type(rec).__name__}")
 
 
@@ -104,7 +106,7 @@ class RecordColumns:
         self._st: dict[Any, int] = {}
         self.q, self.s, self.status = array("q"), array("q"), array("q")
         self.with_metrics = metrics
-        self.metrics: dict[str, array] = {}  # name -> its value per record
+        self.metrics: dict[str, array[float]] = {}  # name -> its value per record
         self.scalar: dict[str, bool] = {}  # name -> every value a number, a bool or null
         self.ratio, self.tokens = array("d"), array("d")  # the context's achieved ratio and tokens per record
 
@@ -234,7 +236,8 @@ class RecordColumns:
             j = self._q.get(q)
             if j is not None:
                 to_pos[j] = i
-        return to_pos[self.indexes()[0]]
+        out: np.ndarray = to_pos[self.indexes()[0]]
+        return out
 
     def rows(self, setting: str, *, ok_only: bool = False) -> np.ndarray:
         """The records of ``setting`` (a boolean mask per record); only its ``ok`` ones with ``ok_only``."""
@@ -242,7 +245,8 @@ class RecordColumns:
         mask = s == self._s.get(setting, -1)
         if ok_only:
             mask &= st == self.status_code("ok")
-        return mask
+        out: np.ndarray = mask
+        return out
 
     def aligned(
         self,

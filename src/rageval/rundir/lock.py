@@ -127,7 +127,7 @@ def _die_with_parent(parent: int) -> None:
 class OutDirLock:
     """The lock of one output directory (see the module doc); a context manager."""
 
-    def __init__(self, directory: str | os.PathLike, command: str = "rageval"):
+    def __init__(self, directory: str | os.PathLike[str], command: str = "rageval"):
         self.dir = Path(directory)
         self.path = self.dir / LOCK_NAME
         self.command = command
@@ -252,7 +252,7 @@ class OutDirLock:
         os.pwrite(fd, raw, 0)
 
 
-def holds_out_dir(argument: str, command: str) -> Callable:
+def holds_out_dir(argument: str, command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: hold the :class:`OutDirLock` of the directory passed as ``argument`` while the function runs.
 
     >>> import tempfile
@@ -263,7 +263,7 @@ def holds_out_dir(argument: str, command: str) -> Callable:
     True
     """
 
-    def wrap(fn: Callable) -> Callable:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         sig = inspect.signature(fn)
 
         @functools.wraps(fn)

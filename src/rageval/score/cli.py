@@ -28,6 +28,22 @@ class _InputError(click.ClickException):
     exit_code = 2
 
 
+class _FormatChoice(click.Choice):
+    """``auto`` or a registered format (:data:`~rageval.data.formats.FORMATS`), read from the registry when the
+    option is parsed or shown, so a format registered after this module was imported is a choice too."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> tuple[str, ...]:
+        return ("auto", *FORMATS)
+
+    @choices.setter
+    def choices(self, value: object) -> None:  # click.Choice sets it in __init__: the registry decides instead
+        pass
+
+
 def _diagnostics(value: str):
     value = value.strip()
     if value == "auto":
@@ -40,7 +56,7 @@ def _diagnostics(value: str):
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["auto", *FORMATS]),
+    type=_FormatChoice(),
     default="auto",
     show_default=True,
     help="Input format (auto: detected from each file's content).",

@@ -46,7 +46,6 @@ from rageval.data.formats.match import Matched, SettingLines, assign_settings, f
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
-from rageval.heap import heap_frozen
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
@@ -332,13 +331,12 @@ def score_files(
     """
 
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
-    with heap_frozen():  # the caller's heap out of the collector's passes (execute does the same)
-        read = _read_inputs(inputs, fmt, mapping, split, options)
-        try:
-            plan = build_plan(read, options)
-        except BaseException:
-            read.close()
-            raise
+    read = _read_inputs(inputs, fmt, mapping, split, options)
+    try:
+        plan = build_plan(read, options)
+    except BaseException:
+        read.close()
+        raise
     rundir = RunDir(out_dir)
     with rundir.lock("rageval score"):  # one writer per output directory, as a suite run
         try:

@@ -30,8 +30,11 @@ import json
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from rageval.budget import check_budgets
+from rageval.data.formats.common import HF_PREFIX
+from rageval.data.formats.registry import FORMATS, spoken_list
 from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
@@ -52,9 +55,20 @@ _Strict = Strict  # unknown keys, coercion, NaN/inf and blank strings refused (r
 
 class DatasetSpec(_Strict):
     name: str = Field(description="hotpotqa | musique | 2wikimultihopqa | asqa | qasper")
-    format: Literal["generic", "alce", "ragchecker", "ragas", "flashrag"] | None = Field(
+    format: str | None = Field(
         None, description="a file `rageval score` reads (docs/score.md): its questions, gold, units and answers"
     )
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _registered_format(cls, value: Any) -> Any:
+        """A registered input format (rageval.data.formats.FORMATS), refused in pydantic's words for a choice (a
+        blank string is left to Strict's check, which runs after this one)."""
+        blank = isinstance(value, str) and not value.strip()
+        if value is not None and not blank and value not in FORMATS:
+            expected = spoken_list([repr(name) for name in FORMATS])
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -75,7 +89,8 @@ class DatasetSpec(_Strict):
         given = [k for k in ("path", "hub_id", "sample") if getattr(self, k) is not None]
         if len(given) > 1:
             raise ValueError(f"give one of dataset.path, dataset.hub_id, dataset.sample, not {' and '.join(given)}")
-        if self.format is not None and self.path is None and not (self.format == "ragas" and self.hub_id):
+        reads_hub = self.format is not None and HF_PREFIX in FORMATS.meta(self.format).prefixes  # ragas: hf:<id>
+        if self.format is not None and self.path is None and not (reads_hub and self.hub_id):
             raise ValueError(f"dataset.format {self.format!r} reads a file: give dataset.path (docs/score.md)")
         return self
 

@@ -18,13 +18,7 @@ ALCE-compatible scoring splits with nltk's own Punkt algorithm instead
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib.util
-import os
-import sys
-import types
-from collections.abc import Iterator
 
 __all__ = ["split_sentences", "nltk_sent_tokenize", "punkt_tokenizer", "clear_memo", "snippet_id"]
 
@@ -45,33 +39,6 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _nupunkt().sent_tokenize(text) if s.strip()]
 
 
-@contextlib.contextmanager
-def _nltk_modules() -> Iterator[None]:
-    """nltk's modules importable without its package ``__init__`` (which imports scikit-learn, scipy and pandas:
-    1-2 s; Punkt needs none of them): the ``nltk`` and ``nltk.tokenize`` packages stand in as bare packages of
-    nltk's own folders while the block runs, and every nltk module the block loaded leaves ``sys.modules`` at
-    its end, so a later ``import nltk`` is nltk's whole package as usual.  Where nltk is already imported, its
-    modules are used as they are."""
-    if "nltk" in sys.modules:
-        yield
-        return
-    spec = importlib.util.find_spec("nltk")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("No module named 'nltk'", name="nltk")
-    folder = next(iter(spec.submodule_search_locations))
-    before = set(sys.modules)
-    for name, path in (("nltk", folder), ("nltk.tokenize", os.path.join(folder, "tokenize"))):
-        package = types.ModuleType(name)
-        package.__path__ = [path]
-        package.__package__ = name
-        sys.modules[name] = package
-    try:
-        yield
-    finally:
-        for name in [m for m in sys.modules if m not in before and (m == "nltk" or m.startswith("nltk."))]:
-            del sys.modules[name]
-
-
 #: the sentence-break contexts whose decision :func:`nltk_sent_tokenize` keeps (a bounded LRU)
 BREAK_MEMO_SIZE = 16_384
 
@@ -87,13 +54,11 @@ def _nltk_punkt():
 
 def punkt_tokenizer():
     """``(tokenizer, source)``: a new nltk Punkt tokenizer, as nltk ships it, with the english punkt_tab if
-    installed, else nupunkt's parameters (loaded as :func:`_nltk_modules` says: the same algorithm and output,
-    without nltk's package ``__init__``); ``source`` names the parameters."""
-    with _nltk_modules():
-        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
+    installed, else nupunkt's parameters (the same algorithm and output); ``source`` names the parameters."""
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer, PunktTokenizer
 
-        if _punkt_tab_installed():
-            return PunktTokenizer("english"), "nltk punkt_tab (english)"
+    if _punkt_tab_installed():
+        return PunktTokenizer("english"), "nltk punkt_tab (english)"
     src = _nupunkt().load_default_model()._params
     params = PunktParameters()
     params.abbrev_types = set(src.abbrev_types)
@@ -105,8 +70,7 @@ def punkt_tokenizer():
 
 
 def _punkt_tab_installed() -> bool:
-    """True when nltk finds the english ``punkt_tab`` (``$NLTK_DATA`` and nltk's own data folders); call it
-    inside :func:`_nltk_modules`."""
+    """True when nltk finds the english ``punkt_tab`` (``$NLTK_DATA`` and nltk's own data folders)."""
     import nltk.data
 
     try:

@@ -7,7 +7,9 @@
   into :class:`ImportedFile`: its items plus notes, by building generic-layout dicts and
   validating them with :func:`~rageval.data.formats.layout.validate_record`, so every format
   goes through one conversion;
-* :mod:`~rageval.data.formats.read` — :func:`detect` (the format by content) and :func:`read_input`;
+* :mod:`~rageval.data.formats.registry` — :data:`FORMATS`: each format's reader and sniffer (:class:`FormatMeta`),
+  the one list of formats there is;
+* :mod:`~rageval.data.formats.read` — :func:`detect` (the format by name or content) and :func:`read_input`;
 * :mod:`~rageval.data.formats.common` — what they share (reading text, JSON and rows).
 
 Every error names the file, the line (or item) and the field.
@@ -15,11 +17,14 @@ Every error names the file, the line (or item) and the field.
 
 from rageval.data.formats.common import HF_PREFIX, ImportedFile
 from rageval.data.formats.ragas import RAGAS_COLUMNS, parse_mapping
-from rageval.data.formats.read import FORMATS, detect, read_input
+from rageval.data.formats.read import detect, read_input
+from rageval.data.formats.registry import FORMATS, FormatMeta, Peek
 
 __all__ = [
     "FORMATS",
     "HF_PREFIX",
+    "FormatMeta",
+    "Peek",
     "RAGAS_COLUMNS",
     "ImportedFile",
     "detect",

@@ -15,12 +15,20 @@ from typing import Any
 
 from rageval.data.formats.common import ImportedFile, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError, ScoreItem, to_item, validate_record
+from rageval.data.formats.registry import Peek
 
-__all__ = ["ALCE_DATASETS", "alce_dataset", "read_alce"]
+__all__ = ["ALCE_DATASETS", "alce_dataset", "read_alce", "sniff_alce"]
 
 _ALCE_ID_KEYS = ("id", "sample_id", "question_id", "qid")
 #: ALCE's three datasets, as its eval.py tells them apart (QAMPARI by the file's name; ELI5 by ``claims``)
 ALCE_DATASETS = ("asqa", "qampari", "eli5")
+
+
+def sniff_alce(peek: Peek) -> bool:
+    """An ALCE result file: a JSON object whose ``data`` list starts with an item carrying ``output``."""
+    doc = peek.document
+    data = doc.get("data") if isinstance(doc, Mapping) else None
+    return isinstance(data, list) and bool(data) and isinstance(data[0], Mapping) and "output" in data[0]
 
 
 def alce_dataset(args: Any, data: Sequence[Any]) -> tuple[str | None, str]:

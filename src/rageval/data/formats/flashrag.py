@@ -23,8 +23,9 @@ from typing import Any
 
 from rageval.data.formats.common import ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+from rageval.data.formats.registry import Peek
 
-__all__ = ["is_flashrag_item", "read_flashrag"]
+__all__ = ["is_flashrag_item", "read_flashrag", "sniff_flashrag"]
 
 
 def is_flashrag_item(row: Any) -> bool:
@@ -34,6 +35,11 @@ def is_flashrag_item(row: Any) -> bool:
         return False
     out = row.get("output")
     return isinstance(out, Mapping) and ("pred" in out or "retrieval_result" in out)
+
+
+def sniff_flashrag(peek: Peek) -> bool:
+    """FlashRAG's saved run: a first row that :func:`is_flashrag_item`."""
+    return is_flashrag_item(peek.row)
 
 
 def _document(where: str, k: int, doc: Any) -> dict[str, Any]:

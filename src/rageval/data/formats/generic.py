@@ -19,10 +19,18 @@ from typing import Any
 
 from rageval.data.formats.common import ImportedFile, LazyItems, LineIndex, json_lines, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, ScoreItem, to_item, validate_record
+from rageval.data.formats.registry import Peek
 from rageval.infiles import loads
 from rageval.linestore import KeptLines
 
-__all__ = ["StreamedItems", "read_generic"]
+__all__ = ["StreamedItems", "read_generic", "sniff_generic"]
+
+
+def sniff_generic(peek: Peek) -> bool:
+    """The generic layout, tried last: a first row with ``question`` or ``answer`` (validation names a missing
+    field)."""
+    row = peek.row
+    return row is not None and ("question" in row or "answer" in row)
 
 
 def _item(row: Any, where: str, path: Path, line: int | str) -> ScoreItem:

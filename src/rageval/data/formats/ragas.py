@@ -14,10 +14,11 @@ from typing import Any
 
 from rageval.data.formats.common import HF_PREFIX, SCORE_INPUT, ImportedFile, json_rows, read_text
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+from rageval.data.formats.registry import Peek
 from rageval.infiles import check_file, list_cell, read_csv
 from rageval.registry import did_you_mean
 
-__all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas"]
+__all__ = ["RAGAS_COLUMNS", "RAGAS_MARKERS", "parse_mapping", "read_ragas", "sniff_ragas"]
 
 #: RAGAS-style field -> the columns it is read from, first present wins (``--map field=column`` overrides)
 RAGAS_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -31,6 +32,13 @@ RAGAS_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 #: columns only RAGAS writes (format detection)
 RAGAS_MARKERS = ("user_input", "response", "retrieved_contexts", "ground_truth", "ground_truths")
+
+
+def sniff_ragas(peek: Peek) -> bool:
+    """RAGAS-style rows: a first row with a column only RAGAS writes (:data:`RAGAS_MARKERS`); a CSV, TSV or
+    Parquet file and a Hugging Face dataset are RAGAS-style by name (the registry's suffixes and prefix)."""
+    row = peek.row
+    return row is not None and any(k in row for k in RAGAS_MARKERS)
 
 
 def parse_mapping(pairs: Sequence[str]) -> dict[str, str]:

@@ -14,8 +14,9 @@ from typing import Any
 
 from rageval.data.formats.common import ImportedFile, read_text, whole_json
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
+from rageval.data.formats.registry import Peek
 
-__all__ = ["RAGCHECKER_CLAIMS", "RAGCHECKER_OWN", "read_ragchecker"]
+__all__ = ["RAGCHECKER_CLAIMS", "RAGCHECKER_OWN", "read_ragchecker", "sniff_ragchecker"]
 
 #: RAGChecker's claims, read: its field -> the generic layout's
 RAGCHECKER_CLAIMS = {"response_claims": "answer_claims", "gt_answer_claims": "claims"}
@@ -27,6 +28,11 @@ RAGCHECKER_OWN = (
     "retrieved2answer",
     "metrics",
 )
+
+
+def sniff_ragchecker(peek: Peek) -> bool:
+    """A RAGChecker file: a JSON object with a ``results`` list."""
+    return isinstance(peek.document, Mapping) and isinstance(peek.document.get("results"), list)
 
 
 def read_ragchecker(path: Path) -> ImportedFile:

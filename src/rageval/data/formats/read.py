@@ -1,5 +1,7 @@
-"""Reading one ``rageval score`` input: :func:`detect` tells the formats apart by content
-(docs/score.md#formats), :func:`read_input` reads it in the one it is given or detected:
+"""Reading one ``rageval score`` input: :func:`detect` tells the registered formats apart
+(:data:`~rageval.data.formats.registry.FORMATS`: by name, else each format's sniffer in the declared order,
+docs/score.md#formats), :func:`read_input` reads it with the reader of the one it is given or detected.  The
+built-in formats:
 
 * ``alce``: a JSON object with a ``data`` list whose items carry ``output``
   (ALCE's ``run.py`` result files; ``args`` decides which text the reader saw);
@@ -21,19 +23,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rageval.data.formats.alce import read_alce
 from rageval.data.formats.common import HF_PREFIX, ImportedFile, json_lines, read_text
-from rageval.data.formats.flashrag import is_flashrag_item, read_flashrag
-from rageval.data.formats.generic import read_generic
 from rageval.data.formats.layout import ScoreInputError
-from rageval.data.formats.ragas import RAGAS_MARKERS, read_ragas
-from rageval.data.formats.ragchecker import read_ragchecker
+from rageval.data.formats.registry import FORMATS, Peek, detection_order, sniffer, spoken_list
 from rageval.infiles import loads
 from rageval.registry import did_you_mean
 
 __all__ = ["FORMATS", "detect", "read_input"]
-
-FORMATS = ("generic", "alce", "ragchecker", "ragas", "flashrag")
 
 
 def _first_json(first: str, path: Path) -> Any:
@@ -52,65 +48,53 @@ def _first_json(first: str, path: Path) -> Any:
     return None
 
 
-def _row_format(row: Any) -> str | None:
-    if not isinstance(row, Mapping):
-        return None
-    if is_flashrag_item(row):
-        return "flashrag"
-    if any(k in row for k in RAGAS_MARKERS):
-        return "ragas"
-    if "question" in row or "answer" in row:  # the generic layout (validation names a missing field)
-        return "generic"
+def _by_name(source: str, order: list[str]) -> str | None:
+    """The first format (in ``order``) whose prefixes or suffixes claim ``source`` without reading it."""
+    suffix = Path(source).suffix.lower()
+    for name in order:
+        meta = FORMATS.meta(name)
+        if source.startswith(meta.prefixes) or suffix in meta.suffixes:
+            return name
     return None
 
 
 def detect(source: str) -> str:
-    """The format of ``source`` (a path, or ``hf:<id>``), by content; a :class:`ScoreInputError` when unclear."""
-    if source.startswith(HF_PREFIX):
-        return "ragas"
+    """The format of ``source`` (a path, or ``hf:<id>``): the first registered format that claims its name, else
+    whose sniffer recognises its first JSON value; a :class:`ScoreInputError` when none does."""
+    order = detection_order()
+    fmt = _by_name(source, order)
+    if fmt is not None:
+        return fmt
     path = Path(source)
-    suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv", ".parquet", ".pq"):
-        return "ragas"
     head = json_lines(path)
     first_line = head.first_line()  # a JSON Lines file is not read whole (its reader streams it)
     if first_line is None:
         raise ScoreInputError(f"{path}: the file is empty")
     first = _first_json(first_line, path)
-    fmt = None
-    if isinstance(first, Mapping):
-        data = first.get("data")
-        if isinstance(data, list) and data and isinstance(data[0], Mapping) and "output" in data[0]:
-            fmt = "alce"
-        elif isinstance(first.get("results"), list):
-            fmt = "ragchecker"
-        else:
-            fmt = _row_format(first)
-    elif isinstance(first, list) and first:
-        fmt = _row_format(first[0])
-    if fmt is None:
-        head.raise_undecodable()  # a byte that is not UTF-8 is named first, as when the file was read whole
-        what = (
-            "not JSON, JSON lines, CSV or Parquet"
-            if first is None
-            else f"a JSON {type(first).__name__} with keys {sorted(first)[:8]}"
-            if isinstance(first, Mapping)
-            else f"a JSON {type(first).__name__}"
-        )
-        raise ScoreInputError(
-            f"{path}: cannot tell its format ({what}); expected the generic layout (question, answer, ...), "
-            "an ALCE result file ({args, data: [{question, output, docs}]}), a RAGChecker file ({results: [...]}), "
-            "RAGAS columns or FlashRAG's intermediate_data.json ([{question, golden_answers, output: {pred, ...}}]); "
-            "pass --format generic|alce|ragchecker|ragas|flashrag"
-        )
-    return fmt
+    peek = Peek(source, path, first)
+    for name in order:
+        sniff = sniffer(name)
+        if sniff is not None and sniff(peek):
+            return name
+    head.raise_undecodable()  # a byte that is not UTF-8 is named first, as when the file was read whole
+    what = (
+        "not JSON, JSON lines, CSV or Parquet"
+        if first is None
+        else f"a JSON {type(first).__name__} with keys {sorted(first)[:8]}"
+        if isinstance(first, Mapping)
+        else f"a JSON {type(first).__name__}"
+    )
+    expected = spoken_list([FORMATS.meta(name).description for name in FORMATS])
+    raise ScoreInputError(
+        f"{path}: cannot tell its format ({what}); expected {expected}; pass --format {'|'.join(FORMATS)}"
+    )
 
 
 def read_input(
     source: str, fmt: str = "auto", *, mapping: Mapping[str, str] | None = None, split: str | None = None
 ) -> ImportedFile:
-    """Read one input (a path, or ``hf:<id>``) in format ``fmt`` (``auto``: :func:`detect`)."""
-    if fmt not in ("auto", *FORMATS):
+    """Read one input (a path, or ``hf:<id>``) in format ``fmt`` (``auto``: :func:`detect`) with its reader."""
+    if fmt != "auto" and fmt not in FORMATS:
         hint = did_you_mean(fmt, FORMATS) or f" Formats: auto, {', '.join(FORMATS)}."
         raise ScoreInputError(f"unknown format {fmt!r}.{hint}")
     if not source.startswith(HF_PREFIX):
@@ -121,14 +105,13 @@ def read_input(
             )
     if fmt == "auto":
         fmt = detect(source)
-    if mapping and fmt != "ragas":
+    meta = FORMATS.meta(fmt)
+    if mapping and not meta.columns:
         raise ScoreInputError(
             f"{source}: --map applies to RAGAS-style columns (--format ragas reads any rows by column, "
             f"a nested field as output.pred), not to {fmt}"
         )
-    if source.startswith(HF_PREFIX) and fmt != "ragas":
+    if source.startswith(HF_PREFIX) and HF_PREFIX not in meta.prefixes:
         raise ScoreInputError(f"{source}: a Hugging Face dataset is read as RAGAS-style columns (--format ragas)")
-    if fmt == "ragas":
-        return read_ragas(source, mapping, split)
-    readers = {"generic": read_generic, "alce": read_alce, "ragchecker": read_ragchecker, "flashrag": read_flashrag}
-    return readers[fmt](Path(source))
+    reader = FORMATS.get(fmt)
+    return reader(source, mapping, split) if meta.columns else reader(Path(source))

@@ -20,7 +20,6 @@ from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.premises import cited_units
 from rageval.diagnostics.attribution.recovery import Recovery, recover_wanted
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
-from rageval.heap import collector_paused, heap_frozen
 from rageval.judges import get_judge
 from rageval.registry import did_you_mean
 
@@ -224,8 +223,7 @@ def attribution_scores_batch(
         raise ValueError(f"unknown parts {bad}; choose from {PARTS}")
     opts = resolve_options(options, option_values)
     runner = get_judge(judge, cache_dir=cache_dir)
-    with heap_frozen(), collector_paused():  # no collector passes over the caller's heap or the engine's objects
-        return _scores(predictions, units, sources, runner, opts, parts, details, recovered, list_questions)
+    return _scores(predictions, units, sources, runner, opts, parts, details, recovered, list_questions)
 
 
 def _scores(predictions, units, sources, runner, opts, parts, details, recovered, list_questions):

@@ -19,7 +19,7 @@ def rescore_cmd(run_dir: str, judge: str | None) -> None:
 
     The run's own files are never changed (docs/suites.md#rescoring).
     """
-    from rageval.rescore.run import rescore  # the command's implementation (numpy, the report)
+    from rageval.rescoring.run import rescore  # the command's implementation (numpy, the report)
 
     res = rescore(Path(run_dir), judge=judge)
     click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
