@@ -177,38 +177,41 @@ def _toy(tmp_path, name, scope):
 @pytest.mark.parametrize("scope", ["family", "suite"])
 def test_analyze_adjusts_within_each_family_or_over_the_suite(tmp_path, scope):
     an = analyze(load_run(_toy(tmp_path, "r", scope)), n_resamples=400)
-    rows = an["contrasts"]
+    rows = an.contrasts
     assert [r["family"] for r in rows] == ["vs_identity"] * 6 + ["gaps"] * 4
     p = [r["p_value"] for r in rows]
     if scope == "family":
         expect = np.concatenate([holm(p[:6]), holm(p[6:])])
-        assert an["holm"]["family_sizes"] == {"vs_identity": 6, "gaps": 4}
+        assert an.holm["family_sizes"] == {"vs_identity": 6, "gaps": 4}
     else:
         expect = holm(p)
-        assert an["holm"]["family_sizes"] == {"all": 10}
+        assert an.holm["family_sizes"] == {"all": 10}
     got = np.array([np.nan if r["p_holm"] is None else r["p_holm"] for r in rows])
     np.testing.assert_allclose(got, expect)
-    assert an["holm"]["families"] == {"vs_identity": 6, "gaps": 4} and an["holm"]["scope"] == scope
+    assert an.holm["families"] == {"vs_identity": 6, "gaps": 4} and an.holm["scope"] == scope
 
 
 def test_union_of_two_runs_adjusts_over_every_row(tmp_path):
     a, b = _toy(tmp_path, "a", "suite"), _toy(tmp_path, "b", "suite")
     an_a = analyze(load_run(a), n_resamples=400)
     an_b = analyze(load_run(b), n_resamples=400, seed=3)
-    raw = [r["p_value"] for r in an_a["contrasts"] + an_b["contrasts"]]
-    adjust_union([an_a, an_b], names=["a", "b"])
-    got = [r["p_holm"] for r in an_a["contrasts"] + an_b["contrasts"]]
+    raw = [r["p_value"] for r in an_a.contrasts + an_b.contrasts]
+    own = [r["p_holm"] for r in an_a.contrasts], an_a.holm
+    new_a, new_b = adjust_union([an_a, an_b], names=["a", "b"])
+    assert ([r["p_holm"] for r in an_a.contrasts], an_a.holm) == own  # new values: the given ones unchanged
+    an_a, an_b = new_a, new_b
+    got = [r["p_holm"] for r in an_a.contrasts + an_b.contrasts]
     np.testing.assert_allclose(np.array(got, dtype=float), holm(raw))
-    assert an_a["holm"]["family_sizes"] == {"all": 20} and an_a["holm"]["runs"] == ["a", "b"]
+    assert an_a.holm["family_sizes"] == {"all": 20} and an_a.holm["runs"] == ["a", "b"]
     # per family name across the runs
     an_a = analyze(load_run(a), n_resamples=400)
     an_b = analyze(load_run(b), n_resamples=400, seed=3)
-    adjust_union([an_a, an_b], scope="family", names=["a", "b"])
-    assert an_b["holm"]["family_sizes"] == {"vs_identity": 12, "gaps": 8}
-    vs = [r["p_value"] for an in (an_a, an_b) for r in an["contrasts"] if r["family"] == "vs_identity"]
-    got = [r["p_holm"] for an in (an_a, an_b) for r in an["contrasts"] if r["family"] == "vs_identity"]
+    an_a, an_b = adjust_union([an_a, an_b], scope="family", names=["a", "b"])
+    assert an_b.holm["family_sizes"] == {"vs_identity": 12, "gaps": 8}
+    vs = [r["p_value"] for an in (an_a, an_b) for r in an.contrasts if r["family"] == "vs_identity"]
+    got = [r["p_holm"] for an in (an_a, an_b) for r in an.contrasts if r["family"] == "vs_identity"]
     np.testing.assert_allclose(np.array(got, dtype=float), holm(vs))
-    lines = describe_holm(an_b["holm"])
+    lines = describe_holm(an_b.holm)
     assert lines[0] == "contrasts: 10 in 2 families" and "  gaps: 4" in lines
     scope_line = next(x for x in lines if x.startswith("Holm scope"))
     assert "Holm scope: family" in scope_line and "of 2 runs (a, b)" in scope_line

@@ -10,6 +10,7 @@ import pytest
 from rageval.diagnostics.structural import STRUCTURAL, setting_facts, structural_marks
 from rageval.report.explorer import explorer_data, explorer_json, sample_key
 from rageval.report.findings import findings, findings_lines, frontier_sentence, structural_reason
+from rageval.report.result import Analysis
 
 
 def _rec(setting, qid="q1", units=None, sources=None, cites=True, status="ok"):
@@ -87,7 +88,7 @@ def _summary_row(setting, **means):
     }
 
 
-def _an():
+def _an_json():
     rows = [
         _summary_row(
             "base",
@@ -106,7 +107,7 @@ def _an():
             unsupported_declared_span=1.0,
         ),
     ]
-    return {
+    return {  # the JSON object of report.json (rageval.report.result.Analysis.from_json), in part
         "summary": rows,
         "metric_names": ["answer_f1", "emitted_precision", "grounded_precision", "unsupported_declared_span"],
         "gaps": {"gap_precision": ["emitted_precision", "grounded_precision"]},
@@ -130,6 +131,10 @@ def _an():
     }
 
 
+def _an():
+    return Analysis.from_json(_an_json())
+
+
 def test_findings_list_supported_effects_gaps_and_structural_values_never_as_effects():
     an = _an()
     found = findings(an)
@@ -144,7 +149,7 @@ def test_findings_list_supported_effects_gaps_and_structural_values_never_as_eff
     assert attribution["items"][0].startswith("`prune` − `base` on `grounded_precision`: -0.500")
     # the declared span's 1.0 in prune is fixed by construction: never an effect (Holm p 0.001 or not)
     assert not any("unsupported_declared_span" in i for f in found for i in f.get("items", []))
-    assert structural_reason(an, an["contrasts"][2]) == "by construction: no provenance"
+    assert structural_reason(an, an.contrasts[2]) == "by construction: no provenance"
     assert found[2]["text"] == (
         "`emitted_precision` − `grounded_precision` (what the reader saw vs the source) is non-zero in 1 of 2 "
         "settings: `prune` 1.000 vs 0.500 (gap +0.500)."
@@ -163,11 +168,11 @@ def test_findings_list_supported_effects_gaps_and_structural_values_never_as_eff
 
 
 def test_warnings_come_first():
-    an = _an()
-    an["cohort"] = {"n": 6, "n_questions": 6, "n_clusters": None}
-    an["holm"]["resolution"]["warning"] = "Holm floor 0.3125: no contrast can reach alpha = 0.05."
-    an["summary"][1]["judge_abstentions"] = {"sum": 3, "n_questions_with": 2, "n": 10}
-    found = findings(an)
+    data = _an_json()
+    data["cohort"] = {"n": 6, "n_questions": 6, "n_clusters": None}
+    data["holm"]["resolution"]["warning"] = "Holm floor 0.3125: no contrast can reach alpha = 0.05."
+    data["summary"][1]["judge_abstentions"] = {"sum": 3, "n_questions_with": 2, "n": 10}
+    found = findings(Analysis.from_json(data))
     warnings = [f["text"] for f in found if f["kind"] == "warning"]
     assert [f["kind"] for f in found[:3]] == ["warning"] * 3
     assert warnings == [

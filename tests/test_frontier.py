@@ -85,7 +85,7 @@ def _run(tmp_path, n=20, frontier=None):
 
 def test_each_relation_is_supported_by_the_paired_test_or_by_the_means_only(tmp_path):
     an = analyze(load_run(_run(tmp_path)), n_resamples=2000)
-    fr = an["frontier"]
+    fr = an.frontier
     gp = next(p for p in fr["pairs"] if p["y"] == "grounded_precision")
     assert gp["frontier"] == ["A@0.5", "B@0.25"] and sorted(gp["dominated"]) == ["C@0.5", "identity"]
     rel = {(r["dominating"], r["dominated"]): r for r in gp["relations"]}
@@ -113,12 +113,12 @@ def test_each_relation_is_supported_by_the_paired_test_or_by_the_means_only(tmp_
 
 def test_intervals_and_constant_metrics(tmp_path):
     an = analyze(load_run(_run(tmp_path)), n_resamples=1000)
-    iv = an["frontier"]["intervals"]
+    iv = an.frontier["intervals"]
     # grounded precision of C: mean 0.76, a real interval; identity's ratio: exactly 1, no width
     c = iv["C@0.5"]["grounded_precision"]
     assert c["mean"] == pytest.approx(0.76) and c["ci_low"] < 0.76 < c["ci_high"] and c["n"] == 20
     assert iv["identity"]["achieved_ratio"]["ci_low"] == iv["identity"]["achieved_ratio"]["ci_high"] == 1.0
-    assert an["frontier"]["constant"] == ["answer_in_context"]
+    assert an.frontier["constant"] == ["answer_in_context"]
 
 
 def test_declared_axes_and_missing_ones(tmp_path):
@@ -126,7 +126,7 @@ def test_declared_axes_and_missing_ones(tmp_path):
         load_run(_run(tmp_path, frontier={"axes": [["achieved_ratio", "answer_f1"], ["achieved_ratio", "str_em"]]})),
         n_resamples=500,
     )
-    f1, em = an["frontier"]["pairs"]
+    f1, em = an.frontier["pairs"]
     assert f1["y"] == "answer_f1" and f1["frontier"] == ["A@0.5", "B@0.25"]
     assert em["note"] == "not computed: the records carry no str_em" and em["frontier"] == []
 

@@ -1,11 +1,13 @@
 """A report rebuilt from unchanged records and statistics does not redraw its figures (and is byte-identical)."""
 
+import dataclasses
 import json
 
 import pytest
 
 from rageval.report import build, plot_cache
 from rageval.report.build import build_report
+from rageval.report.result import Analysis
 from rageval.suite.load import load_suite
 from rageval.suite.run import run_suite
 
@@ -106,10 +108,10 @@ def test_changed_statistics_draw_again(run_dir, tmp_path, draws):
 
 
 def test_plots_key_follows_the_analysis_not_the_manifest_or_counters():
-    an = {"summary": [{"setting": "a", "x": 0.5}], "manifest": {"started": "now"}, "run_counters": {"n": 1}}
+    an = Analysis.from_json({"summary": [{"setting": "a", "x": 0.5}]}, manifest={"started": "now"})
     k = plot_cache.plots_key(an)
-    assert plot_cache.plots_key({**an, "manifest": {"started": "later"}, "run_counters": {"n": 2}}) == k
-    assert plot_cache.plots_key({**an, "summary": [{"setting": "a", "x": 0.51}]}) != k
+    assert plot_cache.plots_key(dataclasses.replace(an, manifest={"started": "later"})) == k
+    assert plot_cache.plots_key(dataclasses.replace(an, summary=({"setting": "a", "x": 0.51},))) != k
 
 
 def test_no_plots_writes_no_record(run_dir, tmp_path, draws):

@@ -9,17 +9,21 @@ from rageval.report.plots import _errorbars
 
 
 def test_bound_past_the_mean_is_clamped_not_an_error():
+    from rageval.report.result import Analysis
+
     y = 1 / 3
-    an = {
-        "frontier": {
-            "intervals": {
-                "s": {
-                    "m": {"ci_low": y + 1e-8, "ci_high": y + 1e-8},
-                    "achieved_ratio": {"ci_low": 0.5, "ci_high": 0.5 - 1e-9},
+    an = Analysis.from_json(
+        {
+            "frontier": {
+                "intervals": {
+                    "s": {
+                        "m": {"ci_low": y + 1e-8, "ci_high": y + 1e-8},
+                        "achieved_ratio": {"ci_low": 0.5, "ci_high": 0.5 - 1e-9},
+                    }
                 }
             }
         }
-    }
+    )
     fig, ax = plt.subplots()
     try:
         _errorbars(ax, an, [(0.5, y, "s", "s")], "m", "k")  # matplotlib raised ValueError on yerr < 0

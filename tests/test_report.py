@@ -1,6 +1,7 @@
 """rageval.report: contrasts spec, run loading, tables, plots, determinism, bad input."""
 
 import csv
+import dataclasses
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ from rageval.report import build_report, parse_contrasts
 from rageval.report.analysis import GAPS, PREFERRED_ORDER, REPORT_ORDER, analyze
 from rageval.report.load import load_run
 from rageval.report.plots import frontier_groups, unplotted_metrics
+from rageval.report.result import Analysis
 from rageval.types import Context, Record, Setting, Unit
 
 SETTINGS = [
@@ -233,11 +235,11 @@ def test_unknown_and_undirected_keys_in_records_are_neither_contrasted_nor_plott
     run = make_run(tmp_path / "r", records=recs)
     an = analyze(load_run(run), n_resamples=50)
     # both are carried as columns (alphabetically after the headline metrics) ...
-    assert {"foo_precision", "emitted_minus_grounded_precision"} <= set(an["metric_names"])
-    assert an["metric_names"].index("foo_precision") > an["metric_names"].index("unsupported_declared_span")
+    assert {"foo_precision", "emitted_minus_grounded_precision"} <= set(an.metric_names)
+    assert an.metric_names.index("foo_precision") > an.metric_names.index("unsupported_declared_span")
     # ... but have no direction: no default contrast, no figure, not listed as unplotted
-    assert not [c for c in an["contrasts"] if c["metric_a"] in ("foo_precision", "emitted_minus_grounded_precision")]
-    assert all(c["direction"] in ("higher", "lower") for c in an["contrasts"] if c["kind"] == "pair")
+    assert not [c for c in an.contrasts if c["metric_a"] in ("foo_precision", "emitted_minus_grounded_precision")]
+    assert all(c["direction"] in ("higher", "lower") for c in an.contrasts if c["kind"] == "pair")
     plotted = {m for _, ms in frontier_groups(an) for m in ms}
     assert "answer_f1" in plotted and not plotted & {"foo_precision", "emitted_minus_grounded_precision"}
     assert not set(unplotted_metrics(an)) & {"foo_precision", "emitted_minus_grounded_precision"}
@@ -343,6 +345,17 @@ def test_build_report_writes_every_table(built):
     ):
         assert written[key].is_file() and written[key].stat().st_size > 0, key
     assert not any(k.startswith("frontier_") for k in written)
+
+
+def test_report_json_is_written_from_the_frozen_analysis(built):
+    run, written = built
+    an = analyze(load_run(run), n_resamples=500)
+    text = written["report_json"].read_text(encoding="utf-8")
+    assert an.to_json() == text  # report.json has one writer: Analysis.to_json
+    assert "manifest" not in json.loads(text) and an.manifest["suite"]["name"] == an.suite["name"]
+    assert Analysis.from_json(json.loads(text)).to_json() == text  # every key of report.json is a field
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        an.seed = 1  # type: ignore[misc]
 
 
 def test_frontier_plots_are_png_and_svg_side_by_side(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from rageval.report import figure_pool, plots
+from rageval.report.result import Analysis
 from rageval.stats import paired_tests, resample
 from rageval.suite.load import load_suite
 from rageval.suite.run import run_suite
@@ -233,7 +234,7 @@ def _errorbar_figure(draw):
         "c": {"m": {"ci_low": 0.1, "ci_high": 0.3}, "achieved_ratio": {"ci_low": 0.8, "ci_high": 0.8}},  # x: no width
         "d": {},  # no interval at all
     }
-    an = {"frontier": {"intervals": iv}}
+    an = Analysis.from_json({"frontier": {"intervals": iv}})
     pts = [(0.4, 0.3, "", "a"), (0.6, 0.6, "", "b"), (0.8, 0.2, "", "c"), (0.9, 0.9, "", "d")]
     with matplotlib.rc_context({"svg.hashsalt": "t", "svg.fonttype": "none"}):
         fig = Figure(figsize=(4, 3), dpi=100)

@@ -228,7 +228,7 @@ def test_the_report_places_the_cohort_questions_once(tmp_path, monkeypatch):
     calls.clear()
     an = analysis.analyze(run, n_resamples=200)
     assert calls == [29]  # the metric table, both context columns, the frontier's axes and the sweep share it
-    assert an["sweep"] and an["summary"][0]["achieved_ratio"] is not None
+    assert an.sweep and an.summary[0]["achieved_ratio"] is not None
 
 
 def test_the_sweep_keeps_each_value_s_record_index(tmp_path):

@@ -1,7 +1,7 @@
 """Everything the report shows, computed from a loaded run (no I/O, no plotting).
 
-:func:`analyze` returns plain dicts/lists (JSON-able) that the table, plot and HTML
-writers render.  Means are question-weighted over the **common cohort**
+:func:`analyze` returns an :class:`~rageval.report.result.Analysis`, a frozen, typed value (JSON-shaped parts,
+``report.json`` written by its ``to_json``) that the table, plot and HTML writers read and never change.  Means are question-weighted over the **common cohort**
 (docs/design.md#common-cohort); undefined values stay ``None`` with their counts
 beside them.  Which metrics have a direction, the column order and the derived
 gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,8 +28,20 @@ from rageval.report.family import (
     largest_family,
     setting_replicates,
 )
+from rageval.report.findings import with_findings
 from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
+from rageval.report.result import (
+    Abstentions,
+    Analysis,
+    CohortInfo,
+    MetricStat,
+    StructuralMark,
+    SuiteInfo,
+    SummaryRow,
+    SweepRow,
+    Validity,
+)
 from rageval.rundir.columns import RecordColumns
 from rageval.stats import Cohort, validity_analysis
 from rageval.stats.contrasts import ContrastRow
@@ -174,7 +186,17 @@ def _cohort_clusters(run: Run, qids: Sequence[str]) -> list[Any] | None:
     return _clusters(run, qids, key) if key and qids else None
 
 
-def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None, n_rows_left_out: int = 0) -> dict[str, Any]:
+def _suite_info(suite: Mapping[str, Any]) -> SuiteInfo:
+    return SuiteInfo(
+        name=suite.get("name"),
+        hash=suite.get("hash"),
+        dataset=suite.get("dataset"),
+        seed=suite.get("seed"),
+        cluster_key=suite.get("cluster_key"),
+    )
+
+
+def _cohort_info(run: Run, t: _Table, clusters: list[Any] | None, n_rows_left_out: int = 0) -> CohortInfo:
     return {
         "n": len(t.qids),
         "n_questions": len(run.columns.question_ids),
@@ -217,18 +239,18 @@ def _present_gaps(metric_names: Sequence[str]) -> dict[str, tuple[str, str]]:
     return {g: pair for g, pair in GAPS.items() if pair[0] in metric_names and pair[1] in metric_names}
 
 
-def _stat(values: np.ndarray) -> dict[str, Any]:
+def _stat(values: np.ndarray) -> MetricStat:
     mean, n, u = _mean(values)
     return {"mean": mean, "n": n, "n_undefined": u}
 
 
-def _metric_means(t: _Table, s: str, gaps: Mapping[str, tuple[str, str]]) -> dict[str, dict[str, Any]]:
+def _metric_means(t: _Table, s: str, gaps: Mapping[str, tuple[str, str]]) -> dict[str, MetricStat]:
     out = {m: _stat(t.values[(s, m)]) for m in t.metric_names}
     out.update({g: _stat(t.values[(s, m1)] - t.values[(s, m2)]) for g, (m1, m2) in gaps.items()})
     return out
 
 
-def _abstentions(t: _Table, s: str) -> dict[str, Any] | None:
+def _abstentions(t: _Table, s: str) -> Abstentions | None:
     """Judge abstentions of setting ``s`` over the cohort: their sum and the questions with any."""
     if ABSTENTIONS not in t.metric_names:
         return None
@@ -241,17 +263,23 @@ def _abstentions(t: _Table, s: str) -> dict[str, Any] | None:
     }
 
 
-def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
+def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[SummaryRow]:
     ctx = _context_means(t)
     status = _status_counts(run)
     rows = []
     for sdef in run.settings:
         s = sdef["name"]
-        row: dict[str, Any] = {
+        c = t.cohort.counts[s]
+        row: SummaryRow = {
             "setting": s,
             "compressor": sdef.get("compressor"),
             "budget": sdef.get("budget"),
-            **dict(t.cohort.counts[s]),
+            "n_records": c["n_records"],
+            "n_ok": c["n_ok"],
+            "n_failed": c["n_failed"],
+            "n_missing": c["n_missing"],
+            "n_cohort": c["n_cohort"],
+            "n_excluded": c["n_excluded"],
             "status": dict(status[s]),
             "achieved_ratio": ctx[s][0],
             "achieved_tokens": ctx[s][1],
@@ -259,9 +287,7 @@ def _summary(run: Run, t: _Table, gaps: Mapping[str, tuple[str, str]]) -> list[d
             "left_out": s in t.cohort.left_out,
         }
         abst = _abstentions(t, s)
-        if abst is not None:
-            row["judge_abstentions"] = abst
-        rows.append(row)
+        rows.append(row if abst is None else {**row, "judge_abstentions": abst})
     return rows
 
 
@@ -282,7 +308,7 @@ def _contrasts_note(declared: Any, rows: Sequence[ContrastRow]) -> str | None:
 # ---------------------------------------------------------------- validity and the threshold sweep
 
 
-def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> dict[str, Any]:
+def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> SweepRow:
     rate, n_rate, u_rate = _mean(rates)
     gp, n_gp, u_gp = _mean(precisions)
     return {
@@ -297,11 +323,11 @@ def _sweep_row(s: str, tf: float, rates: np.ndarray, precisions: np.ndarray) -> 
     }
 
 
-def _sweep(run: Run, t: _Table) -> list[dict[str, Any]]:
+def _sweep(run: Run, t: _Table) -> list[SweepRow]:
     """Per setting x threshold: mean re-attribution rate and grounded precision over the cohort."""
     in_cohort = t.pos >= 0  # per record
     order = _setting_order(run)
-    rows = []
+    rows: list[SweepRow] = []
     for (s, tf), (at, rate, gp) in sorted(
         run.sweeps.by_key.items(), key=lambda kv: (order.get(kv[0][0], 1e9), kv[0][1])
     ):
@@ -320,7 +346,7 @@ def _validity_lacking(answer: str | None, metric_names: Sequence[str]) -> list[s
     return (["answer_f1"] if answer is None else []) + lacking
 
 
-def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
+def _validity(run: Run, metric_names: Sequence[str]) -> Validity:
     answer = _answer_metric(metric_names)
     lacking = _validity_lacking(answer, metric_names)
     if lacking:
@@ -333,11 +359,10 @@ def _validity(run: Run, metric_names: Sequence[str]) -> dict[str, Any]:
     _, s_idx, st_idx = cols.indexes()
     ok = st_idx == cols.status_code("ok")
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
-    out = validity_analysis(f1, aic, recall, [cols.settings[i] for i in s_idx[ok].tolist()])
+    stats = validity_analysis(f1, aic, recall, [cols.settings[i] for i in s_idx[ok].tolist()])
     order = _setting_order(run)
-    out["by_group"] = dict(sorted(out["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
-    out.update({"available": True, "answer_metric": answer, "note": None})
-    return out
+    by_group = dict(sorted(stats["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
+    return {"available": True, "answer_metric": answer, "note": None, "pooled": stats["pooled"], "by_group": by_group}
 
 
 # ---------------------------------------------------------------- everything
@@ -379,8 +404,8 @@ def summarize(run: Run) -> dict[str, Any]:
 
 def analyze(
     run: Run, *, seed: int | None = None, n_resamples: int | str | None = None, family_size: int | None = None
-) -> dict[str, Any]:
-    """Every number of the report of ``run`` (see the module doc).
+) -> Analysis:
+    """Every number of the report of ``run`` (see the module doc), its findings included.
 
     ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
     ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
@@ -396,36 +421,34 @@ def analyze(
     reps = setting_replicates(run, n_resamples, m)
     clusters = _cohort_clusters(run, t.qids)
     contrasts, res = family_contrasts(t, rows, clusters, seed=seed, reps=reps, constant=constant, holm_scope=plan.holm)
-    return {
-        "suite": {k: suite.get(k) for k in ("name", "hash", "dataset", "seed", "cluster_key")},
-        "seed": seed,
-        "n_resamples": reps.bootstrap,
-        "n_test_resamples": reps.test,
-        "resamples": reps.setting,
-        "confidence": 0.95,
-        "settings": run.settings,
-        "cohort": _cohort_info(run, t, clusters, n_rows_left_out),
-        "metric_names": t.metric_names,
-        "gaps": {g: list(p) for g, p in gaps.items()},
-        "summary": _summary(run, t, gaps),
-        "contrasts": contrasts,
-        "holm": holm_info(run, plan, constant, reps, res, m),
-        "contrasts_declared": suite.get("contrasts"),
-        "contrasts_note": _contrasts_note(suite.get("contrasts"), rows),
-        "validity": _validity(run, t.metric_names),
-        "sweep": _sweep(run, t),
-        "frontier": frontier_analysis(
-            run,
-            t,
-            clusters,
-            seed=seed,
-            n_resamples=reps.bootstrap,
-            resamples=AUTO if reps.setting == AUTO else reps.test,
-        ),
-        "examples": setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t)),
-        "judge_stats": run.manifest.get("judge_stats") or {},
-        "notes": [str(n) for n in run.manifest.get("notes") or []],  # the run's own notes (rageval score: inputs)
-        "manifest": run.manifest,
+    frontier = frontier_analysis(
+        run, t, clusters, seed=seed, n_resamples=reps.bootstrap, resamples=AUTO if reps.setting == AUTO else reps.test
+    )
+    an = Analysis(
+        suite=_suite_info(suite),
+        seed=seed,
+        n_resamples=reps.bootstrap,
+        n_test_resamples=reps.test,
+        resamples=reps.setting,
+        confidence=0.95,
+        settings=tuple(run.settings),
+        cohort=_cohort_info(run, t, clusters, n_rows_left_out),
+        metric_names=tuple(t.metric_names),
+        gaps=gaps,
+        summary=tuple(_summary(run, t, gaps)),
+        contrasts=tuple(contrasts),
+        holm=holm_info(run, plan, constant, reps, res, m),
+        contrasts_declared=suite.get("contrasts"),
+        contrasts_note=_contrasts_note(suite.get("contrasts"), rows),
+        validity=_validity(run, t.metric_names),
+        sweep=tuple(_sweep(run, t)),
+        frontier=frontier,
+        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t)),
+        judge_stats=run.manifest.get("judge_stats") or {},
+        notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings
-        "structural": structural_marks(run.facts, [*t.metric_names, *gaps]),
-    }
+        structural=cast("dict[str, dict[str, StructuralMark]]", structural_marks(run.facts, [*t.metric_names, *gaps])),
+        findings=(),
+        manifest=run.manifest,
+    )
+    return with_findings(an)  # the findings read the numbers above: a step of their own

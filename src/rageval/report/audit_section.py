@@ -6,6 +6,7 @@ appears once the report is rebuilt (``rageval report RUN_DIR``)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ def _tab(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "links": None}
 
 
-def _head(a: dict[str, Any]) -> str:
+def _head(a: Mapping[str, Any]) -> str:
     sj, fj = a.get("second_judge") or {}, a.get("first_judge") or {}
     params = "".join(f", {k} {v}" for k, v in sorted((sj.get("params") or {}).items()))
     holm = a.get("gaps_holm") or {}
@@ -67,7 +68,7 @@ def _cross_row(r: dict[str, Any]) -> list[str]:
     return [r["setting"], r["mode"], r["metric"], _eff(r.get("effect")), _ci(r), fmt_p(r.get("p_holm"), na=U)]
 
 
-def audit_blocks(audits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def audit_blocks(audits: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per audit: a heading line and its scores, planned gaps (with Holm p) and cross-judge tables (abstentions
     counted as not supported, as the paper scored its non-binary generations)."""
     way = "as_unsupported"

@@ -9,17 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from rageval.diagnostics import contrasted_by_default
-from rageval.io import json_text, write_text_atomic
+from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report.analysis import analyze, holm_family_counts
 from rageval.report.audit_section import load_audits
 from rageval.report.explorer import explorer_data
-from rageval.report.findings import findings
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.plot_cache import cached_plots
 from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
+from rageval.report.result import Analysis, PageParts
 from rageval.report.union import adjust_union, union_family_size
 from rageval.rundir.claim import claim, mark_run, owned
 from rageval.rundir.lock import OutDirLock, holds_out_dir
@@ -75,7 +75,7 @@ def build_report(
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
         an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
         if holm is not None:
-            adjust_union([an], scope=holm)
+            (an,) = adjust_union([an], scope=holm)
         out = Path(out_dir) if out_dir is not None else run.path
         return write_report_files(run, an, out, plots=plots)
 
@@ -127,12 +127,12 @@ def _build_reports(run_dirs, seed, n_resamples, plots, holm) -> dict[Path, dict[
     # the union is the Holm family: under ``auto`` its size, known before any test, sizes every run's test
     m = union_family_size([holm_family_counts(r) for r in runs], holm)
     analyses = [analyze(r, seed=seed, n_resamples=n_resamples, family_size=m) for r in runs]
-    adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
+    analyses = adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
     return {r.path: write_report_files(r, an, r.path, plots=plots) for r, an in zip(runs, analyses)}
 
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
-def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool = True) -> dict[str, Path]:
+def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True) -> dict[str, Path]:
     """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``.
 
     ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
@@ -145,20 +145,18 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
 
     written["summary_csv"] = _write(out / "summary.csv", T.to_csv(T.summary_columns(an), T.summary_rows(an)))
     written["summary_md"] = _write(out / "summary.md", T.summary_markdown(an))
-    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), an["contrasts"]))
+    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), an.contrasts))
     written["contrasts_md"] = _write(out / "contrasts.md", C.contrasts_markdown(an))
     written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
     written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))
-    if an["sweep"]:
-        sweep_rows = [dict(r, threshold=f"{r['threshold']:g}") for r in an["sweep"]]
+    if an.sweep:
+        sweep_rows = [dict(r, threshold=f"{r['threshold']:g}") for r in an.sweep]
         written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), sweep_rows))
 
     figures: dict[str, Any] = {}
     pareto_figs: dict[str, Any] = {}
     sweep_fig = None
     if plots:
-        an["unplotted"] = unplotted_metrics(an)
-        an["constant_metrics"] = constant_metrics(an)
         # drawn only when the analysis or the plotting code changed since the figures in ``out`` were drawn
         # (in worker processes forked from this one where that is safe: rageval.report.plots.render_figures)
         figures, pareto_figs, sweep_fig = cached_plots(out, an, lambda: render_figures(an, out))
@@ -171,17 +169,26 @@ def write_report_files(run: Run, an: dict[str, Any], out: Path, *, plots: bool =
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
-    an["findings"] = findings(an)  # after the union's Holm adjustment: the p-values the tables show
-    report = {k: v for k, v in an.items() if k not in ("manifest", "unplotted", "constant_metrics", "explorer")}
-    written["report_json"] = _write(out / "report.json", json_text(report, indent=1, default=str) + "\n")
-    an["run_counters"] = _run_counters(run.path)
-    an["audits"] = load_audits(run.path)  # the audits written into the run directory (the HTML only)
-    an["explorer"] = explorer_data(  # one pass over the records (the HTML only)
-        run.records,
-        run.setting_names,
-        [m for m in an["metric_names"] if contrasted_by_default(m)],
-        seed=an["seed"],
-        reference=(an.get("examples") or {}).get("reference"),
-    )
-    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs))
+    written["report_json"] = _write(out / "report.json", an.to_json())
+    page = _page_parts(run, an, plots=plots)
+    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs, page=page))
     return written
+
+
+def _page_parts(run: Run, an: Analysis, *, plots: bool) -> PageParts:
+    """What the HTML page shows beside the analysis: the metrics the figures leave out (with the figures), the
+    run's counters, the audits written into the run directory and the explorer's data (one pass over the
+    records)."""
+    return PageParts(
+        unplotted=tuple(unplotted_metrics(an)) if plots else (),
+        constant_metrics=tuple(constant_metrics(an)) if plots else (),
+        run_counters=_run_counters(run.path),
+        audits=tuple(load_audits(run.path)),
+        explorer=explorer_data(
+            run.records,
+            run.setting_names,
+            [m for m in an.metric_names if contrasted_by_default(m)],
+            seed=an.seed,
+            reference=an.examples.get("reference"),
+        ),
+    )

@@ -7,9 +7,10 @@ The cell formats and the header lines come from :mod:`rageval.report.tables`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rageval.report.result import Analysis, ContrastEntry
 from rageval.report.tables import fmt_p, holm_note, resolution_lines, run_header, to_markdown
 
 __all__ = [
@@ -22,7 +23,7 @@ __all__ = [
 ]
 
 
-def contrast_columns(an: dict[str, Any]) -> list[str]:
+def contrast_columns(an: Analysis) -> list[str]:
     cols = [
         "contrast",
         "family",
@@ -44,7 +45,7 @@ def contrast_columns(an: dict[str, Any]) -> list[str]:
         "n",
         "n_dropped",
     ]
-    if an["cohort"].get("n_clusters") is not None:
+    if an.cohort.get("n_clusters") is not None:
         cols.append("n_clusters")
     return cols + ["note"]
 
@@ -53,16 +54,16 @@ def contrast_columns(an: dict[str, Any]) -> list[str]:
 ALPHA = 0.05
 
 
-def contrast_families(an: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]], list[dict[str, Any]]]]:
+def contrast_families(an: Analysis) -> list[tuple[str, list[ContrastEntry], list[ContrastEntry]]]:
     """Per family (plan order): ``(name, rows with Holm p < ALPHA, the other rows)``, each sorted by adjusted p
     (undefined last)."""
-    order = list((an.get("holm") or {}).get("families") or {})
-    for c in an["contrasts"]:
+    order = list(an.holm.get("families") or {})
+    for c in an.contrasts:
         if c.get("family", "contrasts") not in order:
             order.append(c.get("family", "contrasts"))
     out = []
     for fam in order:
-        rows = [c for c in an["contrasts"] if c.get("family", "contrasts") == fam]
+        rows = [c for c in an.contrasts if c.get("family", "contrasts") == fam]
         rows.sort(key=lambda c: (c["p_holm"] is None, c["p_holm"] if c["p_holm"] is not None else 0.0))
         sig = [c for c in rows if c["p_holm"] is not None and c["p_holm"] < ALPHA]
         rest = [c for c in rows if not (c["p_holm"] is not None and c["p_holm"] < ALPHA)]
@@ -71,15 +72,15 @@ def contrast_families(an: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]
 
 
 def contrasts_table(
-    an: dict[str, Any], *, undefined: str = "undefined", rows: Sequence[dict[str, Any]] | None = None
+    an: Analysis, *, undefined: str = "undefined", rows: Sequence[Mapping[str, Any]] | None = None
 ) -> tuple[list[str], list[list[str]]]:
-    clustered = an["cohort"].get("n_clusters") is not None
-    cols = ["contrast", "effect", f"{int(an['confidence'] * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
+    clustered = an.cohort.get("n_clusters") is not None
+    cols = ["contrast", "effect", f"{int(an.confidence * 100)}% CI", "p", "p (Holm)", "n (dropped)"]
     if clustered:
         cols.append("clusters")
     cols.append("note")
     out = []
-    for c in an["contrasts"] if rows is None else rows:
+    for c in an.contrasts if rows is None else rows:
         ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
         eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
         row = [
@@ -97,22 +98,22 @@ def contrasts_table(
     return cols, out
 
 
-def _replicates(an: dict[str, Any]) -> str:
+def _replicates(an: Analysis) -> str:
     """``10,000 replicates each`` or, when the test drew its own count, both counts."""
-    boot, test = an["n_resamples"], an.get("n_test_resamples", an["n_resamples"])
+    boot, test = an.n_resamples, an.n_test_resamples
     if boot == test:
         return f"{boot:,} replicates each"
     return f"{boot:,} bootstrap replicates; {test:,} sign-flip replicates, sized for the Holm family"
 
 
-def contrasts_intro(an: dict[str, Any]) -> str:
-    clustered = an["cohort"].get("n_clusters") is not None
+def contrasts_intro(an: Analysis) -> str:
+    clustered = an.cohort.get("n_clusters") is not None
     return (
         f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
-        f"side is undefined; the drops are counted). {int(an['confidence'] * 100)}% percentile "
+        f"side is undefined; the drops are counted). {int(an.confidence * 100)}% percentile "
         f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
         f"p-values{' with cluster-level flips' if clustered else ''} ({_replicates(an)}), "
-        f"seed {an['seed']}; {holm_note(an)} "
+        f"seed {an.seed}; {holm_note(an)} "
         "(an undefined contrast keeps its place in the family, ranked as p = 1). "
         f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
         "as no detectable difference. "
@@ -121,12 +122,12 @@ def contrasts_intro(an: dict[str, Any]) -> str:
     )
 
 
-def contrasts_markdown(an: dict[str, Any]) -> str:
+def contrasts_markdown(an: Analysis) -> str:
     parts = ["# Paired contrasts\n", run_header(an)]
     parts.append("\n" + contrasts_intro(an) + "\n\n")
-    parts += [f"{line}\n\n" for line in resolution_lines(an.get("holm") or {})]
-    if not an["contrasts"]:
-        parts.append(an["contrasts_note"] + "\n")
+    parts += [f"{line}\n\n" for line in resolution_lines(an.holm)]
+    if not an.contrasts:
+        parts.append(f"{an.contrasts_note}\n")
         return "".join(parts)
     for fam, sig, rest in contrast_families(an):
         parts.append(f"## {fam} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")

@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from rageval.report.result import Examples
+
 __all__ = ["setting_examples", "reference_setting", "PER_KIND"]
 
 #: examples shown per kind and setting
@@ -91,7 +93,7 @@ def setting_examples(
     *,
     per_kind: int = PER_KIND,
     reference_aic: Sequence[float] | np.ndarray | None = None,
-) -> dict[str, Any]:
+) -> Examples:
     """``{"reference": name | None, "by_setting": {setting: {"left_context": {...}, "emitted_not_grounded": {...}}}}``;
     each kind holds ``n`` (every case over the cohort) and ``shown`` (the first ``per_kind`` in question order).
 

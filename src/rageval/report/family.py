@@ -23,6 +23,7 @@ import numpy as np
 
 from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.report.contrast_tables import ALPHA
+from rageval.report.result import ContrastEntry, HolmInfo
 from rageval.stats import paired_tests
 from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan
 from rageval.stats.holm import holm_grouped
@@ -120,7 +121,9 @@ def _side_mean(x: np.ndarray, ok: np.ndarray) -> float | None:
     return _f(x[ok].mean()) if ok.any() else None
 
 
-def _contrast_entry(r: ContrastRow, out: Mapping[str, Any], sides: tuple, p_holm: Any, res: Any, kept: bool):
+def _contrast_entry(
+    r: ContrastRow, out: Mapping[str, Any], sides: tuple, p_holm: Any, res: Any, kept: bool
+) -> ContrastEntry:
     a, b, ok = sides
     return {
         "contrast": r.label,
@@ -159,7 +162,7 @@ def family_contrasts(
     reps: Replicates,
     constant: Sequence[str],
     holm_scope: str = "suite",
-) -> tuple[list[dict[str, Any]], Any]:
+) -> tuple[list[ContrastEntry], Any]:
     """Every row in one engine call; Holm over every row of the family (``holm_scope="suite"``) or within each
     family (``"family"``), the left-out rows not counted (docs/design.md#holm-adjustment).  Returns the rows and
     the engine's results (None without rows)."""
@@ -182,9 +185,7 @@ def family_contrasts(
     ], res
 
 
-def holm_info(
-    run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Replicates, res: Any, m: int
-) -> dict[str, Any]:
+def holm_info(run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Replicates, res: Any, m: int) -> HolmInfo:
     """The Holm scope, the size of the family each row is adjusted in (one run; see report.union), the rows left
     out of it and the family's resolution (method, B, floor)."""
     counts = plan.counts()

@@ -18,14 +18,24 @@ one sentence each), in this order:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rageval.report.contrast_tables import ALPHA, contrast_families
+from rageval.report.result import Analysis, Finding
 from rageval.report.tables import MEAN_FAMILIES, fmt_p, left_out_line, metric_family, structural_mark
 
-__all__ = ["findings", "findings_lines", "frontier_sentence", "PER_FAMILY", "SMALL_COHORT", "structural_reason"]
+__all__ = [
+    "findings",
+    "with_findings",
+    "findings_lines",
+    "frontier_sentence",
+    "PER_FAMILY",
+    "SMALL_COHORT",
+    "structural_reason",
+]
 
 #: effects listed per (contrast family, metric family)
 PER_FAMILY = 4
@@ -42,13 +52,11 @@ def _f3(x: Any) -> str:
     return "undefined" if x is None else f"{x:.3f}"
 
 
-def structural_reason(an: Mapping[str, Any], c: Mapping[str, Any]) -> str | None:
+def structural_reason(an: Analysis, c: Mapping[str, Any]) -> str | None:
     """The reason a contrast row is fixed by construction (its value in either setting, or a gap that is 0 by
     construction), else None: such a row is never an effect."""
     if c.get("kind") == "gap":
-        gap = next(
-            (g for g, (x, y) in (an.get("gaps") or {}).items() if (x, y) == (c["metric_a"], c["metric_b"])), None
-        )
+        gap = next((g for g, (x, y) in an.gaps.items() if (x, y) == (c["metric_a"], c["metric_b"])), None)
         m = structural_mark(an, c["a"], gap) if gap else None
         return m["reason"] if m else None
     for s, k in ((c["a"], c["metric_a"]), (c["b"], c["metric_b"])):
@@ -68,12 +76,14 @@ def _effect_text(c: Mapping[str, Any]) -> str:
     )
 
 
-def _effects(an: Mapping[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    for fam, sig, _rest in contrast_families(dict(an)):
+def _effects(an: Analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for fam, sig, _rest in contrast_families(an):
         rows = [c for c in sig if c["effect"] and c["ci_low"] is not None and not structural_reason(an, c)]
         for mfam in MEAN_FAMILIES:
-            mine = sorted((c for c in rows if metric_family(c["metric"]) == mfam), key=lambda c: -abs(c["effect"]))
+            mine = sorted(
+                (c for c in rows if metric_family(c["metric"]) == mfam), key=lambda c: -abs(c["effect"] or 0.0)
+            )
             shown: list[Mapping[str, Any]] = []
             for c in mine:
                 if sum(x["metric"] == c["metric"] for x in shown) < 2 and len(shown) < PER_FAMILY:
@@ -89,16 +99,16 @@ def _mean(row: Mapping[str, Any], key: str) -> float | None:
     return ((row.get("metrics") or {}).get(key) or {}).get("mean")
 
 
-def _gaps(an: Mapping[str, Any]) -> list[dict[str, str]]:
-    out = []
-    for gap, (a, b) in (an.get("gaps") or {}).items():
+def _gaps(an: Analysis) -> list[Finding]:
+    out: list[Finding] = []
+    for gap, (a, b) in an.gaps.items():
         parts = []
-        for r in an["summary"]:
+        for r in an.summary:
             g = _mean(r, gap)
             if g is not None and abs(g) > 1e-12 and not structural_mark(an, r["setting"], gap):
                 parts.append(f"`{r['setting']}` {_f3(_mean(r, a))} vs {_f3(_mean(r, b))} (gap {g:+.3f})")
         if parts:
-            n = len(an["summary"])
+            n = len(an.summary)
             out.append(
                 {
                     "kind": "gap",
@@ -132,13 +142,13 @@ def frontier_sentence(p: Mapping[str, Any]) -> tuple[str, bool]:
     ), False
 
 
-def _frontier(an: Mapping[str, Any]) -> list[dict[str, str]]:
-    pairs = (an.get("frontier") or {}).get("pairs") or []
+def _frontier(an: Analysis) -> list[Finding]:
+    pairs = an.frontier.get("pairs") or []
     return [{"kind": "frontier", "text": frontier_sentence(p)[0]} for p in pairs if not p.get("note")]
 
 
-def _validity(an: Mapping[str, Any]) -> list[dict[str, str]]:
-    v = an.get("validity") or {}
+def _validity(an: Analysis) -> list[Finding]:
+    v = an.validity
     pooled = v.get("pooled") or {}
     if not v.get("available") or pooled.get("r_aic_f1") is None or pooled.get("r_recall_f1") is None:
         return []
@@ -148,8 +158,8 @@ def _validity(an: Mapping[str, Any]) -> list[dict[str, str]]:
         f"(pooled r = {pooled['r_aic_f1']:.3f} vs {pooled['r_recall_f1']:.3f}, n = {pooled['n']}; adding it to "
         f"recall changes R² by {_f3(pooled.get('delta_r2'))})."
     )
-    aic = [(r["setting"], m) for r in an["summary"] if (m := _mean(r, "answer_in_context")) is not None]
-    rec = {round(m, 9) for r in an["summary"] if (m := _mean(r, "retrieval_recall")) is not None}
+    aic = [(r["setting"], m) for r in an.summary if (m := _mean(r, "answer_in_context")) is not None]
+    rec = {round(m, 9) for r in an.summary if (m := _mean(r, "retrieval_recall")) is not None}
     if aic and len(rec) == 1:
         lo, hi = min(aic, key=lambda x: x[1]), max(aic, key=lambda x: x[1])
         text += (
@@ -164,14 +174,14 @@ def _listed(names: Sequence[str], n: int) -> str:
     return f"in {len(names)} of {n} settings ({shown})"
 
 
-def _structural(an: Mapping[str, Any]) -> list[dict[str, str]]:
+def _structural(an: Analysis) -> list[Finding]:
     by: dict[tuple[str, str, bool], list[str]] = {}
-    for r in an["summary"]:
-        for m, mark in ((an.get("structural") or {}).get(r["setting"]) or {}).items():
-            if m in (an.get("metric_names") or []) and not m.endswith("_excl_abstain"):
+    for r in an.summary:
+        for m, mark in (an.structural.get(r["setting"]) or {}).items():
+            if m in an.metric_names and not m.endswith("_excl_abstain"):
                 cell = f"`{r['setting']}` = {_f3(_mean(r, m))}" if mark["fixed"] else f"`{r['setting']}`"
                 by.setdefault((m, mark["reason"], mark["fixed"]), []).append(cell)
-    n = len(an["summary"])
+    n = len(an.summary)
     return [
         {
             "kind": "structural",
@@ -181,47 +191,50 @@ def _structural(an: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
-def _judge_warnings(an: Mapping[str, Any]) -> list[str]:
+def _judge_warnings(an: Analysis) -> list[str]:
     out = []
     for key, what in JUDGE_COUNTERS.items():
-        hit = [r["setting"] for r in an["summary"] if (_mean(r, key) or 0) > 0]
+        hit = [r["setting"] for r in an.summary if (_mean(r, key) or 0) > 0]
         if hit:
             out.append(
                 f"{what} in {len(hit)} setting{'s' if len(hit) > 1 else ''} ({', '.join(hit[:4])}{', …' if len(hit) > 4 else ''})."
             )
-    abst = [
-        (r["setting"], r["judge_abstentions"]["sum"])
-        for r in an["summary"]
-        if (r.get("judge_abstentions") or {}).get("sum")
-    ]
+    sums = [(r["setting"], r["judge_abstentions"]["sum"] or 0) for r in an.summary if "judge_abstentions" in r]
+    abst = [(s, n) for s, n in sums if n]
     if abst:
         total = sum(n for _, n in abst)
         out.append(f"The judge abstained {total} times in {len(abst)} settings (counted as not supported).")
     return out
 
 
-def _warnings(an: Mapping[str, Any]) -> list[dict[str, str]]:
+def _warnings(an: Analysis) -> list[Finding]:
     lines = []
-    res = ((an.get("holm") or {}).get("resolution")) or {}
+    res = an.holm.get("resolution") or {}
     if res.get("warning"):
         lines.append(str(res["warning"]))
-    c = an["cohort"]
+    c = an.cohort
     n = c.get("n_clusters") or c["n"]
     if 0 < n < SMALL_COHORT:
         unit = "clusters" if c.get("n_clusters") else "questions"
         lines.append(f"Small cohort: {n} {unit}; intervals are wide and p-values coarse.")
     if c["n"] == 0:
         lines.append("The common cohort is empty: every mean and contrast is undefined.")
-    gone = left_out_line(dict(an))
+    gone = left_out_line(an.cohort)
     if gone:
         lines.append(gone)
     lines += _judge_warnings(an)
     return [{"kind": "warning", "text": t} for t in lines]
 
 
-def findings(an: Mapping[str, Any]) -> list[dict[str, Any]]:
+def findings(an: Analysis) -> list[Finding]:
     """The findings of an analysis (see the module doc), as ``[{"kind", "text"}]``."""
     return [*_warnings(an), *_effects(an), *_gaps(an), *_frontier(an), *_validity(an), *_structural(an)]
+
+
+def with_findings(an: Analysis) -> Analysis:
+    """``an`` with the findings of its numbers (a new value): after any step that changes them (the union's Holm
+    adjustment: the p-values the tables show)."""
+    return dataclasses.replace(an, findings=tuple(findings(an)))
 
 
 def findings_lines(found: Sequence[Mapping[str, Any]]) -> list[str]:

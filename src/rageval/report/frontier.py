@@ -36,6 +36,7 @@ import numpy as np
 
 from rageval.diagnostics import contrasted_by_default
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
+from rageval.report.result import Frontier
 from rageval.stats import paired_tests
 from rageval.stats.holm import holm
 from rageval.stats.resolution import replicates_for
@@ -243,7 +244,7 @@ def _axis_test(res: Any, j: int, axis: str, p_adj: float, alpha: float) -> dict[
 
 def frontier_analysis(
     run: Any, t: Any, clusters: list[Any] | None, *, seed: int, n_resamples: int, resamples: int | str | None = None
-) -> dict[str, Any]:
+) -> Frontier:
     """Intervals of every plotted metric and the achieved ratio per setting, the constant metrics, and for
     each declared pair of axes the frontier and its dominance relations (see the module doc).
 

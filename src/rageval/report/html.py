@@ -24,6 +24,7 @@ from rageval.report.explorer import explorer_json
 from rageval.report.findings import frontier_sentence
 from rageval.report.page import examples_split, frontier_figures, means_blocks
 from rageval.report.plots import pareto_name
+from rageval.report.result import Analysis, PageParts
 from rageval.types import STATUSES
 
 __all__ = ["render_html", "RUN_COUNTERS_BEGIN", "RUN_COUNTERS_END"]
@@ -108,20 +109,20 @@ def _tab(columns: Sequence[str], rows: Sequence[Sequence[str]], links: Sequence[
     return {"columns": list(columns), "rows": [list(r) for r in rows], "links": list(links) if links else None}
 
 
-def _anchors(an: dict[str, Any]) -> dict[str, str]:
-    return {r["setting"]: f"examples-{i + 1}" for i, r in enumerate(an["summary"])}
+def _anchors(an: Analysis) -> dict[str, str]:
+    return {r["setting"]: f"examples-{i + 1}" for i, r in enumerate(an.summary)}
 
 
-def _warning(an: dict[str, Any]) -> str | None:
-    return ((an.get("holm") or {}).get("resolution") or {}).get("warning")
+def _warning(an: Analysis) -> str | None:
+    return (an.holm.get("resolution") or {}).get("warning")
 
 
-def _test_resamples(an: dict[str, Any]) -> str | None:
-    test = an.get("n_test_resamples", an["n_resamples"])
-    return f"{test:,}" if test != an["n_resamples"] else None
+def _test_resamples(an: Analysis) -> str | None:
+    test = an.n_test_resamples
+    return f"{test:,}" if test != an.n_resamples else None
 
 
-def _contrasts(an: dict[str, Any]) -> list[dict[str, Any]]:
+def _contrasts(an: Analysis) -> list[dict[str, Any]]:
     out = []
     for name, sig, rest in C.contrast_families(an):
         out.append(
@@ -137,9 +138,9 @@ def _contrasts(an: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _pareto(an: dict[str, Any], pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
-    for p in (an.get("frontier") or {}).get("pairs", []):
+    for p in an.frontier.get("pairs", []):
         if p.get("note"):
             out.append({"x": p["x"], "y": p["y"], "note": p["note"]})
             continue
@@ -177,8 +178,8 @@ def _pareto(an: dict[str, Any], pareto_figs: Mapping[str, Mapping[str, Any]]) ->
     return out
 
 
-def _validity(an: dict[str, Any]) -> dict[str, Any] | None:
-    v = an["validity"]
+def _validity(an: Analysis) -> dict[str, Any] | None:
+    v = an.validity
     if not v.get("available"):
         return None
     cols = [
@@ -209,8 +210,8 @@ def _validity(an: dict[str, Any]) -> dict[str, Any] | None:
     return {"answer_metric": v["answer_metric"], **_tab(cols, rows)}
 
 
-def _sweep(an: dict[str, Any]) -> dict[str, Any] | None:
-    if not an["sweep"]:
+def _sweep(an: Analysis) -> dict[str, Any] | None:
+    if not an.sweep:
         return None
     rows = [
         [
@@ -221,17 +222,17 @@ def _sweep(an: dict[str, Any]) -> dict[str, Any] | None:
             T.fmt(r["grounded_precision"], 3, na=UNDEFINED),
             str(r["grounded_precision_n"]),
         ]
-        for r in an["sweep"]
+        for r in an.sweep
     ]
     return _tab(["setting", "threshold", "re-attributable rate", "n", "grounded precision", "n"], rows)
 
 
-def _examples(an: dict[str, Any]) -> dict[str, Any]:
-    ex = an.get("examples") or {}
+def _examples(an: Analysis) -> dict[str, Any]:
+    ex = an.examples
     by = ex.get("by_setting") or {}
     anchors = _anchors(an)
     settings = []
-    for r in an["summary"]:
+    for r in an.summary:
         s = r["setting"]
         e = by.get(s) or {"left_context": {"n": 0, "shown": []}, "emitted_not_grounded": {"n": 0, "shown": []}}
         left = e["left_context"] if ex.get("reference") not in (None, s) else None
@@ -240,10 +241,10 @@ def _examples(an: dict[str, Any]) -> dict[str, Any]:
     return {"reference": ex.get("reference"), "settings": some, "none": none}
 
 
-def _judge_blocks(an: dict[str, Any]) -> tuple[bool, list[str]]:
-    counters = an.get("run_counters") or {}
+def _judge_blocks(an: Analysis, page: PageParts) -> tuple[bool, list[str]]:
+    counters = page.run_counters
     if not counters:
-        return False, [_judge_table(an.get("judge_stats") or {})]
+        return False, [_judge_table(an.judge_stats)]
     blocks = [_judge_table({"judge": counters.get("judge", {})} if counters.get("judge") else {})]
     rest = {k: v for k, v in counters.items() if k != "judge"}
     if rest:
@@ -288,31 +289,33 @@ def _split(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> l
     return out
 
 
-def _status_line(an: dict[str, Any]) -> str:
-    n = sum(r["n_records"] for r in an["summary"])
-    ok = sum(r["n_ok"] for r in an["summary"])
+def _status_line(an: Analysis) -> str:
+    n = sum(r["n_records"] for r in an.summary)
+    ok = sum(r["n_ok"] for r in an.summary)
     if ok == n:
-        return f"All {n:,} records are ok ({len(an['summary'])} settings)."
+        return f"All {n:,} records are ok ({len(an.summary)} settings)."
     return f"{ok:,} of {n:,} records are ok; the table below counts the rest by status and setting."
 
 
-def _constant(an: dict[str, Any]) -> list[tuple[str, str]]:
+def _constant(an: Analysis, page: PageParts) -> list[tuple[str, str]]:
     out = []
-    for m in an.get("constant_metrics") or []:
-        means = [r["metrics"][m]["mean"] for r in an["summary"] if r["metrics"].get(m, {}).get("mean") is not None]
+    for m in page.constant_metrics:
+        means = [st["mean"] for r in an.summary if (st := r["metrics"].get(m)) and st["mean"] is not None]
         out.append((m, T.fmt(means[0], 3) if means else UNDEFINED))
     return out
 
 
 def render_html(
-    an: dict[str, Any],
+    an: Analysis,
     figures: Mapping[str, Mapping[str, Any]],
     sweep_fig: Mapping[str, Any] | None,
     pareto_figs: Mapping[str, Mapping[str, Any]] | None = None,
+    page: PageParts | None = None,
 ) -> str:
-    """The report page of an analysis (plus its rendered figures)."""
+    """The report page of an analysis (plus its rendered figures and what writing it added: ``page``)."""
+    page = page or PageParts()
     anchors = _anchors(an)
-    links = [f"#{anchors[r['setting']]}" for r in an["summary"]]
+    links = [f"#{anchors[r['setting']]}" for r in an.summary]
     abstentions = T.abstentions_table(an)
     sections = [
         ("findings", "Findings"),
@@ -320,33 +323,33 @@ def render_html(
         ("summary", "Means by family"),
         ("contrasts", "Paired contrasts"),
         ("validity", "Validity"),
-        *([("audit", "Second-evaluator audit")] if an.get("audits") else []),
+        *([("audit", "Second-evaluator audit")] if page.audits else []),
         ("examples", "What went wrong"),
         ("explorer", "Every record"),
         ("plumbing", "The run's plumbing"),
     ]
-    counters_intro, judge_blocks = _judge_blocks(an)
+    counters_intro, judge_blocks = _judge_blocks(an, page)
     validity = _validity(an)
     ctx = {
-        "findings": an.get("findings") or [],
+        "findings": an.findings,
         "kind_labels": KIND_LABELS,
         "status_line": _status_line(an),
-        "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an["summary"]),
-        "explorer": {k: v for k, v in (an.get("explorer") or _NO_RECORDS).items() if k != "records"},
-        "explorer_json": explorer_json(an.get("explorer") or _NO_RECORDS),
+        "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an.summary),
+        "explorer": {k: v for k, v in (page.explorer or _NO_RECORDS).items() if k != "records"},
+        "explorer_json": explorer_json(page.explorer or _NO_RECORDS),
         "statuses": list(STATUSES),
-        "suite": an["suite"],
-        "seed": an["seed"],
-        "n_resamples": f"{an['n_resamples']:,}",
+        "suite": an.suite,
+        "seed": an.seed,
+        "n_resamples": f"{an.n_resamples:,}",
         "n_test_resamples": _test_resamples(an),
-        "resolution": T.resolution_lines(an.get("holm") or {}, warning=None),
+        "resolution": T.resolution_lines(an.holm, warning=None),
         "resolution_warning": _warning(an),
-        "cohort": an["cohort"],
-        "notes": an.get("notes") or [],
-        "left_out": T.left_out_line(an),
+        "cohort": an.cohort,
+        "notes": an.notes,
+        "left_out": T.left_out_line(an.cohort),
         "sections": sections,
         "failures": _tab(*T.failure_table(an), links),
-        "gaps": an["gaps"],
+        "gaps": an.gaps,
         "direction_legend": T.DIRECTION_LEGEND,
         "means": means_blocks(an, links, undefined=UNDEFINED),
         "abstentions": _tab(*abstentions),
@@ -354,24 +357,24 @@ def render_html(
         "undefined": _split("undefined-table", *T.undefined_table(an)),
         "family_line": T.family_counts_line(an),
         "contrasts_intro": C.contrasts_intro(an),
-        "contrasts": _contrasts(an) if an["contrasts"] else [],
-        "contrasts_note": an.get("contrasts_note") or "",
+        "contrasts": _contrasts(an) if an.contrasts else [],
+        "contrasts_note": an.contrasts_note or "",
         "alpha": f"{C.ALPHA:g}",
-        "frontier_alpha": f"{(an.get('frontier') or {}).get('alpha', 0.05):g}",
+        "frontier_alpha": f"{an.frontier.get('alpha', 0.05):g}",
         "pareto": _pareto(an, pareto_figs or {}),
-        "unplotted": an.get("unplotted") or [],
-        "constant": _constant(an),
+        "unplotted": page.unplotted,
+        "constant": _constant(an, page),
         "figures": frontier_figures(an, figures),
         "validity": validity,
-        "validity_note": an["validity"].get("note"),
+        "validity_note": an.validity.get("note"),
         "sweep": _sweep(an),
         "sweep_png": sweep_fig["png_bytes"] if sweep_fig else None,
         "examples": _examples(an),
-        "audits": audit_blocks(an.get("audits") or []),
+        "audits": audit_blocks(page.audits),
         "run_counters_begin": RUN_COUNTERS_BEGIN,
         "run_counters_end": RUN_COUNTERS_END,
         "counters_intro": counters_intro,
         "judge_blocks": judge_blocks,
-        "manifest_json": json_text(an["manifest"], indent=2, default=str),
+        "manifest_json": json_text(an.manifest, indent=2, default=str),
     }
     return _env().get_template("report.html.j2").render(**ctx)

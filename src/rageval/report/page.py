@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rageval.report import tables as T
+from rageval.report.result import Analysis
 
 __all__ = ["means_blocks", "frontier_figures", "examples_split"]
 
 
-def _cell(an: Mapping[str, Any], row: Mapping[str, Any], m: str, marks: list[str], undefined: str) -> Any:
+def _cell(an: Analysis, row: Mapping[str, Any], m: str, marks: list[str], undefined: str) -> Any:
     text = T.mean_cell(row, m, undefined)
     mark = T.structural_mark(an, row["setting"], m)
     if not mark:
@@ -28,13 +29,13 @@ def _cell(an: Mapping[str, Any], row: Mapping[str, Any], m: str, marks: list[str
 def _tables(an, fam: str, keys: Sequence[str], tid: str, links, marks: list[str], undefined: str) -> list[dict]:
     out = []
     for i, (lead, chunk) in enumerate(T.means_chunks(fam, keys)):
-        rows = [[*T.lead_cells(r, lead), *[_cell(an, r, m, marks, undefined) for m in chunk]] for r in an["summary"]]
+        rows = [[*T.lead_cells(r, lead), *[_cell(an, r, m, marks, undefined) for m in chunk]] for r in an.summary]
         cols = [*lead, *map(T.headed, chunk)]
         out.append({"id": tid + ("" if i == 0 else f"-{i + 1}"), "columns": cols, "rows": rows, "links": links})
     return out
 
 
-def means_blocks(an: Mapping[str, Any], links: Sequence[str], *, undefined: str = "undefined") -> list[dict]:
+def means_blocks(an: Analysis, links: Sequence[str], *, undefined: str = "undefined") -> list[dict]:
     """Per family: ``{"family", "tables", "extra", "n_extra", "marks"}``: the science in tables of at most
     :data:`~rageval.report.tables.MAX_COLUMNS` metrics (``summary-table-<family>``, then ``-2``, ...), the
     counters and views in ``extra`` (folded), and the numbered reasons of the values marked as known by
@@ -55,9 +56,9 @@ def means_blocks(an: Mapping[str, Any], links: Sequence[str], *, undefined: str 
     return out
 
 
-def frontier_figures(an: Mapping[str, Any], figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+def frontier_figures(an: Analysis, figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The per-metric frontier figures that a Pareto pair does not already show (the same axes twice)."""
-    pareto_y = {p["y"] for p in (an.get("frontier") or {}).get("pairs", []) if p.get("x") == "achieved_ratio"}
+    pareto_y = {p["y"] for p in an.frontier.get("pairs", []) if p.get("x") == "achieved_ratio"}
     return [
         {"png": f["png_bytes"], "metrics": f["metrics"]}
         for f in figures.values()

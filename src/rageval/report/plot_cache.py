@@ -3,8 +3,8 @@
 Drawing the frontier, Pareto and sweep figures is most of a report's time.  The
 figures are a pure function of the analysis (``report.json``: the statistics of
 the run's records) and of the plotting code, so :func:`cached_plots` keys them
-by a hash of the analysis (every key except the manifest and this invocation's
-counters), the source of the plotting code (:mod:`rageval.report.plots`, which
+by a hash of the analysis (:meth:`~rageval.report.result.Analysis.as_json`: every
+number of ``report.json``, not the manifest), the source of the plotting code (:mod:`rageval.report.plots`, which
 draws the figures, and :mod:`rageval.report.labels`, which places their labels
 and legends) with what it reads from the diagnostics catalog, and the rageval and
 matplotlib versions.  After drawing it records that key, the SHA-256 of every
@@ -27,11 +27,11 @@ from typing import Any
 
 from rageval.io import json_text, write_text_atomic
 from rageval.report import labels, plots
+from rageval.report.result import Analysis
 
 __all__ = ["cached_plots", "plots_key", "CACHE_FILE"]
 
 CACHE_FILE = Path("cache") / "plots.json"
-_SKIP = ("manifest", "run_counters")
 #: the source files whose code decides a figure's pixels (the worker pool only decides where they are drawn)
 _DRAWING = (plots.__file__, labels.__file__)
 
@@ -43,15 +43,14 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
-def plots_key(an: dict[str, Any]) -> str:
+def plots_key(an: Analysis) -> str:
     """SHA-256 of what the figures depend on: the analysis, the plotting code and the versions."""
     h = hashlib.sha256()
-    shown = {k: v for k, v in an.items() if k not in _SKIP}
-    h.update(json.dumps(shown, sort_keys=True, default=str).encode())
+    h.update(json.dumps(an.as_json(), sort_keys=True, default=str).encode())  # the manifest left out
     for source in _DRAWING:
         h.update(Path(source).read_bytes())
     # what the plotting code reads from the catalog: which metrics pair up and which are drawn
-    names = an.get("metric_names") or []
+    names = an.metric_names
     h.update(repr((sorted(plots.DERIVED.items()), [plots.contrasted_by_default(m) for m in names])).encode())
     h.update(f"rageval {_version('rageval')} matplotlib {_version('matplotlib')}".encode())
     return h.hexdigest()
@@ -127,7 +126,7 @@ def _load(out: Path, key: str) -> Any | None:
         return None  # no record, or an unreadable one: draw
 
 
-def cached_plots(out: Path, an: dict[str, Any], render: Callable[[], Any]) -> Any:
+def cached_plots(out: Path, an: Analysis, render: Callable[[], Any]) -> Any:
     """``render()``'s result, from ``out/cache/plots.json`` when the figures are already drawn for this analysis."""
     key = plots_key(an)
     hit = _load(out, key)

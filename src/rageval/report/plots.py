@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from rageval.diagnostics import DERIVED, contrasted_by_default
 from rageval.io import write_bytes_atomic
 from rageval.report.figure_pool import draw_figures
 from rageval.report.labels import place_labels
+from rageval.report.result import Analysis
 
 __all__ = [
     "frontier_groups",
@@ -58,14 +60,14 @@ def _figure_name(gap: str) -> str:
     return "citation_" + gap.removeprefix("gap_")
 
 
-def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def frontier_groups(an: Analysis) -> list[tuple[str, list[str]]]:
     """``[(figure name, [metric per panel])]`` for the metrics the run has.
 
     The two sides of each derived gap (the catalog's ``DERIVED``: emitted and grounded
     precision, emitted and grounded recall) share a figure; every other metric with a
     catalog direction gets its own.  A key the catalog does not declare is not plotted.
     """
-    names = an["metric_names"]
+    names = an.metric_names
     groups: list[tuple[str, list[str]]] = []
     shown: set[str] = set()
     for gap, (minuend, subtrahend, _direction) in DERIVED.items():
@@ -82,19 +84,19 @@ def frontier_groups(an: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return [(g, ms) for g, ms in groups if ms and any(_points(an, m) for m in ms)]
 
 
-def constant_metrics(an: dict[str, Any]) -> list[str]:
+def constant_metrics(an: Analysis) -> list[str]:
     """Metrics with a direction whose mean is the same in every setting (listed, not plotted)."""
-    return [m for m in (an.get("frontier") or {}).get("constant", []) if contrasted_by_default(m)]
+    return [m for m in an.frontier.get("constant", []) if contrasted_by_default(m)]
 
 
-def unplotted_metrics(an: dict[str, Any]) -> list[str]:
+def unplotted_metrics(an: Analysis) -> list[str]:
     """Metrics with a direction but no defined (ratio, mean) point in any setting."""
-    return [m for m in an["metric_names"] if contrasted_by_default(m) and not _points(an, m)]
+    return [m for m in an.metric_names if contrasted_by_default(m) and not _points(an, m)]
 
 
-def _points(an: dict[str, Any], metric: str) -> dict[str, list[tuple[float, float, str, str]]]:
+def _points(an: Analysis, metric: str) -> dict[str, list[tuple[float, float, str, str]]]:
     by_comp: dict[str, list[tuple[float, float, str, str]]] = {}
-    for row in an["summary"]:
+    for row in an.summary:
         x, y = row["achieved_ratio"], row["metrics"][metric]["mean"]
         if x is None or y is None:
             continue
@@ -103,8 +105,8 @@ def _points(an: dict[str, Any], metric: str) -> dict[str, list[tuple[float, floa
     return {c: sorted(pts) for c, pts in by_comp.items()}
 
 
-def _interval(an: dict[str, Any], setting: str, key: str) -> tuple[float, float] | None:
-    iv = ((an.get("frontier") or {}).get("intervals") or {}).get(setting, {}).get(key)
+def _interval(an: Analysis, setting: str, key: str) -> tuple[float, float] | None:
+    iv = (an.frontier.get("intervals") or {}).get(setting, {}).get(key)
     if not iv or iv.get("ci_low") is None or iv.get("ci_high") is None:
         return None
     return iv["ci_low"], iv["ci_high"]
@@ -147,15 +149,15 @@ def _errorbars(ax, an, pts, key_y, color, key_x="achieved_ratio") -> None:
 _Job = tuple[str, str, Any]
 
 
-def _jobs(an: dict[str, Any]) -> list[_Job]:
+def _jobs(an: Analysis) -> list[_Job]:
     jobs: list[_Job] = [("frontier", name, metrics) for name, metrics in frontier_groups(an)]
     jobs += [("pareto", pareto_name(pair), pair) for pair in _pareto_pairs(an)]
-    if an.get("sweep"):
+    if an.sweep:
         jobs.append(("sweep", "reattribution_sweep", None))
     return jobs
 
 
-def _draw_job(an: dict[str, Any], out_dir: Path, job: _Job) -> dict[str, Any]:
+def _draw_job(an: Analysis, out_dir: Path, job: _Job) -> dict[str, Any]:
     kind, name, arg = job
     if kind == "frontier":
         return _draw_frontier(an, out_dir, name, arg)
@@ -171,7 +173,7 @@ def _cost(job: _Job) -> float:
 
 
 def render_figures(
-    an: dict[str, Any], out_dir: str | Path, *, processes: int | None = None
+    an: Analysis, out_dir: str | Path, *, processes: int | None = None
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any] | None]:
     """Every figure of a report: ``(frontiers, pareto, sweep)`` as :func:`render_frontiers`,
     :func:`render_pareto` and :func:`render_sweep` return them, with the same files.
@@ -189,19 +191,19 @@ def render_figures(
     return by_kind["frontier"], by_kind["pareto"], by_kind["sweep"].get("reattribution_sweep")
 
 
-def _frontier_style(an: dict[str, Any]) -> tuple[list[str], dict[str, Any], bool]:
+def _frontier_style(an: Analysis) -> tuple[list[str], dict[str, Any], bool]:
     """The compressors in summary order, a colour per compressor, and whether the ratio axis is logarithmic."""
     import matplotlib
 
-    comps = list(dict.fromkeys((r.get("compressor") or r["setting"]) for r in an["summary"]))
+    comps = list(dict.fromkeys((r.get("compressor") or r["setting"]) for r in an.summary))
     palette = matplotlib.colormaps["tab10"]
     color = {c: palette(i % 10) for i, c in enumerate(comps)}
-    ratios = [r["achieved_ratio"] for r in an["summary"] if r["achieved_ratio"]]
+    ratios = [r["achieved_ratio"] for r in an.summary if r["achieved_ratio"]]
     logx = bool(ratios) and min(ratios) > 0 and max(ratios) / min(ratios) > 20
     return comps, color, logx
 
 
-def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str, Any]]:
+def render_frontiers(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Write ``frontier_<name>.png`` and ``.svg`` per group; return ``{name: {png, svg, png_bytes, metrics}}``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -212,7 +214,7 @@ def render_frontiers(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[
 _LEGEND_IN = 1.1
 
 
-def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[str]) -> dict[str, Any]:
+def _draw_frontier(an: Analysis, out_dir: Path, name: str, metrics: list[str]) -> dict[str, Any]:
     """One frontier figure (a panel per metric), written as PNG and SVG."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -265,15 +267,15 @@ def _draw_frontier(an: dict[str, Any], out_dir: Path, name: str, metrics: list[s
     return {"png": png, "svg": svg, "png_bytes": png_bytes, "metrics": metrics}
 
 
-def pareto_name(pair: dict[str, Any]) -> str:
+def pareto_name(pair: Mapping[str, Any]) -> str:
     return f"{pair['x']}__{pair['y']}"
 
 
-def _pareto_pairs(an: dict[str, Any]) -> list[dict[str, Any]]:
-    return [p for p in (an.get("frontier") or {}).get("pairs", []) if not p.get("note") and p.get("points")]
+def _pareto_pairs(an: Analysis) -> list[Mapping[str, Any]]:
+    return [p for p in an.frontier.get("pairs", []) if not p.get("note") and p.get("points")]
 
 
-def render_pareto(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str, Any]]:
+def render_pareto(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Write ``pareto_<x>__<y>.png`` / ``.svg`` per computed pair of axes: every setting with its 95% intervals,
     the frontier marked and joined; return ``{name: {png, svg, png_bytes, pair}}``."""
     pairs = _pareto_pairs(an)
@@ -284,13 +286,13 @@ def render_pareto(an: dict[str, Any], out_dir: str | Path) -> dict[str, dict[str
     return {pareto_name(pair): _draw_pareto(an, out_dir, pair) for pair in pairs}
 
 
-def _draw_pareto(an: dict[str, Any], out_dir: Path, pair: dict[str, Any]) -> dict[str, Any]:
+def _draw_pareto(an: Analysis, out_dir: Path, pair: Mapping[str, Any]) -> dict[str, Any]:
     """One Pareto figure: every setting with its intervals, the frontier ringed and joined, as PNG and SVG."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    rows = {r["setting"]: r for r in an["summary"]}
+    rows = {r["setting"]: r for r in an.summary}
     _comps, color, _logx = _frontier_style(an)
     with matplotlib.rc_context({"svg.hashsalt": "rageval-pareto", "svg.fonttype": "none", "font.size": 9}):
         x, y = pair["x"], pair["y"]
@@ -303,7 +305,8 @@ def _draw_pareto(an: dict[str, Any], out_dir: Path, pair: dict[str, Any]) -> dic
         items = []
         seen_comp: set[str] = set()
         for s, (px, py) in pair["points"].items():
-            comp = (rows.get(s) or {}).get("compressor") or s
+            row = rows.get(s)
+            comp = (row["compressor"] if row else None) or s
             c = color.get(comp, "0.3")
             on = s in front
             ax.plot(
@@ -357,19 +360,19 @@ def _save_figure(fig: Any, png: Path, svg: Path) -> bytes:
     return buf.getvalue()
 
 
-def render_sweep(an: dict[str, Any], out_dir: str | Path) -> dict[str, Any] | None:
+def render_sweep(an: Analysis, out_dir: str | Path) -> dict[str, Any] | None:
     """The re-attribution threshold sweep (rate and grounded precision per setting), or None without data."""
-    if not an.get("sweep"):
+    if not an.sweep:
         return None
     return _draw_sweep(an, Path(out_dir))
 
 
-def _draw_sweep(an: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+def _draw_sweep(an: Analysis, out_dir: Path) -> dict[str, Any]:
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    rows = an["sweep"]
+    rows: Sequence[Mapping[str, Any]] = an.sweep
     settings = list(dict.fromkeys(r["setting"] for r in rows))
     palette = matplotlib.colormaps["tab10"]
     with matplotlib.rc_context({"svg.hashsalt": "rageval-sweep", "svg.fonttype": "none", "font.size": 9}):

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of, output_owner
+from rageval.report.result import Analysis
 from rageval.types import STATUSES
 
 __all__ = [
@@ -66,7 +67,7 @@ def fmt_p(p: Any, *, na: str = NA) -> str:
     return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
 
 
-def to_csv(columns: Sequence[str], rows: Sequence[dict[str, Any]], *, digits: int = 6) -> str:
+def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], *, digits: int = 6) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(columns)
@@ -91,7 +92,7 @@ def to_markdown(columns: Sequence[str], rows: Sequence[Sequence[str]], *, align:
 # ---------------------------------------------------------------- summary
 
 
-def summary_columns(an: dict[str, Any]) -> list[str]:
+def summary_columns(an: Analysis) -> list[str]:
     cols = [
         "setting",
         "compressor",
@@ -107,20 +108,20 @@ def summary_columns(an: dict[str, Any]) -> list[str]:
         "achieved_ratio",
         "achieved_tokens",
     ]
-    for m in [*an["metric_names"], *an["gaps"]]:
+    for m in [*an.metric_names, *an.gaps]:
         cols += [m, f"{m}_n", f"{m}_n_undefined"]
     if _has_abstentions(an):
         cols += ABSTENTION_COLUMNS
     return cols
 
 
-def _has_abstentions(an: dict[str, Any]) -> bool:
-    return any("judge_abstentions" in r for r in an["summary"])
+def _has_abstentions(an: Analysis) -> bool:
+    return any("judge_abstentions" in r for r in an.summary)
 
 
-def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
+def summary_rows(an: Analysis) -> list[dict[str, Any]]:
     out = []
-    for row in an["summary"]:
+    for row in an.summary:
         flat = {
             k: row[k]
             for k in (
@@ -150,8 +151,8 @@ def summary_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    present = [s for s in FAILURE_STATUSES if any(r["status"].get(s) for r in an["summary"])]
+def failure_table(an: Analysis) -> tuple[list[str], list[list[str]]]:
+    present = [s for s in FAILURE_STATUSES if any(r["status"].get(s) for r in an.summary)]
     cols = ["setting", "records", "ok", *present, "missing", "in cohort", "excluded (ok here, not ok elsewhere)"]
     rows = [
         [
@@ -163,7 +164,7 @@ def failure_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
             str(r["n_cohort"]),
             str(r["n_excluded"]),
         ]
-        for r in an["summary"]
+        for r in an.summary
     ]
     return cols, rows
 
@@ -174,23 +175,23 @@ def headed(metric: str) -> str:
     return f"{metric} {arrow}" if arrow else metric
 
 
-def structural_mark(an: Mapping[str, Any], setting: str, metric: str) -> Mapping[str, Any] | None:
+def structural_mark(an: Analysis, setting: str, metric: str) -> Mapping[str, Any] | None:
     """``{"reason", "fixed"}`` when the catalog knows a metric's value in a setting by construction
-    (:mod:`rageval.diagnostics.structural`, ``an["structural"]``), else None."""
-    return ((an.get("structural") or {}).get(setting) or {}).get(metric)
+    (:mod:`rageval.diagnostics.structural`, ``an.structural``), else None."""
+    return (an.structural.get(setting) or {}).get(metric)
 
 
 #: metric columns per means table: with the setting and the achieved ratio, a table fits 1,400 px
 MAX_COLUMNS = 7
 
 
-def family_columns(an: Mapping[str, Any]) -> list[tuple[str, list[str], list[str]]]:
+def family_columns(an: Analysis) -> list[tuple[str, list[str], list[str]]]:
     """Per family the run has: ``(family, the science, the rest)``: the science is every metric with a
     direction that is no secondary view, and the gaps; the rest are the counters and the views."""
-    gaps = an.get("gaps") or {}
+    gaps = an.gaps
     out = []
     for fam in MEAN_FAMILIES:
-        keys = [m for m in [*an["metric_names"], *gaps] if metric_family(m) == fam]
+        keys = [m for m in [*an.metric_names, *gaps] if metric_family(m) == fam]
         if keys:
             main = [m for m in keys if m in gaps or contrasted_by_default(m)]
             out.append((fam, main, [m for m in keys if m not in main]))
@@ -213,7 +214,7 @@ def lead_cells(row: Mapping[str, Any], lead: Sequence[str]) -> list[str]:
     return [row["setting"], *([fmt(row["achieved_ratio"], 3, na="—")] if len(lead) > 1 else [])]
 
 
-def _means_markdown(an: dict[str, Any]) -> str:
+def _means_markdown(an: Analysis) -> str:
     """The means per family in tables of at most :data:`MAX_COLUMNS` metrics (the science, then the counters
     and views), a value fixed by construction marked † with its reason below."""
     parts = []
@@ -223,7 +224,7 @@ def _means_markdown(an: dict[str, Any]) -> str:
         for keys in (main, rest):
             for lead, chunk in means_chunks(fam, keys):
                 rows = []
-                for r in an["summary"]:
+                for r in an.summary:
                     cells = []
                     for m in chunk:
                         mark = structural_mark(an, r["setting"], m)
@@ -257,21 +258,21 @@ def metric_family(key: str) -> str:
     return {"answer": "answer", "retrieval": "answer", "attribution": "attribution"}.get(fam, "cost")
 
 
-def undefined_table(an: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    mets = [*an["metric_names"], *an["gaps"]]
+def undefined_table(an: Analysis) -> tuple[list[str], list[list[str]]]:
+    mets = [*an.metric_names, *an.gaps]
     cols = ["setting", *[f"{m} (n / undef.)" for m in mets]]
     rows = [
         [r["setting"], *[f"{r['metrics'][m]['n']} / {r['metrics'][m]['n_undefined']}" for m in mets]]
-        for r in an["summary"]
+        for r in an.summary
     ]
     return cols, rows
 
 
-def abstentions_table(an: dict[str, Any], *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
+def abstentions_table(an: Analysis, *, undefined: str = "undefined") -> tuple[list[str], list[list[str]]]:
     """Judge abstentions per setting over the cohort: the sum, the questions with any, the questions counted."""
     cols = ["setting", "judge abstentions (sum)", "questions with an abstention", "questions counted"]
     rows = []
-    for r in an["summary"]:
+    for r in an.summary:
         a = r.get("judge_abstentions")
         if a is not None:
             rows.append(
@@ -285,10 +286,10 @@ def abstentions_table(an: dict[str, Any], *, undefined: str = "undefined") -> tu
     return cols, rows
 
 
-def left_out_line(an: dict[str, Any]) -> str | None:
-    """The settings left out of the cohort and the contrasts because they did not run (every record
-    ``unavailable``), with their counts; None when every setting ran (docs/design.md#common-cohort)."""
-    c = an["cohort"]
+def left_out_line(c: Mapping[str, Any]) -> str | None:
+    """The settings left out of the cohort ``c`` (an analysis's ``cohort``) and the contrasts because they did not
+    run (every record ``unavailable``), with their counts; None when every setting ran
+    (docs/design.md#common-cohort)."""
     gone = c.get("left_out") or []
     if not gone:
         return None
@@ -300,17 +301,17 @@ def left_out_line(an: dict[str, Any]) -> str | None:
     )
 
 
-def run_header(an: dict[str, Any]) -> str:
+def run_header(an: Analysis) -> str:
     """The lines that open summary.md and contrasts.md: the suite, the common cohort, what was left out."""
-    s = an["suite"]
-    c = an["cohort"]
+    s = an.suite
+    c = an.cohort
     lines = [
         f"Suite **{s.get('name')}** (hash `{s.get('hash')}`), dataset {s.get('dataset')}.",
         f"Common cohort: **{c['n']}** of {c['n_questions']} questions are `ok` in every setting that ran"
         + (f" ({c['n_clusters']} clusters by `{s.get('cluster_key')}`)." if c.get("n_clusters") else "."),
         "Means are question-weighted over the cohort; an undefined value is left out of its mean and counted.",
     ]
-    gone = left_out_line(an)
+    gone = left_out_line(an.cohort)
     if gone:
         lines.append(gone)
     if c["n"] == 0:
@@ -318,22 +319,22 @@ def run_header(an: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def holm_note(an: dict[str, Any]) -> str:
+def holm_note(an: Analysis) -> str:
     """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
-    h = an.get("holm") or {}
+    h = an.holm
     runs = h.get("runs") or []
     of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
     sizes = h.get("family_sizes") or {}
     if h.get("scope") == "family":
         each = ", ".join(f"{k}: {v}" for k, v in sizes.items())
         return f"Holm adjustment within each family ({each} contrasts{of_runs})"
-    n = sizes.get("all", len(an["contrasts"]))
+    n = sizes.get("all", len(an.contrasts))
     return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
 
 
-def family_counts_line(an: dict[str, Any]) -> str:
+def family_counts_line(an: Analysis) -> str:
     """``Contrasts: N in K families (name: n, ...); <Holm note>.``"""
-    fams = (an.get("holm") or {}).get("families") or {}
+    fams = an.holm.get("families") or {}
     if not fams:
         return "Contrasts: none declared."
     listed = ", ".join(f"{k}: {v}" for k, v in fams.items())
@@ -341,7 +342,9 @@ def family_counts_line(an: dict[str, Any]) -> str:
     return f"Contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'} ({listed}); {holm_note(an)}."
 
 
-def resolution_lines(holm: dict[str, Any], *, method: bool = True, warning: str | None = "**Warning:** ") -> list[str]:
+def resolution_lines(
+    holm: Mapping[str, Any], *, method: bool = True, warning: str | None = "**Warning:** "
+) -> list[str]:
     """The rows left out of the Holm family, the p-values' method and B with the family's floor (``method``),
     and the warning after the prefix ``warning`` (None: no warning) when the floor m/(B+1) is within a factor 10
     of alpha (the terminal, the summary, the contrasts)."""
@@ -363,21 +366,21 @@ def resolution_lines(holm: dict[str, Any], *, method: bool = True, warning: str 
     return lines
 
 
-def summary_markdown(an: dict[str, Any]) -> str:
+def summary_markdown(an: Analysis) -> str:
     parts = [
         "# Summary\n",
         run_header(an),
         family_counts_line(an) + "\n",
-        *(f"{line}\n" for line in resolution_lines(an.get("holm") or {}, method=False)),
-        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.get("notes") or [])] if an.get("notes") else []),
+        *(f"{line}\n" for line in resolution_lines(an.holm, method=False)),
+        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.notes)] if an.notes else []),
         "\n## Records by status and the common cohort\n",
     ]
     parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))
     parts.append("\n## Means on the common cohort\n")
-    if an["gaps"]:
+    if an.gaps:
         parts.append(
             "`gap_*` = emitted − grounded, per question, then averaged ("
-            + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an["gaps"].items())
+            + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an.gaps.items())
             + ").\n\n"
         )
     parts.append(DIRECTION_LEGEND + "\n\n")
@@ -409,8 +412,8 @@ VALIDITY_COLUMNS = [
 ]
 
 
-def validity_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
-    v = an["validity"]
+def validity_rows(an: Analysis) -> list[dict[str, Any]]:
+    v = an.validity
     if not v.get("available"):
         return []
     rows = [{"group": "pooled", **v["pooled"]}]
@@ -418,11 +421,11 @@ def validity_rows(an: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def validity_markdown(an: dict[str, Any]) -> str:
-    v = an["validity"]
+def validity_markdown(an: Analysis) -> str:
+    v = an.validity
     parts = ["# Validity: answer-in-context vs retrieval recall\n\n"]
     if not v.get("available"):
-        parts.append(v["note"] + "\n")
+        parts.append(f"{v['note']}\n")
         return "".join(parts)
     parts.append(
         f"Pearson r of `answer_in_context` and of `retrieval_recall` with `{v['answer_metric']}`; R² of "

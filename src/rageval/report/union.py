@@ -2,20 +2,23 @@
 
 The attribution–compression paper adjusted its planned contrasts of both
 datasets as one family.  :func:`adjust_union` takes the analyses of several
-runs (each already adjusted within its own run) and re-adjusts every row's
-``p_holm`` over the union: one family over every row of every run
+runs (each already adjusted within its own run) and returns them with every
+row's ``p_holm`` re-adjusted over the union: one family over every row of every run
 (``scope="suite"``), or one family per family name across the runs
 (``scope="family"``).  Raw p-values, effects and intervals do not change.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rageval.report.findings import with_findings
 from rageval.report.load import RunError
+from rageval.report.result import Analysis, ContrastEntry, HolmInfo
 from rageval.report.tables import resolution_lines
 from rageval.stats.contrasts import HOLM_SCOPES
 from rageval.stats.holm import holm_grouped
@@ -24,12 +27,12 @@ from rageval.stats.resolution import with_family_size
 __all__ = ["adjust_union", "describe_holm", "union_family_size"]
 
 
-def _scope(analyses: Sequence[dict[str, Any]], scope: str | None, names: Sequence[str]) -> str:
+def _scope(analyses: Sequence[Analysis], scope: str | None, names: Sequence[str]) -> str:
     if scope is not None:
         if scope not in HOLM_SCOPES:
             raise RunError(f"Holm scope {scope!r} is not one of {', '.join(HOLM_SCOPES)}")
         return scope
-    declared = {n: an["holm"]["scope"] for n, an in zip(names, analyses)}
+    declared = {n: an.holm["scope"] for n, an in zip(names, analyses)}
     if len(set(declared.values())) > 1:
         raise RunError(
             f"the runs declare different Holm scopes ({', '.join(f'{n}: {s}' for n, s in declared.items())}): "
@@ -38,30 +41,38 @@ def _scope(analyses: Sequence[dict[str, Any]], scope: str | None, names: Sequenc
     return next(iter(declared.values()), "suite")
 
 
-def adjust_union(analyses: Sequence[dict[str, Any]], *, scope: str | None = None, names: Sequence[str] = ()) -> str:
-    """Re-adjust ``p_holm`` of every contrast of ``analyses`` over their union (in place); return the scope.
+def adjust_union(
+    analyses: Sequence[Analysis], *, scope: str | None = None, names: Sequence[str] = ()
+) -> list[Analysis]:
+    """``analyses`` with ``p_holm`` of every contrast re-adjusted over their union, their ``holm`` stating the
+    union and their findings read again (new values: the given ones do not change).
 
     ``scope`` None: the scope the runs declare (they must agree).  ``names``: how the
     runs are named in each analysis's ``holm.runs`` (default: their suite names).
     """
-    names = list(names) or [str(an["suite"].get("name")) for an in analyses]
+    names = list(names) or [str(an.suite.get("name")) for an in analyses]
     scope = _scope(analyses, scope, names)
-    p, groups = [], []
-    kept = [c for an in analyses for c in an["contrasts"] if c.get("in_holm_family", True)]
-    for c in kept:
-        p.append(c["p_value"])
-        groups.append(c["family"] if scope == "family" else "all")
-    adjusted = holm_grouped(p, groups)
+    kept = [
+        (i, j) for i, an in enumerate(analyses) for j, c in enumerate(an.contrasts) if c.get("in_holm_family", True)
+    ]
+    p = [analyses[i].contrasts[j]["p_value"] for i, j in kept]
+    groups = [analyses[i].contrasts[j]["family"] if scope == "family" else "all" for i, j in kept]
+    adjusted = {ij: float(v) if math.isfinite(v) else None for ij, v in zip(kept, holm_grouped(p, groups))}
     sizes = dict(Counter(groups))
-    for c, v in zip(kept, adjusted):
-        c["p_holm"] = float(v) if math.isfinite(v) else None
     m = max(sizes.values(), default=0)
-    for an in analyses:
-        holm = {**an["holm"], "scope": scope, "runs": names, "family_sizes": sizes}
-        if "resolution" in holm:
-            holm["resolution"] = with_family_size(holm["resolution"], m)
-        an["holm"] = holm
-    return scope
+    out = []
+    for i, an in enumerate(analyses):
+        contrasts = tuple(
+            _with_p_holm(c, adjusted[(i, j)]) if (i, j) in adjusted else c for j, c in enumerate(an.contrasts)
+        )
+        res = with_family_size(dict(an.holm["resolution"]), m)
+        holm: HolmInfo = {**an.holm, "scope": scope, "runs": names, "family_sizes": sizes, "resolution": res}
+        out.append(with_findings(dataclasses.replace(an, contrasts=contrasts, holm=holm)))
+    return out
+
+
+def _with_p_holm(c: ContrastEntry, p_holm: float | None) -> ContrastEntry:
+    return {**c, "p_holm": p_holm}
 
 
 def union_family_size(counts: Sequence[tuple[str, dict[str, int]]], scope: str | None) -> int:

@@ -301,7 +301,7 @@ def _cohort_lines(report_json) -> list[str]:
     an = json.loads(Path(report_json).read_text(encoding="utf-8"))
     c = an["cohort"]
     lines = [f"common cohort: {c['n']} of {c['n_questions']} questions ok in every setting that ran"]
-    gone = left_out_line(an)
+    gone = left_out_line(c)
     if gone:
         lines.append(gone.replace("`", ""))
     return lines
