@@ -10,6 +10,15 @@ import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_CLAIM_PREMISE,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 _DESCRIPTION = """\
 claim_support: citation-free claim support.  Claims are the answer's sentences (citation markers
@@ -61,15 +70,15 @@ class ClaimSupport(_am.AttributionMetric):
         sources: list[list[dict[str, Any]]],
         claims: list[list[str] | None],
         *,
-        judge: Any = "lexical",
-        threshold: float = 0.5,
-        max_citations: int | None = 3,
+        judge: Any = DEFAULT_JUDGE,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_citations: int | None = DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
-        claim_premise: str = "single",
+        claim_premise: str = DEFAULT_CLAIM_PREMISE,
         recovery_threshold: float | None = None,
-        k: int = 10,
-        multi_snippet: bool = False,
-        candidates: Any = "bm25",
+        k: int = DEFAULT_RECOVERY_K,
+        multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+        candidates: Any = DEFAULT_CANDIDATES,
         cache_dir: Any = None,
     ) -> dict[str, Any]:
         return self._score(locals())

@@ -9,6 +9,7 @@ import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 _DESCRIPTION = """\
 claims_recall is ALCE's ELI5 claims recall (eval.py --claims_nli): for each gold
@@ -60,8 +61,8 @@ class ClaimsRecall(_am.RagevalMetric):
         predictions: list[str],
         references: list[list[str]],
         *,
-        judge: Any = "lexical",
-        threshold: float = 0.5,
+        judge: Any = DEFAULT_JUDGE,
+        threshold: float = DEFAULT_THRESHOLD,
         alce_compat: bool = False,
     ) -> dict[str, Any]:
         return self._score(locals())

@@ -8,6 +8,15 @@ from typing import Any
 import evaluate
 
 from rageval.evaluate_support import modules as _am
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_NO_CITATION_PRECISION,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 _DESCRIPTION = """\
 grounded_precision is ALCE's citation precision gate where each cited unit's premise is its
@@ -50,15 +59,15 @@ class GroundedPrecision(_am.AttributionMetric):
         units: list[list[dict[str, Any]]],
         sources: list[list[dict[str, Any]]],
         *,
-        judge: Any = "lexical",
-        threshold: float = 0.5,
-        max_citations: int | None = 3,
+        judge: Any = DEFAULT_JUDGE,
+        threshold: float = DEFAULT_THRESHOLD,
+        max_citations: int | None = DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
-        no_citation_precision: str = "zero",
+        no_citation_precision: str = DEFAULT_NO_CITATION_PRECISION,
         recovery_threshold: float | None = None,
-        k: int = 10,
-        multi_snippet: bool = False,
-        candidates: Any = "bm25",
+        k: int = DEFAULT_RECOVERY_K,
+        multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+        candidates: Any = DEFAULT_CANDIDATES,
         cache_dir: Any = None,
         details: bool = True,
     ) -> dict[str, Any]:

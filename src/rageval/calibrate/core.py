@@ -43,6 +43,7 @@ from rageval.errors import ConfigError
 from rageval.infiles import InputFileError, iter_json_lines, read_text
 from rageval.io import json_text, write_text_atomic
 from rageval.judges import get_judge
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 __all__ = ["calibrate", "load_wice", "auroc", "calibrate_cmd", "LABELS"]
 
@@ -123,8 +124,8 @@ def _premise(row: dict, mode: str, k: int) -> str:
 def calibrate(
     rows: Sequence[dict],
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
     premise: str = "bm25",
     k: int = 5,
     cache_dir: Any = None,
@@ -224,7 +225,7 @@ def format_report(r: dict[str, Any]) -> str:
 @click.option(
     "--judge",
     "judge",
-    default="lexical",
+    default=DEFAULT_JUDGE,
     show_default=True,
     help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes), "
     "openai:<model>@<base_url> (an OpenAI-compatible server).",
@@ -236,7 +237,7 @@ def format_report(r: dict[str, Any]) -> str:
     type=click.Path(exists=True, dir_okay=False),
     help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).",
 )
-@threshold_option(default=0.5)
+@threshold_option(default=DEFAULT_THRESHOLD)
 @click.option(
     "--premise",
     default="bm25",

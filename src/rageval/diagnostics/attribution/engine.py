@@ -22,6 +22,7 @@ from rageval.diagnostics.attribution.recovery import Recovery, recover_wanted
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 from rageval.judges import get_judge
 from rageval.registry import did_you_mean
+from rageval.scoring import DEFAULT_JUDGE
 
 __all__ = [
     "PARTS",
@@ -187,7 +188,7 @@ def attribution_scores_batch(
     units,
     sources,
     *,
-    judge: Any = "lexical",
+    judge: Any = DEFAULT_JUDGE,
     options: AttributionOptions | None = None,
     parts: Sequence[str] = PARTS,
     cache_dir: Any = None,
