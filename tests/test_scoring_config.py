@@ -43,8 +43,9 @@ seed: 0
 """
 
 
-def _defaults() -> dict:
-    """Each option of the pure functions and the value ScoringConfig's defaults give it."""
+def option_defaults(params=()) -> dict:
+    """Each option of the pure functions (and the evaluate modules) and the value ScoringConfig's defaults give it
+    (``params``: the function's parameters; without re-attribution options its ``k`` is retrieval's)."""
     config, options = ScoringConfig(), AttributionConfig()
     return {
         "judge": config.judge.spec,
@@ -57,6 +58,7 @@ def _defaults() -> dict:
         "candidates": options.candidates,
         "no_citation_precision": options.no_citation_precision,
         "claim_premise": options.claim_premise,
+        **({} if "multi_snippet" in params or not params else {"k": config.retrieval_k}),
     }
 
 
@@ -71,17 +73,15 @@ def test_the_config_s_defaults_are_the_declared_constants():
 def test_every_pure_function_takes_the_config_s_defaults(name):
     """A default changed in rageval.scoring changes every function's (and, by the module contract, every
     evaluate module's); a literal left behind in one of them fails here."""
-    want = _defaults()
     params = inspect.signature(diagnostics.get(name)).parameters
-    if "multi_snippet" not in params:  # no re-attribution: its k is retrieval's (recall@k)
-        want["k"] = ScoringConfig().retrieval_k
+    want = option_defaults(params)
     for option in set(params) & set(want):
         got = params[option].default
         assert (type(got), got) == (type(want[option]), want[option]), (name, option, got, want[option])
 
 
 def test_the_other_holders_of_a_default_take_it_from_the_config():
-    want = _defaults()
+    want = option_defaults()
     opts = AttributionOptions()
     assert {k: getattr(opts, k) for k in want if k not in ("judge", "alce_compat")} == {
         k: v for k, v in want.items() if k not in ("judge", "alce_compat")
