@@ -3,7 +3,7 @@
 ::
 
     evidence_f1(predictions, units, sources, *, references, paragraph_of=None,
-                max_citations=3, alce_compat=False)
+                max_citations=DEFAULT_MAX_CITATIONS, alce_compat=False)
 
 Per question: the predicted set is the paragraphs of the *declared* source ids
 of every validly cited unit (units without provenance contribute nothing), the

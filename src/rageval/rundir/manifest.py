@@ -143,7 +143,7 @@ class Manifest(_Open):
 # -- 0.1.0 --------------------------------------------------------------------------------------------------------
 
 
-def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]]) -> dict:
+def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]]) -> dict[str, Any]:
     judge = dict(config.get("judge") or {})
     reader = dict(config.get("reader") or {})
     own = {}
@@ -168,7 +168,7 @@ def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]])
     }
 
 
-def _scoring_of_score(config: Mapping[str, Any], score: Mapping[str, Any], diagnostics: list[str]) -> dict:
+def _scoring_of_score(config: Mapping[str, Any], score: Mapping[str, Any], diagnostics: list[str]) -> dict[str, Any]:
     per = score.get("diagnostics_per_setting") or {}
     return {
         "judge": {
@@ -260,7 +260,7 @@ class RunDir:
     def judge_cache(self) -> Path:
         return self.path / "cache" / "judge"
 
-    def lock(self, command: str):
+    def lock(self, command: str) -> OutDirLock:
         """The directory's one-writer lock (:class:`~rageval.rundir.lock.OutDirLock`; re-entrant in a process)."""
 
         if self.path.exists() and not self.path.is_dir():

@@ -39,6 +39,7 @@ from rageval.scoring import (
     ScoringConfig,
 )
 from rageval.strict import Probability
+from rageval.types import Answer
 
 __all__ = ["AttributionSettings", "AttributionOptions", "GATE_OPTIONS", "RECOVERY_OPTIONS", "USED_BY"]
 
@@ -95,7 +96,7 @@ class AttributionOptions(AttributionSettings):
     def citation_mode(self) -> str:
         return "alce" if self.alce_compat else "default"
 
-    def parse(self, prediction: str, n_units: int, list_question: str | None = None):
+    def parse(self, prediction: str, n_units: int, list_question: str | None = None) -> Answer:
         """How every attribution score and evidence-F1 read an answer's citations: one parse, one cap.
 
         :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``
