@@ -10,15 +10,6 @@ import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import (
-    DEFAULT_CANDIDATES,
-    DEFAULT_CLAIM_PREMISE,
-    DEFAULT_JUDGE,
-    DEFAULT_MAX_CITATIONS,
-    DEFAULT_MULTI_SNIPPET,
-    DEFAULT_RECOVERY_K,
-    DEFAULT_THRESHOLD,
-)
 
 _DESCRIPTION = """\
 claim_support: citation-free claim support.  Claims are the answer's sentences (citation markers
@@ -70,15 +61,15 @@ class ClaimSupport(_am.AttributionMetric):
         sources: list[list[dict[str, Any]]],
         claims: list[list[str] | None],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
-        max_citations: int | None = DEFAULT_MAX_CITATIONS,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
-        claim_premise: str = DEFAULT_CLAIM_PREMISE,
+        claim_premise: str = _am.DEFAULT_CLAIM_PREMISE,
         recovery_threshold: float | None = None,
-        k: int = DEFAULT_RECOVERY_K,
-        multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
-        candidates: Any = DEFAULT_CANDIDATES,
+        k: int = _am.DEFAULT_RECOVERY_K,
+        multi_snippet: bool = _am.DEFAULT_MULTI_SNIPPET,
+        candidates: Any = _am.DEFAULT_CANDIDATES,
         cache_dir: Any = None,
     ) -> dict[str, Any]:
         return self._score(locals())

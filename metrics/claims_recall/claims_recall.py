@@ -9,7 +9,6 @@ import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 _DESCRIPTION = """\
 claims_recall is ALCE's ELI5 claims recall (eval.py --claims_nli): for each gold
@@ -61,8 +60,8 @@ class ClaimsRecall(_am.RagevalMetric):
         predictions: list[str],
         references: list[list[str]],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
         alce_compat: bool = False,
     ) -> dict[str, Any]:
         return self._score(locals())

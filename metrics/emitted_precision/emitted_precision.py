@@ -8,7 +8,6 @@ from typing import Any
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_NO_CITATION_PRECISION, DEFAULT_THRESHOLD
 
 _DESCRIPTION = """\
 emitted_precision is ALCE's citation precision where the premise of each cited unit is the unit
@@ -51,11 +50,11 @@ class EmittedPrecision(_am.AttributionMetric):
         units: list[list[dict[str, Any]]],
         sources: list[list[dict[str, Any]]],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
-        max_citations: int | None = DEFAULT_MAX_CITATIONS,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
-        no_citation_precision: str = DEFAULT_NO_CITATION_PRECISION,
+        no_citation_precision: str = _am.DEFAULT_NO_CITATION_PRECISION,
         cache_dir: Any = None,
         details: bool = True,
     ) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from typing import Any
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD
 
 _DESCRIPTION = """\
 emitted_recall is ALCE's citation recall where the premise of each cited unit is the unit text
@@ -45,9 +44,9 @@ class EmittedRecall(_am.AttributionMetric):
         units: list[list[dict[str, Any]]],
         sources: list[list[dict[str, Any]]],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
-        max_citations: int | None = DEFAULT_MAX_CITATIONS,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
         cache_dir: Any = None,
         details: bool = True,

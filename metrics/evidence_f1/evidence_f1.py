@@ -9,7 +9,6 @@ import datasets
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import DEFAULT_MAX_CITATIONS
 
 _DESCRIPTION = """\
 evidence_f1 (QASPER): the declared source ids of the cited units are mapped to their paragraphs;
@@ -52,7 +51,7 @@ class EvidenceF1(_am.AttributionMetric):
         references: list[list[list[str]]],
         paragraph_of: list[dict[str, str] | None],
         *,
-        max_citations: int | None = DEFAULT_MAX_CITATIONS,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
         unmatched_gold: str = "count",
     ) -> dict[str, Any]:

@@ -8,15 +8,6 @@ from typing import Any
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import (
-    DEFAULT_CANDIDATES,
-    DEFAULT_JUDGE,
-    DEFAULT_MAX_CITATIONS,
-    DEFAULT_MULTI_SNIPPET,
-    DEFAULT_NO_CITATION_PRECISION,
-    DEFAULT_RECOVERY_K,
-    DEFAULT_THRESHOLD,
-)
 
 _DESCRIPTION = """\
 grounded_precision is ALCE's citation precision gate where each cited unit's premise is its
@@ -59,15 +50,15 @@ class GroundedPrecision(_am.AttributionMetric):
         units: list[list[dict[str, Any]]],
         sources: list[list[dict[str, Any]]],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
-        max_citations: int | None = DEFAULT_MAX_CITATIONS,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
-        no_citation_precision: str = DEFAULT_NO_CITATION_PRECISION,
+        no_citation_precision: str = _am.DEFAULT_NO_CITATION_PRECISION,
         recovery_threshold: float | None = None,
-        k: int = DEFAULT_RECOVERY_K,
-        multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
-        candidates: Any = DEFAULT_CANDIDATES,
+        k: int = _am.DEFAULT_RECOVERY_K,
+        multi_snippet: bool = _am.DEFAULT_MULTI_SNIPPET,
+        candidates: Any = _am.DEFAULT_CANDIDATES,
         cache_dir: Any = None,
         details: bool = True,
     ) -> dict[str, Any]:

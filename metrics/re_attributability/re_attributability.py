@@ -8,13 +8,6 @@ from typing import Any
 import evaluate
 
 from rageval.evaluate_support import modules as _am
-from rageval.scoring import (
-    DEFAULT_CANDIDATES,
-    DEFAULT_JUDGE,
-    DEFAULT_MULTI_SNIPPET,
-    DEFAULT_RECOVERY_K,
-    DEFAULT_THRESHOLD,
-)
 
 _DESCRIPTION = """\
 re_attributability is, per question, the share of context units without declared provenance
@@ -52,12 +45,12 @@ class ReAttributability(_am.AttributionMetric):
         units: list[list[dict[str, Any]]],
         sources: list[list[dict[str, Any]]],
         *,
-        judge: Any = DEFAULT_JUDGE,
-        threshold: float = DEFAULT_THRESHOLD,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
         recovery_threshold: float | None = None,
-        k: int = DEFAULT_RECOVERY_K,
-        multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
-        candidates: Any = DEFAULT_CANDIDATES,
+        k: int = _am.DEFAULT_RECOVERY_K,
+        multi_snippet: bool = _am.DEFAULT_MULTI_SNIPPET,
+        candidates: Any = _am.DEFAULT_CANDIDATES,
         cache_dir: Any = None,
         details: bool = True,
     ) -> dict[str, Any]:

@@ -47,7 +47,16 @@ from rageval.diagnostics.catalog import CATALOG, get
 from rageval.diagnostics.check_inputs import check_module_inputs
 from rageval.evaluate_support import module_info
 from rageval.registry import did_you_mean
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_CLAIM_PREMISE,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_NO_CITATION_PRECISION,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 __all__ = [
     "RagevalMetric",
@@ -59,6 +68,15 @@ __all__ = [
     "known_names",
     "module_names_for",
     "own_keys",
+    # the option defaults the modules' signatures name (rageval.scoring's; a module imports only this support)
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_CLAIM_PREMISE",
+    "DEFAULT_JUDGE",
+    "DEFAULT_MAX_CITATIONS",
+    "DEFAULT_MULTI_SNIPPET",
+    "DEFAULT_NO_CITATION_PRECISION",
+    "DEFAULT_RECOVERY_K",
+    "DEFAULT_THRESHOLD",
 ]
 
 COMMON_ARGS = (
