@@ -249,7 +249,7 @@ def _scores(predictions, units, sources, runner, opts, parts, details, recovered
     ]
 
 
-def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical", **options) -> dict[str, Any]:
+def attribution_scores(prediction: str, units, sources, *, judge: Any = DEFAULT_JUDGE, **options) -> dict[str, Any]:
     """All attribution values of one question (see :func:`attribution_scores_batch` for keys and options).
 
     ``units`` and ``sources`` are that question's lists.  Pass a

@@ -115,7 +115,7 @@ def sweep_batch(
 
 
 def re_attributability_sweep(
-    predictions, units, sources, *, judge: Any = "lexical", thresholds: Sequence[float] = DEFAULT_SWEEP, **options
+    predictions, units, sources, *, judge: Any = DEFAULT_JUDGE, thresholds: Sequence[float] = DEFAULT_SWEEP, **options
 ) -> list[dict[str, Any]]:
     """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
 
