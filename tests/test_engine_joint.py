@@ -8,7 +8,7 @@ from rageval.judges.spec import JudgeSpec
 from rageval.run.engine import execute
 from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan
 from rageval.rundir.manifest import RunDir
-from rageval.scoring import Scoring
+from rageval.scoring import ScoringConfig
 from rageval.types import Record, Setting
 
 SOURCES = [
@@ -67,7 +67,7 @@ def _plan(joint, fixed=False, recovered=("b.s0",), diagnostics=("emitted_precisi
         origin=Origin("audit", "joint", "h"),
         settings=settings,
         question_order=("q1",),
-        scoring=Scoring(judge=JudgeSpec(spec="joint-same")),
+        scoring=ScoringConfig(judge=JudgeSpec(spec="joint-same")),
         diagnostics=diagnostics,
     )
 

@@ -124,6 +124,18 @@ def test_options_are_the_pure_functions_with_its_defaults(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_option_defaults_are_the_scoring_config_s(name):
+    """threshold, max_citations, alce_compat, the re-attribution options: ScoringConfig's defaults
+    (rageval.scoring), whether a module imports the constant or writes the value."""
+    from test_scoring_config import option_defaults
+
+    params = _parameters(_load(name))
+    want = option_defaults(params)
+    for n in set(params) & set(want):
+        assert (type(params[n].default), params[n].default) == (type(want[n]), want[n]), (name, n)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_compute_rejects_an_undeclared_keyword(name):
     inputs, _ = CASES[name]
     with pytest.raises(TypeError, match="not_an_option"):

@@ -19,11 +19,11 @@ def test_str_em_reads_every_line_by_default_and_alce_s_first_line_in_alce_mode()
     assert str_em(pred, ref)["str_em"] == 1.0  # default citation mode: the whole answer
     assert str_em(pred, ref, alce_compat=True)["str_em"] == 0.0  # ALCE's eval.py: the first line only
     # a suite in citations: {mode: alce} scores with alce_compat (the first line); mode default does not
-    from rageval.judges.spec import JudgeSpec
-    from rageval.run.plan import Scoring
+    from rageval.diagnostics.inputs import scoring_options
+    from rageval.scoring import CitationConfig, ScoringConfig
 
-    assert Scoring(judge=JudgeSpec(), citations={"mode": "alce", "max_citations": 3}).options().alce_compat
-    assert not Scoring(judge=JudgeSpec(), citations={"mode": "default", "max_citations": 3}).options().alce_compat
+    assert scoring_options(ScoringConfig(citations=CitationConfig(mode="alce"))).alce_compat
+    assert not scoring_options(ScoringConfig(citations=CitationConfig(mode="default"))).alce_compat
 
 
 def test_answer_in_context_inside_one_unit_or_across_unit_boundaries():

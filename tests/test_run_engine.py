@@ -69,8 +69,8 @@ def test_suite_and_score_runs_write_the_same_manifest_shape(suite_run, score_run
     assert (score_m.origin.kind, score_m.origin.name) == ("score", "score")
     # the scoring options every later command reads, the same fields for both kinds of run
     assert suite_m.scoring.judge.spec == score_m.scoring.judge.spec == "lexical"
-    assert suite_m.scoring.citations == {"mode": "default", "max_citations": 3}
-    assert score_m.scoring.citations == {"mode": "default", "max_citations": 3}
+    assert suite_m.scoring.citations.model_dump() == {"mode": "default", "max_citations": 3}
+    assert score_m.scoring.citations.model_dump() == {"mode": "default", "max_citations": 3}
     assert [s.name for s in suite_m.suite.settings] == ["identity", "naive@96"]
     assert [s.name for s in score_m.suite.settings] == ["baseline", "reranked"]
     for run in (suite_run, score_run):
@@ -136,7 +136,7 @@ def test_a_0_1_0_run_directory_is_migrated(kind, tmp_path):
     m = RunDir(run).read_manifest()
     assert m.format == FORMAT and m.origin.kind == kind
     assert m.scoring.judge.spec == "lexical" and m.scoring.judge.threshold == 0.5
-    assert m.scoring.citations == {"mode": "default", "max_citations": 3}
+    assert m.scoring.citations.model_dump() == {"mode": "default", "max_citations": 3}
     # the report, rescore and audit all read it
     for args in (["report", str(run)], ["rescore", str(run)]):
         res = _cli(*args)

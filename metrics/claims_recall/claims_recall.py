@@ -60,8 +60,8 @@ class ClaimsRecall(_am.RagevalMetric):
         predictions: list[str],
         references: list[list[str]],
         *,
-        judge: Any = "lexical",
-        threshold: float = 0.5,
+        judge: Any = _am.DEFAULT_JUDGE,
+        threshold: float = _am.DEFAULT_THRESHOLD,
         alce_compat: bool = False,
     ) -> dict[str, Any]:
         return self._score(locals())

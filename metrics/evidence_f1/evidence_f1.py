@@ -51,7 +51,7 @@ class EvidenceF1(_am.AttributionMetric):
         references: list[list[list[str]]],
         paragraph_of: list[dict[str, str] | None],
         *,
-        max_citations: int | None = 3,
+        max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
         unmatched_gold: str = "count",
     ) -> dict[str, Any]:

@@ -50,6 +50,7 @@ from __future__ import annotations
 import functools
 import re
 
+from rageval.scoring import DEFAULT_CITATION_MODE, DEFAULT_MAX_CITATIONS
 from rageval.text.normalize import CITATION_RE, remove_citations
 from rageval.text.segment import nltk_sent_tokenize, split_sentences
 from rageval.types import Answer, CitedSentence
@@ -156,8 +157,8 @@ def parse_answer(
     text: str,
     n_units: int,
     *,
-    mode: str = "default",
-    max_citations: int | None = 3,
+    mode: str = DEFAULT_CITATION_MODE,
+    max_citations: int | None = DEFAULT_MAX_CITATIONS,
     list_question: str | None = None,
 ) -> Answer:
     """Split an answer into claims and parse their citations (see module doc for the rules).

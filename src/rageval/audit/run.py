@@ -67,6 +67,7 @@ from rageval.audit.tables import (
 )
 from rageval.audit.write import write_audit
 from rageval.diagnostics import CATALOG
+from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
 from rageval.judges.checks import params_problems
@@ -76,7 +77,7 @@ from rageval.report.contrast_tables import ALPHA
 from rageval.report.load import RunError, load_run
 from rageval.run.plan import Item, Origin, Plan, Saved, SettingPlan, sha
 from rageval.rundir.claim import claim
-from rageval.rundir.manifest import RunDir, RunDirError
+from rageval.rundir.manifest import Manifest, RunDir, RunDirError
 from rageval.stats.resolution import AUTO, parse_resamples, replicates_for, resolution
 from rageval.types import Record
 
@@ -207,7 +208,7 @@ def _load(run_dir: Path):
     return run, manifest
 
 
-def _options(manifest: Any, threshold: float | None):
+def _options(manifest: Manifest, threshold: float | None) -> AttributionOptions:
     """The run's attribution options (from its manifest's scoring options), with the second judge's threshold."""
     try:
         opts = scoring_options(manifest.scoring_spec()).attribution

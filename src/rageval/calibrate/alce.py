@@ -34,6 +34,7 @@ from typing import Any
 
 from rageval.calibrate.judge import judge_runner
 from rageval.infiles import read_json
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 from rageval.stats.agreement import agreement
 from rageval.text.normalize import remove_citations
 
@@ -227,8 +228,8 @@ def _systems(sentences: Sequence[AlceSentence]) -> list[dict[str, Any]]:
 def calibrate_alce_human(
     sentences: Sequence[AlceSentence],
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
     cache_dir: Any = None,
     dtype: Any = None,
     max_length: int | None = 512,

@@ -14,6 +14,7 @@ import click
 from rageval.cli.options import threshold_option
 from rageval.errors import ConfigError, ModelUnavailable
 from rageval.io import json_text, write_text_atomic
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 __all__ = ["calibrate_cmd", "parse_judge_params"]
 
@@ -31,7 +32,7 @@ __all__ = ["calibrate_cmd", "parse_judge_params"]
 @click.option(
     "--judge",
     "judge",
-    default="lexical",
+    default=DEFAULT_JUDGE,
     show_default=True,
     help="Judge spec: lexical, minilm, replay:<path>, a model folder or hub id (nli:/seq2seq: prefixes), "
     "openai:<model>@<base_url> (an OpenAI-compatible server).",
@@ -43,7 +44,7 @@ __all__ = ["calibrate_cmd", "parse_judge_params"]
     type=click.Path(exists=True, dir_okay=False),
     help="WiCE-format JSON lines (default: the shipped WiCE claim dev sample).",
 )
-@threshold_option(default=0.5)
+@threshold_option(default=DEFAULT_THRESHOLD)
 @click.option(
     "--premise",
     default="bm25",

@@ -37,6 +37,7 @@ from typing import Any
 from rageval.bm25 import PARAMS, BM25Index
 from rageval.calibrate.judge import judge_runner
 from rageval.infiles import InputFileError, iter_json_lines, read_text
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 __all__ = ["calibrate", "load_wice", "auroc", "format_report", "LABELS"]
 
@@ -117,8 +118,8 @@ def _premise(row: dict, mode: str, k: int) -> str:
 def calibrate(
     rows: Sequence[dict],
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
     premise: str = "bm25",
     k: int = 5,
     cache_dir: Any = None,

@@ -8,6 +8,7 @@ from typing import Any
 from rageval.judges import get_judge
 from rageval.judges.spec import JudgeSpec, parse_judge_spec
 from rageval.run.parts import load_judge
+from rageval.scoring import DEFAULT_THRESHOLD
 
 __all__ = ["judge_runner"]
 
@@ -15,7 +16,7 @@ __all__ = ["judge_runner"]
 def judge_runner(
     judge: Any,
     *,
-    threshold: float = 0.5,
+    threshold: float = DEFAULT_THRESHOLD,
     cache_dir: Any = None,
     dtype: Any = None,
     max_length: int | None = 512,

@@ -15,6 +15,7 @@ from typing import Any
 
 from rageval.calibrate.alce import calibrate_alce_human, format_alce_report, load_alce_human
 from rageval.calibrate.core import calibrate, format_report, load_wice
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
 __all__ = ["FORMATS", "run_calibration"]
 
@@ -26,8 +27,8 @@ def run_calibration(
     fmt: str,
     path: str | None,
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
     premise: str = "bm25",
     k: int = 5,
     limit: int | None = None,

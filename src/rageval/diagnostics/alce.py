@@ -20,6 +20,7 @@ from typing import Any
 
 from rageval.citations import alce_remove_citations
 from rageval.diagnostics._common import check_list, check_same_length, check_str, check_str_list, summarize
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 from rageval.text.normalize import normalize_answer, remove_citations
 from rageval.text.segment import nltk_sent_tokenize
 
@@ -158,8 +159,8 @@ def claims_recall(
     predictions: Sequence[str],
     references: Sequence[Any],
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
     alce_compat: bool = False,
 ) -> dict[str, Any]:
     """ELI5's claims recall (ALCE's ``--claims_nli``): the share of a question's gold claims the answer entails.

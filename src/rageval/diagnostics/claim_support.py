@@ -3,9 +3,12 @@ sources behind it?  (docs/design.md#claim-support)
 
 ::
 
-    claim_support(predictions, units, sources, claims=None, *, judge="lexical", threshold=0.5, max_citations=3,
-                  alce_compat=False, claim_premise="single", recovery_threshold=None, k=10,
-                  multi_snippet=False, candidates="bm25", cache_dir=None)
+    claim_support(predictions, units, sources, claims=None, *, judge=DEFAULT_JUDGE, threshold=DEFAULT_THRESHOLD,
+                  max_citations=DEFAULT_MAX_CITATIONS, alce_compat=False, claim_premise="single",
+                  recovery_threshold=None, k=DEFAULT_RECOVERY_K, multi_snippet=False, candidates="bm25",
+                  cache_dir=None)
+
+(the ``DEFAULT_*`` option defaults: :mod:`rageval.scoring`)
 
 **Claims**: ``claims[q]`` when given (a file's own claims, e.g. RAGChecker's ``response_claims``), else the
 answer's sentences as the citation scores parse them, markers removed (``claims_given`` says which).  No
@@ -49,6 +52,15 @@ from rageval.diagnostics._common import check_list, check_same_length, check_str
 from rageval.diagnostics.attribution.engine import resolve_options
 from rageval.diagnostics.attribution.premises import fmt, grounded_items, pool, unit_items
 from rageval.diagnostics.attribution.recovery import recover_wanted
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_CLAIM_PREMISE,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 __all__ = ["MODES", "check_claims", "claim_support", "claims_of", "score_claim_support"]
 
@@ -119,15 +131,15 @@ def claim_support(
     sources,
     claims=None,
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
-    max_citations: int | None = 3,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_citations: int | None = DEFAULT_MAX_CITATIONS,
     alce_compat: bool = False,
-    claim_premise: str = "single",
+    claim_premise: str = DEFAULT_CLAIM_PREMISE,
     recovery_threshold: float | None = None,
-    k: int = 10,
-    multi_snippet: bool = False,
-    candidates: Any = "bm25",
+    k: int = DEFAULT_RECOVERY_K,
+    multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+    candidates: Any = DEFAULT_CANDIDATES,
     cache_dir: Any = None,
 ) -> dict[str, Any]:
     """Supported-claim rates against the units the reader saw and against their sources (see the module doc).

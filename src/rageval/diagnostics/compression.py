@@ -4,7 +4,10 @@
 
     compression(predictions, units, sources, *, budget_tokens=None, retrieved_tokens=None,
                 achieved_tokens=None, reader_input_tokens=None, tokenizer="regex",
-                judge="lexical", threshold=0.5, max_citations=3, alce_compat=False, ...)
+                judge=DEFAULT_JUDGE, threshold=DEFAULT_THRESHOLD, max_citations=DEFAULT_MAX_CITATIONS,
+                alce_compat=False, ...)
+
+(the ``DEFAULT_*`` option defaults: :mod:`rageval.scoring`)
 
 Per question:
 
@@ -49,6 +52,14 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 from rageval.text.tokenize import get_tokenizer
 from rageval.token_counts import achieved_ratio, evidence_tokens
 
@@ -101,14 +112,14 @@ def compression(
     achieved_tokens=None,
     reader_input_tokens=None,
     tokenizer: Any = "regex",
-    judge: Any = "lexical",
-    threshold: float = 0.5,
-    max_citations: int | None = 3,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_citations: int | None = DEFAULT_MAX_CITATIONS,
     alce_compat: bool = False,
     recovery_threshold: float | None = None,
-    k: int = 10,
-    multi_snippet: bool = False,
-    candidates: Any = "bm25",
+    k: int = DEFAULT_RECOVERY_K,
+    multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+    candidates: Any = DEFAULT_CANDIDATES,
     cache_dir: Any = None,
 ) -> dict[str, Any]:
     """Nominal vs achieved compression and the verification cost roll-up (see module doc)."""

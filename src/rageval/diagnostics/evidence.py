@@ -3,7 +3,7 @@
 ::
 
     evidence_f1(predictions, units, sources, *, references, paragraph_of=None,
-                max_citations=3, alce_compat=False)
+                max_citations=DEFAULT_MAX_CITATIONS, alce_compat=False)
 
 Per question: the predicted set is the paragraphs of the *declared* source ids
 of every validly cited unit (units without provenance contribute nothing), the
@@ -43,6 +43,7 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import prepare_inputs
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 from rageval.diagnostics.attribution.options import AttributionOptions
+from rageval.scoring import DEFAULT_MAX_CITATIONS
 
 __all__ = ["evidence_f1", "paragraph_f1", "UNMATCHED_GOLD"]
 
@@ -101,7 +102,7 @@ def evidence_f1(
     *,
     references,
     paragraph_of: Any = None,
-    max_citations: int | None = 3,
+    max_citations: int | None = DEFAULT_MAX_CITATIONS,
     alce_compat: bool = False,
     unmatched_gold: str = "count",
 ) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rageval.diagnostics.attribution.options import AttributionOptions
-from rageval.scoring import Scoring
+from rageval.scoring import ScoringConfig
 from rageval.types import Record, SourceSnippet, Unit
 
 __all__ = ["Gold", "ScoringInput", "ScoringOptions", "scoring_options"]
@@ -217,12 +217,6 @@ class ScoringInput:
         return {s.id: s.doc_id for s in self.sources}
 
 
-def scoring_options(scoring: Scoring) -> ScoringOptions:
-    """The typed, validated :class:`ScoringOptions` of a run's :class:`~rageval.scoring.Scoring`."""
-    attribution = AttributionOptions(
-        **dict(scoring.attribution),
-        threshold=scoring.judge.threshold,
-        max_citations=scoring.citations.get("max_citations"),
-        alce_compat=scoring.citations.get("mode") == "alce",
-    )
-    return ScoringOptions(attribution=attribution, retrieval_k=scoring.retrieval_k)
+def scoring_options(scoring: ScoringConfig) -> ScoringOptions:
+    """The typed, validated :class:`ScoringOptions` of a run's :class:`~rageval.scoring.ScoringConfig`."""
+    return ScoringOptions(attribution=AttributionOptions.of(scoring), retrieval_k=scoring.retrieval_k)

@@ -4,8 +4,11 @@ Definitions: docs/design.md#verification-modes.
 
 ::
 
-    verification(predictions, units, sources, *, judge="lexical", threshold=0.5, max_citations=3,
-                 alce_compat=False, recovery_threshold=None, k=10, multi_snippet=False, candidates="bm25")
+    verification(predictions, units, sources, *, judge=DEFAULT_JUDGE, threshold=DEFAULT_THRESHOLD,
+                 max_citations=DEFAULT_MAX_CITATIONS, alce_compat=False, recovery_threshold=None,
+                 k=DEFAULT_RECOVERY_K, multi_snippet=False, candidates="bm25")
+
+(the ``DEFAULT_*`` option defaults: :mod:`rageval.scoring`)
 
 Claims are the answer's sentences (parsed as for citation scores).  Per
 question and mode, unsupported rate = unsupported claims / claims (lower is
@@ -48,6 +51,14 @@ from typing import Any
 
 from rageval.diagnostics._common import summarize
 from rageval.diagnostics.attribution import attribution_scores_batch
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 __all__ = ["verification", "MODES"]
 
@@ -86,14 +97,14 @@ def verification(
     units,
     sources,
     *,
-    judge: Any = "lexical",
-    threshold: float = 0.5,
-    max_citations: int | None = 3,
+    judge: Any = DEFAULT_JUDGE,
+    threshold: float = DEFAULT_THRESHOLD,
+    max_citations: int | None = DEFAULT_MAX_CITATIONS,
     alce_compat: bool = False,
     recovery_threshold: float | None = None,
-    k: int = 10,
-    multi_snippet: bool = False,
-    candidates: Any = "bm25",
+    k: int = DEFAULT_RECOVERY_K,
+    multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+    candidates: Any = DEFAULT_CANDIDATES,
     cache_dir: Any = None,
     details: bool = True,
 ) -> dict[str, Any]:

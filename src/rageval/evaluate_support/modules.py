@@ -47,6 +47,16 @@ from rageval.diagnostics.catalog import CATALOG, get
 from rageval.diagnostics.check_inputs import check_module_inputs
 from rageval.evaluate_support import module_info
 from rageval.registry import did_you_mean
+from rageval.scoring import (
+    DEFAULT_CANDIDATES,
+    DEFAULT_CLAIM_PREMISE,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_MULTI_SNIPPET,
+    DEFAULT_NO_CITATION_PRECISION,
+    DEFAULT_RECOVERY_K,
+    DEFAULT_THRESHOLD,
+)
 
 __all__ = [
     "RagevalMetric",
@@ -58,22 +68,36 @@ __all__ = [
     "known_names",
     "module_names_for",
     "own_keys",
+    # the option defaults the modules' signatures name (rageval.scoring's; a module imports only this support)
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_CLAIM_PREMISE",
+    "DEFAULT_JUDGE",
+    "DEFAULT_MAX_CITATIONS",
+    "DEFAULT_MULTI_SNIPPET",
+    "DEFAULT_NO_CITATION_PRECISION",
+    "DEFAULT_RECOVERY_K",
+    "DEFAULT_THRESHOLD",
 ]
 
-COMMON_ARGS = """\
+COMMON_ARGS = (
+    """\
     predictions: list[str], one answer per question, with [k] citations (unit k = units[q][k-1]).
     units: list (per question) of lists of {"text": str, "source_ids": list[str] | None, "title": str (optional)}:
         what the reader saw; source_ids = the source snippets the unit declares (None: declares nothing).
     sources: list (per question) of lists of {"id": str, "text": str, "title": str (optional),
         "doc_id": str (optional)}: the question's source snippets (doc_id: its document; default: the id up
         to its last ".").
-    judge: "lexical" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
+"""
+    # the defaults: rageval.scoring's
+    + f"""\
+    judge: "{DEFAULT_JUDGE}" (default), "replay:<path>", "minilm", a model path / hub id ("nli:…", "seq2seq:…"),
         a judge object or a callable judge(premises, hypotheses) -> list[float]; pass a
         rageval.judges.get_judge(...) runner to share its cache between modules.
-    threshold: decision threshold on the entailment probability (default 0.5).
-    max_citations: citations kept per sentence, first ones first (default 3, None = all).
+    threshold: decision threshold on the entailment probability (default {DEFAULT_THRESHOLD}).
+    max_citations: citations kept per sentence, first ones first (default {DEFAULT_MAX_CITATIONS}, None = all).
     alce_compat: reproduce ALCE's eval.py parsing and premises exactly (default False).
 """
+)
 
 
 @functools.cache

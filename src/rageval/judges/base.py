@@ -63,10 +63,10 @@ name says nothing about what it computes.
 [1.0, 1.0, 0.0]
 >>> r.stats()["requested"], r.stats()["executed"]
 (3, 2)
->>> r.decide(["a b c"], ["b"], threshold=0.5)
+>>> r.decide(["a b c"], ["b"])  # threshold: DEFAULT_THRESHOLD
 [True]
 >>> a = JudgeRunner(CallableJudge(lambda p, h: [0.9, float("nan"), 0.1][:len(p)], judge_id="abstains"))
->>> a.decide(["p1", "p2", "p3"], ["h", "h", "h"], threshold=0.5)
+>>> a.decide(["p1", "p2", "p3"], ["h", "h", "h"], threshold=0.8)
 [True, None, False]
 >>> a.stats()["abstained"]
 1
@@ -82,6 +82,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from rageval.judges.cache import DiskCache, cache_file, pair_key
+from rageval.scoring import DEFAULT_THRESHOLD
 from rageval.strict import check_probability
 from rageval.text import tokenize
 
@@ -169,7 +170,7 @@ class JudgeRunner:
 
     Call it like a judge: ``runner(premises, hypotheses) -> list[float]``
     (probabilities in [0, 1], NaN for an abstention);
-    ``runner.decide(premises, hypotheses, threshold=0.5) -> list[bool | None]``.
+    ``runner.decide(premises, hypotheses, threshold=DEFAULT_THRESHOLD) -> list[bool | None]``.
     ``cache_dir=None`` keeps the in-memory memo only.
     """
 
@@ -317,7 +318,7 @@ class JudgeRunner:
         return out
 
     def decide(
-        self, premises: Sequence[str], hypotheses: Sequence[str], *, threshold: float = 0.5
+        self, premises: Sequence[str], hypotheses: Sequence[str], *, threshold: float = DEFAULT_THRESHOLD
     ) -> list[bool | None]:
         """``probability >= threshold`` for each pair; ``None`` where the judge abstained (NaN).
 

@@ -46,6 +46,7 @@ from rageval.judges.paths import EXECUTIONS
 from rageval.judges.registry import JUDGES
 from rageval.judges.windowed import parse_window
 from rageval.registry import did_you_mean
+from rageval.scoring import JudgeConfig
 from rageval.strict import Strict
 
 __all__ = [
@@ -64,12 +65,10 @@ __all__ = [
 ]
 
 
-class JudgeSpec(Strict):
-    """The suite's ``judge:`` section."""
-
-    spec: str = "lexical"
-    threshold: float = Field(0.5, ge=0.0, le=1.0)
-    params: dict[str, Any] = Field(default_factory=dict)
+#: the suite's ``judge:`` section is the run's :class:`rageval.scoring.JudgeConfig` itself (``spec``,
+#: ``threshold``, ``params``; their defaults declared there); what its spec or options get wrong, one line each,
+#: is :func:`rageval.judges.checks.judge_problems`
+JudgeSpec = JudgeConfig
 
 
 def spec_slug(spec: str) -> str:

@@ -39,6 +39,7 @@ from rageval.report import build_report
 from rageval.run.plan import Item, ItemStream, Origin, Plan, Saved, SettingPlan, sha
 from rageval.rundir.claim import claim
 from rageval.rundir.manifest import Manifest, RunDir, RunDirError
+from rageval.scoring import ScoringConfig
 from rageval.types import Record, Setting
 
 __all__ = ["RescoreError", "RescoreResult", "rescore", "rescore_dir_name"]
@@ -168,7 +169,7 @@ class _SavedItems(ItemStream):
         return (q for q, k in self.run.questions.items() if mine[k])
 
 
-def _saved_setting(manifest: Manifest, name: str, run: RunRecords, scoring: Any):
+def _saved_setting(manifest: Manifest, name: str, run: RunRecords, scoring: ScoringConfig):
     """One Saved setting: the setting's records, its diagnostics, its key (the new scoring options)."""
     from rageval.readers import PromptTemplate
 
@@ -186,7 +187,7 @@ def _saved_setting(manifest: Manifest, name: str, run: RunRecords, scoring: Any)
     return SettingPlan(run.setting[name], Saved(), diagnostics, key, items, evidence_text=shown, batch_size=256)
 
 
-def _summary(manifest: Manifest, records: RunRecords, scoring: Any, of_run: str) -> dict[str, Any]:
+def _summary(manifest: Manifest, records: RunRecords, scoring: ScoringConfig, of_run: str) -> dict[str, Any]:
     """The rescored run's manifest sections: the run's inputs and models, what was rescored with what."""
     summary: dict[str, Any] = {
         "dataset": manifest.suite.dataset,
@@ -211,7 +212,7 @@ def _summary(manifest: Manifest, records: RunRecords, scoring: Any, of_run: str)
     return summary
 
 
-def _config(manifest: Manifest, scoring: Any) -> dict[str, Any]:
+def _config(manifest: Manifest, scoring: ScoringConfig) -> dict[str, Any]:
     """The run's configuration, with the judge it is rescored with."""
     config = dict(manifest.suite.config)
     if isinstance(config.get("judge"), dict):  # a suite's
@@ -221,7 +222,7 @@ def _config(manifest: Manifest, scoring: Any) -> dict[str, Any]:
     return config
 
 
-def plan_rescore(rundir: RunDir, manifest: Manifest, records: RunRecords, scoring: Any):
+def plan_rescore(rundir: RunDir, manifest: Manifest, records: RunRecords, scoring: ScoringConfig):
     """The :class:`~rageval.run.plan.Plan` that scores ``records`` again with ``scoring`` (one Saved setting per
     setting of the run, in the manifest's order; items in the order of ``records.jsonl``)."""
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rageval import __version__
 from rageval.compressors import get
 from rageval.errors import ModelUnavailable, redact_urls
+from rageval.scoring import JudgeConfig
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -39,8 +40,8 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def load_judge(judge: Any, cache_dir: Path | None, tokenizer: Any):
-    """The :class:`~rageval.judges.base.JudgeRunner` of ``judge`` (a JudgeSpec: spec and params) with its cache."""
+def load_judge(judge: JudgeConfig, cache_dir: Path | None, tokenizer: Any):
+    """The :class:`~rageval.judges.base.JudgeRunner` of ``judge`` (its spec and params) with its cache."""
     from rageval.judges import get_judge
 
     try:

@@ -9,9 +9,10 @@ configuration into one frozen :class:`Plan`:
 * :class:`SettingPlan` s in report order, each with its :class:`Setting`, where its
   records come from (its *source*), the diagnostics it scores, the key that
   enters each record's input hash and its :class:`Item` s;
-* :class:`Scoring` — the scoring options (judge, citation rules, attribution,
-  retrieval ``k``, tokenizer), recorded in the manifest so that ``rescore`` and
-  ``audit`` score any run the same way whatever command wrote it.
+* :class:`~rageval.scoring.ScoringConfig` — the scoring options (judge and its
+  threshold, citation rules, attribution, retrieval ``k``, tokenizer), recorded in
+  the manifest so that ``rescore`` and ``audit`` score any run the same way
+  whatever command wrote it.
 
 Three item sources:
 
@@ -39,13 +40,14 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from rageval.io import json_text
-from rageval.scoring import Scoring
+from rageval.readers.spec import ReaderSpec
+from rageval.scoring import ScoringConfig
 from rageval.types import Record, Setting, SourceSnippet, Unit
 
 __all__ = [
@@ -58,7 +60,6 @@ __all__ = [
     "Origin",
     "Plan",
     "Saved",
-    "Scoring",
     "SettingPlan",
     "record_hash",
     "sha",
@@ -107,7 +108,7 @@ class CompressRead:
 
     compressor: str
     params: Mapping[str, Any]
-    reader: Any  # the ReaderSpec that reads this setting
+    reader: ReaderSpec  # reads this setting
     own_reader: bool = False  # the setting's own reader, not the run's (its id is recorded per setting)
 
 
@@ -116,7 +117,7 @@ class Given:
     """Each item brings its context (and maybe its answer); items without an answer are read by ``reader``."""
 
     label: str  # recorded as the setting's compressor, e.g. "given:generic"
-    reader: Any = None  # the ReaderSpec reading items without a given answer (None: every item has one)
+    reader: ReaderSpec | None = None  # reads the items without a given answer (None: every item has one)
     own_reader: bool = False
 
 
@@ -202,7 +203,7 @@ class SettingPlan:
     diagnostics: tuple[str, ...]
     key: Mapping[str, Any]
     items: tuple[Item, ...] | ItemStream
-    evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
+    evidence_text: Callable[[Unit], str] | None = None  # how a unit is shown to the reader (default: the template)
     batch_size: int | None = None  # items per batch (default: the reader's batch_size)
     #: settings with the same label, next to each other in the plan, are scored as one: their items batched
     #: across them (the first one's ``batch_size``), one scoring call per batch, so one judge call sees them all
@@ -230,7 +231,7 @@ class Plan:
     origin: Origin
     settings: tuple[SettingPlan, ...]
     question_order: tuple[str, ...]
-    scoring: Scoring
+    scoring: ScoringConfig
     diagnostics: tuple[str, ...] = ()  # every diagnostic the run selected (the manifest's list)
     seed: int = 0
     contrasts: Any = None
@@ -238,7 +239,7 @@ class Plan:
     #: the manifest's summary of the run: dataset, inputs (hashes), offline notes, the front-end's own section
     summary: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    reader: Any = None  # the run's reader spec (None: no setting reads)
+    reader: ReaderSpec | None = None  # the run's reader (None: no setting reads)
     judge_needed: bool = True
     judge_cache: Path | None = None  # the judge's sqlite folder (default: <run dir>/cache/judge)
     #: fsync each record file (False, the default: renamed into place only, atomic for a killed process;

@@ -29,7 +29,15 @@ from rageval.errors import ConfigError
 from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
 from rageval.rundir.lock import OutDirLock
-from rageval.scoring import Scoring
+from rageval.scoring import (
+    DEFAULT_CITATION_MODE,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOKENIZER,
+    JudgeConfig,
+    ScoringConfig,
+)
 from rageval.types import Record
 
 __all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
@@ -62,23 +70,25 @@ class OriginModel(_Open):
     of_run: str | None = None  # rescore: the run directory rescored
 
 
-class JudgeRecord(_Open):
-    spec: str = "lexical"
-    threshold: float = 0.5
-    params: dict[str, Any] = Field(default_factory=dict)
+class ScoringRecord(ScoringConfig):
+    """The manifest's ``scoring``: the run's :class:`~rageval.scoring.ScoringConfig` (checked as a suite's
+    sections are: a NaN threshold is refused) and, per setting, what the report and rescore need besides."""
 
+    model_config = ConfigDict(extra="allow")  # a newer rageval's keys are kept
 
-class ScoringRecord(_Open):
-    """The scoring options of the run (:class:`rageval.scoring.Scoring`)."""
-
-    judge: JudgeRecord = Field(default_factory=JudgeRecord)
-    tokenizer: str = "regex"
-    citations: dict[str, Any] = Field(default_factory=lambda: {"mode": "default", "max_citations": 3})
-    attribution: dict[str, Any] = Field(default_factory=dict)
-    retrieval_k: int | None = None
     #: per setting: its diagnostics and how a unit was shown to its reader (the template's evidence fields)
     diagnostics: dict[str, list[str]] = Field(default_factory=dict)
     templates: dict[str, Any] = Field(default_factory=dict)
+
+    def config(self, judge: JudgeConfig | None = None) -> ScoringConfig:
+        """The :class:`~rageval.scoring.ScoringConfig` it records (``judge``: another judge instead)."""
+        return ScoringConfig(
+            judge=self.judge if judge is None else judge,
+            tokenizer=self.tokenizer,
+            citations=self.citations,
+            attribution=self.attribution,
+            retrieval_k=self.retrieval_k,
+        )
 
 
 class SettingRecord(_Open):
@@ -125,26 +135,15 @@ class Manifest(_Open):
         """The prompt template (fields) a setting's reader used, None for the built-in one."""
         return self.scoring.templates.get(setting)
 
-    def scoring_spec(self, judge: Any = None):
-        """The run's :class:`~rageval.scoring.Scoring` (``judge``: a JudgeSpec to score with instead)."""
-        from rageval.judges.spec import JudgeSpec
-
-        s = self.scoring
-        if judge is None:
-            judge = JudgeSpec(spec=s.judge.spec, threshold=s.judge.threshold, params=dict(s.judge.params))
-        return Scoring(
-            judge=judge,
-            tokenizer=s.tokenizer,
-            citations=dict(s.citations),
-            attribution=dict(s.attribution),
-            retrieval_k=s.retrieval_k,
-        )
+    def scoring_spec(self, judge: JudgeConfig | None = None) -> ScoringConfig:
+        """The run's :class:`~rageval.scoring.ScoringConfig` (``judge``: a JudgeSpec to score with instead)."""
+        return self.scoring.config(judge)
 
 
 # -- 0.1.0 --------------------------------------------------------------------------------------------------------
 
 
-def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]]) -> dict:
+def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]]) -> dict[str, Any]:
     judge = dict(config.get("judge") or {})
     reader = dict(config.get("reader") or {})
     own = {}
@@ -156,12 +155,12 @@ def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]])
     names = [s["name"] for s in settings if isinstance(s, Mapping) and "name" in s]
     return {
         "judge": {
-            "spec": judge.get("spec", "lexical"),
-            "threshold": judge.get("threshold", 0.5),
+            "spec": judge.get("spec", DEFAULT_JUDGE),
+            "threshold": judge.get("threshold", DEFAULT_THRESHOLD),
             "params": dict(judge.get("params") or {}),
         },
-        "tokenizer": config.get("tokenizer", "regex"),
-        "citations": dict(config.get("citations") or {"mode": "default", "max_citations": 3}),
+        "tokenizer": config.get("tokenizer", DEFAULT_TOKENIZER),
+        "citations": dict(config.get("citations") or {}),
         "attribution": dict(config.get("attribution") or {}),
         "retrieval_k": (config.get("retrieval") or {}).get("k"),
         "diagnostics": {},
@@ -169,16 +168,19 @@ def _scoring_of_suite(config: Mapping[str, Any], settings: list[dict[str, Any]])
     }
 
 
-def _scoring_of_score(config: Mapping[str, Any], score: Mapping[str, Any], diagnostics: list[str]) -> dict:
+def _scoring_of_score(config: Mapping[str, Any], score: Mapping[str, Any], diagnostics: list[str]) -> dict[str, Any]:
     per = score.get("diagnostics_per_setting") or {}
     return {
         "judge": {
-            "spec": config.get("judge", "lexical"),
-            "threshold": config.get("threshold", 0.5),
+            "spec": config.get("judge", DEFAULT_JUDGE),
+            "threshold": config.get("threshold", DEFAULT_THRESHOLD),
             "params": dict(config.get("judge_params") or {}),
         },
-        "tokenizer": config.get("tokenizer", "regex"),
-        "citations": {"mode": config.get("citations", "default"), "max_citations": config.get("max_citations", 3)},
+        "tokenizer": config.get("tokenizer", DEFAULT_TOKENIZER),
+        "citations": {
+            "mode": config.get("citations", DEFAULT_CITATION_MODE),
+            "max_citations": config.get("max_citations", DEFAULT_MAX_CITATIONS),
+        },
         "attribution": {},
         "retrieval_k": config.get("retrieval_k"),
         "diagnostics": {str(k): list(v) for k, v in per.items() if list(v) != diagnostics}
@@ -258,7 +260,7 @@ class RunDir:
     def judge_cache(self) -> Path:
         return self.path / "cache" / "judge"
 
-    def lock(self, command: str):
+    def lock(self, command: str) -> OutDirLock:
         """The directory's one-writer lock (:class:`~rageval.rundir.lock.OutDirLock`; re-entrant in a process)."""
 
         if self.path.exists() and not self.path.is_dir():

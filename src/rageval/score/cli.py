@@ -15,6 +15,7 @@ from rageval.report.console import echo_headline, echo_holm, nothing_scored
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, score_files
+from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD, DEFAULT_TOKENIZER
 
 __all__ = ["EXAMPLE", "score_cmd"]
 
@@ -72,9 +73,9 @@ def _diagnostics(value: str):
     callback=out_dir_value,
 )
 @click.option(
-    "--judge", default="lexical", show_default=True, help="Judge spec ('lexical', a local NLI model path, ...)."
+    "--judge", default=DEFAULT_JUDGE, show_default=True, help="Judge spec ('lexical', a local NLI model path, ...)."
 )
-@threshold_option(default=0.5)
+@threshold_option(default=DEFAULT_THRESHOLD)
 @click.option(
     "--citations",
     type=click.Choice(["auto", "default", "alce"]),
@@ -82,11 +83,11 @@ def _diagnostics(value: str):
     show_default=True,
     help="Citation rules; auto: ALCE's when every input is an ALCE result file, else rageval's default.",
 )
-@click.option("--max-citations", type=click.IntRange(min=1), default=3, show_default=True)
+@click.option("--max-citations", type=click.IntRange(min=1), default=DEFAULT_MAX_CITATIONS, show_default=True)
 @click.option("--diagnostics", default="auto", show_default=True, help="'auto' or a comma-separated list.")
 @click.option("--baseline", default=None, help="The setting every other is compared with (default: the first).")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of settings instead of each with the baseline.")
-@click.option("--tokenizer", default="regex", show_default=True, help="Tokenizer for token counts.")
+@click.option("--tokenizer", default=DEFAULT_TOKENIZER, show_default=True, help="Tokenizer for token counts.")
 @click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")

@@ -64,7 +64,14 @@ from rageval.run.plan import (
 )
 from rageval.rundir.claim import refuse_inputs
 from rageval.rundir.manifest import RunDir
-from rageval.scoring import Scoring
+from rageval.scoring import (
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOKENIZER,
+    CitationConfig,
+    ScoringConfig,
+)
 from rageval.text import get_tokenizer
 from rageval.types import Record, Setting, SourceSnippet
 
@@ -87,13 +94,13 @@ CITATION_DIAGNOSTICS = _citation_diagnostics()
 class ScoreOptions:
     """How to score (the ``rageval score`` options)."""
 
-    judge: str = "lexical"
+    judge: str = DEFAULT_JUDGE
     judge_params: Mapping[str, Any] = field(default_factory=dict)
-    threshold: float = 0.5
+    threshold: float = DEFAULT_THRESHOLD
     citations: str = "auto"  # auto | default | alce
-    max_citations: int | None = 3
+    max_citations: int | None = DEFAULT_MAX_CITATIONS
     diagnostics: Any = "auto"
-    tokenizer: str = "regex"
+    tokenizer: str = DEFAULT_TOKENIZER
     retrieval_k: int | None = None
     seed: int = 0
     #: the report's replicates: auto | paper | a count (rageval.stats.resolution; changes no record)
@@ -359,13 +366,14 @@ def score_files(
     return result
 
 
-def _scoring(options: ScoreOptions, mode: str):
+def _scoring(options: ScoreOptions, mode: str) -> ScoringConfig:
+    """The run's :class:`~rageval.scoring.ScoringConfig` (no attribution section: the defaults)."""
     try:
         judge = JudgeSpec(spec=options.judge, threshold=float(options.threshold), params=dict(options.judge_params))
-        scoring = Scoring(
+        scoring = ScoringConfig(
             judge=judge,
             tokenizer=options.tokenizer,
-            citations={"mode": mode, "max_citations": options.max_citations},
+            citations=CitationConfig.model_validate({"mode": mode, "max_citations": options.max_citations}),
             retrieval_k=options.retrieval_k,
         )
         scoring_options(scoring)  # validated here, before anything is written

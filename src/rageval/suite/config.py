@@ -39,6 +39,7 @@ from rageval.diagnostics.attribution.options import AttributionSettings
 from rageval.judges.spec import JudgeSpec
 from rageval.readers.spec import ReaderSpec
 from rageval.rundir.manifest import run_dir_path
+from rageval.scoring import DEFAULT_TOKENIZER, CitationConfig
 from rageval.stats.resolution import AUTO, parse_resamples
 from rageval.strict import Seed, Strict
 from rageval.suite.study import AuditSpec, FrontierSpec
@@ -135,9 +136,8 @@ class StatisticsSpec(_Strict):
         return parse_resamples(v)
 
 
-class CitationSpec(_Strict):
-    mode: Literal["default", "alce"] = "default"
-    max_citations: int | None = Field(3, ge=1)
+#: the suite's ``citations:`` section is the run's citation rules (rageval.scoring)
+CitationSpec = CitationConfig
 
 
 class Suite(_Strict):
@@ -145,7 +145,7 @@ class Suite(_Strict):
     description: str | None = None
     dataset: DatasetSpec
     retrieval: RetrievalSpec = Field(default_factory=RetrievalSpec)
-    tokenizer: str = "regex"
+    tokenizer: str = DEFAULT_TOKENIZER
     settings: list[SettingSpec]
     reader: ReaderSpec = Field(default_factory=ReaderSpec)
     judge: JudgeSpec = Field(default_factory=JudgeSpec)

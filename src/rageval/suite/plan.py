@@ -21,7 +21,7 @@ from rageval import __version__
 from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options as options_of
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
-from rageval.scoring import Scoring
+from rageval.scoring import ScoringConfig
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
 from rageval.types import Setting, Unit
@@ -34,13 +34,14 @@ __all__ = [
 ]
 
 
-def suite_scoring(suite: Suite) -> Scoring:
-    """The suite's scoring options as the run records them (judge, tokenizer, citations, attribution, k)."""
-    return Scoring(
+def suite_scoring(suite: Suite) -> ScoringConfig:
+    """The suite's scoring options as the run records them (judge, tokenizer, citations, attribution, k): its
+    sections are the config's parts (``judge:`` a JudgeSpec, a :class:`~rageval.scoring.JudgeConfig`)."""
+    return ScoringConfig(
         judge=suite.judge,
         tokenizer=suite.tokenizer,
-        citations=suite.citations.model_dump(mode="json"),
-        attribution=suite.attribution.model_dump(),
+        citations=suite.citations,
+        attribution=suite.attribution,
         retrieval_k=suite.retrieval.k,
     )
 

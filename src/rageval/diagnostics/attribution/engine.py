@@ -22,6 +22,7 @@ from rageval.diagnostics.attribution.recovery import Recovery, recover_wanted
 from rageval.diagnostics.attribution.verify import MODES, verify_claims
 from rageval.judges import get_judge
 from rageval.registry import did_you_mean
+from rageval.scoring import DEFAULT_JUDGE
 
 __all__ = [
     "PARTS",
@@ -187,7 +188,7 @@ def attribution_scores_batch(
     units,
     sources,
     *,
-    judge: Any = "lexical",
+    judge: Any = DEFAULT_JUDGE,
     options: AttributionOptions | None = None,
     parts: Sequence[str] = PARTS,
     cache_dir: Any = None,
@@ -248,7 +249,7 @@ def _scores(predictions, units, sources, runner, opts, parts, details, recovered
     ]
 
 
-def attribution_scores(prediction: str, units, sources, *, judge: Any = "lexical", **options) -> dict[str, Any]:
+def attribution_scores(prediction: str, units, sources, *, judge: Any = DEFAULT_JUDGE, **options) -> dict[str, Any]:
     """All attribution values of one question (see :func:`attribution_scores_batch` for keys and options).
 
     ``units`` and ``sources`` are that question's lists.  Pass a

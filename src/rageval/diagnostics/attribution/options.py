@@ -1,10 +1,13 @@
 """The attribution options: one frozen, validated object shared by the engine and the suite.
 
 :class:`AttributionSettings` holds the options a suite sets in its
-``attribution:`` section (the suite config uses this very class);
+``attribution:`` section (it is :class:`rageval.scoring.AttributionConfig`, the
+run's :class:`~rageval.scoring.ScoringConfig` part, and the suite config uses it);
 :class:`AttributionOptions` adds the ones the suite takes from elsewhere (the
 judge's decision ``threshold``, the citation ``max_citations`` and
-``alce_compat`` mode).  Both are immutable: build a new one with
+``alce_compat`` mode; :meth:`AttributionOptions.of` takes them from a run's
+:class:`~rageval.scoring.ScoringConfig`, and their defaults from
+:mod:`rageval.scoring`).  Both are immutable: build a new one with
 ``options.model_copy(update={...})``.
 
 Which public function uses which option is declared in :data:`USED_BY`: the
@@ -23,13 +26,20 @@ ValueError: attribution option k=0: Input should be greater than or equal to 1
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
 from rageval.citations import parse_answer
+from rageval.scoring import (
+    DEFAULT_ALCE_COMPAT,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_THRESHOLD,
+    AttributionConfig,
+    ScoringConfig,
+)
 from rageval.strict import Probability
+from rageval.types import Answer
 
 __all__ = ["AttributionSettings", "AttributionOptions", "GATE_OPTIONS", "RECOVERY_OPTIONS", "USED_BY"]
 
@@ -50,36 +60,33 @@ USED_BY: dict[str, tuple[str, ...]] = {
 }
 
 
-class AttributionSettings(BaseModel):
-    """The options a suite's ``attribution:`` section sets (see docs/suites.md)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
-
-    recovery_threshold: Probability | None = Field(
-        None, description="judge threshold for recovery candidates (default: the judge threshold)"
-    )
-    k: StrictInt = Field(10, ge=1, description="BM25 candidates per unit without provenance")
-    multi_snippet: StrictBool = Field(False, description="also try joined snippet pairs when no single one passes")
-    candidates: Literal["bm25", "dense"] | Callable[..., Any] = Field(
-        "bm25", description="'bm25', 'dense' (MiniLM cosine) or a callable (query, texts, k) -> indices"
-    )
-    no_citation_precision: Literal["zero", "undefined"] = Field(
-        "zero", description="precision of an answer that cites nothing: 0 (ALCE) or undefined"
-    )
-    claim_premise: Literal["single", "joint"] = Field(
-        "single",
-        description="claim_support's premises: each unit alone (max over units) or all units pooled (joint)",
-    )
+#: a suite's ``attribution:`` section: :class:`rageval.scoring.AttributionConfig` itself
+AttributionSettings = AttributionConfig
 
 
 class AttributionOptions(AttributionSettings):
     """Every option of the attribution engine (suite settings + gate options)."""
 
     threshold: Probability = Field(
-        0.5, description="decision threshold on the support probability (a number in [0, 1])"
+        DEFAULT_THRESHOLD, description="decision threshold on the support probability (a number in [0, 1])"
     )
-    max_citations: StrictInt | None = Field(3, ge=1, description="citations kept per sentence (None: all)")
-    alce_compat: StrictBool = Field(False, description="reproduce ALCE's eval.py parsing and premises")
+    max_citations: StrictInt | None = Field(
+        DEFAULT_MAX_CITATIONS, ge=1, description="citations kept per sentence (None: all)"
+    )
+    alce_compat: StrictBool = Field(DEFAULT_ALCE_COMPAT, description="reproduce ALCE's eval.py parsing and premises")
+
+    @classmethod
+    def of(cls, scoring: ScoringConfig) -> AttributionOptions:
+        """A run's options: its attribution section (the defaults when it records none), its judge's
+        ``threshold``, its citations' cap and mode (``alce_compat``: the mode is ``"alce"``)."""
+        settings = scoring.attribution
+        given = {} if settings is None else {k: getattr(settings, k) for k in AttributionConfig.model_fields}
+        gate = {
+            "threshold": scoring.judge.threshold,
+            "max_citations": scoring.citations.max_citations,
+            "alce_compat": scoring.citations.mode == "alce",
+        }
+        return cls.model_validate({**given, **gate})
 
     @property
     def recovery_threshold_or_default(self) -> float:
@@ -89,7 +96,7 @@ class AttributionOptions(AttributionSettings):
     def citation_mode(self) -> str:
         return "alce" if self.alce_compat else "default"
 
-    def parse(self, prediction: str, n_units: int, list_question: str | None = None):
+    def parse(self, prediction: str, n_units: int, list_question: str | None = None) -> Answer:
         """How every attribution score and evidence-F1 read an answer's citations: one parse, one cap.
 
         :func:`rageval.citations.parse_answer` in :attr:`citation_mode` with ``max_citations``

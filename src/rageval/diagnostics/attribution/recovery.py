@@ -42,6 +42,7 @@ from typing import Any
 
 from rageval.diagnostics._attribution_inputs import PreparedQuestion
 from rageval.diagnostics.attribution.premises import fmt
+from rageval.scoring import DEFAULT_CANDIDATES, DEFAULT_MULTI_SNIPPET, DEFAULT_RECOVERY_K
 
 __all__ = [
     "Recovery",
@@ -216,9 +217,9 @@ def score_recovery(
     runner: Any,
     *,
     thresholds: Sequence[float],
-    k: int = 10,
-    multi_snippet: bool = False,
-    candidates: Any = "bm25",
+    k: int = DEFAULT_RECOVERY_K,
+    multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+    candidates: Any = DEFAULT_CANDIDATES,
 ) -> RecoveryScores:
     """Rank and judge the candidates of units ``wanted[q] = [unit indices]`` once for all ``thresholds``."""
     plan = _plan(questions, wanted, candidates, k)
@@ -253,9 +254,9 @@ def recover_units(
     runner: Any,
     *,
     threshold: float,
-    k: int = 10,
-    multi_snippet: bool = False,
-    candidates: Any = "bm25",
+    k: int = DEFAULT_RECOVERY_K,
+    multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
+    candidates: Any = DEFAULT_CANDIDATES,
 ) -> dict[tuple[int, int], Recovery]:
     """Re-attribute units ``wanted[q] = [unit indices]`` (only those without declared provenance)."""
     scores = score_recovery(

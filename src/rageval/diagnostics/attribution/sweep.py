@@ -29,6 +29,7 @@ from rageval.diagnostics.attribution.engine import (
 from rageval.diagnostics.attribution.gate import score_citations
 from rageval.diagnostics.attribution.options import AttributionOptions
 from rageval.diagnostics.attribution.recovery import Recovery, score_recovery
+from rageval.scoring import DEFAULT_JUDGE
 
 if TYPE_CHECKING:
     from rageval.diagnostics.inputs import ScoringInput, ScoringOptions
@@ -50,7 +51,7 @@ def sweep_batch(
     units,
     sources,
     *,
-    judge: Any = "lexical",
+    judge: Any = DEFAULT_JUDGE,
     options: AttributionOptions | None = None,
     thresholds: Sequence[float] = DEFAULT_SWEEP,
     parts: Sequence[str] = SWEEP_PARTS,
@@ -114,7 +115,7 @@ def sweep_batch(
 
 
 def re_attributability_sweep(
-    predictions, units, sources, *, judge: Any = "lexical", thresholds: Sequence[float] = DEFAULT_SWEEP, **options
+    predictions, units, sources, *, judge: Any = DEFAULT_JUDGE, thresholds: Sequence[float] = DEFAULT_SWEEP, **options
 ) -> list[dict[str, Any]]:
     """Re-attributability rate and grounded precision/recall at each recovery threshold (default 0.3–0.8).
 
