@@ -15,6 +15,9 @@ fi
 .venv/bin/ruff format --check
 bash scripts/setup.sh lint
 .venv/bin/mypy
+# the typed core of the run directory and the scoring options, strictly (docs/architecture.md)
+.venv/bin/mypy --strict --follow-imports=silent src/rageval/scoring.py src/rageval/run/plan.py src/rageval/rundir \
+  src/rageval/report/result.py
 .venv/bin/lint-imports --no-cache
 # 2. The slow installs: CPU torch and the test extra.
 bash scripts/setup.sh test

@@ -90,7 +90,7 @@ def test_the_other_holders_of_a_default_take_it_from_the_config():
     assert JudgeSpec is JudgeConfig  # the suite's judge: section is the config's part
     assert inspect.signature(JudgeRunner.decide).parameters["threshold"].default == DEFAULT_THRESHOLD
     assert AttributionSettings is AttributionConfig
-    from rageval.calibrate.core import calibrate_cmd
+    from rageval.calibrate.cli import calibrate_cmd
     from rageval.score.cli import score_cmd
 
     for cmd in (score_cmd, calibrate_cmd):
@@ -190,3 +190,19 @@ def test_a_nan_threshold_in_an_edited_manifest_is_one_line(tmp_path):
         assert res.exit_code == 2, (command, res.output)
         lines = res.output.strip().splitlines()
         assert len(lines) == 1 and "scoring.judge.threshold" in lines[0] and "Traceback" not in res.output, lines
+
+
+def test_the_threshold_default_is_written_once_in_the_source():
+    """The issue's own check: one line of src/ declares a threshold of 0.5, the ScoringConfig's judge field."""
+    import re
+    from pathlib import Path
+
+    pattern = re.compile(r"threshold[^=]*= ?(Field\()?0\.5")
+    src = Path(__file__).resolve().parents[1] / "src"
+    hits = [
+        f"{p.relative_to(src)}:{i}"
+        for p in sorted(src.rglob("*.py"))
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert len(hits) == 1 and hits[0].startswith("rageval/scoring.py:"), hits

@@ -53,8 +53,6 @@ __all__ = [
 
 #: the judge spec when none is given (the model-free lexical judge)
 DEFAULT_JUDGE = "lexical"
-#: the judge's decision threshold: a pair is supported when its probability is at least this
-DEFAULT_THRESHOLD = 0.5
 #: the tokenizer of token counts (:func:`rageval.text.get_tokenizer`)
 DEFAULT_TOKENIZER = "regex"
 CitationMode = Literal["default", "alce"]
@@ -80,8 +78,13 @@ class JudgeConfig(Strict):
     """The judge: its spec (``lexical``, a model folder, ...), decision threshold and options."""
 
     spec: str = DEFAULT_JUDGE
-    threshold: float = Field(DEFAULT_THRESHOLD, ge=0.0, le=1.0)
+    #: the decision threshold, declared here once: a pair is supported when its probability is at least this
+    threshold: float = Field(0.5, ge=0.0, le=1.0)
     params: dict[str, Any] = Field(default_factory=dict)
+
+
+#: the judge's decision threshold (:attr:`JudgeConfig.threshold`'s default), for keyword defaults elsewhere
+DEFAULT_THRESHOLD: float = JudgeConfig.model_fields["threshold"].default
 
 
 class CitationConfig(Strict):
