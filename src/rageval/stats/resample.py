@@ -283,7 +283,8 @@ def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, siz
     if K == 0:
         reps.fill(np.nan)
         return reps
-    X32 = X.astype(np.float32)
+    centre, constant = _centres(X, N)
+    X32 = (X - N * centre).astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
     # columns without an undefined pair share one denominator: the resampled question count
     partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
     N32 = N[:, partial].astype(np.float32)
@@ -295,7 +296,43 @@ def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, siz
                 den[:, partial] = W @ N32
             with np.errstate(invalid="ignore", divide="ignore"):
                 reps[start + lo : start + lo + W.shape[0]] = (W @ X32).astype(np.float64) / den
+    if centre.any():  # a replicate's mean of centred differences, plus the centre
+        reps += centre
+    if constant.any():  # every defined difference the same: each replicate's mean is that value (its estimate)
+        reps[:, constant] = np.where(np.isnan(reps[:, constant]), np.nan, centre[constant])
     return reps
+
+
+#: a column is centred when its block means spread over less than this fraction of their magnitude
+_CENTRE_BELOW = 2.0**-10
+
+
+def _centres(X: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(centre, constant)`` per column: the value its differences are centred on before the float32 products,
+    and whether its block means are all equal.
+
+    The centre is 0 (not centred) for a column whose block means spread over at least ``_CENTRE_BELOW`` of their
+    largest magnitude — every column of an ordinary metric's differences: float32's rounding, ~6e-8 of the
+    magnitude, is far below the spread, and those columns' products are those of before — else the column's
+    estimate (the mean of its defined differences).  A replicate mean is
+    ``(W @ X) / (W @ N) = c + (W @ (X - N c)) / (W @ N)`` for any ``c``; float32 then rounds ``X - N c``, whose
+    size is the spread, not the magnitude.  A constant column's replicates are its estimate exactly (the mean of
+    equal values), so constant differences of 16,777,217 (not a float32) give the interval [16777217, 16777217].
+    """
+    C = X.shape[1]
+    centre = np.zeros(C)
+    constant = np.zeros(C, dtype=bool)
+    defined = N > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(defined, X / np.where(defined, N, 1.0), np.nan)
+    for c in np.flatnonzero(defined.any(axis=0)):
+        m = means[defined[:, c], c]
+        top = float(np.abs(m).max())
+        spread = float(m.max() - m.min())
+        if top > 0 and spread < _CENTRE_BELOW * top:
+            centre[c] = X[:, c].sum() / N[:, c].sum()
+            constant[c] = spread == 0
+    return centre, constant
 
 
 def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.ndarray, bool]:
