@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from rageval.http.errors import RETRY_STATUS, HttpError, server_message
 from rageval.http.policy import check_positive, parse_retry_after, retry_wait
-from rageval.http.urls import check_key_transport, origin_of, show_origin, split_base_url
+from rageval.http.urls import check_key_transport, key_env_for, origin_of, show_origin, split_base_url
 from rageval.io import json_text
 
 if TYPE_CHECKING:
@@ -319,7 +319,9 @@ class LazyClient:
     """The :class:`HttpClient` of one service (a reader's or a judge's), created on first use and closed on demand.
 
     The API key is ``api_key`` when given, else the environment variable named by
-    ``api_key_env``, read when the client is created (the first request).  ``options``
+    ``api_key_env`` (:func:`~rageval.http.urls.key_env_for`: the unnamed default,
+    ``OPENAI_API_KEY``, for OpenAI's own API only), read when the client is created
+    (the first request).  ``options``
     are :class:`HttpClient`'s keyword arguments.  Thread-safe; after :meth:`close`, the
     next :meth:`get` opens a new client.
     """
@@ -333,8 +335,9 @@ class LazyClient:
         with self._lock:
             if self._client is None:
                 key = self._api_key
-                if key is None and self._api_key_env:
-                    key = os.environ.get(self._api_key_env) or None
+                env = key_env_for(self._base_url, self._api_key_env)
+                if key is None and env:
+                    key = os.environ.get(env) or None
                 self._client = HttpClient(self._base_url, api_key=key, **self._options)
             return self._client
 

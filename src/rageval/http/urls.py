@@ -16,6 +16,10 @@ from urllib.parse import SplitResult, urlsplit
 from rageval.errors import redact_url
 
 __all__ = [
+    "DEFAULT_KEY",
+    "DefaultKeyEnv",
+    "OPENAI_ORIGIN",
+    "key_env_for",
     "origin_of",
     "show_origin",
     "split_base_url",
@@ -25,6 +29,38 @@ __all__ = [
     "insecure_key_problem",
     "check_key_transport",
 ]
+
+
+#: the origin the default key goes to: OpenAI's own API
+OPENAI_ORIGIN = ("https", "api.openai.com", 443)
+
+
+class DefaultKeyEnv(str):
+    """The ``api_key_env`` of a reader or judge whose configuration names none: the variable ``OPENAI_API_KEY``,
+    whose key goes to OpenAI's own API (:data:`OPENAI_ORIGIN`) and nowhere else — a local vLLM or llama.cpp
+    server is not OpenAI.  A configuration that names a variable (``api_key_env: OPENAI_API_KEY`` included) sends
+    its key to the endpoints it configures (:func:`key_env_for`)."""
+
+    def __repr__(self) -> str:
+        return f"{str(self)!r} (unnamed: for {show_origin(OPENAI_ORIGIN)} only)"
+
+
+#: the default ``api_key_env`` (:class:`DefaultKeyEnv`)
+DEFAULT_KEY = DefaultKeyEnv("OPENAI_API_KEY")
+
+
+def key_env_for(url: str, api_key_env: str | None) -> str | None:
+    """The environment variable whose key goes to ``url``: ``api_key_env`` when the configuration names one (None:
+    no key); by default (:data:`DEFAULT_KEY`) ``OPENAI_API_KEY`` for OpenAI's own API and none elsewhere.
+
+    >>> key_env_for("https://api.openai.com/v1", DEFAULT_KEY), key_env_for("http://127.0.0.1:8000/v1", DEFAULT_KEY)
+    ('OPENAI_API_KEY', None)
+    >>> key_env_for("http://127.0.0.1:8000/v1", "OPENAI_API_KEY"), key_env_for("https://api.openai.com/v1", None)
+    ('OPENAI_API_KEY', None)
+    """
+    if isinstance(api_key_env, DefaultKeyEnv):
+        return str(api_key_env) if origin_of(url) == OPENAI_ORIGIN else None
+    return api_key_env
 
 
 def is_loopback(host: str) -> bool:

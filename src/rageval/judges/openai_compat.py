@@ -36,9 +36,12 @@ cannot succeed.
 Requests go ``concurrency`` at a time (a thread pool over one
 :class:`~rageval.http.HttpClient` with that many connections), results in request
 order.  The API key comes from ``api_key`` or from the environment variable named
-by ``api_key_env`` (default ``OPENAI_API_KEY``; read when the first request is
-sent; none: no ``Authorization`` header).  It is sent to ``base_url``'s origin
-only, and never appears in the id, ``repr``, ``stats()`` or an error message.
+by ``api_key_env`` (read when the first request is sent; none: no
+``Authorization`` header).  Unnamed (the default), the variable is
+``OPENAI_API_KEY`` and its key goes to OpenAI's own API (``https://api.openai.com``)
+only, never to another endpoint (:func:`rageval.http.urls.key_env_for`).  It is
+sent to ``base_url``'s origin only, and never appears in the id, ``repr``,
+``stats()`` or an error message.
 
 The :attr:`OpenAIJudge.id` — the judge cache key — names the model, the base URL
 (origin and path), the prompt version and the probability rule (and a hash of
@@ -61,7 +64,7 @@ from typing import Any
 
 from rageval.http import HttpError, LazyClient, origin_of
 from rageval.http.errors import show_reply
-from rageval.http.urls import check_key_transport, redact_url, split_base_url
+from rageval.http.urls import DEFAULT_KEY, check_key_transport, key_env_for, redact_url, split_base_url
 from rageval.judges.base import JudgeError
 from rageval.judges.registry import OPENAI_PARAMS
 from rageval.judges.replies import as_logprob, fence, is_refusal
@@ -227,8 +230,9 @@ def _check_key(api_key: Any, api_key_env: Any, base_url: str, allow_insecure_key
         raise ValueError(f"openai judge: api_key_env must name an environment variable, got {api_key_env!r}")
     if not isinstance(allow_insecure_key, bool):
         raise ValueError(f"openai judge: allow_insecure_key must be true or false, got {allow_insecure_key!r}")
-    key_from = "api_key" if api_key is not None else f"${api_key_env}" if api_key_env else None
-    if key_from and (api_key is not None or os.environ.get(str(api_key_env))):
+    env = key_env_for(base_url, api_key_env)  # unnamed (the default): OPENAI_API_KEY, for OpenAI's own API only
+    key_from = "api_key" if api_key is not None else f"${env}" if env else None
+    if key_from and (api_key is not None or os.environ.get(str(env))):
         check_key_transport(base_url, what="openai judge", key_from=key_from, allow_insecure_key=allow_insecure_key)
 
 
@@ -262,7 +266,7 @@ class OpenAIJudge:
         *,
         base_url: str,
         api_key: str | None = None,
-        api_key_env: str | None = "OPENAI_API_KEY",
+        api_key_env: str | None = DEFAULT_KEY,
         logprobs: bool = True,
         top_logprobs: int = 20,
         concurrency: int = 4,

@@ -3,12 +3,16 @@
 ``OpenAIReader(model, base_url="http://127.0.0.1:8000/v1")`` posts each request's
 messages to ``{base_url}/chat/completions`` with ``temperature`` 0 (greedy) and
 ``max_tokens``.  The API key is read from the environment variable named by
-``api_key_env`` (default ``OPENAI_API_KEY``) when the first batch is sent; without
-it no ``Authorization`` header is sent (local servers need none).  The key never
+``api_key_env`` when the first batch is sent; without it no ``Authorization``
+header is sent (local servers need none).  Unnamed (the default), the variable is
+``OPENAI_API_KEY`` and its key goes to OpenAI's own API (``https://api.openai.com``)
+only — never to a local vLLM or llama.cpp server or any other endpoint; a named
+variable (``api_key_env: OPENAI_API_KEY`` included) goes to the configured
+endpoints (:func:`rageval.http.urls.key_env_for`).  The key never
 appears in :meth:`info` and never leaves ``base_url``'s origin, and it is sent only
 over ``https://`` or to a loopback host (``localhost``, ``127.0.0.0/8``, ``::1``):
-when the variable is set and an endpoint is plain ``http://`` elsewhere, the reader
-is refused (at ``rageval validate`` and when the suite is loaded) unless
+when a named variable is set and an endpoint is plain ``http://`` elsewhere, the
+reader is refused (at ``rageval validate`` and when the suite is loaded) unless
 ``allow_insecure_key: true``.  A ``base_url`` with credentials in it
 (``user:password@``, a query such as ``?api-key=...``) is refused, its secret not
 printed.
@@ -75,7 +79,7 @@ from pydantic import Field, field_validator, model_validator
 
 from rageval.http import EndpointPool, HttpError, endpoint_list
 from rageval.http.errors import show_reply
-from rageval.http.urls import check_key_transport
+from rageval.http.urls import DEFAULT_KEY, DefaultKeyEnv, check_key_transport
 from rageval.io import scrub_surrogates
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
@@ -136,7 +140,8 @@ class OpenAIParams(ReaderParams):
 
     @model_validator(mode="after")
     def _key_transport(self) -> OpenAIParams:
-        if self.api_key_env and os.environ.get(self.api_key_env):
+        # unnamed (the default), $OPENAI_API_KEY goes to OpenAI's own API only (https): nothing to check
+        if "api_key_env" in self.model_fields_set and self.api_key_env and os.environ.get(self.api_key_env):
             check_key_transport(
                 endpoint_list(self.base_url, what="openai reader"),
                 what="openai reader",
@@ -216,7 +221,7 @@ class OpenAIReader(Reader):
         model: str,
         *,
         base_url: str | Sequence[str],
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = DEFAULT_KEY,
         template: PromptTemplate | Mapping[str, Any] | None = None,
         max_tokens: int = 256,
         temperature: float = 0.0,
@@ -234,10 +239,11 @@ class OpenAIReader(Reader):
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__(template=template, tokenizer=tokenizer)
+        named = {} if isinstance(api_key_env, DefaultKeyEnv) else {"api_key_env": api_key_env}
         self.Params.check(
             model=model,
             base_url=base_url,
-            api_key_env=api_key_env,
+            **named,
             max_tokens=max_tokens,
             temperature=temperature,
             timeout=timeout,
