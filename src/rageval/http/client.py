@@ -24,7 +24,7 @@ from rageval.io import json_text
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["HttpClient", "LazyClient"]
+__all__ = ["HttpClient", "LazyClient", "body_charset"]
 
 _MAX_REDIRECTS = 5
 _LANE_CONNECTIONS = 8  # connections per httpx pool (see HttpClient.__init__)
@@ -55,6 +55,23 @@ def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, clients
         thread.join(timeout=5)
     if not thread.is_alive():
         loop.close()
+
+
+def body_charset(content_type: str | None) -> str:
+    """The charset a response body is decoded with: the ``charset`` parameter of its ``Content-Type`` (RFC 9110
+    section 8.3.1), else UTF-8 (JSON's encoding, RFC 8259).
+
+    >>> body_charset("application/json; charset=ISO-8859-1"), body_charset('application/json;charset="utf-8"')
+    ('iso-8859-1', 'utf-8')
+    >>> body_charset("application/json"), body_charset(None)
+    ('utf-8', 'utf-8')
+    """
+    for param in (content_type or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            value = value.strip().strip('"').strip().lower()
+            return value or "utf-8"
+    return "utf-8"
 
 
 class HttpClient:
@@ -241,6 +258,7 @@ class HttpClient:
                         continue
                     raw = await self._read_body(resp)
                     retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                    content_type = resp.headers.get("Content-Type")
                 break
             else:
                 raise HttpError("redirect", f"more than {_MAX_REDIRECTS} redirects")
@@ -265,10 +283,14 @@ class HttpClient:
                 status=status,
                 retry_after=retry_after if status in RETRY_STATUS else None,
             )
+        charset = body_charset(content_type)
         try:
-            text = raw.decode("utf-8")
+            text = raw.decode(charset)
+        except LookupError:
+            raise HttpError("decode", f"HTTP {status} body is in an unknown charset {charset!r:.60}") from None
         except UnicodeDecodeError as err:
-            raise HttpError("decode", f"HTTP {status} body is not UTF-8 ({err.reason} at byte {err.start})") from None
+            name = "UTF-8" if charset == "utf-8" else charset
+            raise HttpError("decode", f"HTTP {status} body is not {name} ({err.reason} at byte {err.start})") from None
         try:
             return json.loads(text)
         except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses

@@ -115,9 +115,10 @@ def show_origin(o: tuple[str, str, int]) -> str:
 
 
 def split_base_url(url: Any, what: str) -> SplitResult:
-    """``url``'s parts, after checking it is an ``http(s)://`` URL with a host and a numeric port (if any)."""
+    """``url``'s parts, after checking it is an ``http(s)://`` URL (the scheme in any case: ``HTTP://`` is
+    ``http://``, RFC 3986 section 3.1) with a host and a numeric port (if any)."""
     shown = repr(redact_url(url)) if isinstance(url, str) else repr(url)
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str) or not url[:8].lower().startswith(("http://", "https://")):  # RFC 3986: any case
         raise ValueError(
             f"{what}: base_url must start with http:// or https://, got {shown} (e.g. http://127.0.0.1:8000/v1)"
         )

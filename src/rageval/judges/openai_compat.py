@@ -55,7 +55,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -63,11 +62,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rageval.http import HttpError, LazyClient, origin_of
+from rageval.http.chat import first_choice
 from rageval.http.errors import show_reply
 from rageval.http.urls import DEFAULT_KEY, check_key_transport, key_env_for, redact_url, split_base_url
 from rageval.judges.base import JudgeError
 from rageval.judges.registry import OPENAI_PARAMS
-from rageval.judges.replies import as_logprob, fence, is_refusal
+from rageval.judges.replies import answer_text, as_logprob, fence, is_refusal, opens_reasoning, verdict
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -107,7 +107,6 @@ PARAMS = OPENAI_PARAMS
 #: request fields that define the judge (prompt, one answer token, greedy, the probability rule)
 _FIXED_KEYS = frozenset({"model", "messages", "max_tokens", "temperature", "logprobs", "top_logprobs", "n", "stream"})
 _OVERFLOW_HINTS = ("context length", "context_length", "maximum context", "too long", "context window")
-_FIRST_WORD = re.compile(r"[^\W_]+")
 
 
 def normalize_token(token: str) -> str:
@@ -164,19 +163,19 @@ def judge_messages(premise: str, hypothesis: str) -> list[dict[str, str]]:
 
 
 def probability_from_answer(text: str | None) -> float:
-    """1.0 when the answer's first word is ``yes``, 0.0 when it is ``no`` (any case), else NaN (an abstention);
-    a refusal (:func:`is_refusal`: ``"No, I cannot help..."``) is an abstention, whatever its first word.
+    """1.0 when the answer's first word is ``yes``, 0.0 when it is ``no`` (any case), else NaN (an abstention),
+    read strictly (:func:`rageval.judges.replies.verdict`): a leading ``<think>…</think>`` block is dropped (one
+    never closed abstains); a refusal (:func:`is_refusal`: ``"No, I cannot help..."``) abstains whatever its first
+    word, and so does a reply holding both words (``"Yes and no: …"``).
 
     >>> probability_from_answer(" Yes."), probability_from_answer("NO"), math.isnan(probability_from_answer("Maybe"))
     (1.0, 0.0, True)
     >>> math.isnan(probability_from_answer("No, I cannot help with that."))
     True
+    >>> probability_from_answer("No, the premise cannot support the claim."), probability_from_answer("<think>…</think>Yes")
+    (0.0, 1.0)
     """
-    if is_refusal(text):
-        return math.nan
-    m = _FIRST_WORD.search(text or "")
-    word = m.group(0).lower() if m else ""
-    return 1.0 if word == "yes" else 0.0 if word == "no" else math.nan
+    return verdict(text)
 
 
 def parse_spec(arg: str) -> tuple[str, str | None]:
@@ -323,7 +322,14 @@ class OpenAIJudge:
             sleep=self._sleep,
         )
         self._lock = threading.Lock()
-        self._counts = {"from_logprobs": 0, "from_answer": 0, "off_label": 0, "prompt_overflow": 0, "refused": 0}
+        self._counts = {
+            "from_logprobs": 0,
+            "from_answer": 0,
+            "off_label": 0,
+            "prompt_overflow": 0,
+            "refused": 0,
+            "reasoning": 0,
+        }
 
     # -- the HTTP client ---------------------------------------------------------------------
     def client(self) -> Any:
@@ -376,18 +382,22 @@ class OpenAIJudge:
         return self._parse(resp)
 
     def _parse(self, resp: Any) -> float:
-        choices = resp.get("choices") if isinstance(resp, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, dict):
-            raise JudgeError(f"judge {self.id!r}: unexpected response (no choices[0]): {show_reply(resp)}")
+        choice, missing = first_choice(resp)  # the choice of index 0 (rageval.http.chat), never another's answer
+        if choice is None:
+            why = f"; {missing}" if missing and missing != "no choices" else ""
+            raise JudgeError(f"judge {self.id!r}: unexpected response (no choices[0]{why}): {show_reply(resp)}")
         message = choice.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         refusal = message.get("refusal") if isinstance(message, dict) else None
-        if (isinstance(refusal, str) and refusal.strip()) or (isinstance(content, str) and is_refusal(content)):
+        answer = answer_text(content) if isinstance(content, str) else None  # after a <think>…</think> block
+        if (isinstance(refusal, str) and refusal.strip()) or (answer is not None and is_refusal(answer)):
             self._count("refused")  # OpenAI's refusal shape, or a reply that declines: an abstention, never a 0
             self._count("off_label")
             return math.nan
         entries = self._logprob_entries(choice) if self.logprobs else None
+        if entries and opens_reasoning(entries[0][0]):  # the alternatives of a reasoning block, not of the answer
+            self._count("reasoning")
+            entries = None
         if entries is not None:
             p = probability_from_logprobs(entries)
             self._count("from_logprobs")
@@ -437,7 +447,8 @@ class OpenAIJudge:
 
     def stats(self) -> dict[str, int]:
         """``from_logprobs``, ``from_answer`` (pairs scored each way), ``off_label`` (abstentions), ``prompt_overflow``,
-        and the HTTP client's ``http_retries``."""
+        ``refused``, ``reasoning`` (first answer tokens that opened a ``<think>`` block: read from the text), and the
+        HTTP client's ``http_retries``."""
         with self._lock:
             out = dict(self._counts)
         client = self._http.current

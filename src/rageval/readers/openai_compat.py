@@ -78,12 +78,14 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from rageval.http import EndpointPool, HttpError, endpoint_list
+from rageval.http.chat import finish_reason, first_choice, served_model, usage_count
 from rageval.http.errors import show_reply
 from rageval.http.urls import DEFAULT_KEY, DefaultKeyEnv, check_key_transport
 from rageval.io import scrub_surrogates
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
 from rageval.readers.template import PromptTemplate
+from rageval.token_counts import show_number
 
 __all__ = ["OpenAIParams", "OpenAIReader"]
 
@@ -184,24 +186,28 @@ def _clip(value: Any, n: int = 200) -> str:
 def reply_text(resp: Any) -> tuple[str, str | None]:
     """The answer text of a chat-completions reply and None, or ``("", why it is no answer)``.
 
-    No answer: no ``choices[0].message``; a refusal (``message.refusal``); ``tool_calls`` instead of text;
-    ``finish_reason: content_filter``; ``content`` null or not text.
+    The answer is choice 0's (:func:`rageval.http.chat.first_choice`: the choice whose ``index`` is 0).  No
+    answer: no such choice or no ``message``; a refusal (``message.refusal``); ``tool_calls`` instead of text
+    (or ``finish_reason`` ``tool_calls``/``function_call``); ``finish_reason: content_filter`` (content withheld,
+    whatever is left of it); ``content`` null or not text.  ``finish_reason: length`` is an answer (cut at
+    ``max_tokens``: the caller flags it).
     """
-    choices = resp.get("choices") if isinstance(resp, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices else None
+    choice, missing = first_choice(resp)
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        return "", f"unexpected response (no choices[0].message.content): {_clip(resp)}"
+        why = f"; {missing}" if missing and missing != "no choices" else ""
+        return "", f"unexpected response (no choices[0].message.content{why}): {_clip(resp)}"
     content, refusal = message.get("content"), message.get("refusal")
+    finish = finish_reason(choice)
     if isinstance(refusal, str) and refusal.strip():
         return "", f"the model refused: {_clip(refusal.strip())}"
     if refusal not in (None, "", False):
         return "", f"the model refused (message.refusal {_clip(refusal, 80)})"
-    if message.get("tool_calls") or message.get("function_call"):
+    if message.get("tool_calls") or message.get("function_call") or finish in ("tool_calls", "function_call"):
         return "", "the model answered with tool calls, not text (no tools were offered)"
+    if finish == "content_filter":
+        return "", "the server's content filter withheld the answer (finish_reason content_filter)"
     if isinstance(content, str):
-        if choice.get("finish_reason") == "content_filter" and not content.strip():
-            return "", "the server's content filter withheld the answer (finish_reason content_filter)"
         return content, None
     if content is None:
         why = f" (finish_reason {_clip(choice.get('finish_reason'), 40)})" if choice.get("finish_reason") else ""
@@ -348,11 +354,19 @@ class OpenAIReader(Reader):
         content, problem = reply_text(resp)
         if problem is not None:
             return ReaderOutput("", "reader_error", self.count_prompt_tokens(req), problem)
-        usage = resp.get("usage") if isinstance(resp, dict) else None
-        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        extra: dict[str, Any] = {}
+        tokens, refused = usage_count(resp, "prompt_tokens")
+        if tokens is None:  # absent, or no count (10**30, -1, 3.5, text): the suite tokenizer's count instead
             tokens = self.count_prompt_tokens(req)
-        return ReaderOutput(scrub_surrogates(content).strip(), "ok", tokens)
+            if refused is not None:
+                extra["prompt_tokens_refused"] = show_number(refused) if isinstance(refused, int) else _clip(refused)
+        choice, _ = first_choice(resp)
+        if choice is not None and finish_reason(choice) == "length":  # cut at max_tokens: kept, flagged, counted
+            extra["truncated"] = True
+        served = served_model(resp)
+        if served is not None and served != self.model_name:  # the same model: nothing added to the record
+            extra["served_model"] = scrub_surrogates(served)
+        return ReaderOutput(scrub_surrogates(content).strip(), "ok", tokens, extra=extra)
 
     def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
         reqs = check_requests(requests)
