@@ -64,7 +64,8 @@ class OriginModel(_Open):
 
 class JudgeRecord(_Open):
     spec: str = "lexical"
-    threshold: float = 0.5
+    #: as the suite's judge section bounds it: an edited manifest's NaN or 7 is one line naming the field
+    threshold: float = Field(0.5, ge=0.0, le=1.0, allow_inf_nan=False)
     params: dict[str, Any] = Field(default_factory=dict)
 
 
