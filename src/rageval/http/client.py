@@ -74,6 +74,23 @@ def body_charset(content_type: str | None) -> str:
     return "utf-8"
 
 
+def _json_body(raw: bytes, status: int, content_type: str | None) -> Any:
+    """A 2xx body decoded in its charset (:func:`body_charset`) and read as JSON, or :class:`HttpError`."""
+    charset = body_charset(content_type)
+    try:
+        text = raw.decode(charset)
+    except LookupError:  # no such codec, or one that is not a text encoding (base64, rot13)
+        raise HttpError("decode", f"HTTP {status} body is in an unknown charset {charset!r:.60}") from None
+    except UnicodeDecodeError as err:
+        name = "UTF-8" if charset == "utf-8" else charset
+        raise HttpError("decode", f"HTTP {status} body is not {name} ({err.reason} at byte {err.start})") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses
+        what = "nested too deeply" if isinstance(err, RecursionError) else "not JSON"
+        raise HttpError("json", f"HTTP {status} body is {what}: {text[:120]!r}") from None
+
+
 class HttpClient:
     """JSON over HTTP to one origin, with a total deadline per attempt, bounded retries and no cross-origin hops.
 
@@ -283,19 +300,7 @@ class HttpClient:
                 status=status,
                 retry_after=retry_after if status in RETRY_STATUS else None,
             )
-        charset = body_charset(content_type)
-        try:
-            text = raw.decode(charset)
-        except LookupError:
-            raise HttpError("decode", f"HTTP {status} body is in an unknown charset {charset!r:.60}") from None
-        except UnicodeDecodeError as err:
-            name = "UTF-8" if charset == "utf-8" else charset
-            raise HttpError("decode", f"HTTP {status} body is not {name} ({err.reason} at byte {err.start})") from None
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses
-            what = "nested too deeply" if isinstance(err, RecursionError) else "not JSON"
-            raise HttpError("json", f"HTTP {status} body is {what}: {text[:120]!r}") from None
+        return _json_body(raw, status, content_type)
 
     def _redirect_target(self, resp: Any, url: str) -> str:
         status = resp.status_code

@@ -89,6 +89,11 @@ __all__ = [
 #: are not reused); v2: premise and claim fenced in tags, refusals abstain
 PROMPT_VERSION = "entail-yn-v2"
 
+#: the reading of an answer's text (part of the judge id's rule, so answers read another way are not reused);
+#: answer-v2: read strictly (a closed <think> block dropped, first-person refusals, both words abstain; the
+#: text read when the first token opens a reasoning block)
+ANSWER_RULE = "answer-v2"
+
 SYSTEM_PROMPT = (
     "You are a careful fact-checker. You decide whether a claim is fully supported by a premise, "
     "using only the premise. The premise is given between <premise> and </premise>, the claim between <claim> "
@@ -303,7 +308,7 @@ class OpenAIJudge:
         self._sleep = sleep
         path = base_url.split("://", 1)[1].partition("/")[2].partition("?")[0].strip("/")
         where = f"{scheme}://{host}:{port}" + (f"/{path}" if path else "")
-        rule = f"yesno-logprobs-top{top_logprobs}+answer" if logprobs else "answer"
+        rule = f"yesno-logprobs-top{top_logprobs}+{ANSWER_RULE}" if logprobs else ANSWER_RULE
         self.id = f"openai:{model}@{where}|prompt={PROMPT_VERSION}|p={rule}"
         if extra:
             self.id += f"|extra={hashlib.sha256(extra_json.encode()).hexdigest()[:12]}"
