@@ -15,17 +15,23 @@ support probability:
   ``P(yes) = Σ exp(lp_yes) / (Σ exp(lp_yes) + Σ exp(lp_no))``
   (:func:`probability_from_logprobs`; a variant missing from the top-``k`` counts
   as 0).  Top alternatives with neither answer: an **abstention** (NaN);
-* **else from the answer text** (the server sent no log-probabilities, or the
-  judge was built with ``logprobs=False``): its first word, lower-cased —
-  ``yes`` → 1.0, ``no`` → 0.0, anything else (an empty answer, ``"Maybe"``,
-  ``"<think>"``) → an **abstention** (NaN) (:func:`probability_from_answer`).
+* **else from the answer text** (the server sent no log-probabilities, the
+  judge was built with ``logprobs=False``, or the first answer token opens a
+  ``<think>`` block), read strictly (:func:`probability_from_answer`,
+  :func:`rageval.judges.replies.verdict`): its first word after a closed
+  ``<think>…</think>`` block — ``yes`` → 1.0, ``no`` → 0.0; anything else (an
+  empty answer, ``"Maybe"``, a ``<think>`` never closed), a refusal (the model
+  declining in the first person) or a reply holding both words → an
+  **abstention** (NaN).
+
+The reply read is the choice whose ``index`` is 0 (:func:`rageval.http.chat.first_choice`).
 
 Never a silent 0: an abstention is NaN, which :class:`~rageval.judges.JudgeRunner`
 caches and counts (``abstained``); this judge also counts it (``off_label``).
 
 Failures: a request that still fails after the HTTP client's retries
 (:class:`rageval.http.HttpClient`: a total deadline per attempt, retries with
-``Retry-After``, same origin only), a 4xx, or a response without ``choices[0]``
+``Retry-After``, same origin only), a 4xx, or a response without a choice of index 0
 raises :class:`~rageval.judges.JudgeError` — the suite runner records
 ``judge_error`` for the records of that batch and computes them again on a rerun;
 nothing of the failed batch is cached.  One exception: HTTP 400 saying the prompt

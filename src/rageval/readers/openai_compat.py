@@ -44,16 +44,22 @@ Then:
 * HTTP 400 whose message says the prompt is too long (``context length``,
   ``maximum context``, ``too long``, ``context_length_exceeded``) is
   ``prompt_overflow``; any other 4xx is a ``reader_error`` at once (no retry);
-* a response without ``choices[0].message.content`` is a ``reader_error``, and so
-  is a reply that is no answer: ``content: null``, OpenAI's refusal shape
+* a response without a choice of ``index`` 0 with ``message.content``
+  (:func:`rageval.http.chat.first_choice`) is a ``reader_error``, and so is a
+  reply that is no answer: ``content: null``, OpenAI's refusal shape
   (``message.refusal``), ``tool_calls`` instead of text, or ``finish_reason:
   content_filter`` — the record's ``error`` names which (and the refusal's words).
   Text is kept as sent, except lone surrogates (``"\\ud800"``, valid JSON but not
-  Unicode), which become U+FFFD.
+  Unicode), which become U+FFFD;
+* ``finish_reason: length`` (cut at ``max_tokens``) stays the answer, flagged:
+  the record's ``extra.truncated`` (counted per setting in ``run_stats.json``);
+* the reply's ``model``, when it is not the model asked for, is the record's
+  ``extra.served_model``.
 
 No failure of one request escapes as an exception: every request gets an output.
-``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports one, else
-the suite tokenizer's count of the rendered prompt.  Requests are sent
+``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports a count (an
+integer in ``[0, 10**8]``), else the suite tokenizer's count of the rendered prompt
+(a reported value that is no count is kept in ``extra.prompt_tokens_refused``).  Requests are sent
 ``concurrency`` at a time (threads), results in request order; with greedy
 decoding (``temperature`` 0) on replicas of one model the outputs are those of
 ``concurrency`` 1 on one endpoint.
