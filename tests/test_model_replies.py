@@ -321,3 +321,23 @@ def test_a_truncated_answer_is_counted_per_setting_and_named_in_the_summary(tmp_
     assert f"truncated: {name}: 1 answer(s) cut at the reader's max_tokens" in res.output
     again = run_suite(load_suite(suite), progress=False, build_report=False)  # reused from the cache: counted too
     assert again.truncated == {name: 1} and again.reused == 2
+
+
+def test_the_in_process_judge_counts_a_first_token_that_opens_a_reasoning_block():
+    import threading
+
+    from rageval.judges.causal import CausalLMJudge
+
+    judge = CausalLMJudge.__new__(CausalLMJudge)  # no model: its top tokens are scripted below
+    judge.engine, judge._lock = "transformers", threading.Lock()
+    judge._counts = {"from_logprobs": 0, "off_label": 0, "reasoning": 0}
+    tops = {
+        "p1": [("<think>", -0.01), ("The", -6.0)],  # a reasoning model: nothing to read
+        "p2": [("<think>", -0.1), ("Yes", -3.0), ("No", -3.0)],  # its alternatives still decide
+        "p3": [("Yes", -0.1), ("No", -2.4)],
+    }
+    judge.top_tokens = lambda premise, hypothesis: tops[premise]
+    got = judge.predict(["p1", "p2", "p3"], ["h"] * 3)
+    assert math.isnan(got[0]) and got[1] == 0.5
+    assert got[2] == pytest.approx(math.exp(-0.1) / (math.exp(-0.1) + math.exp(-2.4)), abs=1e-12)
+    assert judge.stats() == {"from_logprobs": 3, "off_label": 1, "reasoning": 2}
