@@ -97,23 +97,30 @@ def show_number(v: Any) -> str:
     return repr(v)
 
 
-def check_count(name: str, v: Any) -> None:
+def check_count(name: str, v: Any, *, or_none: bool = False) -> None:
     """A token count: a finite number in ``[0, MAX_TOKEN_COUNT]`` (not a bool), else a ValueError naming ``name``
-    (an integer too large for a float included: ``10**400`` is refused, never an OverflowError).
+    (an integer too large for a float included: ``10**400`` is refused, never an OverflowError).  ``or_none``:
+    the message says None is taken too.
 
     >>> check_count("budget_tokens[0]", 10**400)
     Traceback (most recent call last):
     ...
-    ValueError: budget_tokens[0] must be a finite non-negative number of at most 2**53, got an integer of 401 digits
+    ValueError: budget_tokens[0] must be a finite non-negative number, got an integer of 401 digits (at most 2**53)
     """
     ok = not isinstance(v, bool) and isinstance(v, numbers.Real)
+    too_big = False
     if ok:
         try:
-            ok = math.isfinite(v) and 0 <= v <= MAX_TOKEN_COUNT
+            ok = math.isfinite(v) and v >= 0
         except OverflowError:  # an integer past the float range
             ok = False
-    if not ok:
-        raise ValueError(f"{name} must be a finite non-negative number of at most 2**53, got {show_number(v)}")
+            too_big = v > 0
+        else:
+            too_big = ok and v > MAX_TOKEN_COUNT
+    if not ok or too_big:
+        alt = " or None" if or_none else ""
+        bound = " (at most 2**53)" if too_big else ""
+        raise ValueError(f"{name} must be a finite non-negative number{alt}, got {show_number(v)}{bound}")
 
 
 def achieved_ratio(achieved: float, retrieved: float) -> float | None:

@@ -86,7 +86,7 @@ def _opt_list(value, name, n):
         raise ValueError(f"{name} must have one entry per question ({n}), got {len(value)}")
     for q, v in enumerate(value):
         if v is not None:
-            check_count(f"{name}[{q}]", v)  # 10**400: a ValueError naming the field, not an OverflowError
+            check_count(f"{name}[{q}]", v, or_none=True)  # 10**400: a ValueError naming the field, no overflow
     return list(value)
 
 
