@@ -119,6 +119,7 @@ def _interrupt_twice(tmp_path: Path, after_message: bool) -> tuple[int, str, flo
             stderr=subprocess.STDOUT,
             env=env,
         )
+        assert proc.stdout is not None
         try:
             deadline = time.monotonic() + 120
             while not server.requests and time.monotonic() < deadline and proc.poll() is None:
