@@ -1,7 +1,8 @@
 """Secrets go nowhere they must not: keys only over https or to loopback, no credentials in URLs, URLs redacted.
 
 Category "secrets going where they must not": the key named by ``api_key_env`` is sent
-only over ``https://`` or to a loopback host, anything else refused at ``rageval validate``
+only over ``https://`` or to a loopback host (unnamed, ``$OPENAI_API_KEY`` goes to OpenAI's own
+API only: tests/test_keys_and_cells.py), anything else refused at ``rageval validate``
 and when a suite is loaded (one line, exit 2) unless ``allow_insecure_key: true``; a
 ``base_url`` with userinfo or a query token is refused with a message that does not print
 the secret; every URL an error prints is redacted.
@@ -142,12 +143,12 @@ SAFE = ["https://10.0.0.1:8000/v1", "http://127.0.0.1:8000/v1", "http://localhos
 @pytest.mark.parametrize("url", INSECURE)
 def test_a_key_over_plain_http_off_this_machine_is_refused(key, url):
     for build in (
-        lambda: OpenAIReader("m", base_url=url),
-        lambda: OpenAIReader("m", base_url=["https://a.example/v1", url]),
+        lambda: OpenAIReader("m", base_url=url, api_key_env="OPENAI_API_KEY"),  # named for it
+        lambda: OpenAIReader("m", base_url=["https://a.example/v1", url], api_key_env="OPENAI_API_KEY"),
         lambda: OpenAIReader("m", base_url=url, api_key_env="MY_KEY"),
-        lambda: OpenAIJudge("m", base_url=url),
+        lambda: OpenAIJudge("m", base_url=url, api_key_env="OPENAI_API_KEY"),
         lambda: OpenAIJudge("m", base_url=url, api_key="explicit", api_key_env=None),
-        lambda: get_judge("openai", model="m", base_url=url),
+        lambda: get_judge("openai", model="m", base_url=url, api_key_env="OPENAI_API_KEY"),
         lambda: HttpClient(url, api_key="k"),
     ):
         with pytest.raises(ValueError, match="would be sent unencrypted") as info:
@@ -165,9 +166,9 @@ def test_https_and_loopback_take_a_key(key, url):
 @pytest.mark.parametrize("url", INSECURE)
 def test_no_key_or_the_opt_in_takes_plain_http(monkeypatch, key, url):
     OpenAIReader("m", base_url=url, api_key_env=None).close()  # no key at all
-    OpenAIReader("m", base_url=url, allow_insecure_key=True).close()
+    OpenAIReader("m", base_url=url, api_key_env="OPENAI_API_KEY", allow_insecure_key=True).close()
     OpenAIJudge("m", base_url=url, api_key_env=None).close()
-    OpenAIJudge("m", base_url=url, allow_insecure_key=True).close()
+    OpenAIJudge("m", base_url=url, api_key_env="OPENAI_API_KEY", allow_insecure_key=True).close()
     HttpClient(url, api_key="k", allow_insecure_key=True).close()
     monkeypatch.delenv("OPENAI_API_KEY")
     OpenAIReader("m", base_url=url).close()  # the variable unset: nothing to send
@@ -179,8 +180,9 @@ def test_no_key_or_the_opt_in_takes_plain_http(monkeypatch, key, url):
 def test_validate_refuses_an_insecure_key_in_one_line_and_takes_the_opt_in(tmp_path, key, where):
     url = INSECURE[0]
     for opt_in, code in (("", 2), (", allow_insecure_key: true", 0)):
-        reader = f"{{backend: openai, params: {{model: m, base_url: '{url}'{opt_in}}}}}"
-        judge = f"{{spec: openai, params: {{model: j, base_url: '{url}'{opt_in}}}}}"
+        named = ", api_key_env: OPENAI_API_KEY"  # the variable named for this endpoint (unnamed: OpenAI's only)
+        reader = f"{{backend: openai, params: {{model: m, base_url: '{url}'{named}{opt_in}}}}}"
+        judge = f"{{spec: openai, params: {{model: j, base_url: '{url}'{named}{opt_in}}}}}"
         suite = _suite(tmp_path, reader) if where == "reader" else _suite(tmp_path, "{backend: extractive}", judge)
         res = CliRunner().invoke(main, ["validate", str(suite)])
         assert res.exit_code == code, res.output
@@ -190,7 +192,10 @@ def test_validate_refuses_an_insecure_key_in_one_line_and_takes_the_opt_in(tmp_p
 
 
 def test_the_key_reaches_a_loopback_server(tmp_path, key, server):
-    suite = _suite(tmp_path, f"{{backend: openai, params: {{model: m, base_url: '{server.url}', max_retries: 0}}}}")
+    named = "api_key_env: OPENAI_API_KEY"  # named for this endpoint (unnamed, the key goes to OpenAI's API only)
+    suite = _suite(
+        tmp_path, f"{{backend: openai, params: {{model: m, base_url: '{server.url}', max_retries: 0, {named}}}}}"
+    )
     res = run_suite(load_suite(suite), progress=False, build_report=False)
     assert res.status_counts == {"ok": 2}
     assert {r["headers"].get("authorization") for r in server.requests} == {f"Bearer {key}"}

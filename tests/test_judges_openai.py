@@ -243,7 +243,7 @@ def test_logprobs_false_asks_for_text_only_and_has_its_own_id(server):
     assert r(["p"], ["a"]) == [1.0]  # the answer, not the (here 0.5) log-probabilities
     body = server.requests[-1]["body"]
     assert "logprobs" not in body and "top_logprobs" not in body
-    assert r.id.endswith("|p=answer")
+    assert r.id.endswith("|p=answer-v2")
     assert judge(server)(["p"], ["a"]) == [0.5]
 
 
@@ -386,7 +386,7 @@ def test_spec_forms_and_the_id(server):
     b = judge(server)
     assert a.id == b.id
     origin = server.url.rsplit("/v1", 1)[0]
-    assert a.id == f"openai:stub-llm@{origin}/v1|prompt={PROMPT_VERSION}|p=yesno-logprobs-top20+answer"
+    assert a.id == f"openai:stub-llm@{origin}/v1|prompt={PROMPT_VERSION}|p=yesno-logprobs-top20+answer-v2"
     assert a(["p"], ["h"]) == b(["p"], ["h"])
     assert isinstance(a, JudgeRunner) and isinstance(a.judge, OpenAIJudge)
     assert "openai[:<model>@<base_url>]" in BUILTIN

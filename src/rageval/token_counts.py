@@ -37,7 +37,15 @@ from typing import Any
 
 from rageval.text.tokenize import RegexTokenizer, get_tokenizer
 
-__all__ = ["count_tokens", "evidence_token_counts", "evidence_tokens", "achieved_ratio"]
+__all__ = [
+    "MAX_TOKEN_COUNT",
+    "achieved_ratio",
+    "check_count",
+    "count_tokens",
+    "evidence_token_counts",
+    "evidence_tokens",
+    "show_number",
+]
 
 
 def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
@@ -74,6 +82,47 @@ def evidence_tokens(items: Iterable[Any], tokenizer: Any) -> int:
     return sum(evidence_token_counts(items, tokenizer))
 
 
+#: the largest token count taken (2**53: every integer up to it is exact in a float64; no text has more tokens)
+MAX_TOKEN_COUNT = 2**53
+
+
+def show_number(v: Any) -> str:
+    """``repr(v)``, an integer of more than 30 digits shortened to its size (no 4,300-digit limit, no wall of digits).
+
+    >>> show_number(12), show_number(10**400)
+    ('12', 'an integer of 401 digits')
+    """
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > 100:
+        return f"an integer of {len(str(abs(v))) if v.bit_length() < 14000 else 'over 4,000'} digits"
+    return repr(v)
+
+
+def check_count(name: str, v: Any, *, or_none: bool = False) -> None:
+    """A token count: a finite number in ``[0, MAX_TOKEN_COUNT]`` (not a bool), else a ValueError naming ``name``
+    (an integer too large for a float included: ``10**400`` is refused, never an OverflowError).  ``or_none``:
+    the message says None is taken too.
+
+    >>> check_count("budget_tokens[0]", 10**400)
+    Traceback (most recent call last):
+    ...
+    ValueError: budget_tokens[0] must be a finite non-negative number, got an integer of 401 digits (at most 2**53)
+    """
+    ok = not isinstance(v, bool) and isinstance(v, numbers.Real)
+    too_big = False
+    if ok:
+        try:
+            ok = math.isfinite(v) and v >= 0
+        except OverflowError:  # an integer past the float range
+            ok = False
+            too_big = v > 0
+        else:
+            too_big = ok and v > MAX_TOKEN_COUNT
+    if not ok or too_big:
+        alt = " or None" if or_none else ""
+        bound = " (at most 2**53)" if too_big else ""
+        raise ValueError(f"{name} must be a finite non-negative number{alt}, got {show_number(v)}{bound}")
+
+
 def achieved_ratio(achieved: float, retrieved: float) -> float | None:
     """``achieved / retrieved``; None when nothing was retrieved (``retrieved == 0``).
 
@@ -81,8 +130,7 @@ def achieved_ratio(achieved: float, retrieved: float) -> float | None:
     ``ValueError``, never a ratio.
     """
     for name, v in (("achieved", achieved), ("retrieved", retrieved)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name} tokens must be a finite non-negative number, got {v!r}")
+        check_count(f"{name} tokens", v)
     if retrieved == 0:
         return None
     return achieved / retrieved

@@ -8,10 +8,15 @@ click command defined where its logic lives.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import errno
 import importlib
 import os
+import signal
 import sys
+import threading
+from typing import Any
 
 import click
 
@@ -108,6 +113,7 @@ def user_message(err: BaseException) -> str:
 class LazyGroup(click.Group):
     def invoke(self, ctx):
         """Run the sub-command; user-facing errors become one message and an exit code (``--debug``: traceback)."""
+        previous = _count_interrupts()
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.Abort):
@@ -128,6 +134,9 @@ class LazyGroup(click.Group):
             if code is None or _debug(ctx):
                 raise
             raise _Failure(user_message(err), code) from None
+        finally:
+            if previous is not None and not _interrupted.is_set():  # after a Ctrl-C it stays for the exit
+                signal.signal(signal.SIGINT, previous)
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(_LAZY))
@@ -149,6 +158,51 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(sorted(rows))
+
+
+def _exit_now(signum: int, frame: Any) -> None:
+    """A second Ctrl-C: exit at once, still 130 (finished records are kept: every file rageval writes is replaced
+    atomically, and the next run removes a killed run's temporary files)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, b"\nError: interrupted again: exiting now; rerun the same command to resume\n")
+    os._exit(130)
+
+
+_interrupted = threading.Event()
+
+
+def _on_interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C: the first raises KeyboardInterrupt (the command cleans up, exit 130); one more, while that clean-up
+    runs (requests in flight ending within their deadline, threads joined as the interpreter exits), exits at once,
+    still 130.  Without it a second Ctrl-C ended the process by the signal itself (exit status -2), past every
+    handler."""
+    if _interrupted.is_set():
+        _exit_now(signum, frame)
+    _interrupted.set()
+    raise KeyboardInterrupt
+
+
+def _count_interrupts() -> Any:
+    """Install :func:`_on_interrupt` for the command (the main thread, Python's default handler in place); the
+    handler it replaces, else None."""
+    if threading.current_thread() is not threading.main_thread():  # pragma: no cover - the CLI runs on the main one
+        return None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler and previous is not _on_interrupt:
+        return None  # an embedding program's own handler is kept
+    signal.signal(signal.SIGINT, _on_interrupt)
+    return previous
+
+
+@atexit.register  # registered first, so it runs after the exit handlers registered later (HTTP clients' closing)
+def _ignore_interrupts_at_the_end() -> None:
+    """After an interrupt, the interpreter's last moments ignore Ctrl-C: it would put back the default action (death
+    by the signal, -2) before it ends, and the exit status must stay 130."""
+    if _interrupted.is_set():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class _Failure(click.ClickException):

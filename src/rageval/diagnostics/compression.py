@@ -46,7 +46,6 @@ Per question:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rageval.diagnostics._attribution_inputs import prepare_inputs
@@ -61,7 +60,7 @@ from rageval.scoring import (
     DEFAULT_THRESHOLD,
 )
 from rageval.text.tokenize import get_tokenizer
-from rageval.token_counts import achieved_ratio, evidence_tokens
+from rageval.token_counts import achieved_ratio, check_count, evidence_tokens
 
 __all__ = ["compression", "record_values", "verification_costs"]
 
@@ -97,8 +96,8 @@ def _opt_list(value, name, n):
     if len(value) != n:
         raise ValueError(f"{name} must have one entry per question ({n}), got {len(value)}")
     for q, v in enumerate(value):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0):
-            raise ValueError(f"{name}[{q}] must be a finite non-negative number or None, got {v!r}")
+        if v is not None:
+            check_count(f"{name}[{q}]", v, or_none=True)  # 10**400: a ValueError naming the field, no overflow
     return list(value)
 
 

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from rageval.http.errors import RETRY_STATUS, HttpError, server_message
 from rageval.http.policy import check_positive, parse_retry_after, retry_wait
-from rageval.http.urls import check_key_transport, origin_of, show_origin, split_base_url
+from rageval.http.urls import check_key_transport, key_env_for, origin_of, show_origin, split_base_url
 from rageval.io import json_text
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["HttpClient", "LazyClient"]
+__all__ = ["HttpClient", "LazyClient", "body_charset"]
 
 _MAX_REDIRECTS = 5
 _LANE_CONNECTIONS = 8  # connections per httpx pool (see HttpClient.__init__)
@@ -55,6 +55,40 @@ def _shutdown(loop: asyncio.AbstractEventLoop, thread: threading.Thread, clients
         thread.join(timeout=5)
     if not thread.is_alive():
         loop.close()
+
+
+def body_charset(content_type: str | None) -> str:
+    """The charset a response body is decoded with: the ``charset`` parameter of its ``Content-Type`` (RFC 9110
+    section 8.3.1), else UTF-8 (JSON's encoding, RFC 8259).
+
+    >>> body_charset("application/json; charset=ISO-8859-1"), body_charset('application/json;charset="utf-8"')
+    ('iso-8859-1', 'utf-8')
+    >>> body_charset("application/json"), body_charset(None)
+    ('utf-8', 'utf-8')
+    """
+    for param in (content_type or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            value = value.strip().strip('"').strip().lower()
+            return value or "utf-8"
+    return "utf-8"
+
+
+def _json_body(raw: bytes, status: int, content_type: str | None) -> Any:
+    """A 2xx body decoded in its charset (:func:`body_charset`) and read as JSON, or :class:`HttpError`."""
+    charset = body_charset(content_type)
+    try:
+        text = raw.decode(charset)
+    except LookupError:  # no such codec, or one that is not a text encoding (base64, rot13)
+        raise HttpError("decode", f"HTTP {status} body is in an unknown charset {charset!r:.60}") from None
+    except UnicodeDecodeError as err:
+        name = "UTF-8" if charset == "utf-8" else charset
+        raise HttpError("decode", f"HTTP {status} body is not {name} ({err.reason} at byte {err.start})") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses
+        what = "nested too deeply" if isinstance(err, RecursionError) else "not JSON"
+        raise HttpError("json", f"HTTP {status} body is {what}: {text[:120]!r}") from None
 
 
 class HttpClient:
@@ -241,6 +275,7 @@ class HttpClient:
                         continue
                     raw = await self._read_body(resp)
                     retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                    content_type = resp.headers.get("Content-Type")
                 break
             else:
                 raise HttpError("redirect", f"more than {_MAX_REDIRECTS} redirects")
@@ -265,15 +300,7 @@ class HttpClient:
                 status=status,
                 retry_after=retry_after if status in RETRY_STATUS else None,
             )
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise HttpError("decode", f"HTTP {status} body is not UTF-8 ({err.reason} at byte {err.start})") from None
-        try:
-            return json.loads(text)
-        except (ValueError, RecursionError) as err:  # RecursionError: nested deeper than Python parses
-            what = "nested too deeply" if isinstance(err, RecursionError) else "not JSON"
-            raise HttpError("json", f"HTTP {status} body is {what}: {text[:120]!r}") from None
+        return _json_body(raw, status, content_type)
 
     def _redirect_target(self, resp: Any, url: str) -> str:
         status = resp.status_code
@@ -319,7 +346,9 @@ class LazyClient:
     """The :class:`HttpClient` of one service (a reader's or a judge's), created on first use and closed on demand.
 
     The API key is ``api_key`` when given, else the environment variable named by
-    ``api_key_env``, read when the client is created (the first request).  ``options``
+    ``api_key_env`` (:func:`~rageval.http.urls.key_env_for`: the unnamed default,
+    ``OPENAI_API_KEY``, for OpenAI's own API only), read when the client is created
+    (the first request).  ``options``
     are :class:`HttpClient`'s keyword arguments.  Thread-safe; after :meth:`close`, the
     next :meth:`get` opens a new client.
     """
@@ -333,8 +362,9 @@ class LazyClient:
         with self._lock:
             if self._client is None:
                 key = self._api_key
-                if key is None and self._api_key_env:
-                    key = os.environ.get(self._api_key_env) or None
+                env = key_env_for(self._base_url, self._api_key_env)
+                if key is None and env:
+                    key = os.environ.get(env) or None
                 self._client = HttpClient(self._base_url, api_key=key, **self._options)
             return self._client
 

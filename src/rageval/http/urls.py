@@ -16,6 +16,10 @@ from urllib.parse import SplitResult, urlsplit
 from rageval.errors import redact_url
 
 __all__ = [
+    "DEFAULT_KEY",
+    "DefaultKeyEnv",
+    "OPENAI_ORIGIN",
+    "key_env_for",
     "origin_of",
     "show_origin",
     "split_base_url",
@@ -25,6 +29,38 @@ __all__ = [
     "insecure_key_problem",
     "check_key_transport",
 ]
+
+
+#: the origin the default key goes to: OpenAI's own API
+OPENAI_ORIGIN = ("https", "api.openai.com", 443)
+
+
+class DefaultKeyEnv(str):
+    """The ``api_key_env`` of a reader or judge whose configuration names none: the variable ``OPENAI_API_KEY``,
+    whose key goes to OpenAI's own API (:data:`OPENAI_ORIGIN`) and nowhere else — a local vLLM or llama.cpp
+    server is not OpenAI.  A configuration that names a variable (``api_key_env: OPENAI_API_KEY`` included) sends
+    its key to the endpoints it configures (:func:`key_env_for`)."""
+
+    def __repr__(self) -> str:
+        return f"{str(self)!r} (unnamed: for {show_origin(OPENAI_ORIGIN)} only)"
+
+
+#: the default ``api_key_env`` (:class:`DefaultKeyEnv`)
+DEFAULT_KEY = DefaultKeyEnv("OPENAI_API_KEY")
+
+
+def key_env_for(url: str, api_key_env: str | None) -> str | None:
+    """The environment variable whose key goes to ``url``: ``api_key_env`` when the configuration names one (None:
+    no key); by default (:data:`DEFAULT_KEY`) ``OPENAI_API_KEY`` for OpenAI's own API and none elsewhere.
+
+    >>> key_env_for("https://api.openai.com/v1", DEFAULT_KEY), key_env_for("http://127.0.0.1:8000/v1", DEFAULT_KEY)
+    ('OPENAI_API_KEY', None)
+    >>> key_env_for("http://127.0.0.1:8000/v1", "OPENAI_API_KEY"), key_env_for("https://api.openai.com/v1", None)
+    ('OPENAI_API_KEY', None)
+    """
+    if isinstance(api_key_env, DefaultKeyEnv):
+        return str(api_key_env) if origin_of(url) == OPENAI_ORIGIN else None
+    return api_key_env
 
 
 def is_loopback(host: str) -> bool:
@@ -79,9 +115,10 @@ def show_origin(o: tuple[str, str, int]) -> str:
 
 
 def split_base_url(url: Any, what: str) -> SplitResult:
-    """``url``'s parts, after checking it is an ``http(s)://`` URL with a host and a numeric port (if any)."""
+    """``url``'s parts, after checking it is an ``http(s)://`` URL (the scheme in any case: ``HTTP://`` is
+    ``http://``, RFC 3986 section 3.1) with a host and a numeric port (if any)."""
     shown = repr(redact_url(url)) if isinstance(url, str) else repr(url)
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+    if not isinstance(url, str) or not url[:8].lower().startswith(("http://", "https://")):  # RFC 3986: any case
         raise ValueError(
             f"{what}: base_url must start with http:// or https://, got {shown} (e.g. http://127.0.0.1:8000/v1)"
         )

@@ -25,6 +25,7 @@ naming the file, sqlite's words and the fix (exit 1): the records computed so fa
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import math
@@ -110,6 +111,22 @@ def unusable(path: Path, err: sqlite3.Error) -> JudgeCacheError:
     return JudgeCacheError(f"judge cache {path}: {words}; {fix or 'check the file, or remove it to judge again'}")
 
 
+def _create(path: Path) -> None:
+    """Create the cache file (empty: an empty sqlite database) when it is missing, with ``0666`` minus the umask as
+    every file rageval writes (sqlite itself creates a database ``0644``, whatever the umask); sqlite gives its
+    ``-wal`` and ``-shm`` files the database's permissions.  Never through a link (``O_NOFOLLOW``)."""
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UnsafePathError(
+                f"{path} is a symbolic link; remove it (rageval never opens a judge cache through a link)"
+            ) from None
+        return  # a folder that cannot be written, ...: sqlite's own open says what, with the fix (JudgeCacheError)
+    os.close(fd)
+
+
 class DiskCache:
     """sqlite key -> probability or NaN; WAL journal, one transaction per stored batch.
 
@@ -144,6 +161,7 @@ class DiskCache:
             raise unusable(path, err) from None
 
     def _open(self) -> sqlite3.Connection:
+        _create(self.path)
         db = sqlite3.connect(str(self.path), timeout=self.busy_timeout, check_same_thread=False)
         try:
             with contextlib.suppress(sqlite3.OperationalError):

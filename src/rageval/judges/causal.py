@@ -11,6 +11,9 @@ vocabulary; nothing is generated) go through the same rule,
 :func:`~rageval.judges.openai_compat.probability_from_logprobs`
 (``P(yes) = Σ p_yes / (Σ p_yes + Σ p_no)`` over the variants ``Yes``, `` yes``, …).
 Top tokens with neither answer: an **abstention** (NaN), counted (``off_label``).
+A pair whose most probable first token opens a reasoning block (``<think>``:
+nothing is generated, so an answer after it is never read) is counted as
+``reasoning``: a reasoning model that abstains on every pair says why.
 
 ``engine``: ``llamacpp`` (default; llama.cpp in-process, the ``llamacpp`` extra; a
 ``.gguf`` file or a named model) or ``transformers`` (any causal LM through
@@ -29,6 +32,7 @@ from typing import Any
 
 from rageval.judges.openai_compat import PROMPT_VERSION, judge_messages, probability_from_logprobs
 from rageval.judges.registry import LLM_PARAMS
+from rageval.judges.replies import opens_reasoning
 from rageval.llamacpp import LlamaCppModel
 from rageval.lm import load_causal_lm
 
@@ -79,7 +83,7 @@ class CausalLMJudge:
             f"|prompt={PROMPT_VERSION}|p=yesno-logprobs-top{top_logprobs}"
         )
         self._lock = threading.Lock()
-        self._counts = {"from_logprobs": 0, "off_label": 0}
+        self._counts = {"from_logprobs": 0, "off_label": 0, "reasoning": 0}
 
     def top_tokens(self, premise: str, hypothesis: str) -> list[tuple[str, float]]:
         """The ``top_logprobs`` most probable first answer tokens of one pair, as ``(text, log-probability)``."""
@@ -109,15 +113,21 @@ class CausalLMJudge:
             order = sorted(order, key=lambda i: premises[i])  # stable: equal premises keep their order
         out = [math.nan] * len(premises)
         for i in order:
-            prob = probability_from_logprobs(self.top_tokens(premises[i], hypotheses[i]))
+            top = self.top_tokens(premises[i], hypotheses[i])
+            # a reasoning model's first token opens its <think> block: counted, so an abstaining model is explained
+            reasoning = bool(top) and opens_reasoning(top[0][0])
+            prob = probability_from_logprobs(top)
             with self._lock:
                 self._counts["from_logprobs"] += 1
                 self._counts["off_label"] += math.isnan(prob)
+                self._counts["reasoning"] += reasoning
             out[i] = prob
         return out
 
     def stats(self) -> dict[str, int]:
-        """``from_logprobs`` (pairs scored) and ``off_label`` (abstentions: no yes/no among the top tokens)."""
+        """``from_logprobs`` (pairs scored), ``off_label`` (abstentions: no yes/no among the top tokens) and
+        ``reasoning`` (pairs whose most probable first token opens a ``<think>`` block: a reasoning model, whose
+        answer comes after text this judge does not generate; its yes/no alternatives, if any, still decide)."""
         with self._lock:
             return dict(self._counts)
 

@@ -15,17 +15,23 @@ support probability:
   ``P(yes) = Σ exp(lp_yes) / (Σ exp(lp_yes) + Σ exp(lp_no))``
   (:func:`probability_from_logprobs`; a variant missing from the top-``k`` counts
   as 0).  Top alternatives with neither answer: an **abstention** (NaN);
-* **else from the answer text** (the server sent no log-probabilities, or the
-  judge was built with ``logprobs=False``): its first word, lower-cased —
-  ``yes`` → 1.0, ``no`` → 0.0, anything else (an empty answer, ``"Maybe"``,
-  ``"<think>"``) → an **abstention** (NaN) (:func:`probability_from_answer`).
+* **else from the answer text** (the server sent no log-probabilities, the
+  judge was built with ``logprobs=False``, or the first answer token opens a
+  ``<think>`` block), read strictly (:func:`probability_from_answer`,
+  :func:`rageval.judges.replies.verdict`): its first word after a closed
+  ``<think>…</think>`` block — ``yes`` → 1.0, ``no`` → 0.0; anything else (an
+  empty answer, ``"Maybe"``, a ``<think>`` never closed), a refusal (the model
+  declining in the first person) or a reply holding both words → an
+  **abstention** (NaN).
+
+The reply read is the choice whose ``index`` is 0 (:func:`rageval.http.chat.first_choice`).
 
 Never a silent 0: an abstention is NaN, which :class:`~rageval.judges.JudgeRunner`
 caches and counts (``abstained``); this judge also counts it (``off_label``).
 
 Failures: a request that still fails after the HTTP client's retries
 (:class:`rageval.http.HttpClient`: a total deadline per attempt, retries with
-``Retry-After``, same origin only), a 4xx, or a response without ``choices[0]``
+``Retry-After``, same origin only), a 4xx, or a response without a choice of index 0
 raises :class:`~rageval.judges.JudgeError` — the suite runner records
 ``judge_error`` for the records of that batch and computes them again on a rerun;
 nothing of the failed batch is cached.  One exception: HTTP 400 saying the prompt
@@ -36,9 +42,12 @@ cannot succeed.
 Requests go ``concurrency`` at a time (a thread pool over one
 :class:`~rageval.http.HttpClient` with that many connections), results in request
 order.  The API key comes from ``api_key`` or from the environment variable named
-by ``api_key_env`` (default ``OPENAI_API_KEY``; read when the first request is
-sent; none: no ``Authorization`` header).  It is sent to ``base_url``'s origin
-only, and never appears in the id, ``repr``, ``stats()`` or an error message.
+by ``api_key_env`` (read when the first request is sent; none: no
+``Authorization`` header).  Unnamed (the default), the variable is
+``OPENAI_API_KEY`` and its key goes to OpenAI's own API (``https://api.openai.com``)
+only, never to another endpoint (:func:`rageval.http.urls.key_env_for`).  It is
+sent to ``base_url``'s origin only, and never appears in the id, ``repr``,
+``stats()`` or an error message.
 
 The :attr:`OpenAIJudge.id` — the judge cache key — names the model, the base URL
 (origin and path), the prompt version and the probability rule (and a hash of
@@ -52,7 +61,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -60,11 +68,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rageval.http import HttpError, LazyClient, origin_of
+from rageval.http.chat import first_choice
 from rageval.http.errors import show_reply
-from rageval.http.urls import check_key_transport, redact_url, split_base_url
+from rageval.http.urls import DEFAULT_KEY, check_key_transport, key_env_for, redact_url, split_base_url
 from rageval.judges.base import JudgeError
 from rageval.judges.registry import OPENAI_PARAMS
-from rageval.judges.replies import as_logprob, fence, is_refusal
+from rageval.judges.replies import answer_text, as_logprob, fence, is_refusal, opens_reasoning, verdict
 from rageval.registry import did_you_mean
 
 __all__ = [
@@ -86,6 +95,11 @@ __all__ = [
 #: are not reused); v2: premise and claim fenced in tags, refusals abstain
 PROMPT_VERSION = "entail-yn-v2"
 
+#: the reading of an answer's text (part of the judge id's rule, so answers read another way are not reused);
+#: answer-v2: read strictly (a closed <think> block dropped, first-person refusals, both words abstain; the
+#: text read when the first token opens a reasoning block)
+ANSWER_RULE = "answer-v2"
+
 SYSTEM_PROMPT = (
     "You are a careful fact-checker. You decide whether a claim is fully supported by a premise, "
     "using only the premise. The premise is given between <premise> and </premise>, the claim between <claim> "
@@ -104,7 +118,6 @@ PARAMS = OPENAI_PARAMS
 #: request fields that define the judge (prompt, one answer token, greedy, the probability rule)
 _FIXED_KEYS = frozenset({"model", "messages", "max_tokens", "temperature", "logprobs", "top_logprobs", "n", "stream"})
 _OVERFLOW_HINTS = ("context length", "context_length", "maximum context", "too long", "context window")
-_FIRST_WORD = re.compile(r"[^\W_]+")
 
 
 def normalize_token(token: str) -> str:
@@ -161,19 +174,19 @@ def judge_messages(premise: str, hypothesis: str) -> list[dict[str, str]]:
 
 
 def probability_from_answer(text: str | None) -> float:
-    """1.0 when the answer's first word is ``yes``, 0.0 when it is ``no`` (any case), else NaN (an abstention);
-    a refusal (:func:`is_refusal`: ``"No, I cannot help..."``) is an abstention, whatever its first word.
+    """1.0 when the answer's first word is ``yes``, 0.0 when it is ``no`` (any case), else NaN (an abstention),
+    read strictly (:func:`rageval.judges.replies.verdict`): a leading ``<think>…</think>`` block is dropped (one
+    never closed abstains); a refusal (:func:`is_refusal`: ``"No, I cannot help..."``) abstains whatever its first
+    word, and so does a reply holding both words (``"Yes and no: …"``).
 
     >>> probability_from_answer(" Yes."), probability_from_answer("NO"), math.isnan(probability_from_answer("Maybe"))
     (1.0, 0.0, True)
     >>> math.isnan(probability_from_answer("No, I cannot help with that."))
     True
+    >>> probability_from_answer("No, the premise cannot support the claim."), probability_from_answer("<think>…</think>Yes")
+    (0.0, 1.0)
     """
-    if is_refusal(text):
-        return math.nan
-    m = _FIRST_WORD.search(text or "")
-    word = m.group(0).lower() if m else ""
-    return 1.0 if word == "yes" else 0.0 if word == "no" else math.nan
+    return verdict(text)
 
 
 def parse_spec(arg: str) -> tuple[str, str | None]:
@@ -227,8 +240,9 @@ def _check_key(api_key: Any, api_key_env: Any, base_url: str, allow_insecure_key
         raise ValueError(f"openai judge: api_key_env must name an environment variable, got {api_key_env!r}")
     if not isinstance(allow_insecure_key, bool):
         raise ValueError(f"openai judge: allow_insecure_key must be true or false, got {allow_insecure_key!r}")
-    key_from = "api_key" if api_key is not None else f"${api_key_env}" if api_key_env else None
-    if key_from and (api_key is not None or os.environ.get(str(api_key_env))):
+    env = key_env_for(base_url, api_key_env)  # unnamed (the default): OPENAI_API_KEY, for OpenAI's own API only
+    key_from = "api_key" if api_key is not None else f"${env}" if env else None
+    if key_from and (api_key is not None or os.environ.get(str(env))):
         check_key_transport(base_url, what="openai judge", key_from=key_from, allow_insecure_key=allow_insecure_key)
 
 
@@ -262,7 +276,7 @@ class OpenAIJudge:
         *,
         base_url: str,
         api_key: str | None = None,
-        api_key_env: str | None = "OPENAI_API_KEY",
+        api_key_env: str | None = DEFAULT_KEY,
         logprobs: bool = True,
         top_logprobs: int = 20,
         concurrency: int = 4,
@@ -300,7 +314,7 @@ class OpenAIJudge:
         self._sleep = sleep
         path = base_url.split("://", 1)[1].partition("/")[2].partition("?")[0].strip("/")
         where = f"{scheme}://{host}:{port}" + (f"/{path}" if path else "")
-        rule = f"yesno-logprobs-top{top_logprobs}+answer" if logprobs else "answer"
+        rule = f"yesno-logprobs-top{top_logprobs}+{ANSWER_RULE}" if logprobs else ANSWER_RULE
         self.id = f"openai:{model}@{where}|prompt={PROMPT_VERSION}|p={rule}"
         if extra:
             self.id += f"|extra={hashlib.sha256(extra_json.encode()).hexdigest()[:12]}"
@@ -319,7 +333,14 @@ class OpenAIJudge:
             sleep=self._sleep,
         )
         self._lock = threading.Lock()
-        self._counts = {"from_logprobs": 0, "from_answer": 0, "off_label": 0, "prompt_overflow": 0, "refused": 0}
+        self._counts = {
+            "from_logprobs": 0,
+            "from_answer": 0,
+            "off_label": 0,
+            "prompt_overflow": 0,
+            "refused": 0,
+            "reasoning": 0,
+        }
 
     # -- the HTTP client ---------------------------------------------------------------------
     def client(self) -> Any:
@@ -372,18 +393,22 @@ class OpenAIJudge:
         return self._parse(resp)
 
     def _parse(self, resp: Any) -> float:
-        choices = resp.get("choices") if isinstance(resp, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        if not isinstance(choice, dict):
-            raise JudgeError(f"judge {self.id!r}: unexpected response (no choices[0]): {show_reply(resp)}")
+        choice, missing = first_choice(resp)  # the choice of index 0 (rageval.http.chat), never another's answer
+        if choice is None:
+            why = f"; {missing}" if missing and missing != "no choices" else ""
+            raise JudgeError(f"judge {self.id!r}: unexpected response (no choices[0]{why}): {show_reply(resp)}")
         message = choice.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         refusal = message.get("refusal") if isinstance(message, dict) else None
-        if (isinstance(refusal, str) and refusal.strip()) or (isinstance(content, str) and is_refusal(content)):
+        answer = answer_text(content) if isinstance(content, str) else None  # after a <think>…</think> block
+        if (isinstance(refusal, str) and refusal.strip()) or (answer is not None and is_refusal(answer)):
             self._count("refused")  # OpenAI's refusal shape, or a reply that declines: an abstention, never a 0
             self._count("off_label")
             return math.nan
         entries = self._logprob_entries(choice) if self.logprobs else None
+        if entries and opens_reasoning(entries[0][0]):  # the alternatives of a reasoning block, not of the answer
+            self._count("reasoning")
+            entries = None
         if entries is not None:
             p = probability_from_logprobs(entries)
             self._count("from_logprobs")
@@ -433,7 +458,8 @@ class OpenAIJudge:
 
     def stats(self) -> dict[str, int]:
         """``from_logprobs``, ``from_answer`` (pairs scored each way), ``off_label`` (abstentions), ``prompt_overflow``,
-        and the HTTP client's ``http_retries``."""
+        ``refused``, ``reasoning`` (first answer tokens that opened a ``<think>`` block: read from the text), and the
+        HTTP client's ``http_retries``."""
         with self._lock:
             out = dict(self._counts)
         client = self._http.current

@@ -112,7 +112,8 @@ def model_and_url(arg: str) -> tuple[str, str | None]:
     >>> model_and_url("org/model@v2@https://x.org/v1"), model_and_url("org/model")
     (('org/model@v2', 'https://x.org/v1'), ('org/model', None))
     """
-    cut = max(arg.rfind("@http://"), arg.rfind("@https://"))
+    low = arg.lower()  # a URL's scheme in any case (RFC 3986): @HTTP:// starts one too
+    cut = max(low.rfind("@http://"), low.rfind("@https://"))
     if cut < 0:
         return arg, None
     return arg[:cut], arg[cut + 1 :]

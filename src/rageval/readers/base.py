@@ -12,7 +12,7 @@ tokenizer where it has one, otherwise the suite's tokenizer on the rendered prom
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rageval.errors import ModelUnavailable
@@ -64,12 +64,15 @@ class ReaderRequest:
 @dataclass(frozen=True)
 class ReaderOutput:
     """The reader's answer (or why there is none).  Lone surrogates in ``text`` or ``error`` (valid JSON from a
-    server or a file, not Unicode) become U+FFFD, so every answer can be hashed, judged and written."""
+    server or a file, not Unicode) become U+FFFD, so every answer can be hashed, judged and written.  ``extra``:
+    what the reader says about this answer, added to its record's ``extra`` (``truncated``, ``served_model``;
+    empty for most answers)."""
 
     text: str
     status: str = "ok"
     input_tokens: int | None = None
     error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status not in READER_STATUSES:

@@ -3,12 +3,16 @@
 ``OpenAIReader(model, base_url="http://127.0.0.1:8000/v1")`` posts each request's
 messages to ``{base_url}/chat/completions`` with ``temperature`` 0 (greedy) and
 ``max_tokens``.  The API key is read from the environment variable named by
-``api_key_env`` (default ``OPENAI_API_KEY``) when the first batch is sent; without
-it no ``Authorization`` header is sent (local servers need none).  The key never
+``api_key_env`` when the first batch is sent; without it no ``Authorization``
+header is sent (local servers need none).  Unnamed (the default), the variable is
+``OPENAI_API_KEY`` and its key goes to OpenAI's own API (``https://api.openai.com``)
+only — never to a local vLLM or llama.cpp server or any other endpoint; a named
+variable (``api_key_env: OPENAI_API_KEY`` included) goes to the configured
+endpoints (:func:`rageval.http.urls.key_env_for`).  The key never
 appears in :meth:`info` and never leaves ``base_url``'s origin, and it is sent only
 over ``https://`` or to a loopback host (``localhost``, ``127.0.0.0/8``, ``::1``):
-when the variable is set and an endpoint is plain ``http://`` elsewhere, the reader
-is refused (at ``rageval validate`` and when the suite is loaded) unless
+when a named variable is set and an endpoint is plain ``http://`` elsewhere, the
+reader is refused (at ``rageval validate`` and when the suite is loaded) unless
 ``allow_insecure_key: true``.  A ``base_url`` with credentials in it
 (``user:password@``, a query such as ``?api-key=...``) is refused, its secret not
 printed.
@@ -40,16 +44,22 @@ Then:
 * HTTP 400 whose message says the prompt is too long (``context length``,
   ``maximum context``, ``too long``, ``context_length_exceeded``) is
   ``prompt_overflow``; any other 4xx is a ``reader_error`` at once (no retry);
-* a response without ``choices[0].message.content`` is a ``reader_error``, and so
-  is a reply that is no answer: ``content: null``, OpenAI's refusal shape
+* a response without a choice of ``index`` 0 with ``message.content``
+  (:func:`rageval.http.chat.first_choice`) is a ``reader_error``, and so is a
+  reply that is no answer: ``content: null``, OpenAI's refusal shape
   (``message.refusal``), ``tool_calls`` instead of text, or ``finish_reason:
   content_filter`` — the record's ``error`` names which (and the refusal's words).
   Text is kept as sent, except lone surrogates (``"\\ud800"``, valid JSON but not
-  Unicode), which become U+FFFD.
+  Unicode), which become U+FFFD;
+* ``finish_reason: length`` (cut at ``max_tokens``) stays the answer, flagged:
+  the record's ``extra.truncated`` (counted per setting in ``run_stats.json``);
+* the reply's ``model``, when it is not the model asked for, is the record's
+  ``extra.served_model``.
 
 No failure of one request escapes as an exception: every request gets an output.
-``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports one, else
-the suite tokenizer's count of the rendered prompt.  Requests are sent
+``input_tokens`` is the server's ``usage.prompt_tokens`` when it reports a count (an
+integer in ``[0, 10**8]``), else the suite tokenizer's count of the rendered prompt
+(a reported value that is no count is kept in ``extra.prompt_tokens_refused``).  Requests are sent
 ``concurrency`` at a time (threads), results in request order; with greedy
 decoding (``temperature`` 0) on replicas of one model the outputs are those of
 ``concurrency`` 1 on one endpoint.
@@ -74,12 +84,14 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from rageval.http import EndpointPool, HttpError, endpoint_list
+from rageval.http.chat import finish_reason, first_choice, served_model, usage_count
 from rageval.http.errors import show_reply
-from rageval.http.urls import check_key_transport
+from rageval.http.urls import DEFAULT_KEY, DefaultKeyEnv, check_key_transport
 from rageval.io import scrub_surrogates
 from rageval.readers.base import Reader, ReaderOutput, ReaderRequest, check_requests
 from rageval.readers.spec import ReaderParams, finite_non_negative, positive_int
 from rageval.readers.template import PromptTemplate
+from rageval.token_counts import show_number
 
 __all__ = ["OpenAIParams", "OpenAIReader"]
 
@@ -136,7 +148,8 @@ class OpenAIParams(ReaderParams):
 
     @model_validator(mode="after")
     def _key_transport(self) -> OpenAIParams:
-        if self.api_key_env and os.environ.get(self.api_key_env):
+        # unnamed (the default), $OPENAI_API_KEY goes to OpenAI's own API only (https): nothing to check
+        if "api_key_env" in self.model_fields_set and self.api_key_env and os.environ.get(self.api_key_env):
             check_key_transport(
                 endpoint_list(self.base_url, what="openai reader"),
                 what="openai reader",
@@ -179,24 +192,28 @@ def _clip(value: Any, n: int = 200) -> str:
 def reply_text(resp: Any) -> tuple[str, str | None]:
     """The answer text of a chat-completions reply and None, or ``("", why it is no answer)``.
 
-    No answer: no ``choices[0].message``; a refusal (``message.refusal``); ``tool_calls`` instead of text;
-    ``finish_reason: content_filter``; ``content`` null or not text.
+    The answer is choice 0's (:func:`rageval.http.chat.first_choice`: the choice whose ``index`` is 0).  No
+    answer: no such choice or no ``message``; a refusal (``message.refusal``); ``tool_calls`` instead of text
+    (or ``finish_reason`` ``tool_calls``/``function_call``); ``finish_reason: content_filter`` (content withheld,
+    whatever is left of it); ``content`` null or not text.  ``finish_reason: length`` is an answer (cut at
+    ``max_tokens``: the caller flags it).
     """
-    choices = resp.get("choices") if isinstance(resp, dict) else None
-    choice = choices[0] if isinstance(choices, list) and choices else None
+    choice, missing = first_choice(resp)
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        return "", f"unexpected response (no choices[0].message.content): {_clip(resp)}"
+        why = f"; {missing}" if missing and missing != "no choices" else ""
+        return "", f"unexpected response (no choices[0].message.content{why}): {_clip(resp)}"
     content, refusal = message.get("content"), message.get("refusal")
+    finish = finish_reason(choice)
     if isinstance(refusal, str) and refusal.strip():
         return "", f"the model refused: {_clip(refusal.strip())}"
     if refusal not in (None, "", False):
         return "", f"the model refused (message.refusal {_clip(refusal, 80)})"
-    if message.get("tool_calls") or message.get("function_call"):
+    if message.get("tool_calls") or message.get("function_call") or finish in ("tool_calls", "function_call"):
         return "", "the model answered with tool calls, not text (no tools were offered)"
+    if finish == "content_filter":
+        return "", "the server's content filter withheld the answer (finish_reason content_filter)"
     if isinstance(content, str):
-        if choice.get("finish_reason") == "content_filter" and not content.strip():
-            return "", "the server's content filter withheld the answer (finish_reason content_filter)"
         return content, None
     if content is None:
         why = f" (finish_reason {_clip(choice.get('finish_reason'), 40)})" if choice.get("finish_reason") else ""
@@ -216,7 +233,7 @@ class OpenAIReader(Reader):
         model: str,
         *,
         base_url: str | Sequence[str],
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = DEFAULT_KEY,
         template: PromptTemplate | Mapping[str, Any] | None = None,
         max_tokens: int = 256,
         temperature: float = 0.0,
@@ -234,10 +251,11 @@ class OpenAIReader(Reader):
         sleep: Callable[[float], None] = time.sleep,
     ):
         super().__init__(template=template, tokenizer=tokenizer)
+        named = {} if isinstance(api_key_env, DefaultKeyEnv) else {"api_key_env": api_key_env}
         self.Params.check(
             model=model,
             base_url=base_url,
-            api_key_env=api_key_env,
+            **named,
             max_tokens=max_tokens,
             temperature=temperature,
             timeout=timeout,
@@ -342,11 +360,19 @@ class OpenAIReader(Reader):
         content, problem = reply_text(resp)
         if problem is not None:
             return ReaderOutput("", "reader_error", self.count_prompt_tokens(req), problem)
-        usage = resp.get("usage") if isinstance(resp, dict) else None
-        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        extra: dict[str, Any] = {}
+        tokens, refused = usage_count(resp, "prompt_tokens")
+        if tokens is None:  # absent, or no count (10**30, -1, 3.5, text): the suite tokenizer's count instead
             tokens = self.count_prompt_tokens(req)
-        return ReaderOutput(scrub_surrogates(content).strip(), "ok", tokens)
+            if refused is not None:
+                extra["prompt_tokens_refused"] = show_number(refused) if isinstance(refused, int) else _clip(refused)
+        choice, _ = first_choice(resp)
+        if choice is not None and finish_reason(choice) == "length":  # cut at max_tokens: kept, flagged, counted
+            extra["truncated"] = True
+        served = served_model(resp)
+        if served is not None and served != self.model_name:  # the same model: nothing added to the record
+            extra["served_model"] = scrub_surrogates(served)
+        return ReaderOutput(scrub_surrogates(content).strip(), "ok", tokens, extra=extra)
 
     def generate(self, requests: Sequence[ReaderRequest]) -> list[ReaderOutput]:
         reqs = check_requests(requests)

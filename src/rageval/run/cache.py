@@ -78,6 +78,8 @@ class CacheTally:
         #: record's ``extra["budget_overshoot"]``): how many, how many of them ok (a best-effort compressor's
         #: misses), the tokens over in all and at most
         self.over_budget: dict[str, dict[str, int]] = {}
+        #: setting -> how many of its answers the reader cut at its token limit (``extra["truncated"]``)
+        self.truncated: dict[str, int] = {}
         self.reused = 0
         self.retried = 0
 
@@ -101,7 +103,7 @@ class CacheTally:
         return text
 
     def count(self, record: Record) -> None:
-        """Count ``record`` (its status, and its overshoot when its context is over its budget)."""
+        """Count ``record`` (its status, its overshoot when its context is over its budget, a truncated answer)."""
         self.status_counts[record.status] = self.status_counts.get(record.status, 0) + 1
         over = (record.extra or {}).get("budget_overshoot")
         if over:
@@ -110,6 +112,8 @@ class CacheTally:
             c["ok"] += record.status == "ok"
             c["tokens"] += over
             c["max"] = max(c["max"], over)
+        if (record.extra or {}).get("truncated") is True:
+            self.truncated[record.setting.name] = self.truncated.get(record.setting.name, 0) + 1
 
 
 class RecordCache:

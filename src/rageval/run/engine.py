@@ -68,6 +68,8 @@ class RunResult:
     #: setting -> counts of its records over their budget (:attr:`~rageval.run.cache.CacheTally.over_budget`)
     over_budget: dict[str, dict[str, int]] = field(default_factory=dict)
     judge_stats: dict[str, Any] = field(default_factory=dict)  # the judge runner's counters (run_stats.json's)
+    #: setting -> its answers cut at the reader's token limit (:attr:`~rageval.run.cache.CacheTally.truncated`)
+    truncated: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -373,6 +375,8 @@ def _execute(
             "over_budget": run.tally.over_budget,
             "judge": judge.stats() if judge is not None and hasattr(judge, "stats") else {},
         }
+        if run.tally.truncated:  # answers cut at the reader's token limit, per setting (only when there are any)
+            stats["truncated"] = run.tally.truncated
         if session is not None:
             stats["ray"] = session.stats()
         rundir.write_stats(stats)
@@ -388,6 +392,7 @@ def _execute(
         models=dict(run.models),
         over_budget=tally.over_budget,
         judge_stats=dict(stats["judge"]),
+        truncated=tally.truncated,
     )
 
 

@@ -337,8 +337,14 @@ def _assemble(part: Scored, results: Sequence[tuple[dict[str, Any], dict[str, An
             answer=answer,
             metrics=metrics,
             input_hash=batch[i].input_hash,
-            extra={**extra, **common_extra(batch[i], x.reader_input_tokens, contexts[i])},
+            # what the reader says about its answer (truncated, served_model): only where it says something
+            extra={**extra, **common_extra(batch[i], x.reader_input_tokens, contexts[i]), **_said(part.outputs[i])},
         )
+
+
+def _said(output: Any) -> dict[str, Any]:
+    """What a reader output adds to its record's ``extra`` (:attr:`~rageval.readers.base.ReaderOutput.extra`)."""
+    return dict(getattr(output, "extra", None) or {})
 
 
 def compress_and_read(batch: Sequence[Item], stage: Stage) -> tuple[list, list, dict[int, Any]]:

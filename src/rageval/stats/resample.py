@@ -255,7 +255,14 @@ def _blocks(D0: np.ndarray, M: np.ndarray, clusters: Sequence[Any] | None) -> tu
 
 
 def _bootstrap_ci(
-    rng: np.random.Generator, X: np.ndarray, N: np.ndarray, sizes: np.ndarray, B: int, qs: Sequence[float]
+    rng: np.random.Generator,
+    X: np.ndarray,
+    N: np.ndarray,
+    sizes: np.ndarray,
+    B: int,
+    qs: Sequence[float],
+    estimate: np.ndarray,
+    constant: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(percentiles[len(qs), C], n_valid[C])`` of the bootstrap replicate means, in column blocks of at most
     ``_MAX_CELLS`` replicate x contrast cells; each block draws the same resamples (the generator is rewound),
@@ -263,7 +270,7 @@ def _bootstrap_ci(
     C = X.shape[1]
     width = max(1, _MAX_CELLS // max(B, 1))
     if C <= width:
-        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B), qs)
+        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs)
     out = np.empty((len(qs), C))
     n_valid = np.empty(C, dtype=np.int64)
     state = rng.bit_generator.state
@@ -271,19 +278,30 @@ def _bootstrap_ci(
         rng.bit_generator.state = state
         hi = min(C, lo + width)
         out[:, lo:hi], n_valid[lo:hi] = percentile_columns(
-            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B), qs
+            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi]), qs
         )
     return out, n_valid
 
 
-def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, sizes: np.ndarray, B: int) -> np.ndarray:
-    """``B`` x contrasts: each replicate's mean of the defined differences over ``K`` blocks drawn with replacement."""
+def _bootstrap_means(
+    rng: np.random.Generator,
+    X: np.ndarray,
+    N: np.ndarray,
+    sizes: np.ndarray,
+    B: int,
+    estimate: np.ndarray,
+    constant: np.ndarray,
+) -> np.ndarray:
+    """``B`` x contrasts: each replicate's mean of the defined differences over ``K`` blocks drawn with replacement
+    (``estimate``: each column's mean of its defined differences; ``constant``: whether they are all equal, when
+    every replicate's mean is the estimate)."""
     K, C = X.shape
     reps = np.empty((B, C))
     if K == 0:
         reps.fill(np.nan)
         return reps
-    X32 = X.astype(np.float32)
+    centre = np.where(constant, estimate, _centres(X, N, estimate))
+    X32 = (X - N * centre).astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
     # columns without an undefined pair share one denominator: the resampled question count
     partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
     N32 = N[:, partial].astype(np.float32)
@@ -295,7 +313,48 @@ def _bootstrap_means(rng: np.random.Generator, X: np.ndarray, N: np.ndarray, siz
                 den[:, partial] = W @ N32
             with np.errstate(invalid="ignore", divide="ignore"):
                 reps[start + lo : start + lo + W.shape[0]] = (W @ X32).astype(np.float64) / den
+    centred = centre != 0
+    if centred.any():  # a replicate's mean of centred differences, plus the centre (other columns untouched)
+        reps[:, centred] += centre[centred]
+    if constant.any():  # every defined difference the same: each replicate's mean is that value (its estimate)
+        reps[:, constant] = np.where(np.isnan(reps[:, constant]), np.nan, centre[constant])
     return reps
+
+
+#: a column is centred when its block means spread over less than this fraction of their magnitude
+_CENTRE_BELOW = 2.0**-10
+
+
+def _centres(X: np.ndarray, N: np.ndarray, estimate: np.ndarray) -> np.ndarray:
+    """Per column, the value its differences are centred on before the float32 products.
+
+    The centre is 0 (not centred) for a column whose block means spread over at least ``_CENTRE_BELOW`` of their
+    largest magnitude — every column of an ordinary metric's differences: float32's rounding, ~6e-8 of the
+    magnitude, is far below the spread, and those columns' products are those of before — else the column's
+    estimate (the mean of its defined differences).  A replicate mean is
+    ``(W @ X) / (W @ N) = c + (W @ (X - N c)) / (W @ N)`` for any ``c``; float32 then rounds ``X - N c``, whose
+    size is the spread, not the magnitude.  (A column of equal differences is :func:`_bootstrap_means`' own case:
+    every replicate is its estimate, so constant differences of 16,777,217 give [16777217, 16777217].)
+    """
+    C = X.shape[1]
+    centre = np.zeros(C)
+    defined = N > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(defined, X / np.where(defined, N, 1.0), np.nan)
+    for c in np.flatnonzero(defined.any(axis=0)):
+        m = means[defined[:, c], c]
+        top = float(np.abs(m).max())
+        spread = float(m.max() - m.min())
+        if top > 0 and spread < _CENTRE_BELOW * top:
+            centre[c] = estimate[c]
+    return centre
+
+
+def _constant(D: np.ndarray, M: np.ndarray, n_def: np.ndarray) -> np.ndarray:
+    """Per column: whether its defined differences are all equal (exactly, as given)."""
+    low = np.where(M, D, np.inf).min(axis=0, initial=np.inf)
+    high = np.where(M, D, -np.inf).max(axis=0, initial=-np.inf)
+    return (n_def > 0) & (low == high)
 
 
 def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.ndarray, bool]:
@@ -378,7 +437,8 @@ def paired_tests(
 
     # --- bootstrap: W (B x K counts) @ X and @ N, chunked (one BLAS thread for a family of ordinary size)
     with _blas_threads(min(B, _CHUNK) * K * C):
-        (ci_low, ci_high), n_valid = _bootstrap_ci(rng, X, N, sizes, B, [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        qs = [100 * alpha / 2, 100 * (1 - alpha / 2)]
+        (ci_low, ci_high), n_valid = _bootstrap_ci(rng, X, N, sizes, B, qs, estimate, _constant(D, M, n_def))
 
     # --- sign-flip test (float64: ties between |T_b| and |T_obs| must be exact up to rounding)
     B_test = int(B_test)

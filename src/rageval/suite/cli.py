@@ -261,6 +261,8 @@ def _summary(result) -> None:
             f"over the budget: {name}: {c['records']} record(s), up to {c['max']} tokens over; {c['ok']} of them ok "
             "(a best-effort budget: counted, not budget_check)"
         )
+    for name, n in getattr(result, "truncated", {}).items():
+        click.echo(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
         click.echo(line)
     report = result.report.get("report_html") if result.report else None

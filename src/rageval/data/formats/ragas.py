@@ -8,6 +8,7 @@ is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it, and a
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,13 +59,27 @@ def parse_mapping(pairs: Sequence[str]) -> dict[str, str]:
 
 def _list_cell(value: Any) -> Any:
     """A list-valued cell: a list as read (Parquet, JSON, datasets), a CSV cell in any writer's list text
-    (:func:`rageval.infiles.list_cell`: JSON, a Python list, numpy's ``['a' 'b']``), or one plain string."""
+    (:func:`rageval.infiles.list_cell`: JSON, a Python list, numpy's ``['a' 'b']``), or one plain string.
+
+    A cell in brackets that reads as no list is one plain string only when no comma separates items in it
+    (``[citation needed]``); ``[Hamlet is by Shakespeare., b]`` — unquoted items — is an error (the caller names
+    the line and the column), never one context made of two.
+    """
     if not isinstance(value, str):
         return value
     got = list_cell(value, "list cell", error=ScoreInputError)
     if got is not None:
         return got
+    if _UNQUOTED_LIST.match(value):
+        raise ScoreInputError(
+            "a list cell whose items are not quoted (brackets around comma-separated text): it cannot be read as "
+            "a list or as one text; write it as a JSON list ([\"a\", \"b\"]) or a Python list (['a', 'b'])"
+        )
     return [value] if value else []
+
+
+#: a cell in brackets holding a comma (after stripping): a list written without quotes
+_UNQUOTED_LIST = re.compile(r"\s*\[[^\]]*,.*\]\s*\Z", re.DOTALL)
 
 
 def _columns(available: Sequence[str], mapping: Mapping[str, str], where: str) -> dict[str, str]:
