@@ -17,6 +17,10 @@ case "${1:-}" in
   "") .venv/bin/python -m pip install -q -e . ;;
   lint) .venv/bin/python -m pip install -q -e ".[lint]" ;;
   *)
+    # llama-cpp-python (the test and llamacpp extras) builds llama.cpp from source. A build tuned to the CPU
+    # (GGML_NATIVE, llama.cpp's default) crashed in its first decode on a virtual Xeon that reports AVX-512
+    # (llama-cpp-python 0.3.36, SmolLM2); the portable build runs. It is the default here unless CMAKE_ARGS is set.
+    export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}"
     .venv/bin/python -m pip install -q "torch==2.13.0"
     .venv/bin/python -m pip install -q -e ".[$1]"
     ;;
