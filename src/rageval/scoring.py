@@ -2,8 +2,9 @@
 attribution (recovery) options and retrieval ``k`` — what a suite's YAML, ``rageval score``'s options and the
 manifest's ``scoring`` section hold, so that ``rescore`` and ``audit`` score any run as it was scored.
 
-Each default is declared here once (the ``DEFAULT_*`` constants); the diagnostics' pure functions, their
-``evaluate`` modules, the judges' ``decide``, the command-line options and the manifest take theirs from here.
+Each default is declared here once (the ``DEFAULT_*`` constants; the threshold as :attr:`JudgeConfig.threshold`'s
+default, which ``DEFAULT_THRESHOLD`` reads); the diagnostics' pure functions, their ``evaluate`` modules, the
+judges' ``decide``, the command-line options and the manifest take theirs from here.
 
 * :class:`JudgeConfig` — ``spec``, ``threshold``, ``params`` (a suite's ``judge:`` section is
   :class:`rageval.judges.spec.JudgeSpec`, this type);
