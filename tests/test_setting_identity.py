@@ -159,6 +159,32 @@ def test_the_cli_says_it_and_the_baseline_takes_the_shown_name(tmp_path):
     assert _summary(out).keys() == {"B/s", "A/s", "B/s (2)"}
 
 
+def test_a_suite_reading_such_a_file_keeps_the_two_systems_apart_by_their_shown_names(tmp_path):
+    from rageval.data.formats.suite_data import given_answers, read_examples
+
+    rows = [_line("q1", True, "a/b"), _line("q1", False, "a", "b"), _line("q2", False, "a/b")]
+    p = _write(tmp_path / "data.jsonl", rows)
+    [q1, q2] = read_examples(str(p))
+    assert (sorted(q1.meta["given"]), sorted(q2.meta["given"])) == (["a/b", "a/b (2)"], ["a/b"])
+    assert [q1.meta["given"][k]["answer"] for k in ("a/b", "a/b (2)")] == ["Paris", "Lyon"]
+    assert {q: a for q, (a, _, _) in given_answers(str(p), system="a/b (2)").items()} == {"q1": "Lyon"}
+    assert {q: a for q, (a, _, _) in given_answers(str(p), system="a/b").items()} == {"q1": "Paris", "q2": "Lyon"}
+
+
+def test_a_suite_refuses_two_settings_of_one_name_made_from_different_fields(tmp_path):
+    from rageval.suite.config import SuiteError
+    from rageval.suite.load import load_suite
+
+    p = tmp_path / "s.yaml"
+    p.write_text(
+        "name: t\ndataset: {name: hotpotqa, limit: 2}\nsettings:\n"
+        "  - {compressor: naive, budgets: [50]}\n  - {name: naive@50, compressor: identity}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(SuiteError, match=r"duplicate setting names \['naive@50'\]"):
+        load_suite(p)
+
+
 # -- hypothesis over names -------------------------------------------------------------------------------------------
 
 LABELS = ["A", "B", "s", "é", "a"]
