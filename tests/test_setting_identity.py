@@ -233,7 +233,7 @@ def _wanted(files) -> dict[tuple, str]:
         for _, system, setting, _ in lines:
             if (base := shown_name(system, setting)) is not None:
                 owners.setdefault(base, set()).add(fi)
-    out = {}
+    out: dict[tuple, str] = {}
     for fi, (label, lines) in enumerate(files):
         for _, system, setting, _ in lines:
             base = shown_name(system, setting)

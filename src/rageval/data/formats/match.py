@@ -211,7 +211,7 @@ def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dic
     for fi, f in enumerate(files):
         if not len(f.index):
             raise ScoreInputError(f"{f.path}: holds no question to score")
-        mine = [by_identity[(fi, *pair)] for pair in f.index.system_ids]
+        mine = [by_identity[(fi, system, setting)] for system, setting in f.index.system_ids]
         for i, code in enumerate(f.index.systems):
             mine[code].add(f, i)
     return settings
