@@ -138,7 +138,11 @@ def test_the_item_made_again_from_its_line_is_the_item_the_first_pass_read(tmp_p
     assert [got.where(i) for i in range(3)] == [f"{p} line {n}" for n in (1, 2, 3)]
     assert [got.question(i) for i in range(3)] == ["Question 1?", "Who wrote Hamlet?", "Question 3?"]
     index = got.index
-    assert index.ids == ["q1", "7", "q3"] and index.system_names == [None, "s/v2"] and list(index.systems) == [0, 1, 0]
+    assert (
+        index.ids == ["q1", "7", "q3"]
+        and index.system_ids == [(None, None), ("s", "v2")]
+        and list(index.systems) == [0, 1, 0]
+    )
     assert list(index.flags) == [SELF_SOURCED | MARKERS, MARKERS, SELF_SOURCED | EMPTY_ANSWER]
     assert index.gold == {"answers", "qa_pairs", "reference"}
 
@@ -201,15 +205,15 @@ def test_records_go_in_question_order_the_cache_in_each_files_line_order(tmp_pat
     assert manifest["score"]["files"][1]["lines"] == 3
 
 
-def test_a_setting_made_of_two_files_lines_reads_each_from_its_own_file(tmp_path):
-    # file a's system "b/x" and file b's "x" (also in file c, so qualified "b/x") are one setting
+def test_two_files_settings_that_would_share_a_name_stay_two_each_read_from_its_own_file(tmp_path):
+    # file a's system "b/x" and file b's "x" (also in file c, so qualified "b/x") would show one name: two settings
     a = _write(tmp_path / "a.jsonl", [_row(1, system="b/x"), _row(2, system="b/x")])
     b = _write(tmp_path / "b.jsonl", [_row(3, system="x")])
     c = _write(tmp_path / "c.jsonl", [_row(1, system="x"), _row(3, system="x")])
     out = tmp_path / "out"
     got = score_files([str(a), str(b), str(c)], out, build_report=False)
-    assert got.settings == ["b/x", "c/x"]
-    assert _records(out) == [("b/x", "q1"), ("b/x", "q2"), ("b/x", "q3"), ("c/x", "q1"), ("c/x", "q3")]
+    assert got.settings == ["b/x", "b/x (2)", "c/x"]
+    assert _records(out) == [("b/x", "q1"), ("b/x", "q2"), ("b/x (2)", "q3"), ("c/x", "q1"), ("c/x", "q3")]
     lines = [json.loads(x)["extra"]["input"] for x in (out / "records.jsonl").read_text().splitlines()[:3]]
     assert lines == [{"file": str(a), "line": 1}, {"file": str(a), "line": 2}, {"file": str(b), "line": 1}]
 

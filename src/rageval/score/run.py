@@ -42,7 +42,14 @@ from rageval import __version__
 from rageval.data.formats import ImportedFile, read_input
 from rageval.data.formats.common import EMPTY_ANSWER, MARKERS, SELF_SOURCED, has_markers
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
-from rageval.data.formats.match import Matched, SettingLines, assign_settings, file_labels, match_questions
+from rageval.data.formats.match import (
+    Matched,
+    SettingLines,
+    assign_settings,
+    file_labels,
+    match_questions,
+    renamed_notes,
+)
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
@@ -212,7 +219,7 @@ def _notes(
     uncited: Sequence[str],
     matched: Matched,
 ) -> list[str]:
-    notes = [n for f in files for n in f.notes]
+    notes = [n for f in files for n in f.notes] + renamed_notes(settings)
     for name, lines in settings.items():
         flags = _flags(lines)
         n_self = int(np.count_nonzero(flags & SELF_SOURCED))

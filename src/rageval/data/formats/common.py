@@ -32,6 +32,7 @@ __all__ = [
     "ImportedFile",
     "LazyItems",
     "LineIndex",
+    "SystemId",
     "digest",
     "has_markers",
     "json_lines",
@@ -45,6 +46,9 @@ __all__ = [
 HF_PREFIX = "hf:"
 
 _MARKER = re.compile(r"\[\d+")
+
+#: a line's ``(system, setting)``, each None when not given: with its file, a setting's identity
+SystemId = tuple[str | None, str | None]
 
 #: the flags :class:`LineIndex` keeps of a line: each unit its own source, a blank answer, a citation marker
 SELF_SOURCED, EMPTY_ANSWER, MARKERS = 1, 2, 4
@@ -72,7 +76,8 @@ def digest(text: str) -> bytes:
 class LineIndex:
     """What planning keeps of each line (item) of one file: a few dozen bytes, never its texts.
 
-    Per line: its question id (or None), a code of its ``system``, a digest of its question (:func:`question_key`'s,
+    Per line: its question id (or None), a code of its ``(system, setting)`` pair, a digest of its question
+    (:func:`question_key`'s,
     for matching) and its flags (:data:`SELF_SOURCED`, :data:`EMPTY_ANSWER`, :data:`MARKERS`); per file, the gold
     fields some line gives (which diagnostics apply).  :meth:`release` drops the per-line fields planning no longer
     needs once questions are matched.
@@ -80,8 +85,9 @@ class LineIndex:
 
     def __init__(self, items: Iterable[ScoreItem] = ()) -> None:
         self.ids: list[str | None] = []
-        self.system_names: list[str | None] = []  # the distinct systems, in the order they first come
-        self._codes: dict[str | None, int] = {}
+        #: the distinct ``(system, setting)`` pairs, in the order they first come (``(None, None)``: neither given)
+        self.system_ids: list[SystemId] = []
+        self._codes: dict[SystemId, int] = {}
         self.systems = array("I")
         self.keys = bytearray()  # digest(question_key(question)) per line
         self.flags = bytearray()
@@ -91,10 +97,11 @@ class LineIndex:
 
     def add(self, item: ScoreItem) -> None:
         self.ids.append(item.id)
-        code = self._codes.get(item.system)
+        pair = (item.system, item.setting)
+        code = self._codes.get(pair)
         if code is None:
-            code = self._codes[item.system] = len(self.system_names)
-            self.system_names.append(item.system)
+            code = self._codes[pair] = len(self.system_ids)
+            self.system_ids.append(pair)
         self.systems.append(code)
         self.keys += digest(question_key(item.question))
         answer = item.answer

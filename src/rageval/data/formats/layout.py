@@ -273,7 +273,9 @@ class ScoreItem:
     ``evidence``; ``retrieved`` the ranked retrieved ids, None when the line says nothing about retrieval
     (neither ``retrieved`` nor ``sources``: retrieval recall and gold coverage are then undefined, never 0);
     ``where`` names the file and line for messages; ``answer_claims`` the answer's own claims when the line
-    gives them (claim support), else None.
+    gives them (claim support), else None.  ``system`` and ``setting`` are the line's own values, kept apart: the
+    pair (with the file) is the setting's identity, never a name joined from them
+    (:func:`rageval.data.formats.match.assign_settings`).
     """
 
     where: str
@@ -285,6 +287,7 @@ class ScoreItem:
     retrieved: tuple[str, ...] | None
     id: str | None = None
     system: str | None = None
+    setting: str | None = None
     self_sourced: bool = False
     input_tokens: int | None = None
     file_line: tuple[str, int | str] = ("", 0)
@@ -295,12 +298,6 @@ class ScoreItem:
         """The question and the gold as :class:`~rageval.data.schema.Example` keywords (the gold's keys are
         Example's field names), for every reader that turns a line into an example."""
         return {"question": self.question, **self.gold}
-
-
-def _system(rec: GenericRecord) -> str | None:
-    if rec.system is not None and rec.setting is not None:
-        return f"{rec.system}/{rec.setting}"
-    return rec.system if rec.system is not None else rec.setting
 
 
 def _contexts(rec: GenericRecord) -> list[tuple[str, str | None]]:
@@ -375,7 +372,8 @@ def to_item(rec: GenericRecord, where: str, *, file_line: tuple[str, int | str] 
         gold=_gold(rec),
         retrieved=_retrieved(rec, sources),
         id=None if rec.id is None else str(rec.id),
-        system=_system(rec),
+        system=rec.system,
+        setting=rec.setting,
         self_sourced=self_sourced,
         input_tokens=rec.input_tokens,
         file_line=file_line,

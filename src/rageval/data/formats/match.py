@@ -1,9 +1,18 @@
 """Settings and question matching for ``rageval score`` (docs/score.md#settings-and-matching).
 
-* Each input file is a setting; a file whose lines carry ``system`` (or
-  ``setting``) values gives one setting per value.  Setting names are the file's
-  label (its stem, or ``NAME`` of ``NAME=FILE``) and the system values; a system
-  name found in two files is qualified as ``label/system``.
+* Each input file is a setting; a file whose lines carry ``system`` and/or
+  ``setting`` values gives one setting per distinct ``(system, setting)`` pair.
+  A setting **is** its file and that pair (:data:`Identity`), never its name:
+  two identities are two settings, whatever they are called.
+* Its name (what records, tables and ``--baseline`` show) is made from the
+  identity: the file's label (its stem, or ``NAME`` of ``NAME=FILE``) for lines
+  with neither, else ``system/setting`` (or the one given); a name found in two
+  files, or equal to a label, is qualified as ``label/name``.  Two identities
+  that would still show one name (file A's literal system ``B/s`` and file B's
+  system ``s`` qualified to ``B/s``; ``system: "a/b"`` and ``system: "a",
+  setting: "b"``) keep it for the first in input order; each later one gets
+  `` (2)``, `` (3)``, ... (the first such name no other setting has), and a note
+  says so (:func:`renamed_notes`).
 * Within one setting a question id (or, for lines without an id, a question
   text) appears once: a repeat is an error naming both lines.
 * Across settings questions are matched **by id**, falling back to the
@@ -27,6 +36,16 @@ file, for a streamed one) only where it is shown: an unmatched question, an erro
 >>> m = match_questions(assign_settings([a, b], ["A", "B"]))
 >>> m.ids["B"], m.order, [u.question_id for u in m.unmatched]
 (['q1'], ['q1', 'q2'], ['q2'])
+>>> from dataclasses import replace
+>>> def line(s, t=None, w="c line 1"):
+...     return replace(it("Who?", "q1", w), system=s, setting=t)
+>>> c = ImportedFile("c.jsonl", "generic", [line("a/b"), line("a", "b", "c line 2")])
+>>> settings = assign_settings([c], ["c"])
+>>> list(settings), [s.identity for s in settings.values()]
+(['a/b', 'a/b (2)'], [(0, 'a/b', None), (0, 'a', 'b')])
+>>> renamed_notes(settings)  # doctest: +NORMALIZE_WHITESPACE
+["setting 'a/b (2)' (c.jsonl: system 'a', setting 'b') is not setting 'a/b' (c.jsonl: system 'a/b'):
+  the two would show one name; a setting is its file and its (system, setting), never its name"]
 """
 
 from __future__ import annotations
@@ -39,10 +58,11 @@ from typing import Any
 
 import numpy as np
 
-from rageval.data.formats.common import ImportedFile, digest, question_key
+from rageval.data.formats.common import ImportedFile, SystemId, digest, question_key
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
 
 __all__ = [
+    "Identity",
     "Matched",
     "SettingLines",
     "Unmatched",
@@ -50,6 +70,8 @@ __all__ = [
     "file_labels",
     "match_questions",
     "question_key",
+    "renamed_notes",
+    "shown_name",
 ]
 
 #: how many matches by question text and id conflicts :class:`Matched` spells out (the notes show that many)
@@ -70,13 +92,34 @@ def file_labels(sources: Sequence[str], names: Sequence[str | None]) -> list[str
     return out
 
 
-class SettingLines(Sequence[ScoreItem]):
-    """The lines of one setting, in input order: ``parts``, each a file and the indexes of its lines (one part,
-    unless two files' systems get one name).  A sequence of its items, each made when asked for (a streamed file's
-    from its line)."""
+#: what a setting of ``rageval score`` is: its file (the index among the inputs) and its lines' ``(system,
+#: setting)``, each None when not given; names are made from it and never stand for it
+Identity = tuple[int, str | None, str | None]
 
-    def __init__(self, name: str) -> None:
+
+def shown_name(system: str | None, setting: str | None) -> str | None:
+    """The name a ``(system, setting)`` pair shows before qualification: ``system/setting``, or the one given,
+    else None (the file's label is shown).
+
+    >>> shown_name("a", "b"), shown_name("a/b", None), shown_name(None, "b"), shown_name(None, None)
+    ('a/b', 'a/b', 'b', None)
+    """
+    if system is not None and setting is not None:
+        return f"{system}/{setting}"
+    return system if system is not None else setting
+
+
+class SettingLines(Sequence[ScoreItem]):
+    """The lines of one setting, in input order: ``parts``, each a file and the indexes of its lines (one part: a
+    setting's lines are one file's).  A sequence of its items, each made when asked for (a streamed file's from its
+    line).  ``identity`` is what the setting is (:data:`Identity`); ``name`` what it shows, ``wanted`` the name
+    it would show had no other setting that name first (the two differ only for a renamed setting)."""
+
+    def __init__(self, name: str, identity: Identity | None = None, wanted: str | None = None) -> None:
         self.name = name
+        self.identity = identity
+        self.wanted = name if wanted is None else wanted
+        self.where_from = ""  # the identity in words, for notes
         self.parts: list[tuple[ImportedFile, array]] = []
 
     def add(self, file: ImportedFile, i: int) -> None:
@@ -131,29 +174,58 @@ class SettingLines(Sequence[ScoreItem]):
                 yield flags[i]
 
 
+def _in_words(path: str, pair: SystemId) -> str:
+    system, setting = pair
+    parts = [f"system {system!r}"] * (system is not None) + [f"setting {setting!r}"] * (setting is not None)
+    return f"{path}: {', '.join(parts) or 'lines without system or setting'}"
+
+
 def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dict[str, SettingLines]:
-    """Setting name -> its lines, in input order (see the module doc)."""
+    """Setting name -> its lines, in input order (see the module doc): one setting per :data:`Identity`, each
+    name distinct."""
+    shown: dict[Identity, str | None] = {}
     owners: dict[str, set[int]] = {}
     for fi, f in enumerate(files):
-        for system in f.index.system_names:
-            if system is not None:
-                owners.setdefault(system, set()).add(fi)
+        for system, setting in f.index.system_ids:
+            base = shown[(fi, system, setting)] = shown_name(system, setting)
+            if base is not None:
+                owners.setdefault(base, set()).add(fi)
+    wanted: dict[Identity, str] = {}
+    for (fi, system, setting), base in shown.items():
+        if base is None:
+            wanted[(fi, system, setting)] = labels[fi]
+        elif len(owners[base]) > 1 or base in labels:
+            wanted[(fi, system, setting)] = f"{labels[fi]}/{base}"
+        else:
+            wanted[(fi, system, setting)] = base
+    taken = set(wanted.values())  # a renamed setting never takes the name another one wants
+    by_identity: dict[Identity, SettingLines] = {}
     settings: dict[str, SettingLines] = {}
+    for identity, want in wanted.items():  # in input order: files, then each file's pairs as they first come
+        name, k = want, 2
+        while name in settings or (name != want and name in taken):
+            name, k = f"{want} ({k})", k + 1
+        taken.add(name)
+        lines = by_identity[identity] = settings[name] = SettingLines(name, identity, want)
+        lines.where_from = _in_words(files[identity[0]].path, identity[1:])
     for fi, f in enumerate(files):
-        names = []
-        for system in f.index.system_names:  # in the order they first come: the settings' order
-            if system is None:
-                name = labels[fi]
-            elif len(owners[system]) > 1 or system in labels:
-                name = f"{labels[fi]}/{system}"
-            else:
-                name = system
-            names.append(settings.setdefault(name, SettingLines(name)))
-        for i, code in enumerate(f.index.systems):
-            names[code].add(f, i)
         if not len(f.index):
             raise ScoreInputError(f"{f.path}: holds no question to score")
+        mine = [by_identity[(fi, system, setting)] for system, setting in f.index.system_ids]
+        for i, code in enumerate(f.index.systems):
+            mine[code].add(f, i)
     return settings
+
+
+def renamed_notes(settings: Mapping[str, SettingLines]) -> list[str]:
+    """One note per setting shown under another name than it would have (module doc), naming both settings."""
+    first = {s.name: s for s in settings.values()}
+    return [
+        f"setting {s.name!r} ({s.where_from}) is not setting {s.wanted!r} ({first[s.wanted].where_from}): the two "
+        "would show one name; a setting is its file and its (system, setting), never its name"
+        for s in settings.values()
+        if s.name != s.wanted
+    ]
 
 
 @dataclass(frozen=True)
