@@ -386,3 +386,13 @@ def test_hostile_run_console(hostile_run):
     for out in outs:
         assert _controls(out, "\n\t") == [], out
     assert "\\x1b[2J" in "".join(outs)  # shown, not acted on
+
+
+def test_headline_table_aligns_escaped_names():
+    from rageval.report.headline import headline_table
+
+    metric = {"answer_f1": {"mean": 0.5, "n": 2, "n_undefined": 0}}
+    rows = [{"setting": s, "n_cohort": 2, "metrics": metric} for s in ("base", "\x1b[2J\u202ex", "a\rb")]
+    lines = headline_table({"metric_names": ["answer_f1"], "summary": rows}).splitlines()
+    assert [line.index("0.500") for line in lines[1:]] == [lines[0].index("answer_f1")] * 3
+    assert lines[2].startswith("\\x1b[2J\\u202ex")
