@@ -60,7 +60,9 @@ def headline_table(summary: Mapping[str, Any]) -> str:
     keys = headline_metrics(summary)
     table = [["setting", "n", *keys]]
     for r in summary.get("summary") or []:
-        table.append([console_text(r["setting"]), str(r.get("n_cohort", "")), *(_cell(r["metrics"][k]["mean"]) for k in keys)])
+        table.append(
+            [console_text(r["setting"]), str(r.get("n_cohort", "")), *(_cell(r["metrics"][k]["mean"]) for k in keys)]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table)
 
