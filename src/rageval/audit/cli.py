@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rageval.cli.options import resamples_option, seed_option, threshold_option
+from rageval.escape import echo
 
 __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
 
@@ -25,22 +26,20 @@ def audit_defaults(run_dir: Path) -> dict:
 
 
 def echo_summary(result: dict) -> None:
-    click.echo(
+    echo(
         f"audit of {result['run']}: {len(result['questions'])} questions x {len(result['settings'])} settings "
         f"= {result['n_records']} records; second judge {result['second_judge']['spec']} "
         f"({', '.join(result['modes'])})"
     )
     for r in result["scores"]:
         if r["abstentions"] == "as_unsupported" and r["setting"] == "all audited settings":
-            click.echo(
+            echo(
                 f"  {r['evaluator']:<28} emitted P {_f(r['emitted_precision'])} R {_f(r['emitted_recall'])}   "
                 f"grounded P {_f(r['grounded_precision'])} R {_f(r['grounded_recall'])}"
             )
     for r in result["agreement"]:
         if r["setting"] == "all audited settings" or len(result["settings"]) == 1:
-            click.echo(
-                f"  agreement {r['premise']}, {r['decision']}: {_f(r['rate'])} (kappa {_f(r['kappa'])}, n {r['n']})"
-            )
+            echo(f"  agreement {r['premise']}, {r['decision']}: {_f(r['rate'])} (kappa {_f(r['kappa'])}, n {r['n']})")
     holm = result.get("gaps_holm") or {}
     if holm:
         size = (holm.get("family_size") or {}).get("as_unsupported", 0)
@@ -53,11 +52,11 @@ def echo_summary(result: dict) -> None:
             and r.get("p_holm") is not None
             and r["p_holm"] < 0.05
         )
-        click.echo(f"  planned gaps: Holm over {size}{over}; {n_sig} with Holm p < 0.05 (abstentions as unsupported)")
+        echo(f"  planned gaps: Holm over {size}{over}; {n_sig} with Holm p < 0.05 (abstentions as unsupported)")
     warning = (result.get("resolution") or {}).get("warning")
     if warning:
-        click.echo(f"WARNING: {warning}")
-    click.echo(f"tables: {result['files']['audit_md']}")
+        echo(f"WARNING: {warning}")
+    echo(f"tables: {result['files']['audit_md']}")
 
 
 def _f(x) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval.escape import md_code, md_text
 from rageval.io import json_text, write_text_atomic
 from rageval.report.tables import fmt, fmt_p, to_csv, to_markdown
 
@@ -44,7 +45,7 @@ def _scores_md(result: dict[str, Any], way: str) -> str:
 
 def _params(judge: dict[str, Any]) -> str:
     params = judge.get("params") or {}
-    return "".join(f"; {k} {v}" for k, v in sorted(params.items()))
+    return "".join(f"; {md_text(k)} {md_text(v)}" for k, v in sorted(params.items()))
 
 
 def _warning(result: dict[str, Any]) -> str | None:
@@ -56,7 +57,7 @@ def _gaps_family(result: dict[str, Any]) -> str:
     h = result.get("gaps_holm") or {}
     size = (h.get("family_size") or {}).get("as_unsupported", 0)
     runs = h.get("runs") or [result["run"]]
-    over = f"the {len(runs)} audits {', '.join(f'`{r}`' for r in runs)} together" if len(runs) > 1 else "this audit"
+    over = f"the {len(runs)} audits {', '.join(map(md_code, runs))} together" if len(runs) > 1 else "this audit"
     line = (
         f"Holm over the {size} planned gaps of {over} (the second judge's, per audited setting, mode and score), "
         f"one family per abstention rule; p from {result.get('n_gap_test_resamples') or result['n_resamples']:,} "
@@ -72,21 +73,24 @@ def audit_markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Second-evaluator audit\n",
         (
-            f"Run `{result['run']}` (suite **{result['suite']}**). First judge: `{fj['spec']}` (threshold "
-            f"{fj['threshold']}), its values as the run recorded them. Second judge: `{sj['spec']}` (threshold "
+            f"Run {md_code(result['run'])} (suite **{md_text(result['suite'])}**). First judge: {md_code(fj['spec'])} "
+            f"(threshold {fj['threshold']}), its values as the run recorded them. Second judge: {md_code(sj['spec'])} "
+            "(threshold "
             f"{sj['threshold']}{_params(sj)}) in {' and '.join(result['modes'])}."
         ),
         (
             f"Sample: **{len(result['questions'])}** questions (of {result['n_cohort']} ok in every audited "
             f"setting; {result['n_requested']} asked; seed {result['seed']}) x {len(result['settings'])} settings "
-            f"({', '.join(result['settings'])}) = {result['n_records']} records. Intervals: 95% percentile "
+            f"({', '.join(map(md_text, result['settings']))}) = {result['n_records']} records. Intervals: 95% percentile "
             f"bootstrap ({result['n_resamples']:,} replicates), p: two-sided paired sign-flip "
             f"({result.get('n_test_resamples', result['n_resamples']):,} replicates in the Holm-adjusted "
             "cross-judge table)."
         ),
         *([f"**Warning:** {_warning(result)}"] if _warning(result) else []),
         *(
-            [f"Left out (no ok record: the setting did not run): {', '.join(result['settings_left_out'])}."]
+            [
+                f"Left out (no ok record: the setting did not run): {', '.join(map(md_text, result['settings_left_out']))}."
+            ]
             if result.get("settings_left_out")
             else []
         ),

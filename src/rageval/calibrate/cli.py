@@ -13,6 +13,7 @@ import click
 
 from rageval.cli.options import threshold_option
 from rageval.errors import ConfigError, ModelUnavailable
+from rageval.escape import echo
 from rageval.io import json_text, write_text_atomic
 from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
 
@@ -123,7 +124,7 @@ def _input_errors() -> Iterator[None]:
 
 def _emit(text: str, result: dict[str, Any], json_out: str | None) -> None:
     """Print the report; with ``--json``, also write the figures (atomically, through :mod:`rageval.io`)."""
-    click.echo(text)
+    echo(text)
     if json_out:
         write_text_atomic(json_out, json_text(result, sort_keys=False, indent=2))
 

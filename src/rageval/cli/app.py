@@ -22,6 +22,7 @@ import click
 
 from rageval import __version__
 from rageval.errors import redact_urls
+from rageval.escape import console_text, echo
 
 _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
@@ -123,7 +124,7 @@ class LazyGroup(click.Group):
             code = _user_error_code(cause) if cause is not None else None
             if code is not None and err.exit_code == 1:
                 err.exit_code = code
-            err.message = redact_urls(err.message)
+            err.message = console_text(redact_urls(err.message))
             raise
         except KeyboardInterrupt:
             if _debug(ctx):
@@ -133,7 +134,7 @@ class LazyGroup(click.Group):
             code = _user_error_code(err)
             if code is None or _debug(ctx):
                 raise
-            raise _Failure(user_message(err), code) from None
+            raise _Failure(console_text(user_message(err)), code) from None
         finally:
             if previous is not None and not _interrupted.is_set():  # after a Ctrl-C it stays for the exit
                 signal.signal(signal.SIGINT, previous)
@@ -253,13 +254,11 @@ def metrics_cmd() -> None:
     width = max(len(n) for n in CATALOG)
     fam = max(len(s.family) for s in CATALOG.values())
     for name, info in CATALOG.items():  # catalog order: the order of `diagnostics: auto` and of the report
-        click.echo(
-            f"{name:<{width}}  v{info.version:<7} {info.family:<{fam}}  {arrows[info.direction]}  {info.summary}"
-        )
+        echo(f"{name:<{width}}  v{info.version:<7} {info.family:<{fam}}  {arrows[info.direction]}  {info.summary}")
         for label, outs in (("outputs", info.outputs), ("module also", info.module_keys)):
             if outs:
-                click.echo("\n".join(_wrap_keys(label, [f"{o.key} {arrows[o.direction]}" for o in outs])))
-    click.echo(
+                echo("\n".join(_wrap_keys(label, [f"{o.key} {arrows[o.direction]}" for o in outs])))
+    echo(
         "\n↑ higher is better, ↓ lower is better, · no direction. outputs: the record metrics it writes; "
         "module also: further values its evaluate module returns."
     )
@@ -278,9 +277,9 @@ def install_metrics_cmd(target: str | None) -> None:
 
     paths = install_metrics(target)
     where = target or str(modules_cache_dir().parent)
-    click.echo(f"installed {len(paths)} evaluate modules into {where}")
+    echo(f"installed {len(paths)} evaluate modules into {where}")
     for p in paths:
-        click.echo(f"  {p.parent.parent.name.split('--', 1)[1]}")
+        echo(f"  {p.parent.parent.name.split('--', 1)[1]}")
 
 
 if __name__ == "__main__":  # pragma: no cover

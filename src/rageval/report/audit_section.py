@@ -43,19 +43,33 @@ def _tab(columns: list[str], rows: list[list[str]]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, "links": None}
 
 
-def _head(a: Mapping[str, Any]) -> str:
+def _head(a: Mapping[str, Any]) -> Any:
+    """The audit's heading line as markup: every value from the audit (folder, judge specs, settings, runs) is
+    escaped by :class:`markupsafe.Markup`'s ``format``; only the ``<code>`` elements are markup."""
+    from markupsafe import Markup
+
     sj, fj = a.get("second_judge") or {}, a.get("first_judge") or {}
     params = "".join(f", {k} {v}" for k, v in sorted((sj.get("params") or {}).items()))
     holm = a.get("gaps_holm") or {}
     size = (holm.get("family_size") or {}).get("as_unsupported")
     runs = holm.get("runs") or []
-    over = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
+    over = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
     settings = a.get("settings") or []
-    return (
-        f"<code>{a['folder']}</code>: second judge <code>{sj.get('spec')}</code> (threshold {sj.get('threshold')}"
-        f"{params}) against <code>{fj.get('spec')}</code>; {len(a.get('questions') or [])} questions x "
-        f"{len(settings)} settings ({', '.join(settings)}), {' and '.join(a.get('modes') or [])}. "
-        f"Planned gaps: Holm over {size}{over}."
+    return Markup(
+        "<code>{}</code>: second judge <code>{}</code> (threshold {}{}) against <code>{}</code>; {} questions x "
+        "{} settings ({}), {}. Planned gaps: Holm over {}{}."
+    ).format(
+        a["folder"],
+        sj.get("spec"),
+        sj.get("threshold"),
+        params,
+        fj.get("spec"),
+        len(a.get("questions") or []),
+        len(settings),
+        ", ".join(map(str, settings)),
+        " and ".join(map(str, a.get("modes") or [])),
+        size,
+        over,
     )
 
 

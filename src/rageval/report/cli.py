@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rageval.cli.options import out_dir_value, resamples_option, seed_option
+from rageval.escape import echo
 from rageval.report.console import echo_holm
 
 __all__ = ["report_cmd"]
@@ -64,9 +65,9 @@ def report_cmd(
         raise click.ClickException(str(err)) from err
     for run_dir, files in written.items():
         if len(written) > 1:
-            click.echo(f"{run_dir}:")
+            echo(f"{run_dir}:")
         prefix = "  " if len(written) > 1 else ""
         for name in sorted(files):
-            click.echo(f"{prefix}{name}: {files[name]}")
+            echo(f"{prefix}{name}: {files[name]}")
         if "report_json" in files:
             echo_holm(files["report_json"], prefix)

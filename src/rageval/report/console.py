@@ -8,8 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import click
-
+from rageval.escape import echo
 from rageval.report.headline import headline_table
 
 __all__ = ["echo_headline", "echo_holm", "nothing_scored"]
@@ -44,19 +43,19 @@ def nothing_scored(status_counts: Mapping[str, int], report_json: Path | None) -
 def echo_headline(summary: Mapping[str, Any], err: bool = False) -> None:
     """Print each setting's headline means (:func:`rageval.report.headline.headline_table`) under a title line."""
     cohort = summary.get("cohort") or {}
-    click.echo(
+    echo(
         f"headline means on the common cohort ({cohort.get('n', '?')} of {cohort.get('n_questions', '?')} "
         "questions; — undefined):",
         err=err,
     )
-    click.echo(headline_table(summary), err=err)
+    echo(headline_table(summary), err=err)
     found = summary.get("findings") or []
     if found:  # the findings are the last lines (rageval.report.findings)
         from rageval.report.findings import findings_lines
 
-        click.echo("findings (report.html opens with them):", err=err)
+        echo("findings (report.html opens with them):", err=err)
         for line in findings_lines(found):
-            click.echo(line, err=err)
+            echo(line, err=err)
 
 
 def echo_holm(report_json: Path, prefix: str = "", err: bool = False) -> None:
@@ -69,4 +68,4 @@ def echo_holm(report_json: Path, prefix: str = "", err: bool = False) -> None:
         return
     if holm:
         for line in describe_holm(holm):
-            click.echo(prefix + line, err=err)
+            echo(prefix + line, err=err)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rageval.escape import md_text
 from rageval.report.result import Analysis, ContrastEntry
 from rageval.report.tables import fmt_p, holm_note, resolution_lines, run_header, to_markdown
 
@@ -130,7 +131,7 @@ def contrasts_markdown(an: Analysis) -> str:
         parts.append(f"{an.contrasts_note}\n")
         return "".join(parts)
     for fam, sig, rest in contrast_families(an):
-        parts.append(f"## {fam} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")
+        parts.append(f"## {md_text(fam)} ({len(sig) + len(rest)} contrasts, {len(sig)} with Holm p < {ALPHA:g})\n\n")
         if sig:
             cols, rows = contrasts_table(an, rows=sig)
             parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]) + "\n")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval.diagnostics.catalog import CATALOG
+from rageval.escape import console_text
 from rageval.io import json_text
 
 __all__ = ["headline_metrics", "headline_table", "run_summary", "summary_json"]
@@ -59,7 +60,9 @@ def headline_table(summary: Mapping[str, Any]) -> str:
     keys = headline_metrics(summary)
     table = [["setting", "n", *keys]]
     for r in summary.get("summary") or []:
-        table.append([str(r["setting"]), str(r.get("n_cohort", "")), *(_cell(r["metrics"][k]["mean"]) for k in keys)])
+        table.append(
+            [console_text(r["setting"]), str(r.get("n_cohort", "")), *(_cell(r["metrics"][k]["mean"]) for k in keys)]
+        )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table)
 

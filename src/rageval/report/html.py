@@ -78,13 +78,16 @@ def _scalar(v: Any) -> bool:
     return v is None or isinstance(v, (str, int, float, bool))
 
 
-def _table_html(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    return str(_env().get_template("macros.html.j2").module.table(tid, list(columns), [list(r) for r in rows]))
+def _table_html(tid: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    """The table macro's markup (its values escaped by the template)."""
+    return _env().get_template("macros.html.j2").module.table(tid, list(columns), [list(r) for r in rows])
 
 
-def _judge_table(stats: Mapping[str, Any], tid: str = "judge-table") -> str:
+def _judge_table(stats: Mapping[str, Any], tid: str = "judge-table") -> Any:
+    from markupsafe import Markup
+
     if not stats:
-        return (
+        return Markup(
             '<p class="note">The manifest records no <code>judge_stats</code> (no judge ran, or the runner keeps '
             "its cache counters in run_stats.json, outside the reproducible outputs).</p>"
         )
@@ -241,7 +244,7 @@ def _examples(an: Analysis) -> dict[str, Any]:
     return {"reference": ex.get("reference"), "settings": some, "none": none}
 
 
-def _judge_blocks(an: Analysis, page: PageParts) -> tuple[bool, list[str]]:
+def _judge_blocks(an: Analysis, page: PageParts) -> tuple[bool, list[Any]]:
     counters = page.run_counters
     if not counters:
         return False, [_judge_table(an.judge_stats)]
@@ -312,7 +315,11 @@ def render_html(
     pareto_figs: Mapping[str, Mapping[str, Any]] | None = None,
     page: PageParts | None = None,
 ) -> str:
-    """The report page of an analysis (plus its rendered figures and what writing it added: ``page``)."""
+    """The report page of an analysis (plus its rendered figures and what writing it added: ``page``).  Every
+    value is escaped by the environment's autoescape; the few pieces of markup built here are
+    :class:`markupsafe.Markup` with their values escaped (no ``| safe`` in the templates)."""
+    from markupsafe import Markup
+
     page = page or PageParts()
     anchors = _anchors(an)
     links = [f"#{anchors[r['setting']]}" for r in an.summary]
@@ -336,7 +343,7 @@ def render_html(
         "status_line": _status_line(an),
         "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an.summary),
         "explorer": {k: v for k, v in (page.explorer or _NO_RECORDS).items() if k != "records"},
-        "explorer_json": explorer_json(page.explorer or _NO_RECORDS),
+        "explorer_json": Markup(explorer_json(page.explorer or _NO_RECORDS)),  # no "<" in it: inert in <script>
         "statuses": list(STATUSES),
         "suite": an.suite,
         "seed": an.seed,
@@ -371,8 +378,8 @@ def render_html(
         "sweep_png": sweep_fig["png_bytes"] if sweep_fig else None,
         "examples": _examples(an),
         "audits": audit_blocks(page.audits),
-        "run_counters_begin": RUN_COUNTERS_BEGIN,
-        "run_counters_end": RUN_COUNTERS_END,
+        "run_counters_begin": Markup(RUN_COUNTERS_BEGIN),
+        "run_counters_end": Markup(RUN_COUNTERS_END),
         "counters_intro": counters_intro,
         "judge_blocks": judge_blocks,
         "manifest_json": json_text(an.manifest, indent=2, default=str),

@@ -7,12 +7,11 @@ Undefined values are written ``NA`` in CSV (read as missing by pandas and R) and
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of, output_owner
+from rageval.escape import csv_text, md_code, md_text
 from rageval.report.result import Analysis
 from rageval.types import STATUSES
 
@@ -68,24 +67,17 @@ def fmt_p(p: Any, *, na: str = NA) -> str:
 
 
 def to_csv(columns: Sequence[str], rows: Sequence[Mapping[str, Any]], *, digits: int = 6) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(columns)
-    for r in rows:
-        w.writerow([fmt(r.get(c), digits) for c in columns])
-    return buf.getvalue()
-
-
-def _md_cell(s: str) -> str:
-    return s.replace("|", "\\|").replace("\n", " ")
+    """The rows as CSV: a number formatted with ``digits``, undefined ``NA``, a text cell through the CSV rule
+    (:func:`rageval.escape.csv_cell`: no formula, every line break quoted)."""
+    return csv_text([list(columns), *([r.get(c) for c in columns] for r in rows)], lambda v: fmt(v, digits))
 
 
 def to_markdown(columns: Sequence[str], rows: Sequence[Sequence[str]], *, align: Sequence[str] | None = None) -> str:
     align = list(align or [])[: len(columns)]
     align += [align[-1] if align else "l"] * (len(columns) - len(align))
-    head = "| " + " | ".join(_md_cell(c) for c in columns) + " |"
+    head = "| " + " | ".join(md_text(c) for c in columns) + " |"
     sep = "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"
-    body = ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    body = ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
     return "\n".join([head, sep, *body]) + "\n"
 
 
@@ -286,14 +278,16 @@ def abstentions_table(an: Analysis, *, undefined: str = "undefined") -> tuple[li
     return cols, rows
 
 
-def left_out_line(c: Mapping[str, Any]) -> str | None:
+def left_out_line(c: Mapping[str, Any], name: Callable[[str], str] = str) -> str | None:
     """The settings left out of the cohort ``c`` (an analysis's ``cohort``) and the contrasts because they did not
     run (every record ``unavailable``), with their counts; None when every setting ran
-    (docs/design.md#common-cohort)."""
+    (docs/design.md#common-cohort).  ``name`` writes a setting's name (Markdown: :func:`rageval.escape.md_text`)."""
     gone = c.get("left_out") or []
     if not gone:
         return None
-    listed = ", ".join(f"{g['setting']} ({g['n_unavailable']} of {g['n_records']} records unavailable)" for g in gone)
+    listed = ", ".join(
+        f"{name(g['setting'])} ({g['n_unavailable']} of {g['n_records']} records unavailable)" for g in gone
+    )
     rows = c.get("n_contrast_rows_left_out") or 0
     return (
         f"Left out of the common cohort and the contrasts (the setting did not run: every record `unavailable`): "
@@ -306,12 +300,12 @@ def run_header(an: Analysis) -> str:
     s = an.suite
     c = an.cohort
     lines = [
-        f"Suite **{s.get('name')}** (hash `{s.get('hash')}`), dataset {s.get('dataset')}.",
+        f"Suite **{md_text(s.get('name'))}** (hash {md_code(s.get('hash'))}), dataset {md_text(s.get('dataset'))}.",
         f"Common cohort: **{c['n']}** of {c['n_questions']} questions are `ok` in every setting that ran"
-        + (f" ({c['n_clusters']} clusters by `{s.get('cluster_key')}`)." if c.get("n_clusters") else "."),
+        + (f" ({c['n_clusters']} clusters by {md_code(s.get('cluster_key'))})." if c.get("n_clusters") else "."),
         "Means are question-weighted over the cohort; an undefined value is left out of its mean and counted.",
     ]
-    gone = left_out_line(an.cohort)
+    gone = left_out_line(an.cohort, md_text)
     if gone:
         lines.append(gone)
     if c["n"] == 0:
@@ -372,7 +366,7 @@ def summary_markdown(an: Analysis) -> str:
         run_header(an),
         family_counts_line(an) + "\n",
         *(f"{line}\n" for line in resolution_lines(an.holm, method=False)),
-        *(["\n## Notes on the inputs\n\n", *(f"- {n}\n" for n in an.notes)] if an.notes else []),
+        *(["\n## Notes on the inputs\n\n", *(f"- {md_text(n, spans=True)}\n" for n in an.notes)] if an.notes else []),
         "\n## Records by status and the common cohort\n",
     ]
     parts.append(to_markdown(*failure_table(an), align=["l"] + ["r"] * 20))

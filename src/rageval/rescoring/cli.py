@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from rageval.cli.options import non_blank
+from rageval.escape import echo
 
 __all__ = ["rescore_cmd"]
 
@@ -22,6 +23,6 @@ def rescore_cmd(run_dir: str, judge: str | None) -> None:
     from rageval.rescoring.run import rescore  # the command's implementation (numpy, the report)
 
     res = rescore(Path(run_dir), judge=judge)
-    click.echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
-    click.echo(f"records: {res.out_dir / 'records.jsonl'}")
-    click.echo(f"report: {res.out_dir / 'report.html'}")
+    echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
+    echo(f"records: {res.out_dir / 'records.jsonl'}")
+    echo(f"report: {res.out_dir / 'report.html'}")

@@ -11,6 +11,7 @@ from rageval.cli.options import out_dir_value, resamples_option, seed_option, th
 from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
+from rageval.escape import echo
 from rageval.report.console import echo_headline, echo_holm, nothing_scored
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
@@ -135,7 +136,7 @@ def score_cmd(
     NAME=FILE to name its setting, or hf:<id> for a Hugging Face dataset.
     """
     if schema:
-        click.echo(json.dumps(json_schema(), indent=2))
+        echo(json.dumps(json_schema(), indent=2))
         return
     if example:
         if files:
@@ -184,31 +185,31 @@ def _summary(result, as_json: bool = False) -> None:
     """What the run did, then its headline numbers per setting (a table; with ``as_json`` the summary as JSON
     on stdout and every other line on stderr)."""
 
-    def echo(line: str) -> None:
-        click.echo(line, err=as_json)
+    def say(line: str) -> None:
+        echo(line, err=as_json)
 
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
-    echo(
+    say(
         f"{result.n_records} records ({counts}) in {len(result.settings)} setting(s): {', '.join(result.settings)}; "
         f"{result.computed} computed, {result.reused} reused from cache"
     )
     if result.unmatched:
-        echo(
+        say(
             f"{len(result.unmatched)} question(s) are not in every setting (outside the common cohort): "
             f"{Path(result.out_dir) / 'unmatched.csv'}"
         )
     for note in result.notes:
-        echo(f"note: {note}")
-    echo(f"records: {Path(result.out_dir) / 'records.jsonl'}")
+        say(f"note: {note}")
+    say(f"records: {Path(result.out_dir) / 'records.jsonl'}")
     report = result.report.get("report_html") if result.report else None
     report_json = result.report.get("report_json") if result.report else None
     if report:
-        echo(f"summary: {Path(result.out_dir) / 'summary.md'}")
+        say(f"summary: {Path(result.out_dir) / 'summary.md'}")
         if len(result.settings) > 1:
-            echo(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
+            say(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
             if report_json:
                 echo_holm(report_json, "  ", err=as_json)
-        echo(f"report: {report}")
+        say(f"report: {report}")
     summary = run_summary(result.out_dir, report_json)
     if as_json:
         extra = {
@@ -221,6 +222,6 @@ def _summary(result, as_json: bool = False) -> None:
             "notes": list(result.notes),
             "files": {k: str(v) for k, v in (result.report or {}).items()},
         }
-        click.echo(summary_json(summary, extra, result.settings))
+        echo(summary_json(summary, extra, result.settings))
         return
     echo_headline(summary)

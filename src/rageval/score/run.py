@@ -29,8 +29,6 @@ million lines fits in well under a gigabyte; the other formats' files are read w
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +51,7 @@ from rageval.data.formats.match import (
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
+from rageval.escape import csv_text
 from rageval.io import write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
@@ -258,12 +257,9 @@ def _write_unmatched(out: Path, matched: Matched) -> None:
         if path.exists():
             path.unlink()
         return
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["question_id", "question", "present_in", "missing_in"])
-    for u in matched.unmatched:
-        w.writerow([u.question_id, u.question, ";".join(u.present), ";".join(u.missing)])
-    write_text_atomic(path, buf.getvalue())
+    head = ["question_id", "question", "present_in", "missing_in"]
+    rows = [[u.question_id, u.question, ";".join(u.present), ";".join(u.missing)] for u in matched.unmatched]
+    write_text_atomic(path, csv_text([head, *rows], str))
 
 
 @dataclass

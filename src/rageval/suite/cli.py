@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from rageval.cli.options import non_blank, out_dir_value
+from rageval.escape import echo
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
 
@@ -81,18 +82,18 @@ def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unav
         raise SuiteError(f"{suite_file}: invalid suite:\n" + "\n".join(found.problems))
     names = suite.setting_names()
     questions = f" ({found.questions} questions)" if found.questions is not None else ""
-    click.echo(
+    echo(
         f"{suite_file}: configuration ok — suite {suite.name!r}, dataset {suite.dataset.name}{questions}, "
         f"{len(names)} settings:"
     )
     for n in names:
-        click.echo(f"  {n}")
+        echo(f"  {n}")
     if found.diagnostics:
-        click.echo(f"diagnostics: {', '.join(found.diagnostics)}")
+        echo(f"diagnostics: {', '.join(found.diagnostics)}")
     for line in _plan_lines(suite):
-        click.echo(line)
+        echo(line)
     for where, ref, problem, note in _grouped(found.models):
-        click.echo(f"model {ref} ({where}): " + (f"NOT AVAILABLE: {problem}" if problem else (note or "found")))
+        echo(f"model {ref} ({where}): " + (f"NOT AVAILABLE: {problem}" if problem else (note or "found")))
     missing = found.unavailable(allow_unavailable)
     if missing:
         lines = [f"  {ref} ({where}): {' '.join(str(problem).split())}" for where, ref, problem, _ in _grouped(missing)]
@@ -237,7 +238,7 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
         msg = f"audit: second judge {a.judge!r} is unavailable ({' '.join(str(err).split())})"
         if not allow_unavailable:
             raise click.ClickException(f"{msg}; run it later with: rageval audit {out_dir} --judge <a judge>") from None
-        click.echo(f"{msg}: skipped; run it later with: rageval audit {out_dir} --judge <a judge>")
+        echo(f"{msg}: skipped; run it later with: rageval audit {out_dir} --judge <a judge>")
         return
     except AuditError as err:
         raise click.ClickException(f"audit: {err}") from None
@@ -245,32 +246,32 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     from rageval.report import build_report
 
     written = build_report(out_dir)  # again, now with the audit's section (its figures cached: the plots reused)
-    click.echo(f"report (with the audit): {written['report_html']}")
+    echo(f"report (with the audit): {written['report_html']}")
 
 
 def _summary(result) -> None:
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
-    click.echo(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
+    echo(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
     if result.retried or result.quarantined:
-        click.echo(
+        echo(
             f"{result.retried} cached failures (reader_error, judge_error) computed again; "
             f"{result.quarantined} unreadable cache files moved to {result.out_dir / 'cache' / 'quarantine'}"
         )
     for name, c in getattr(result, "over_budget", {}).items():
-        click.echo(
+        echo(
             f"over the budget: {name}: {c['records']} record(s), up to {c['max']} tokens over; {c['ok']} of them ok "
             "(a best-effort budget: counted, not budget_check)"
         )
     for name, n in getattr(result, "truncated", {}).items():
-        click.echo(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
+        echo(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
-        click.echo(line)
+        echo(line)
     report = result.report.get("report_html") if result.report else None
-    click.echo(f"records: {result.out_dir / 'records.jsonl'}")
+    echo(f"records: {result.out_dir / 'records.jsonl'}")
     if report:
-        click.echo(f"report: {report}")
+        echo(f"report: {report}")
     else:
-        click.echo(f"summary: {result.out_dir / 'summary.md'}")
+        echo(f"summary: {result.out_dir / 'summary.md'}")
     report_json = result.report.get("report_json") if result.report else None
     if report_json:
         from rageval.report.console import echo_holm
