@@ -99,8 +99,8 @@ ABSTENTION_RE = re.compile(
 
 #: a negation cue (searched in the lowercased sentence, curly apostrophes made straight)
 NEGATION_RE = re.compile(
-    r"\b(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|without|cannot|unable|lacks?|lacked|lacking"
-    r"|den(?:y|ies|ied|ying)|fail(?:s|ed|ing)? to|refus(?:e|es|ed|ing) to|no longer)\b|\w+n't\b"
+    r"\b(?=[nwculdfr])(?:not|no|never|none|nobody|nothing|nowhere|neither|nor|without|cannot|unable|lacks?|lacked"
+    r"|lacking|den(?:y|ies|ied|ying)|fail(?:s|ed|ing)? to|refus(?:e|es|ed|ing) to|no longer)\b|(?<=\w)n't\b"
 )
 
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+")
@@ -167,7 +167,7 @@ _UNITS: dict[str, tuple[str, float, float]] = {
 _UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 _NUM_WORD_ALT = "|".join(sorted([*_SMALL, *_TENS], key=len, reverse=True))
 _NUMBER_RE = re.compile(
-    r"(?P<cur>\$|us\$|€|£)?\s?"
+    r"(?=[\d$€£.uzotfsen])(?P<cur>\$|us\$|€|£)?\s?"
     r"(?:(?P<digits>(?<![\w.,-])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.,-])\d+(?:\.\d+)?|(?<![\w.])\.\d+)"
     r"(?:st|nd|rd|th|s)?"
     rf"|\b(?P<word>(?:{_NUM_WORD_ALT})(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?)\b)"
@@ -265,18 +265,16 @@ def _pairs(toks: tuple[str, ...]) -> frozenset[frozenset[str]]:
     return frozenset(frozenset(p) for p in itertools.pairwise(toks) if p[0] != p[1])
 
 
-class _Sentence(NamedTuple):
-    tokens: frozenset[str]
-    negated: frozenset[str]  # content tokens within NEGATION_SCOPE words after a negation cue
-    has_negation: bool
-    numbers: tuple[Number, ...]
+class _Negation(NamedTuple):
+    scoped: frozenset[str]  # content tokens within NEGATION_SCOPE words after a negation cue
+    cue: bool
 
 
 class _Premise(NamedTuple):
     tokens: frozenset[str]
     pairs: frozenset[frozenset[str]]
-    numbers: tuple[Number, ...]
-    sentences: tuple[_Sentence, ...]
+    sentences: tuple[str, ...]
+    cue: bool  # a negation cue somewhere
 
 
 #: how many words after a negation cue it reaches (rule 4)
@@ -284,19 +282,22 @@ NEGATION_SCOPE = 4
 
 
 @functools.lru_cache(maxsize=32_768)
-def _sentence(text: str) -> _Sentence:
+def _negation(text: str) -> _Negation:
     low = text.lower().replace("\u2019", "'")
     scoped: set[str] = set()
+    cue = False
     for m in NEGATION_RE.finditer(low):
+        cue = True
         after = low[m.end() :].split()[:NEGATION_SCOPE]
         scoped |= content_tokens(" ".join(after))
-    return _Sentence(content_tokens(text), frozenset(scoped), bool(NEGATION_RE.search(low)), numbers(text))
+    return _Negation(frozenset(scoped), cue)
 
 
 @functools.lru_cache(maxsize=32_768)
 def _premise_line(line: str) -> _Premise:
-    sents = tuple(_sentence(s) for s in _SENT_SPLIT.split(line) if s.strip())
-    return _Premise(content_tokens(line), _pairs(_ordered(line)), numbers(line), sents)
+    sents = tuple(x for x in _SENT_SPLIT.split(line) if x.strip())
+    cue = NEGATION_RE.search(line.lower().replace("\u2019", "'")) is not None
+    return _Premise(content_tokens(line), _pairs(_ordered(line)), sents, cue)
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -307,9 +308,14 @@ def _premise(text: str) -> _Premise:
     return _Premise(
         frozenset().union(*(x.tokens for x in lines)),
         frozenset().union(*(x.pairs for x in lines)),
-        tuple(n for x in lines for n in x.numbers),
-        tuple(s for x in lines for s in x.sentences),
+        tuple(x for line in lines for x in line.sentences),
+        any(x.cue for x in lines),
     )
+
+
+@functools.lru_cache(maxsize=16_384)
+def _premise_numbers(text: str) -> tuple[Number, ...]:
+    return tuple(n for x in _premise(text).sentences for n in numbers(x))
 
 
 class Features(NamedTuple):
@@ -337,9 +343,26 @@ def _same_kind(n: Number, q: Number) -> bool:
     return n.dim == q.dim if n.dim is not None and q.dim is not None else _year(n) == _year(q)
 
 
+class _Hypothesis(NamedTuple):
+    tokens: frozenset[str]
+    pairs: frozenset[frozenset[str]]
+    entities: frozenset[str]
+    abstention: bool
+    numbers: tuple[Number, ...]
+    negation: _Negation
+
+
 @functools.lru_cache(maxsize=16_384)
-def _hypothesis(text: str) -> _Sentence:
-    return _sentence(remove_citations(text))
+def _hypothesis(text: str) -> _Hypothesis:
+    clean = remove_citations(text)
+    return _Hypothesis(
+        content_tokens(clean),
+        _pairs(_ordered(clean)),
+        _entities(text),
+        ABSTENTION_RE.search(clean.lower().replace("\u2019", "'")) is not None,
+        numbers(clean),
+        _negation(clean),
+    )
 
 
 def features(premise: str, hypothesis: str) -> Features:
@@ -350,32 +373,30 @@ def features(premise: str, hypothesis: str) -> Features:
     (0.667, 0.5, False)
     """
     h = _hypothesis(hypothesis)
-    clean = remove_citations(hypothesis)
     htoks = h.tokens
     prem = _premise(premise)
     cov = len(htoks & prem.tokens) / len(htoks) if htoks else 0.0
-    hpairs = _pairs(_ordered(clean))
-    pairs = len(hpairs & prem.pairs) / len(hpairs) if hpairs else cov
-    ents = _entities(hypothesis)
-    ent_share = len(ents & prem.tokens) / len(ents) if ents else 1.0
-    abstention = ABSTENTION_RE.search(clean.lower().replace("\u2019", "'")) is not None
-    best: list[_Sentence] = []
-    if htoks and prem.sentences:
-        top = max(len(htoks & s.tokens) for s in prem.sentences)
-        if top:
-            best = [s for s in prem.sentences if len(htoks & s.tokens) == top]
-    number = False
-    for n in h.numbers:
-        if not _number_found(n, prem.numbers) and any(_same_kind(n, q) for s in best for q in s.numbers):
-            number = True
-            break
-    polarity = bool(best) and all(_polarity_differs(h, s) for s in best)
-    return Features(cov, pairs, ent_share, abstention, number, ent_share < ENTITY_FLOOR, polarity)
+    pairs = len(h.pairs & prem.pairs) / len(h.pairs) if h.pairs else cov
+    ent_share = len(h.entities & prem.tokens) / len(h.entities) if h.entities else 1.0
+    missing: list[Number] = []
+    if h.numbers:
+        pnums = _premise_numbers(premise)
+        missing = [n for n in h.numbers if not _number_found(n, pnums)]
+    number = polarity = False
+    if htoks and prem.sentences and (missing or h.negation.cue or prem.cue):  # else no rule reads the sentences
+        overlap = [len(htoks & content_tokens(x)) for x in prem.sentences]
+        top = max(overlap)
+        best = [x for x, k in zip(prem.sentences, overlap) if k == top] if top else []
+        number = any(_same_kind(n, q) for n in missing for x in best for q in numbers(x))
+        polarity = bool(best) and all(_polarity_differs(htoks, h.negation, x) for x in best)
+    return Features(cov, pairs, ent_share, h.abstention, number, ent_share < ENTITY_FLOOR, polarity)
 
 
-def _polarity_differs(h: _Sentence, s: _Sentence) -> bool:
-    """One side negates a content word the other states without negation."""
-    return bool((s.negated & h.tokens) - h.negated) or bool((h.negated & s.tokens) - s.negated)
+def _polarity_differs(htoks: frozenset[str], h: _Negation, sentence: str) -> bool:
+    """One side (the claim: ``htoks``, ``h``; a premise sentence) negates a content word the other states
+    without negation."""
+    s = _negation(sentence)
+    return bool((s.scoped & htoks) - h.scoped) or bool((h.scoped & content_tokens(sentence)) - s.scoped)
 
 
 def probability(
@@ -398,7 +419,7 @@ def explain(premise: str, hypothesis: str) -> dict[str, object]:
 
 def clear_memo() -> None:
     """Forget every memoized text."""
-    for fn in (numbers, _entities, _ordered, _sentence, _premise_line, _premise, _hypothesis):
+    for fn in (numbers, _entities, _ordered, _negation, _premise_line, _premise, _premise_numbers, _hypothesis):
         fn.cache_clear()
 
 
