@@ -1,6 +1,6 @@
 """The strict lexical judge (``lexical-strict``): word overlap that refuses support on what overlap cannot see.
 
-The default model-free judge.  Three signals, on the lexical judge's content tokens
+An opt-in model-free judge (the default stays ``lexical``).  Three signals, on the lexical judge's content tokens
 (:func:`rageval.judges.lexical.content_tokens`: normalized, function words removed, lightly stemmed):
 
 * ``cov``: the share of the hypothesis's content tokens found in the premise (the ``lexical`` judge's probability);
@@ -384,12 +384,18 @@ def features(premise: str, hypothesis: str) -> Features:
         missing = [n for n in h.numbers if not _number_found(n, pnums)]
     number = polarity = False
     if htoks and prem.sentences and (missing or h.negation.cue or prem.cue):  # else no rule reads the sentences
-        overlap = [len(htoks & content_tokens(x)) for x in prem.sentences]
-        top = max(overlap)
-        best = [x for x, k in zip(prem.sentences, overlap) if k == top] if top else []
-        number = any(_same_kind(n, q) for n in missing for x in best for q in numbers(x))
-        polarity = bool(best) and all(_polarity_differs(htoks, h.negation, x) for x in best)
+        number, polarity = _sentence_rules(h, prem.sentences, missing)
     return Features(cov, pairs, ent_share, h.abstention, number, ent_share < ENTITY_FLOOR, polarity)
+
+
+def _sentence_rules(h: _Hypothesis, sentences: tuple[str, ...], missing: list[Number]) -> tuple[bool, bool]:
+    """Rules 2 and 4 on the premise sentences sharing most content tokens with the claim: (number, polarity)."""
+    overlap = [len(h.tokens & content_tokens(x)) for x in sentences]
+    top = max(overlap)
+    best = [x for x, k in zip(sentences, overlap) if k == top] if top else []
+    number = any(_same_kind(n, q) for n in missing for x in best for q in numbers(x))
+    polarity = bool(best) and all(_polarity_differs(h.tokens, h.negation, x) for x in best)
+    return number, polarity
 
 
 def _polarity_differs(htoks: frozenset[str], h: _Negation, sentence: str) -> bool:
@@ -424,7 +430,7 @@ def clear_memo() -> None:
 
 
 class StrictLexicalJudge:
-    """Word overlap with refusal rules (see module doc); the default model-free judge."""
+    """Word overlap with refusal rules (see module doc)."""
 
     id = "lexical-strict:v1"
     batch_size = 1024
