@@ -211,6 +211,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
 
     assert BUILTIN == (
         "lexical",
+        "lexical-strict",
         "minilm",
         "replay:<path>",
         "embedding:<path>",

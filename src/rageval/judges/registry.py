@@ -5,7 +5,7 @@ A factory is ``factory(arg, options) -> judge`` (:mod:`rageval.judges.factories`
 first built, so reading a spec or listing judges loads no model code.
 
 >>> BUILTIN[:3], JUDGES.meta("nli").window
-(('lexical', 'minilm', 'replay:<path>'), True)
+(('lexical', 'lexical-strict', 'minilm'), True)
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ JudgeFactory = Callable[[Any, BuildOptions], Any]
 #: judge name -> factory(arg, options) with its :class:`JudgeMeta`.
 JUDGES: Registry[JudgeFactory, JudgeMeta] = Registry("judge", meta=JudgeMeta)
 JUDGES.register("lexical", "rageval.judges.factories:lexical", JudgeMeta())
+JUDGES.register("lexical-strict", "rageval.judges.factories:lexical_strict", JudgeMeta())
 JUDGES.register("minilm", "rageval.judges.factories:minilm", JudgeMeta(runs_model=True))
 JUDGES.register("replay", "rageval.judges.factories:replay", JudgeMeta(arg=True))
 JUDGES.register("embedding", "rageval.judges.factories:embedding", JudgeMeta(arg=True, runs_model=True))
