@@ -41,6 +41,7 @@ import numpy as np
 
 from rageval.data.formats.common import ImportedFile, digest, question_key
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
+from rageval.io import printable
 
 __all__ = [
     "Matched",
@@ -57,10 +58,12 @@ SHOWN = 5
 
 
 def file_labels(sources: Sequence[str], names: Sequence[str | None]) -> list[str]:
-    """A distinct label per input: the given name, else the file stem (``-2``, ``-3`` appended on repeats)."""
+    """A distinct label per input: the given name, else the file stem (``-2``, ``-3`` appended on repeats); a byte
+    of it that is not UTF-8 is written as an escape (:func:`~rageval.io.printable`: ``run\\xff``)."""
     out: list[str] = []
     for src, name in zip(sources, names):
         base = name or (src[3:].rstrip("/").split("/")[-1] if src.startswith("hf:") else Path(src).stem) or "input"
+        base = printable(base)
         label, k = base, 2
         while label in out:
             if name:
@@ -131,6 +134,18 @@ class SettingLines(Sequence[ScoreItem]):
                 yield flags[i]
 
 
+def _shown(system: str, owners: Mapping[str, Any]) -> str:
+    """``system`` as a setting name: a lone surrogate (``"\\udcff"`` in JSON) written as an escape
+    (:func:`~rageval.io.printable`), unless another system is spelled so already."""
+    name = printable(system)
+    if name != system and name in owners:
+        raise ScoreInputError(
+            f"systems {system!r} and {name!r} would both be named {name!r}: rename one (a lone surrogate in a "
+            "system name is written as an escape)"
+        )
+    return name
+
+
 def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dict[str, SettingLines]:
     """Setting name -> its lines, in input order (see the module doc)."""
     owners: dict[str, set[int]] = {}
@@ -145,9 +160,9 @@ def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dic
             if system is None:
                 name = labels[fi]
             elif len(owners[system]) > 1 or system in labels:
-                name = f"{labels[fi]}/{system}"
+                name = f"{labels[fi]}/{_shown(system, owners)}"
             else:
-                name = system
+                name = _shown(system, owners)
             names.append(settings.setdefault(name, SettingLines(name)))
         for i, code in enumerate(f.index.systems):
             names[code].add(f, i)
