@@ -24,10 +24,10 @@ from rageval.cli import main
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.read import read_input
 from rageval.errors import ConfigError
-from rageval.infiles import InputFileError, check_text_sizes, long_text, read_csv
+from rageval.infiles import InputFileError, read_csv
 from rageval.io import printable
 from rageval.judges import JUDGES, CallableJudge
-from rageval.limits import CELL_CHARS, INPUT_BYTES, LIMITS, SETTINGS
+from rageval.limits import CELL_CHARS, INPUT_BYTES, LIMITS, SETTINGS, check_text_sizes, long_text
 from rageval.run.cache import safe_name
 
 # -- helpers ----------------------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def test_a_json_string_over_the_limit_is_refused_naming_the_field(tmp_path, monk
     monkeypatch.setenv("RAGEVAL_MAX_CELL_CHARS", str(limit))
     if n <= limit:
         assert len(read_input(str(p), "generic").items) == 1
-        check_text_sizes(row, "here")
+        check_text_sizes(row, "here", error=ScoreInputError)
         return
     with pytest.raises(ScoreInputError) as info:
         list(read_input(str(p), "generic").items)

@@ -74,12 +74,10 @@ __all__ = [
     "InputFileError",
     "JsonLines",
     "check_file",
-    "check_text_sizes",
     "decode",
     "iter_json_lines",
     "list_cell",
     "loads",
-    "long_text",
     "max_input_bytes",
     "read_bytes",
     "read_csv",
@@ -243,36 +241,6 @@ def _too_deep(value: Any) -> bool:
             return True
         stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)))
     return False
-
-
-def long_text(value: Any, limit: int) -> tuple[str, int] | None:
-    """``(place, length)`` of the first string in ``value`` (JSON: objects, arrays, strings) longer than ``limit``
-    characters, its place written ``answer`` or ``contexts[0].text``; None when there is none (iterative: no
-    recursion).
-
-    >>> long_text({"q": "ab", "contexts": ["x", {"text": "abcd"}]}, 3)
-    ('contexts[1].text', 4)
-    """
-    stack: list[tuple[str, Any]] = [("", value)]
-    while stack:
-        place, v = stack.pop()
-        if isinstance(v, str):
-            if len(v) > limit:
-                return place, len(v)
-        elif isinstance(v, dict):
-            stack.extend((f"{place}.{k}" if place else str(k), x) for k, x in reversed(v.items()))
-        elif isinstance(v, list):
-            stack.extend((f"{place}[{i}]", x) for i, x in reversed(list(enumerate(v))))
-    return None
-
-
-def check_text_sizes(value: Any, where: str, *, error: ErrorType = InputFileError) -> None:
-    """Refuse ``value`` (a row or a JSON value read from an input) when a string in it is longer than
-    :data:`~rageval.limits.CELL_CHARS`: an ``error`` naming ``where`` and the field."""
-    found = long_text(value, CELL_CHARS.value())
-    if found is not None:
-        place, n = found
-        raise error(CELL_CHARS.refusal(where, f"field {place!r} ({n:,} characters)" if place else f"{n:,} characters"))
 
 
 def _deep(where: str) -> str:

@@ -25,11 +25,13 @@ A variable set to something other than a positive whole number is a :class:`~rag
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rageval.errors import ConfigError
 
-__all__ = ["CELL_CHARS", "INPUT_BYTES", "LIMITS", "SETTINGS", "Limit"]
+__all__ = ["CELL_CHARS", "INPUT_BYTES", "LIMITS", "SETTINGS", "Limit", "check_text_sizes", "long_text"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,36 @@ class Limit:
             f"{where}: {what} over the limit of {self.value():,} {self.unit}{f' ({why})' if why else ''}; "
             f"raise it with {self.variable}=<{self.unit}> if that is right"
         )
+
+
+def long_text(value: Any, limit: int) -> tuple[str, int] | None:
+    """``(place, length)`` of the first string in ``value`` (JSON: objects, arrays, strings) longer than ``limit``
+    characters, its place written ``answer`` or ``contexts[0].text``; None when there is none (iterative: no
+    recursion).
+
+    >>> long_text({"q": "ab", "contexts": ["x", {"text": "abcd"}]}, 3)
+    ('contexts[1].text', 4)
+    """
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        place, v = stack.pop()
+        if isinstance(v, str):
+            if len(v) > limit:
+                return place, len(v)
+        elif isinstance(v, dict):
+            stack.extend((f"{place}.{k}" if place else str(k), x) for k, x in reversed(v.items()))
+        elif isinstance(v, list):
+            stack.extend((f"{place}[{i}]", x) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+def check_text_sizes(value: Any, where: str, *, error: Callable[[str], Exception]) -> None:
+    """Refuse ``value`` (a row or a JSON value read from an input) when a string in it is longer than
+    :data:`~rageval.limits.CELL_CHARS`: an ``error`` naming ``where`` and the field."""
+    found = long_text(value, CELL_CHARS.value())
+    if found is not None:
+        place, n = found
+        raise error(CELL_CHARS.refusal(where, f"field {place!r} ({n:,} characters)" if place else f"{n:,} characters"))
 
 
 #: one input file, in bytes (a JSON Lines file read line by line: each line)

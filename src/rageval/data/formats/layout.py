@@ -49,7 +49,7 @@ from pydantic import (
 )
 
 from rageval.errors import ConfigError
-from rageval.infiles import check_text_sizes
+from rageval.limits import check_text_sizes
 from rageval.registry import did_you_mean
 from rageval.types import SourceSnippet, Unit
 
