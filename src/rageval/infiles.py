@@ -28,8 +28,8 @@ alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``resco
   hold new lines, and a U+2028 stays in its cell), a column named twice and
   a row with more cells than the header are errors naming the line (unnamed columns, such as
   pandas' index, are kept).  A cell longer than :data:`~rageval.limits.CELL_CHARS` (16 Mi characters;
-  ``RAGEVAL_MAX_CELL_CHARS`` sets another) is an error naming its line and column, raised as soon as the
-  reader passes the limit: the cell is never held whole.
+  ``RAGEVAL_MAX_CELL_CHARS`` sets another) is an error naming its row's line, raised as soon as the
+  reader passes the limit: the cell is never built (the text of the file, bounded by its own limit, is read).
 * **List cells** (:func:`list_cell`): a CSV cell holding a list, as the writers write one — a JSON
   list, a Python list (pandas' ``to_csv``) or numpy's text of an array (Hugging Face
   ``Dataset.to_csv``: ``['a' 'b']``, no commas, lines broken inside the brackets); a cell that
