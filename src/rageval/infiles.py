@@ -13,6 +13,7 @@ alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``resco
   before it is read, and a file growing past the limit while read is refused too.  A JSON Lines
   file read line by line (:class:`JsonLines`: ``rageval score``'s generic JSONL) is never held
   whole: there the limit applies to each line (a longer one is an error naming it), not the file.
+  The limits live in :mod:`rageval.limits`, with the limit of one CSV cell (below).
 * **UTF-8**, a leading byte-order mark dropped (Excel's CSV); other bytes are an error
   naming the line.
 * **Lines end at "\\n"** (a "\\r" before it dropped) and nowhere else: U+2028, U+2029,
@@ -26,7 +27,9 @@ alce-human``), a replay judge's file, and ``records.jsonl`` read back by ``resco
 * **CSV** (:func:`read_csv`): ``csv`` over the text with ``newline=""`` (quoted cells may
   hold new lines, and a U+2028 stays in its cell), a column named twice and
   a row with more cells than the header are errors naming the line (unnamed columns, such as
-  pandas' index, are kept).
+  pandas' index, are kept).  A cell longer than :data:`~rageval.limits.CELL_CHARS` (16 Mi characters;
+  ``RAGEVAL_MAX_CELL_CHARS`` sets another) is an error naming its row's line, raised as soon as the
+  reader passes the limit: the cell is never built (the text of the file, bounded by its own limit, is read).
 * **List cells** (:func:`list_cell`): a CSV cell holding a list, as the writers write one — a JSON
   list, a Python list (pandas' ``to_csv``) or numpy's text of an array (Hugging Face
   ``Dataset.to_csv``: ``['a' 'b']``, no commas, lines broken inside the brackets); a cell that
@@ -58,13 +61,13 @@ import json
 import os
 import re
 import stat
-import sys
 import tokenize
 from collections.abc import Callable, Iterator
 from itertools import pairwise
 from typing import Any
 
 from rageval.errors import ConfigError
+from rageval.limits import CELL_CHARS, INPUT_BYTES
 
 __all__ = [
     "MAX_DEPTH",
@@ -84,8 +87,8 @@ __all__ = [
     "split_lines",
 ]
 
-#: the default size limit of one input file (``RAGEVAL_MAX_INPUT_BYTES`` sets another)
-DEFAULT_MAX_INPUT_BYTES = 1 << 30
+#: the default size limit of one input file (``RAGEVAL_MAX_INPUT_BYTES`` sets another: :data:`rageval.limits.INPUT_BYTES`)
+DEFAULT_MAX_INPUT_BYTES = INPUT_BYTES.default
 #: the deepest nesting of arrays and objects a JSON input may have (rageval's own formats need under 10)
 MAX_DEPTH = 200
 
@@ -98,16 +101,7 @@ class InputFileError(ConfigError):
 
 def max_input_bytes() -> int:
     """The size limit of one input file: ``RAGEVAL_MAX_INPUT_BYTES`` (a positive integer) or 1 GiB."""
-    raw = os.environ.get("RAGEVAL_MAX_INPUT_BYTES", "").strip()
-    if not raw:
-        return DEFAULT_MAX_INPUT_BYTES
-    try:
-        value = int(raw.replace("_", ""))
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigError(f"RAGEVAL_MAX_INPUT_BYTES={raw!r}: expected a positive number of bytes, e.g. 2000000000")
-    return value
+    return INPUT_BYTES.value()
 
 
 def _kind(mode: int) -> str:
@@ -392,11 +386,12 @@ def read_csv(
     """
     name = os.fspath(path)
     text = read_text(path, what=what, error=error)
-    csv.field_size_limit(sys.maxsize)  # the file is bounded by the size limit already
+    limit = CELL_CHARS.value()
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     rows: list[tuple[int, dict[str, str]]] = []
     header: list[str] | None = None
     start = 1
+    previous = csv.field_size_limit(limit)  # the reader stops at the first character past it
     try:
         for cells in reader:
             if header is None:
@@ -410,7 +405,11 @@ def read_csv(
                 rows.append((start, dict(zip(header, cells))))
             start = reader.line_num + 1
     except csv.Error as err:
+        if str(err).startswith("field larger than field limit"):
+            raise error(CELL_CHARS.refusal(f"{name} line {start}", "a cell")) from None
         raise error(f"{name} line {reader.line_num}: not valid CSV ({err})") from None
+    finally:
+        csv.field_size_limit(previous)
     if header is None:
         raise error(f"{name}: the CSV file has no header row")
     return header, rows

@@ -59,6 +59,7 @@ __all__ = [
     "current_umask",
     "dump_json_line",
     "json_text",
+    "printable",
     "scrub_surrogates",
     "utf8",
     "write_bytes_atomic",
@@ -201,8 +202,14 @@ def remove_stale_temps(folder: str | os.PathLike) -> list[Path]:
 def write_text_atomic(
     path: str | os.PathLike, text: str, *, root: str | os.PathLike | None = None, durable: bool = True
 ) -> None:
-    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically; see :func:`write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"), root=root, durable=durable)
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically; see :func:`write_bytes_atomic`.  A lone
+    surrogate in ``text`` (a path's byte that is not UTF-8, as ``os.fsdecode`` reads it) is written as an escape
+    (:func:`printable`): the file is always UTF-8, never an encoding error."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = printable(text).encode("utf-8")
+    write_bytes_atomic(path, data, root=root, durable=durable)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -251,6 +258,26 @@ def scrub_surrogates(text: str) -> str:
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def printable(text: str | os.PathLike) -> str:
+    """``text`` (or a path) with each lone surrogate written as an escape, so it encodes as UTF-8 anywhere (JSON, HTML,
+    the console): U+DC80 … U+DCFF, a byte of a file name that is not UTF-8 as ``os.fsdecode`` reads it, as that byte
+    (``\\xff``, as ``ls`` shows it), any other as ``\\uXXXX``.  Text that encodes as UTF-8 is returned unchanged.
+
+    >>> import os
+    >>> printable(os.fsdecode(b"run\\xff/a.csv")), printable("caf\\xe9"), printable("a" + chr(0xD800))
+    ('run\\\\xff/a.csv', 'café', 'a\\\\ud800')
+    """
+    text = os.fspath(text)
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(_escape, text)
 
 
 def utf8(text: str) -> bytes:

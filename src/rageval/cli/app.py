@@ -9,6 +9,7 @@ click command defined where its logic lives.
 from __future__ import annotations
 
 import atexit
+import codecs
 import contextlib
 import errno
 import importlib
@@ -23,6 +24,7 @@ import click
 from rageval import __version__
 from rageval.errors import redact_urls
 from rageval.escape import console_text, echo
+from rageval.io import printable
 
 _LAZY: dict[str, tuple[str, str]] = {
     # name: (target, one-line help shown by --help without importing the target)
@@ -100,11 +102,11 @@ def user_message(err: BaseException) -> str:
     """What the CLI prints for a user-facing error: its message (a list of problems keeps one line each), or for an
     ``OSError`` the file, the system's words and the fix."""
     if isinstance(err, OSError) and err.strerror:
-        what = f"{err.filename}: " if err.filename else ""
+        what = f"{printable(str(err.filename))}: " if err.filename else ""
         name = errno.errorcode.get(err.errno or -1, "")
         fix = _OS_FIXES.get(err.errno or -1)
         return f"{what}{err.strerror} ({name})" + (f"; {fix}" if fix else "")
-    text = redact_urls(str(err).strip()) or type(err).__name__
+    text = printable(redact_urls(str(err).strip())) or type(err).__name__
     lines = text.splitlines()
     if len(lines) > 1 and all(line.startswith("  ") for line in lines[1:]):
         return text  # "<file>: invalid suite:" and one indented line per problem
@@ -124,7 +126,7 @@ class LazyGroup(click.Group):
             code = _user_error_code(cause) if cause is not None else None
             if code is not None and err.exit_code == 1:
                 err.exit_code = code
-            err.message = console_text(redact_urls(err.message))
+            err.message = console_text(printable(redact_urls(err.message)))
             raise
         except KeyboardInterrupt:
             if _debug(ctx):
@@ -230,6 +232,33 @@ def main(ctx: click.Context, debug: bool) -> None:
     to compare (no record ok, an empty common cohort); 130 interrupted.
     """
     ctx.meta["rageval.debug"] = debug
+    _escape_unencodable()
+
+
+def _escapes(err: UnicodeError) -> tuple[str, int]:
+    """The codec error handler ``rageval.escape``: what cannot be encoded as a backslash escape, a byte of a file
+    name that is not UTF-8 (a lone surrogate U+DC80 … U+DCFF, as ``os.fsdecode`` reads it) as that byte
+    (``\\xff``, as :func:`~rageval.io.printable` writes it)."""
+    if not isinstance(err, UnicodeEncodeError):
+        raise err
+    bad = err.object[err.start : err.end]
+    return "".join(
+        printable(c) if 0xDC80 <= ord(c) <= 0xDCFF else c.encode("ascii", "backslashreplace").decode() for c in bad
+    ), err.end
+
+
+codecs.register_error("rageval.escape", _escapes)
+
+
+def _escape_unencodable() -> None:
+    """The console never fails on a character it cannot encode (a file name's byte that is not UTF-8, as a lone
+    surrogate; any character under a non-UTF-8 locale), nor writes a raw byte that is not text: it is written as a
+    backslash escape (:func:`_escapes`), as the paths rageval writes into files (:func:`~rageval.io.printable`)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(Exception):
+                reconfigure(errors="rageval.escape")
 
 
 def _wrap_keys(label: str, items: list[str], width: int = 110) -> list[str]:

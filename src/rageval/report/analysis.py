@@ -18,6 +18,8 @@ import numpy as np
 
 from rageval.diagnostics import CATALOG, DERIVED
 from rageval.diagnostics.structural import structural_marks
+from rageval.io import printable
+from rageval.limits import SETTINGS
 from rageval.report.examples import reference_setting, setting_examples
 from rageval.report.family import (
     constant_metrics,
@@ -50,6 +52,7 @@ from rageval.types import STATUSES
 
 __all__ = [
     "analyze",
+    "check_settings",
     "holm_family_counts",
     "scalar_metric_names",
     "summarize",
@@ -402,6 +405,15 @@ def summarize(run: Run) -> dict[str, Any]:
     }
 
 
+def check_settings(n: int, where: str) -> None:
+    """Refuse a run of ``n`` settings over :data:`~rageval.limits.SETTINGS` (a :class:`RunError` naming ``where``),
+    before its statistics are computed (``rageval score`` and ``suite`` ask before anything is scored): the
+    frontier's dominance relations, each tested, grow with the square of the settings."""
+    if n > SETTINGS.value():
+        why = "the report's paired tests grow with the square of the settings"
+        raise RunError(SETTINGS.refusal(where, f"{n:,} settings", why))
+
+
 def analyze(
     run: Run, *, seed: int | None = None, n_resamples: int | str | None = None, family_size: int | None = None
 ) -> Analysis:
@@ -410,6 +422,7 @@ def analyze(
     ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
     ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
     """
+    check_settings(len(run.settings), printable(run.path))
     suite = run.suite
     seed = _resolve_seed(suite, seed)
     t = _cohort_table(run)

@@ -182,9 +182,12 @@ def _pair(x, y, vals, intervals, settings, clusters, seed, resamples, alpha, rul
         )
         p_raw = res.p_value
     p_adj = holm(p_raw) if cols else np.array([])
+    by_relation: list[list[tuple[int, str]]] = [[] for _ in rel]  # each relation's tests, in test order
+    for j, (ri, axis) in enumerate(tests):
+        by_relation[ri].append((j, axis))
     relations = []
     for i, (s, u) in enumerate(rel):
-        axes = [_axis_test(res, j, axis, p_adj[j], alpha) for j, (ri, axis) in enumerate(tests) if ri == i]
+        axes = [_axis_test(res, j, axis, p_adj[j], alpha) for j, axis in by_relation[i]]
         supported = bool(axes) and all(a["significant"] for a in axes)
         relations.append(
             {"dominating": s, "dominated": u, "axes": axes, "support": "paired test" if supported else "means only"}

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval.errors import RunFailure
-from rageval.io import check_folders, dump_json_line, write_text_atomic
+from rageval.io import check_folders, dump_json_line, utf8, write_text_atomic
 from rageval.run.packs import Pack
 from rageval.rundir.claim import mark_run
 from rageval.types import Record
@@ -64,8 +64,9 @@ class CacheChanged(RunFailure):
 
 
 def safe_name(name: str) -> str:
-    """A file-system-safe, collision-free name for a setting or question id."""
-    return re.sub(r"[^A-Za-z0-9._@-]+", "_", name)[:80] + "-" + hashlib.sha1(name.encode()).hexdigest()[:8]
+    """A file-system-safe, collision-free name for a setting or question id (a lone surrogate, such as a byte of a
+    file name that is not UTF-8, hashed as it is: never an error)."""
+    return re.sub(r"[^A-Za-z0-9._@-]+", "_", name)[:80] + "-" + hashlib.sha1(utf8(name)).hexdigest()[:8]
 
 
 class CacheTally:

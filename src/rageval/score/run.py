@@ -52,10 +52,11 @@ from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
 from rageval.escape import csv_text
-from rageval.io import write_text_atomic
+from rageval.io import printable, write_text_atomic
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
+from rageval.report.analysis import check_settings
 from rageval.run.engine import execute
 from rageval.run.plan import (
     Given,
@@ -343,6 +344,9 @@ def score_files(
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
     read = _read_inputs(inputs, fmt, mapping, split, options)
     try:
+        if build_report:  # refused before anything is scored, not after (records alone: any number)
+            more = f" and {len(read.sources) - 1} more input(s)" if len(read.sources) > 1 else ""
+            check_settings(len(read.names), printable(read.sources[0]) + more)
         plan = build_plan(read, options)
     except BaseException:
         read.close()
@@ -391,7 +395,7 @@ def _item(it: ScoreItem, qid: str) -> Item:
         tuple(it.units),
         it.answer,
         it.input_tokens,
-        extra={"input": {"file": it.file_line[0], "line": it.file_line[1]}},
+        extra={"input": {"file": printable(it.file_line[0]), "line": it.file_line[1]}},
     )
     return Item(_example(it, qid), _Given(it.sources, it.retrieved, it.self_sourced), given=given)
 
@@ -426,7 +430,7 @@ def build_plan(read: _Inputs, options: ScoreOptions):
     get_tokenizer(options.tokenizer)  # a tokenizer that does not load stops the run before anything is written
     config = {
         "inputs": [
-            {"name": lab, "source": src, "format": f.format}
+            {"name": lab, "source": printable(src), "format": f.format}
             for lab, src, f in zip(read.labels, read.sources, read.files)
         ],
         "judge": options.judge,
@@ -462,7 +466,7 @@ def build_plan(read: _Inputs, options: ScoreOptions):
             SUITE_NAME,
             sha({"config": config, "settings": read.names})[:16],
             config,
-            source=", ".join(read.sources),
+            source=", ".join(map(printable, read.sources)),
         ),
         settings=tuple(settings),
         question_order=tuple(read.matched.order),
@@ -482,11 +486,12 @@ def build_plan(read: _Inputs, options: ScoreOptions):
                 "unmatched": len(read.matched.unmatched),
                 "matched_by_text": read.matched.n_by_text,
                 "files": [
-                    {"source": f.path, "format": f.format, "lines": len(f.items), "meta": f.meta} for f in read.files
+                    {"source": printable(f.path), "format": f.format, "lines": len(f.items), "meta": f.meta}
+                    for f in read.files
                 ],
             },
         },
-        notes=tuple(read.notes),
+        notes=tuple(map(printable, read.notes)),
         judge_needed=any(CATALOG[d].uses_judge for d in read.diagnostics),
         first_batch=16,  # the first record on disk sooner
         packed=True,  # one cache write per batch, not a file per record

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rageval.io import printable
 from rageval.report import build_report as _build
+from rageval.report.analysis import check_settings
 from rageval.run.engine import RunResult, execute
 from rageval.run.scale import require_ray
 from rageval.rundir.claim import refuse_inputs
@@ -56,6 +58,8 @@ def run_suite(
     rundir = RunDir(out_dir if out_dir is not None else suite.output_dir)
     refuse_inputs(rundir.path, input_files(suite))  # before they are read (and again under the lock)
     plan = build_plan(suite)
+    if build_report:  # refused before anything runs, not after
+        check_settings(len(plan.settings), printable(suite.source or suite.name))
     with rundir.lock(f"rageval suite {suite.name}"):
         result = execute(
             plan,

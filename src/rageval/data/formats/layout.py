@@ -49,6 +49,7 @@ from pydantic import (
 )
 
 from rageval.errors import ConfigError
+from rageval.limits import check_text_sizes
 from rageval.registry import did_you_mean
 from rageval.types import SourceSnippet, Unit
 
@@ -233,6 +234,7 @@ def validate_record(obj: Any, where: str, *, known: tuple[str, ...] = FIELDS) ->
     """``obj`` as a :class:`GenericRecord`, else a :class:`ScoreInputError` naming ``where`` and the field."""
     if not isinstance(obj, dict):
         raise ScoreInputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    check_text_sizes(obj, where, error=ScoreInputError)  # a text over the limit costs minutes downstream
     try:
         return GenericRecord.model_validate(obj)
     except ValidationError as err:

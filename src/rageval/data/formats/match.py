@@ -60,6 +60,7 @@ import numpy as np
 
 from rageval.data.formats.common import ImportedFile, SystemId, digest, question_key
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
+from rageval.io import printable
 
 __all__ = [
     "Identity",
@@ -79,10 +80,12 @@ SHOWN = 5
 
 
 def file_labels(sources: Sequence[str], names: Sequence[str | None]) -> list[str]:
-    """A distinct label per input: the given name, else the file stem (``-2``, ``-3`` appended on repeats)."""
+    """A distinct label per input: the given name, else the file stem (``-2``, ``-3`` appended on repeats); a byte
+    of it that is not UTF-8 is written as an escape (:func:`~rageval.io.printable`: ``run\\xff``)."""
     out: list[str] = []
     for src, name in zip(sources, names):
         base = name or (src[3:].rstrip("/").split("/")[-1] if src.startswith("hf:") else Path(src).stem) or "input"
+        base = printable(base)
         label, k = base, 2
         while label in out:
             if name:
@@ -187,7 +190,9 @@ def assign_settings(files: Sequence[ImportedFile], labels: Sequence[str]) -> dic
     owners: dict[str, set[int]] = {}
     for fi, f in enumerate(files):
         for system, setting in f.index.system_ids:
-            base = shown[(fi, system, setting)] = shown_name(system, setting)
+            base = shown_name(system, setting)
+            # a lone surrogate (undecodable bytes) is shown as an escape; a clash is renamed like any other
+            base = shown[(fi, system, setting)] = None if base is None else printable(base)
             if base is not None:
                 owners.setdefault(base, set()).add(fi)
     wanted: dict[Identity, str] = {}
