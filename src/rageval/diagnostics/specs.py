@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DiagnosticSpec", "Direction", "Family", "Output"]
+__all__ = ["Bounds", "DiagnosticSpec", "Direction", "Family", "Output"]
 
+#: a closed range ``(low, high)`` of values; ``math.inf`` for no upper end (a count)
+Bounds = tuple[float, float]
 Direction = Literal["higher", "lower", "none"]
 Family = Literal["answer", "retrieval", "attribution", "cost"]
 
@@ -20,9 +22,10 @@ class Output:
     direction: Direction
     description: str = ""
     view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
-    # the range every value (per question and mean) lies in, e.g. (0.0, 1.0), checked by the common tests;
-    # None: not declared (nothing is checked or changed at run time)
-    bounds: tuple[float, float] | None = None
+    # the range every value (per question and mean) lies in, e.g. (0.0, 1.0) for a rate, (0.0, inf) for a count:
+    # checked by the common tests, and on every read of a run's records (a finite number outside, or an
+    # infinity, is refused; None/NaN is undefined and allowed); None: not declared (nothing checked)
+    bounds: Bounds | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
