@@ -239,7 +239,9 @@ def test_an_edited_cache_entry_is_recomputed_not_reused(run):
     lines = packs[0].read_text(encoding="utf-8").splitlines()
     entry = json.loads(lines[0])
     qid = entry["record"]["question_id"]
-    entry["record"]["metrics"] = {k: (0.0 if isinstance(v, float) else v) for k, v in entry["record"]["metrics"].items()}
+    entry["record"]["metrics"] = {
+        k: (0.0 if isinstance(v, float) else v) for k, v in entry["record"]["metrics"].items()
+    }
     entry["record"]["answer"]["text"] = "edited"
     lines[0] = json.dumps(entry, sort_keys=True)
     packs[0].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
