@@ -21,11 +21,10 @@ pure function and a scorer, one :class:`DiagnosticSpec` below, and its
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from rageval.diagnostics.specs import Bounds, DiagnosticSpec, Direction, Output
+from rageval.diagnostics.specs import COUNT, RATE, Bounds, DiagnosticSpec, Direction, Output, record_bounds
 from rageval.registry import NoMeta, Registry, unknown_name
 
 __all__ = [
@@ -47,13 +46,6 @@ __all__ = [
     "is_view",
     "contrasted_by_default",
 ]
-
-
-#: the bounds of a rate, a share or a score in [0, 1], and of a count (tokens, items, calls): every record value
-#: of a catalog output lies in its declared bounds (a value outside is refused when a run is read back:
-#: docs/security.md#run-directories-digests-and-bounds)
-RATE = (0.0, 1.0)
-COUNT = (0.0, math.inf)
 
 
 def _o(key: str, direction: Direction = "higher", description: str = "", bounds: Bounds | None = RATE) -> Output:
@@ -330,6 +322,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
         self._builtin: frozenset[str] = frozenset()
         self._outputs: dict[str, tuple[str, Direction]] = {}
         self._views: frozenset[str] = frozenset()
+        self._bounds: dict[str, Bounds] = {}
         #: name -> pure function, imported on first use
         self.functions: Registry[Callable[..., Any], NoMeta] = Registry("diagnostic")
         #: name -> scorer ``(inputs, options) -> result``, for diagnostics scored outside the attribution engine
@@ -370,7 +363,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
             raise ValueError(f"diagnostic {new.name!r}: record_values/record_extra apply to engine diagnostics")
         outputs, views = _derived([*self._specs.values(), new])
         self._specs[new.name] = new
-        self._outputs, self._views = outputs, views
+        self._outputs, self._views, self._bounds = outputs, views, record_bounds(self._specs.values())
         self.functions.register(new.name, new.function)
         for registry, target in (
             (self.scorers, new.scorer),
@@ -388,6 +381,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
         for registry in (self.functions, self.scorers, self.record_values, self.record_extras):
             registry.unregister(name)
         self._outputs, self._views = _derived(self._specs.values())
+        self._bounds = record_bounds(self._specs.values())
 
     # -- reading it -----------------------------------------------------------------------------
     def spec(self, name: str) -> DiagnosticSpec:
@@ -409,16 +403,9 @@ class Catalog(Mapping[str, DiagnosticSpec]):
     def is_view(self, key: str) -> bool:
         return key in self._views
 
-    def bounds(self) -> dict[str, Bounds]:
-        """Each record output's declared bounds (outputs without any left out; a key two diagnostics write: the
-        narrower range both declare)."""
-        out: dict[str, Bounds] = {}
-        for spec_ in self._specs.values():
-            for o in spec_.outputs:
-                if o.bounds is not None:
-                    lo, hi = out.get(o.key, (-math.inf, math.inf))
-                    out[o.key] = (max(lo, o.bounds[0]), min(hi, o.bounds[1]))
-        return out
+    def bounds(self) -> Mapping[str, Bounds]:
+        """Each record output's declared bounds (:func:`~rageval.diagnostics.specs.record_bounds`; not a copy)."""
+        return self._bounds
 
 
 def _derived(specs: Iterable[DiagnosticSpec]) -> tuple[dict[str, tuple[str, Direction]], frozenset[str]]:

@@ -113,16 +113,20 @@ class RunRecords:
     the engine takes it (:class:`_SavedItems`).  A run whose manifest lists settings and whose records vanished
     is an error."""
 
+    #: the records read although edited (``accept_edits``), for the new run's manifest; None: none
+    accepted_edits: dict[str, Any] | None = None
+
     def __init__(self, rundir: RunDir, manifest: Manifest, *, accept_edits: bool = False) -> None:
         self.rundir, self.kept = rundir, KeptLines(rundir.records_source())
-        self.checks = rundir.record_checks(accept_edits=accept_edits)
+        checks = rundir.record_checks(accept_edits=accept_edits)  # held for the pass only
         names = [s.name for s in manifest.suite.settings]
         self.lines: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' places in kept
         self.places: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' questions
         self.setting: dict[str, Setting] = {}
         self.questions: dict[str, int] = {}  # question id -> its place in the run's question order
         self.n = self.ok = 0
-        for lineno, offset, raw, r in rundir.record_lines(self.checks):
+        for lineno, offset, raw, value in rundir.records_source():
+            r = rundir.record_of(value, lineno)
             name = r.setting.name
             if name not in self.lines:
                 if names:
@@ -131,6 +135,9 @@ class RunRecords:
                         f"({', '.join(names)}); rerun the command that wrote it"
                     )
                 self.lines[name], self.places[name] = array("I"), array("I")
+            problem = checks.problem(value, lineno)  # after the checks naming its shape and setting
+            if problem is not None:
+                raise RescoreError(problem)
             self.setting.setdefault(name, r.setting)
             self.lines[name].append(len(self.kept))
             self.places[name].append(self.questions.setdefault(r.question_id, len(self.questions)))
@@ -139,8 +146,9 @@ class RunRecords:
             self.ok += r.status == "ok"
         if not self.n and names:
             raise rundir.no_records(names)
-        #: the records read although edited (``accept_edits``), for the new run's manifest; None: none
-        self.accepted_edits = self.checks.summary("rageval rescore")
+        edits = checks.summary("rageval rescore")
+        if edits is not None:  # else the class's None (no attribute more: the pass holds a few bytes a record)
+            self.accepted_edits = edits
 
     def record(self, i: int) -> Record:
         """The ``i``-th record read, read again; an error naming its line when its bytes changed since."""

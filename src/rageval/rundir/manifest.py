@@ -323,7 +323,12 @@ class RunDir:
 
     def records_source(self) -> JsonLines:
         """``records.jsonl`` as a :class:`~rageval.infiles.JsonLines` file: read line by line, never whole (blank
-        lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them)."""
+        lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them); a missing file is a
+        :class:`RunDirError` (a FIFO, a device or a folder there: refused by the reader, in one line)."""
+        if not self.records_path.exists():
+            raise RunDirError(
+                f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
+            )
         return RecordLines(self.records_path, what="the run's records.jsonl", error=_record_error)
 
     def record_checks(self, *, accept_edits: bool = False) -> RecordChecks:
@@ -346,9 +351,6 @@ class RunDir:
         """``(line number, offset, bytes, Record)`` of each line of ``records.jsonl`` (blank lines skipped), read
         line by line: one line held at a time (the input size limit applies to each line).  ``checks``: each
         record checked (:meth:`record_checks`; a refusal is a :class:`RunDirError` naming the record)."""
-        p = self.records_path
-        if not p.exists():  # a FIFO, a device or a folder there: refused by the reader, in one line
-            raise RunDirError(f"{p} is missing: run the command that writes it first (rageval suite / score)")
         for i, offset, raw, value in self.records_source():
             record = self.record_of(value, i)
             if checks is not None:

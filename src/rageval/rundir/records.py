@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from rageval.diagnostics.catalog import CATALOG
 from rageval.infiles import JsonLines, loads
 from rageval.io import atomic_file, dump_json_line
 
@@ -139,8 +140,6 @@ class RecordChecks:
 
     def __post_init__(self) -> None:
         if self.bounds is None:
-            from rageval.diagnostics.catalog import CATALOG
-
             self.bounds = CATALOG.bounds()
 
     def _where(self, value: Mapping[str, Any], lineno: int) -> str:
