@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import resamples_option, seed_option, threshold_option
+from rageval.cli.options import accept_edits_option, resamples_option, seed_option, threshold_option
 from rageval.escape import echo
 
 __all__ = ["audit_cmd", "audit_defaults", "echo_summary"]
@@ -98,7 +98,10 @@ def _f(x) -> str:
     help="Another option of the second judge, repeatable (batch_size=4, dtype=bfloat16, ...; as judge.params).",
 )
 @resamples_option()
-def audit_cmd(run_dirs, judge, n, settings, modes, seed, threshold, max_length, judge_param, n_resamples) -> None:
+@accept_edits_option()
+def audit_cmd(
+    run_dirs, judge, n, settings, modes, seed, threshold, max_length, judge_param, n_resamples, accept_edits
+) -> None:
     """Rescore a seeded subsample's saved answers with a second judge (fixed mappings and re-recovery).
 
     Writes RUN_DIR/audit-<judge>/ (audit.md, audit.json, CSVs); the run's own records are only read. With several
@@ -139,6 +142,7 @@ def audit_cmd(run_dirs, judge, n, settings, modes, seed, threshold, max_length, 
                     **(dict(spec.get("params") or {}) if chosen_judge == spec.get("judge") else {}),
                     **given,
                 },
+                accept_edits=accept_edits,
             )
         )
     try:

@@ -168,7 +168,11 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
         scoring=scoring,
         diagnostics=DIAGNOSTICS,
         seed=scope.seed,
-        summary={"dataset": manifest.suite.dataset, "origin": {"of_run": of_run}},
+        summary={
+            "dataset": manifest.suite.dataset,
+            "origin": {"of_run": of_run},
+            **({"accepted_edits": scope.run.accepted_edits} if scope.run.accepted_edits is not None else {}),
+        },
         judge_cache=scope.out / "cache",
         packed=True,  # a mode's records of a setting in one pack write, not one file each
     )
@@ -198,11 +202,12 @@ def _score_second(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[s
 # ---------------------------------------------------------------- the audit
 
 
-def _load(run_dir: Path):
-    """The run's records (as the report reads them) and its typed manifest, whatever command wrote the run."""
+def _load(run_dir: Path, accept_edits: bool = False):
+    """The run's records (as the report reads them: each checked, an edited one refused unless ``accept_edits``)
+    and its typed manifest, whatever command wrote the run."""
     try:
         manifest = RunDir(run_dir).read_manifest()
-        run = load_run(run_dir)
+        run = load_run(run_dir, accept_edits=accept_edits, command="rageval audit")
     except (RunError, RunDirError) as err:
         raise AuditError(str(err)) from None
     return run, manifest
@@ -243,6 +248,7 @@ class AuditRequest:
     seed: int | None = None
     threshold: float | None = None
     judge_options: Mapping[str, Any] | None = None
+    accept_edits: bool = False
 
 
 def run_audit(
@@ -256,13 +262,15 @@ def run_audit(
     threshold: float | None = None,
     n_resamples: int | str | None = None,
     judge_options: Mapping[str, Any] | None = None,
+    accept_edits: bool = False,
 ) -> dict[str, Any]:
     """Audit ``run_dir`` (a suite's or a score run) with the second judge ``judge`` (see the module doc); write and
     return the figures.  The run directory's lock is held throughout.  ``n_resamples``: ``"auto"``, ``"paper"``
     or a count (default: the suite's ``statistics.resamples``, else ``auto``; docs/statistics.md#resolution).
     ``judge_options``: the second judge's options (``max_length``, ``batch_size``, ..., its own parameters), as a
-    suite's ``judge.params``."""
-    req = AuditRequest(Path(run_dir), judge, n, settings, tuple(modes), seed, threshold, judge_options)
+    suite's ``judge.params``.  ``accept_edits``: records edited after rageval wrote them are read (not refused),
+    and listed in ``audit.json`` and the scored run's manifest (``accepted_edits``)."""
+    req = AuditRequest(Path(run_dir), judge, n, settings, tuple(modes), seed, threshold, judge_options, accept_edits)
     return audit_runs([req], n_resamples=n_resamples)[0]
 
 
@@ -326,7 +334,9 @@ def _score_run(req: AuditRequest, n_resamples) -> _Scored:
     bad = [m for m in modes if m not in MODES]
     if bad or not modes:
         raise AuditError(f"audit modes must be among {', '.join(MODES)}, got {list(modes)}")
-    run, manifest = _load(run_dir)  # under the lock; read first, so a broken manifest is named as such
+    run, manifest = _load(
+        run_dir, req.accept_edits
+    )  # under the lock; read first, so a broken manifest is named as such
     claim(run_dir)  # before any write: no link in audit-<judge>/, a killed audit's temporary files removed
     options = _options(manifest, req.threshold)
     first = manifest.scoring.judge
@@ -410,6 +420,7 @@ def _tables(sc: _Scored, m_gaps: int) -> dict[str, Any]:
         "agreement": agreement_table(items, audited, modes),
         "abstentions": abstentions_table(items, audited, modes),
         "second_judge_stats": {k: v for k, v in sc.runner_stats.items() if isinstance(v, (int, float))},
+        **({"accepted_edits": run.accepted_edits} if run.accepted_edits is not None else {}),
     }
 
 

@@ -1,5 +1,5 @@
 """The options every front-end's ``cli.py`` shares: replicates, seed, threshold, ``--out`` (the run directory's
-path), a non-blank string.  (The console lines a finished run prints — headline table, findings, Holm families,
+path), a non-blank string, ``--accept-edits``.  (The console lines a finished run prints — headline table, findings, Holm families,
 nothing scored — are the report's: :mod:`rageval.report.console`.)"""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rageval.strict import check_probability, check_seed
 
 __all__ = [
     "RESAMPLES_HELP",
+    "accept_edits_option",
     "non_blank",
     "out_dir_value",
     "resamples_option",
@@ -96,3 +97,13 @@ def non_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     if value is not None and not value.strip():
         raise click.BadParameter("is empty; give a value or leave the option out", ctx=ctx, param=param)
     return value
+
+
+def accept_edits_option():
+    """``--accept-edits`` (``rageval report``, ``rescore``, ``audit``): read records whose digest does not match."""
+    return click.option(
+        "--accept-edits",
+        is_flag=True,
+        help="Read records edited after rageval wrote them (their digest does not match) instead of refusing "
+        "the run; the manifest records which (docs/security.md#run-directories-digests-and-bounds).",
+    )

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from rageval.diagnostics.specs import DiagnosticSpec, Direction, Output
+from rageval.diagnostics.specs import COUNT, RATE, Bounds, DiagnosticSpec, Direction, Output, record_bounds
 from rageval.registry import NoMeta, Registry, unknown_name
 
 __all__ = [
@@ -48,27 +48,35 @@ __all__ = [
 ]
 
 
-def _o(key: str, direction: Direction = "higher", description: str = "") -> Output:
-    return Output(key, direction, description)
+def _o(key: str, direction: Direction = "higher", description: str = "", bounds: Bounds | None = RATE) -> Output:
+    return Output(key, direction, description, bounds=bounds)
+
+
+def _n(key: str, description: str = "") -> Output:
+    """A count (direction none, bounds [0, inf))."""
+    return Output(key, "none", description, bounds=COUNT)
+
+
+def _agg(key: str, direction: Direction = "none") -> Output:
+    """An aggregate an evaluate module returns (``module_keys``): never a record value, no bounds declared."""
+    return Output(key, direction)
 
 
 def _excl(key: str, direction: Direction) -> Output:
-    return Output(f"{key}_excl_abstain", direction, f"{key} with judge abstentions left out", view=True)
+    return Output(f"{key}_excl_abstain", direction, f"{key} with judge abstentions left out", view=True, bounds=RATE)
 
 
-_ABSTENTIONS = Output(
+_ABSTENTIONS = _n(
     "judge_abstentions",
-    "none",
     "judge decisions that abstained (no clean yes/no) among those made to score this record: a run counts every "
     "attribution part it scored together; an evaluate module counts those of its own parts",
 )
 #: verification's judge inputs (its three modes and the recovery of the cited units), and the truncated ones
 _JUDGE_INPUTS = (
-    Output("judge_inputs", "none", "distinct (premise, hypothesis) pairs verification asked the judge"),
-    Output("judge_inputs_truncated", "none", "of those, the pairs the judge truncated (its token limit, e.g. 512)"),
-    Output(
+    _n("judge_inputs", "distinct (premise, hypothesis) pairs verification asked the judge"),
+    _n("judge_inputs_truncated", "of those, the pairs the judge truncated (its token limit, e.g. 512)"),
+    _n(
         "judge_inputs_windowed",
-        "none",
         "of those, the pairs a windowed judge read in two or more overlapping windows (None: windowing off)",
     ),
 )
@@ -90,6 +98,7 @@ _SPECS = [
                 "answer_in_context with matches across unit boundaries (the units as shown, joined in order): the "
                 "attribution-compression paper's definition",
                 view=True,
+                bounds=RATE,
             ),
         ),
         needs=("answers", "qa_pairs"),
@@ -122,7 +131,7 @@ _SPECS = [
         family="answer",
         function="rageval.diagnostics.alce:qampari_f1",
         outputs=tuple(_o(f"qampari_{k}") for k in ("f1", "precision", "recall", "recall_top5", "f1_top5"))
-        + (_o("qampari_num_preds", "none", "items in the predicted list"),),
+        + (_n("qampari_num_preds", "items in the predicted list"),),
         needs=("answer_lists",),
         scorer="rageval.diagnostics.alce:score_qampari_f1",
     ),
@@ -132,7 +141,7 @@ _SPECS = [
         summary="ALCE's ROUGE-Lsum against the long reference (best of them), and the answer's length in words.",
         family="answer",
         function="rageval.diagnostics.alce:rouge_lsum",
-        outputs=(_o("rouge_lsum"), _o("answer_length", "none", "the answer's words (ALCE's length)")),
+        outputs=(_o("rouge_lsum"), _n("answer_length", "the answer's words (ALCE's length)")),
         needs=("reference", "answer_lists", "claims"),
         scorer="rageval.diagnostics.alce:score_rouge_lsum",
     ),
@@ -145,7 +154,7 @@ _SPECS = [
         outputs=(
             _o("claims_recall"),
             _excl("claims_recall", "higher"),
-            _o("claims_abstentions", "none", "claims the judge abstained on (counted as not entailed)"),
+            _n("claims_abstentions", "claims the judge abstained on (counted as not entailed)"),
         ),
         needs=("claims",),
         scorer="rageval.diagnostics.alce:score_claims_recall",
@@ -197,7 +206,7 @@ _SPECS = [
         function=f"{_ATTR}:grounded_precision",
         outputs=(_o("grounded_precision"), _excl("grounded_precision", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
-        module_keys=(_o("emitted_minus_grounded_precision", "none"),),
+        module_keys=(_agg("emitted_minus_grounded_precision"),),
     ),
     DiagnosticSpec(
         name="grounded_recall",
@@ -207,7 +216,7 @@ _SPECS = [
         function=f"{_ATTR}:grounded_recall",
         outputs=(_o("grounded_recall"), _excl("grounded_recall", "higher"), _ABSTENTIONS),
         engine_parts=("emitted", "grounded"),
-        module_keys=(_o("emitted_minus_grounded_recall", "none"),),
+        module_keys=(_agg("emitted_minus_grounded_recall"),),
     ),
     DiagnosticSpec(
         name="re_attributability",
@@ -227,16 +236,12 @@ _SPECS = [
         function="rageval.diagnostics.verification:verification",
         outputs=tuple(_o(f"unsupported_{m}", "lower") for m in _MODES)
         + tuple(_excl(f"unsupported_{m}", "lower") for m in _MODES)
-        + tuple(
-            _o(f"verifier_tokens_{m}", "none", "verifier input tokens before the judge's truncation") for m in _MODES
-        )
-        + tuple(
-            _o(f"verifier_tokens_{m}_after_truncation", "none", "verifier input tokens the judge read") for m in _MODES
-        )
+        + tuple(_n(f"verifier_tokens_{m}", "verifier input tokens before the judge's truncation") for m in _MODES)
+        + tuple(_n(f"verifier_tokens_{m}_after_truncation", "verifier input tokens the judge read") for m in _MODES)
         + (_ABSTENTIONS,)
         + _JUDGE_INPUTS,
         engine_parts=("verification",),
-        module_keys=(_o("verification", "lower"),),
+        module_keys=(_agg("verification", "lower"),),
     ),
     DiagnosticSpec(
         name="claim_support",
@@ -248,27 +253,27 @@ _SPECS = [
         outputs=tuple(_o(f"claim_support_{m}") for m in ("emitted", "grounded"))
         + tuple(_excl(f"claim_support_{m}", "higher") for m in ("emitted", "grounded"))
         + (
-            _o("claim_support_claims", "none", "the claims checked: the file's own, else the answer's sentences"),
+            _n("claim_support_claims", "the claims checked: the file's own, else the answer's sentences"),
             _o(
                 "claim_support_claims_given",
                 "none",
                 "1: the claims are the file's own (e.g. RAGChecker's), 0: sentences",
             ),
-            _o("claim_support_structural_rejections", "none", "claims unsupported without a judge call (no premise)"),
-            _o("claim_support_abstentions", "none", "claims judged abstained (no premise entails, one abstained)"),
-            _o("claim_support_inputs_truncated", "none", "distinct pairs asked that the judge truncated"),
+            _n("claim_support_structural_rejections", "claims unsupported without a judge call (no premise)"),
+            _n("claim_support_abstentions", "claims judged abstained (no premise entails, one abstained)"),
+            _n("claim_support_inputs_truncated", "distinct pairs asked that the judge truncated"),
         )
         + tuple(
-            _o(f"claim_support_verifier_tokens_{m}", "none", "verifier input tokens before the judge's truncation")
+            _n(f"claim_support_verifier_tokens_{m}", "verifier input tokens before the judge's truncation")
             for m in ("emitted", "grounded")
         )
         + tuple(
-            _o(f"claim_support_verifier_tokens_{m}_after_truncation", "none", "verifier input tokens the judge read")
+            _n(f"claim_support_verifier_tokens_{m}_after_truncation", "verifier input tokens the judge read")
             for m in ("emitted", "grounded")
         ),
         scorer="rageval.diagnostics.claim_support:score_claim_support",
         judged=True,
-        module_keys=(_o("claim_support"), _o("claim_support_gap", "none")),
+        module_keys=(_agg("claim_support", "higher"), _agg("claim_support_gap")),
     ),
     DiagnosticSpec(
         name="compression",
@@ -276,13 +281,13 @@ _SPECS = [
         summary="Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
         family="cost",
         function="rageval.diagnostics.compression:compression",
-        outputs=(_o("reader_input_tokens", "none"),)
-        + tuple(_o(f"verification_cost_{m}", "none") for m in _MODES)
-        + (_o("recovery_candidates_scored", "none"),)
+        outputs=(_n("reader_input_tokens"),)
+        + tuple(_n(f"verification_cost_{m}") for m in _MODES)
+        + (_n("recovery_candidates_scored"),)
         + _JUDGE_INPUTS,
         engine_parts=("verification",),
         record_values="rageval.diagnostics.compression:record_values",
-        module_keys=(_o("compression", "none"), _o("achieved_ratio", "none"), _o("achieved_tokens", "none")),
+        module_keys=(_agg("compression"), _agg("achieved_ratio"), _agg("achieved_tokens")),
     ),
     DiagnosticSpec(
         name="evidence_f1",
@@ -317,6 +322,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
         self._builtin: frozenset[str] = frozenset()
         self._outputs: dict[str, tuple[str, Direction]] = {}
         self._views: frozenset[str] = frozenset()
+        self._bounds: dict[str, Bounds] = {}
         #: name -> pure function, imported on first use
         self.functions: Registry[Callable[..., Any], NoMeta] = Registry("diagnostic")
         #: name -> scorer ``(inputs, options) -> result``, for diagnostics scored outside the attribution engine
@@ -357,7 +363,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
             raise ValueError(f"diagnostic {new.name!r}: record_values/record_extra apply to engine diagnostics")
         outputs, views = _derived([*self._specs.values(), new])
         self._specs[new.name] = new
-        self._outputs, self._views = outputs, views
+        self._outputs, self._views, self._bounds = outputs, views, record_bounds(self._specs.values())
         self.functions.register(new.name, new.function)
         for registry, target in (
             (self.scorers, new.scorer),
@@ -375,6 +381,7 @@ class Catalog(Mapping[str, DiagnosticSpec]):
         for registry in (self.functions, self.scorers, self.record_values, self.record_extras):
             registry.unregister(name)
         self._outputs, self._views = _derived(self._specs.values())
+        self._bounds = record_bounds(self._specs.values())
 
     # -- reading it -----------------------------------------------------------------------------
     def spec(self, name: str) -> DiagnosticSpec:
@@ -395,6 +402,10 @@ class Catalog(Mapping[str, DiagnosticSpec]):
 
     def is_view(self, key: str) -> bool:
         return key in self._views
+
+    def bounds(self) -> Mapping[str, Bounds]:
+        """Each record output's declared bounds (:func:`~rageval.diagnostics.specs.record_bounds`; not a copy)."""
+        return self._bounds
 
 
 def _derived(specs: Iterable[DiagnosticSpec]) -> tuple[dict[str, tuple[str, Direction]], frozenset[str]]:

@@ -3,11 +3,19 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["DiagnosticSpec", "Direction", "Family", "Output"]
+__all__ = ["COUNT", "RATE", "Bounds", "DiagnosticSpec", "Direction", "Family", "Output", "record_bounds"]
 
+#: a closed range ``(low, high)`` of values; ``math.inf`` for no upper end (a count)
+Bounds = tuple[float, float]
+#: the bounds of a rate, a share or a score, and of a count (tokens, items, calls): every record value of a catalog
+#: output lies in its declared bounds (refused outside when a run is read back: docs/security.md)
+RATE: Bounds = (0.0, 1.0)
+COUNT: Bounds = (0.0, math.inf)
 Direction = Literal["higher", "lower", "none"]
 Family = Literal["answer", "retrieval", "attribution", "cost"]
 
@@ -20,9 +28,10 @@ class Output:
     direction: Direction
     description: str = ""
     view: bool = False  # a secondary view of another output (e.g. ``_excl_abstain``): shown, not contrasted by default
-    # the range every value (per question and mean) lies in, e.g. (0.0, 1.0), checked by the common tests;
-    # None: not declared (nothing is checked or changed at run time)
-    bounds: tuple[float, float] | None = None
+    # the range every value (per question and mean) lies in, e.g. (0.0, 1.0) for a rate, (0.0, inf) for a count:
+    # checked by the common tests, and on every read of a run's records (a finite number outside, or an
+    # infinity, is refused; None/NaN is undefined and allowed); None: not declared (nothing checked)
+    bounds: Bounds | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,3 +73,15 @@ class DiagnosticSpec:
     @property
     def uses_judge(self) -> bool:
         return bool(self.engine_parts) or self.judged
+
+
+def record_bounds(specs: Iterable[DiagnosticSpec]) -> dict[str, Bounds]:
+    """Each record output's declared bounds (outputs without any left out; a key two diagnostics write: the
+    narrower range both declare)."""
+    out: dict[str, Bounds] = {}
+    for spec in specs:
+        for o in spec.outputs:
+            if o.bounds is not None:
+                lo, hi = out.get(o.key, (-math.inf, math.inf))
+                out[o.key] = (max(lo, o.bounds[0]), min(hi, o.bounds[1]))
+    return out

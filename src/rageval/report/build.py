@@ -23,6 +23,7 @@ from rageval.report.result import Analysis, PageParts
 from rageval.report.union import adjust_union, union_family_size
 from rageval.rundir.claim import claim, mark_run, owned
 from rageval.rundir.lock import OutDirLock, holds_out_dir
+from rageval.rundir.manifest import RunDir
 
 __all__ = ["build_report", "build_reports", "write_report_files"]
 
@@ -52,6 +53,7 @@ def build_report(
     out_dir: str | Path | None = None,
     plots: bool = True,
     holm: str | None = None,
+    accept_edits: bool = False,
 ) -> dict[str, Path]:
     """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
 
@@ -64,20 +66,30 @@ def build_report(
     files.  ``n_resamples``: ``"auto"`` (the test's replicates sized for the Holm
     family), ``"paper"`` (10,000) or a count; default: the suite's
     ``statistics.resamples``, else ``auto`` (docs/statistics.md#resolution).  ``holm`` (``"suite"`` or ``"family"``) overrides the Holm scope the suite
-    declares.  Returns ``{name: path}`` of what was written.
+    declares.  ``accept_edits``: records edited after rageval wrote them are read (not refused), and listed in
+    the manifest (:func:`_note_edits`).  Returns ``{name: path}`` of what was written.
 
     Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
     with _writing_into([run_dir] if out_dir is None else []):
-        run = load_run(run_dir)
+        run = load_run(run_dir, accept_edits=accept_edits)
+        if out_dir is None:
+            _note_edits(run)
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
         an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
         if holm is not None:
             (an,) = adjust_union([an], scope=holm)
         out = Path(out_dir) if out_dir is not None else run.path
         return write_report_files(run, an, out, plots=plots)
+
+
+def _note_edits(run: Run) -> None:
+    """Record in the run's ``manifest.json`` the records read although edited (the report writes into the run,
+    under its lock; a report into another ``--out`` shows them in its own files only)."""
+    if run.accepted_edits is not None:
+        RunDir(run.path).note_accepted_edits(run.accepted_edits)
 
 
 @contextlib.contextmanager
@@ -103,6 +115,7 @@ def build_reports(
     n_resamples: int | str | None = None,
     plots: bool = True,
     holm: str | None = None,
+    accept_edits: bool = False,
 ) -> dict[Path, dict[str, Path]]:
     """The report of each run in its own directory, with Holm over the union of the runs' contrasts.
 
@@ -113,11 +126,13 @@ def build_reports(
     ``{run dir: {name: path}}``.
     """
     with _writing_into(run_dirs):
-        return _build_reports(run_dirs, seed, n_resamples, plots, holm)
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits)
 
 
-def _build_reports(run_dirs, seed, n_resamples, plots, holm) -> dict[Path, dict[str, Path]]:
-    runs = [load_run(d) for d in run_dirs]
+def _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits=False) -> dict[Path, dict[str, Path]]:
+    runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
+    for r in runs:
+        _note_edits(r)
     seen: dict[Path, str] = {}
     for r, d in zip(runs, run_dirs):
         key = r.path.resolve()

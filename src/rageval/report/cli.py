@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import out_dir_value, resamples_option, seed_option
+from rageval.cli.options import accept_edits_option, out_dir_value, resamples_option, seed_option
 from rageval.escape import echo
 from rageval.report.console import echo_holm
 
@@ -33,6 +33,7 @@ __all__ = ["report_cmd"]
     help="With several runs: Holm over every row of every run (suite) or per family name across the runs "
     "(family). Default: the scope the runs' suites declare.",
 )
+@accept_edits_option()
 def report_cmd(
     run_dirs: tuple[Path, ...],
     seed: int | None,
@@ -40,6 +41,7 @@ def report_cmd(
     out_dir: Path | None,
     no_plots: bool,
     holm,
+    accept_edits: bool,
 ) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 
@@ -56,11 +58,19 @@ def report_cmd(
         if len(run_dirs) == 1:
             written = {
                 run_dirs[0]: build_report(
-                    run_dirs[0], seed=seed, n_resamples=n_resamples, out_dir=out_dir, plots=not no_plots, holm=holm
+                    run_dirs[0],
+                    seed=seed,
+                    n_resamples=n_resamples,
+                    out_dir=out_dir,
+                    plots=not no_plots,
+                    holm=holm,
+                    accept_edits=accept_edits,
                 )
             }
         else:
-            written = build_reports(run_dirs, seed=seed, n_resamples=n_resamples, plots=not no_plots, holm=holm)
+            written = build_reports(
+                run_dirs, seed=seed, n_resamples=n_resamples, plots=not no_plots, holm=holm, accept_edits=accept_edits
+            )
     except ValueError as err:
         raise click.ClickException(str(err)) from err
     for run_dir, files in written.items():

@@ -5,7 +5,10 @@ and the fix: unparseable lines, records without id/setting/status, a status outs
 ``rageval.types.STATUSES``, a setting the manifest's suite does not declare (or
 declares with another compressor/budget), records carrying another suite's hash,
 two records for one (question, setting), a question whose cluster id differs
-between settings.
+between settings; a record whose digest does not match its content (edited after
+rageval wrote it; read anyway with ``accept_edits``, and listed) or whose metric
+lies outside its declared bounds (:class:`~rageval.rundir.records.RecordChecks`);
+no record at all where the manifest lists settings.
 
 ``records.jsonl`` is read **as a stream**, in one checked pass that keeps columns, not records
 (:class:`~rageval.rundir.columns.RecordColumns`: per record its question, setting, status, metrics and
@@ -32,6 +35,7 @@ from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.manifest import RunDir, RunDirError
+from rageval.rundir.records import RecordChecks, RecordLines
 from rageval.types import STATUSES
 
 __all__ = ["Records", "Run", "load_run", "RunError"]
@@ -150,6 +154,9 @@ class Run:
     cluster_conflict: tuple[str, Any, Any] | None = None
     facts: dict[str, dict[str, bool]] = field(default_factory=dict)  # rageval.diagnostics.structural
     sweeps: Sweeps = field(default_factory=Sweeps)
+    #: the records read although edited (``accept_edits``): :meth:`RecordChecks.summary
+    #: <rageval.rundir.records.RecordChecks.summary>`, None when none was
+    accepted_edits: dict[str, Any] | None = None
 
     @property
     def suite(self) -> dict[str, Any]:
@@ -166,12 +173,16 @@ def _budget_eq(x: Any, y: Any) -> bool:
     return x == y
 
 
-def load_run(run_dir: str | Path, *, slim: bool = False) -> Run:
+def load_run(
+    run_dir: str | Path, *, slim: bool = False, accept_edits: bool = False, command: str = "rageval report"
+) -> Run:
     """The checked manifest, settings and record columns of ``run_dir`` (see the module doc); a RunError
     otherwise.
 
     ``slim``: the columns alone, without the structural facts and the threshold sweep (the closing table of
-    ``rageval score`` / ``suite`` without the report reads nothing else).
+    ``rageval score`` / ``suite`` without the report reads nothing else).  ``accept_edits``: records whose digest
+    does not match are read, listed in :attr:`Run.accepted_edits` and in the manifest read (its ``notes`` and
+    ``accepted_edits``: what the report shows), as ``command`` read them.
     """
     path = Path(run_dir)
     if not path.is_dir():
@@ -184,14 +195,21 @@ def load_run(run_dir: str | Path, *, slim: bool = False) -> Run:
         )
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
-    manifest, suite = _read_manifest(path, man_path)
-    return _Scan(path, manifest, suite, man_path, full=not slim).read(rec_path)
+    rundir = RunDir(path)
+    manifest, suite = _read_manifest(rundir, man_path)
+    checks = rundir.record_checks(accept_edits=accept_edits)
+    run = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks).read(rec_path)
+    run.accepted_edits = checks.summary(command)
+    if run.accepted_edits is not None:
+        manifest["accepted_edits"] = run.accepted_edits
+        manifest["notes"] = [*(manifest.get("notes") or []), run.accepted_edits["note"]]
+    return run
 
 
-def _read_manifest(path: Path, man_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def _read_manifest(rundir: RunDir, man_path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(manifest, its suite section or {})``."""
     try:  # the one reader of a run directory's manifest (a 0.1.0 one migrated)
-        manifest = RunDir(path).read_manifest_data()
+        manifest = rundir.read_manifest_data()
     except RunDirError as err:
         raise RunError(str(err)) from None
     suite = manifest.get("suite")
@@ -206,15 +224,25 @@ def _record_error(message: str) -> RunError:
 
 
 def _source(rec_path: Path) -> JsonLines:
-    """A run's ``records.jsonl`` as the one JSON Lines reader reads it (the check's pass, :class:`Records`)."""
-    return JsonLines(rec_path, what="the run's records.jsonl", error=_record_error)
+    """A run's ``records.jsonl`` as the run directory reads it (the check's pass, :class:`Records`; at most
+    :data:`~rageval.rundir.records.MAX_BLANK_LINES` blank lines)."""
+    return RecordLines(rec_path, what="the run's records.jsonl", error=_record_error)
 
 
 class _Scan:
     """One checked pass over ``records.jsonl`` (see the module doc)."""
 
-    def __init__(self, path: Path, manifest: dict[str, Any], suite: dict[str, Any], man_path: Path, *, full: bool):
-        self.path, self.manifest, self.suite, self.full = path, manifest, suite, full
+    def __init__(
+        self,
+        path: Path,
+        manifest: dict[str, Any],
+        suite: dict[str, Any],
+        man_path: Path,
+        *,
+        full: bool,
+        checks: RecordChecks,
+    ):
+        self.path, self.manifest, self.suite, self.full, self.checks = path, manifest, suite, full, checks
         declared = suite.get("settings")
         self.declared = bool(declared)
         if declared:
@@ -238,6 +266,8 @@ class _Scan:
         columns = RecordColumns.of(self._checked(rec_path, kept))
         if _stamp(rec_path) != stamp:
             raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
+        if not len(kept) and self.declared:  # a run whose records vanished: not an empty report
+            raise RunError(str(RunDir(self.path).no_records([s["name"] for s in self.settings])))
         return Run(
             path=self.path,
             manifest=self.manifest,
@@ -258,8 +288,11 @@ class _Scan:
                 raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
             where = f"{rec_path.name} line {lineno}"
             _check_record(rec, where)
+            problem = self.checks.problem(rec, lineno)  # the record as read, before it is normalized
             _normalized(rec, lineno)
             self._check_setting(rec, where)
+            if problem is not None:  # after the checks that name a record's shape or origin
+                raise RunError(problem)
             if self.full:
                 self.facts.add(rec)
                 self.sweeps.add(rec, len(kept))  # this record's index

@@ -67,8 +67,11 @@ def rescore_dir_name(judge: str) -> str:
     return f"rescore-{spec_slug(judge)}"
 
 
-def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
-    """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``."""
+def rescore(run_dir: str | Path, *, judge: str | None = None, accept_edits: bool = False) -> RescoreResult:
+    """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``.
+
+    A record edited after rageval wrote it (its digest does not match) is refused, unless ``accept_edits``: then it
+    is rescored and the new run's manifest lists it (``accepted_edits``)."""
     from rageval.judges.checks import judge_problems
     from rageval.judges.spec import JudgeSpec
     from rageval.run.engine import execute
@@ -79,7 +82,7 @@ def rescore(run_dir: str | Path, *, judge: str | None = None) -> RescoreResult:
     with rundir.lock("rageval rescore"):
         try:  # under the lock; read first, so a broken manifest is named as such
             manifest = rundir.read_manifest()
-            records = RunRecords(rundir, manifest)
+            records = RunRecords(rundir, manifest, accept_edits=accept_edits)
         except RunDirError as err:
             raise RescoreError(str(err)) from None
         claim(rundir.path)  # before any write: the judge cache and rescore-<judge>/ are written here, no link there
@@ -105,18 +108,25 @@ class RunRecords:
     """The records of a run, read once line by line and never held: per setting the places of its lines in
     ``records.jsonl`` (:class:`~rageval.linestore.KeptLines`, 28 bytes a record) and its first record's setting,
     the run's questions in their first order, and the counts.  A record of a setting the manifest does not list
-    is an error; each record is read again, checked against the first pass's bytes, when the engine takes it
-    (:class:`_SavedItems`)."""
+    is an error; each record is checked (its digest, its metrics' bounds: :meth:`RunDir.record_checks
+    <rageval.rundir.manifest.RunDir.record_checks>`) and read again, checked against the first pass's bytes, when
+    the engine takes it (:class:`_SavedItems`).  A run whose manifest lists settings and whose records vanished
+    is an error."""
 
-    def __init__(self, rundir: RunDir, manifest: Manifest) -> None:
+    #: the records read although edited (``accept_edits``), for the new run's manifest; None: none
+    accepted_edits: dict[str, Any] | None = None
+
+    def __init__(self, rundir: RunDir, manifest: Manifest, *, accept_edits: bool = False) -> None:
         self.rundir, self.kept = rundir, KeptLines(rundir.records_source())
+        checks = rundir.record_checks(accept_edits=accept_edits)  # held for the pass only
         names = [s.name for s in manifest.suite.settings]
         self.lines: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' places in kept
         self.places: dict[str, array] = {n: array("I") for n in names}  # per setting: its records' questions
         self.setting: dict[str, Setting] = {}
         self.questions: dict[str, int] = {}  # question id -> its place in the run's question order
         self.n = self.ok = 0
-        for lineno, offset, raw, r in rundir.record_lines():
+        for lineno, offset, raw, value in rundir.records_source():
+            r = rundir.record_of(value, lineno)
             name = r.setting.name
             if name not in self.lines:
                 if names:
@@ -125,12 +135,20 @@ class RunRecords:
                         f"({', '.join(names)}); rerun the command that wrote it"
                     )
                 self.lines[name], self.places[name] = array("I"), array("I")
+            problem = checks.problem(value, lineno)  # after the checks naming its shape and setting
+            if problem is not None:
+                raise RescoreError(problem)
             self.setting.setdefault(name, r.setting)
             self.lines[name].append(len(self.kept))
             self.places[name].append(self.questions.setdefault(r.question_id, len(self.questions)))
             self.kept.add(lineno, offset, raw)
             self.n += 1
             self.ok += r.status == "ok"
+        if not self.n and names:
+            raise rundir.no_records(names)
+        edits = checks.summary("rageval rescore")
+        if edits is not None:  # else the class's None (no attribute more: the pass holds a few bytes a record)
+            self.accepted_edits = edits
 
     def record(self, i: int) -> Record:
         """The ``i``-th record read, read again; an error naming its line when its bytes changed since."""
@@ -203,6 +221,8 @@ def _summary(manifest: Manifest, records: RunRecords, scoring: ScoringConfig, of
             "rescored": records.ok,
         },
     }
+    if records.accepted_edits is not None:
+        summary["accepted_edits"] = records.accepted_edits
     extra = manifest.model_extra or {}
     for section in ("score", "offline_defaults"):
         if section in extra:
@@ -245,4 +265,5 @@ def plan_rescore(rundir: RunDir, manifest: Manifest, records: RunRecords, scorin
         summary=summary,
         judge_needed=any(CATALOG[d].uses_judge for s in settings for d in s.diagnostics),
         judge_cache=rundir.judge_cache,
+        notes=(records.accepted_edits["note"],) if records.accepted_edits is not None else (),
     )

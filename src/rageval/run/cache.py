@@ -28,8 +28,10 @@ outage, a timeout) is computed again unless the run is told not to retry
 failures; every other status (``ok``, ``budget_check``, ``prompt_overflow``,
 ``compressor_error``, ``unavailable``) is deterministic and reused.
 
-A cache file that cannot be read — not UTF-8, not JSON, ``null``, or not the
-``{"input_hash", "record"}`` shape of a valid record — is never trusted and never
+A cache file that cannot be read — not UTF-8, not JSON, ``null``, not the
+``{"input_hash", "record"}`` shape of a valid record, or a record whose digest does
+not match its content (edited after it was written, or written before records
+carried digests: :mod:`rageval.rundir.records`) — is never trusted and never
 fatal: it is moved to ``cache/quarantine/records/`` (named in a one-line warning
 on the ``rageval`` logger, counted in :attr:`RecordCache.quarantined`) and the
 record is computed again.
@@ -49,6 +51,7 @@ from rageval.errors import RunFailure
 from rageval.io import check_folders, dump_json_line, utf8, write_text_atomic
 from rageval.run.packs import Pack
 from rageval.rundir.claim import mark_run
+from rageval.rundir.records import digest_problem, record_text
 from rageval.types import Record
 
 __all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
@@ -208,7 +211,7 @@ class RecordCache:
         Per-record layout: its file, written atomically now.  Packed layout: a line of the setting's pack,
         appended at the next :meth:`flush` (the engine flushes after each batch).
         """
-        text = dump_json_line(record.to_dict())
+        text = record_text(record.to_dict())  # the record's JSON with its digest (the one writer of it)
         entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
         if self.packed:
             self._pack(setting).append(question_id, entry)
@@ -260,6 +263,8 @@ class RecordCache:
             raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
         if found_hash != input_hash:
             raise CacheChanged(self._changed(path, "holds a record of other inputs"))
+        if not isinstance(record, dict) or digest_problem(record) is not None:
+            raise CacheChanged(self._changed(path, "holds a record edited since it was written"))
         return _record_text(raw, input_hash, record)
 
     def _pack(self, setting: str) -> Pack:
@@ -297,6 +302,9 @@ def _entry(text: str, question_id: str, setting: str, input_hash: str) -> tuple[
         return f"holds question {rec.question_id!r} of setting {rec.setting.name!r}"
     if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
         return "not a valid record ('metrics' and 'extra' must be objects)"
+    edited = digest_problem(data["record"])
+    if edited is not None:  # edited after it was written (or written before digests): computed again, never reused
+        return f"not to trust: {edited}"
     return rec, _record_text(text, input_hash, data["record"])
 
 

@@ -8,7 +8,8 @@ suite``, ``score`` and ``rescore`` write it through the engine; ``report``,
 ``rescore`` and ``audit`` read it through :class:`RunDir`, whatever command
 wrote it.
 
-The manifest carries ``format`` (:data:`FORMAT`).  A manifest without one was
+The manifest carries ``format`` (:data:`FORMAT`; from format 3 on each record carries a digest, checked by
+every reader: :mod:`rageval.rundir.records`).  A manifest without one was
 written by rageval 0.1.0 and is migrated when read (:func:`migrate`): its
 ``scoring`` section is rebuilt from the suite's or the score run's recorded
 configuration.  A manifest of a newer format, or one that is not a rageval
@@ -19,6 +20,7 @@ traceback.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +31,7 @@ from rageval.errors import ConfigError
 from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
 from rageval.rundir.lock import OutDirLock
+from rageval.rundir.records import DIGESTS_FROM, RecordChecks, RecordLines
 from rageval.scoring import (
     DEFAULT_CITATION_MODE,
     DEFAULT_JUDGE,
@@ -42,8 +45,11 @@ from rageval.types import Record
 
 __all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
 
-#: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1)
-FORMAT = 2
+#: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1; format 2 records carry no
+#: digest; format 3 on: each record's digest, :mod:`rageval.rundir.records`)
+FORMAT = 3
+
+log = logging.getLogger("rageval")
 
 
 _FIX = "rerun the command that wrote it (rageval suite FILE --out DIR, or rageval score FILES --out DIR)"
@@ -247,6 +253,8 @@ class RunDir:
 
     def __init__(self, path: str | Path):
         self.path = run_dir_path(path)
+        #: the format ``manifest.json`` was written in (1: 0.1.0's, none given), once it is read
+        self.written_format: int | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -285,6 +293,7 @@ class RunDir:
             raise RunDirError(f"{p}: must hold a JSON object, got {type(data).__name__}; rerun the command")
         version = data.get("format")
         if version is None:
+            self.written_format = 1
             return migrate(data, str(p))
         if isinstance(version, bool) or not isinstance(version, int) or version < 2:
             raise RunDirError(f"{p}: unknown run-directory format {version!r}; rerun the command that wrote it")
@@ -293,6 +302,7 @@ class RunDir:
                 f"{p}: written by a newer rageval (run-directory format {version}, this one reads up to {FORMAT}); "
                 "upgrade rageval, or rerun the command with this one into another --out"
             )
+        self.written_format = version
         return data
 
     def read_manifest(self) -> Manifest:
@@ -312,17 +322,59 @@ class RunDir:
             ) from None
 
     def records_source(self) -> JsonLines:
-        """``records.jsonl`` as a :class:`~rageval.infiles.JsonLines` file: read line by line, never whole."""
-        return JsonLines(self.records_path, what="the run's records.jsonl", error=_record_error)
+        """``records.jsonl`` as a :class:`~rageval.infiles.JsonLines` file: read line by line, never whole (blank
+        lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them); a missing file is a
+        :class:`RunDirError` (a FIFO, a device or a folder there: refused by the reader, in one line)."""
+        if not self.records_path.exists():
+            raise RunDirError(
+                f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
+            )
+        return RecordLines(self.records_path, what="the run's records.jsonl", error=_record_error)
 
-    def record_lines(self) -> Iterator[tuple[int, int, bytes, Any]]:
+    def record_checks(self, *, accept_edits: bool = False) -> RecordChecks:
+        """The check of each record read back (:class:`~rageval.rundir.records.RecordChecks`): its digest when the
+        manifest's format has them (read it first), the catalog's bounds.  A run written before digests is read
+        as before, with one note on the ``rageval`` logger that its records cannot be checked."""
+        if self.written_format is None:
+            self.read_manifest_data()
+        written = self.written_format or 1
+        if written < DIGESTS_FROM:
+            log.warning(
+                "rageval: note: %s: written before records carried digests (run-directory format %d): an edit of "
+                "its records cannot be detected",
+                self.records_path,
+                written,
+            )
+        return RecordChecks(self.records_path, digests=written >= DIGESTS_FROM, accept_edits=accept_edits)
+
+    def record_lines(self, checks: RecordChecks | None = None) -> Iterator[tuple[int, int, bytes, Any]]:
         """``(line number, offset, bytes, Record)`` of each line of ``records.jsonl`` (blank lines skipped), read
-        line by line: one line held at a time (the input size limit applies to each line)."""
-        p = self.records_path
-        if not p.exists():  # a FIFO, a device or a folder there: refused by the reader, in one line
-            raise RunDirError(f"{p} is missing: run the command that writes it first (rageval suite / score)")
+        line by line: one line held at a time (the input size limit applies to each line).  ``checks``: each
+        record checked (:meth:`record_checks`; a refusal is a :class:`RunDirError` naming the record)."""
         for i, offset, raw, value in self.records_source():
-            yield i, offset, raw, self.record_of(value, i)
+            record = self.record_of(value, i)
+            if checks is not None:
+                problem = checks.problem(value, i)
+                if problem is not None:
+                    raise RunDirError(problem)
+            yield i, offset, raw, record
+
+    def no_records(self, settings: list[str]) -> RunDirError:
+        """The error of a run whose manifest lists ``settings`` and whose ``records.jsonl`` holds no record."""
+        return RunDirError(
+            f"{self.records_path} holds no record (empty, or blank lines only) but the manifest lists settings "
+            f"{', '.join(map(repr, settings))}: the records vanished; rerun the command that wrote the run"
+        )
+
+    def note_accepted_edits(self, accepted: Mapping[str, Any]) -> None:
+        """Record in ``manifest.json`` (format 3 on, as written: nothing migrated is written back) that records
+        were read although edited (``--accept-edits``): :meth:`RecordChecks.summary
+        <rageval.rundir.records.RecordChecks.summary>`."""
+        data = self.read_manifest_data()
+        if (self.written_format or 1) < DIGESTS_FROM:
+            return
+        data["accepted_edits"] = dict(accepted)
+        write_json_atomic(self.manifest_path, data, indent=2, root=self.path)
 
     def record_of(self, value: Any, lineno: int) -> Record:
         """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line."""
@@ -336,7 +388,8 @@ class RunDir:
 
     def iter_records(self) -> Iterator[tuple[int, Any]]:
         """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped), read line by line."""
-        for i, _, _, record in self.record_lines():
+        checks = self.record_checks() if self.manifest_path.is_file() else None
+        for i, _, _, record in self.record_lines(checks):
             yield i, record
 
     def records(self) -> list[Any]:

@@ -1,22 +1,224 @@
-"""``records.jsonl`` written as a run goes: one line per record, in the run's order, never all in memory.
+"""``records.jsonl`` written as a run goes: one line per record, in the run's order, never all in memory; and each
+record's digest, written here and checked here for every reader.
 
 The engine's record cache (:class:`rageval.run.cache.RecordCache`) holds each finished record's text; this module
 owns the file's order and its atomic replacement.  A record's line is the exact text its cache entry holds, so a
 resumed run ends with the same bytes as an uninterrupted one.  (Reading the file back: :meth:`RunDir.record_lines
 <rageval.rundir.manifest.RunDir.record_lines>`.)
+
+**Digests** (run-directory format :data:`DIGESTS_FROM` on; docs/security.md#run-directories-digests-and-bounds).
+Each record's text ends with ``"digest": "sha256:<hex>"`` (:func:`record_text`, the one writer): the SHA-256 of
+the record's canonical JSON without that field (:func:`canonical`: sorted keys, no white space, ASCII), so a
+line re-serialised with its keys in another order or other white space keeps its digest, and a change of any value
+does not.  :class:`RecordChecks` is the one check of a record read back — by the report, ``rescore``, ``audit``
+and the record cache: its digest, and each metric within the catalog's declared bounds.  A digest catches
+accidental and casual edits (a value changed by hand or by a script that knows nothing of it); it is no
+signature: whoever edits a record and computes its digest again (:func:`record_digest` is public) is not caught.
+
+>>> import json
+>>> line = record_text({"question_id": "q1", "metrics": {"m": 0.5}})
+>>> line.startswith('{"metrics": {"m": 0.5}, "question_id": "q1", "digest": "sha256:')
+True
+>>> value = json.loads(line)
+>>> digest_problem(value) is None
+True
+>>> digest_problem(json.loads(json.dumps(dict(reversed(value.items())), indent=2))) is None  # same content
+True
+>>> value["metrics"]["m"] = 0.75
+>>> digest_problem(value)
+'its digest does not match its content'
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from rageval.io import atomic_file
+from rageval.diagnostics.catalog import CATALOG
+from rageval.infiles import JsonLines, loads
+from rageval.io import atomic_file, dump_json_line
 
-__all__ = ["RecordsFile", "RecordSource"]
+__all__ = [
+    "DIGEST",
+    "DIGESTS_FROM",
+    "MAX_BLANK_LINES",
+    "Edit",
+    "RecordChecks",
+    "RecordLines",
+    "RecordSource",
+    "RecordsFile",
+    "canonical",
+    "digest_problem",
+    "record_digest",
+    "record_text",
+]
+
+#: the field of a record that holds its digest
+DIGEST = "digest"
+#: the run-directory format (``manifest.json``'s ``format``) whose records carry a digest: from it on, a record
+#: without one is an edit
+DIGESTS_FROM = 3
+#: the blank lines a ``records.jsonl`` may hold (rageval writes none): beyond them the file is refused at once, so
+#: that a file of blank lines (hundreds of megabytes of them) is not read line by line for minutes
+MAX_BLANK_LINES = 10_000
+
+
+def canonical(value: Mapping[str, Any]) -> bytes:
+    """The canonical JSON of a record without its digest: sorted keys, no white space, ASCII (what its digest is
+    taken of)."""
+    body = {k: v for k, v in value.items() if k != DIGEST}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def record_digest(value: Mapping[str, Any]) -> str:
+    """``"sha256:<hex>"`` of :func:`canonical` of ``value`` (a record as JSON reads it; its own digest left out)."""
+    return "sha256:" + hashlib.sha256(canonical(value)).hexdigest()
+
+
+def record_text(record: Mapping[str, Any]) -> str:
+    """The one writer of a record's text (its line of ``records.jsonl``, and its cache entry's record): rageval's
+    JSON of ``record`` (:func:`~rageval.io.dump_json_line`: sorted keys, a NaN written null) with its digest as
+    the last field, taken of the text as JSON reads it back."""
+    body = {k: v for k, v in record.items() if k != DIGEST}
+    text = dump_json_line(body)
+    digest = record_digest(json.loads(text))
+    return ("{" if text == "{}" else text[:-1] + ", ") + f'"{DIGEST}": "{digest}"}}'
+
+
+def digest_problem(value: Mapping[str, Any]) -> str | None:
+    """Why the record ``value`` (as JSON reads it) is not as its digest says, None when it is."""
+    found = value.get(DIGEST)
+    if found is None:
+        return "it has no digest"
+    if not isinstance(found, str) or found != record_digest(value):
+        return "its digest does not match its content"
+    return None
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A record read although it was edited (``--accept-edits``): its line, question, setting and what is wrong."""
+
+    line: int
+    question_id: Any
+    setting: Any
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "question_id": self.question_id, "setting": self.setting, "why": self.why}
+
+
+def _setting_of(value: Mapping[str, Any]) -> Any:
+    s = value.get("setting")
+    return s.get("name") if isinstance(s, Mapping) else s
+
+
+@dataclass
+class RecordChecks:
+    """The one check of a record read back from a run (module doc): its digest (``digests``: the run's format
+    has them) and its metrics' bounds (``bounds``: output -> (low, high); default the catalog's).
+
+    A record whose digest does not match is an error naming it (:meth:`problem`), unless ``accept_edits``: then it
+    is read and listed in :attr:`edits` (the first :attr:`KEEP`; :attr:`n_edits` counts them all).  A metric
+    outside its bounds is an error even so: no edit makes such a value true.
+    """
+
+    path: Path
+    digests: bool
+    accept_edits: bool = False
+    bounds: Mapping[str, tuple[float, float]] | None = None
+    edits: list[Edit] = field(default_factory=list)
+    n_edits: int = 0
+    KEEP = 100
+
+    def __post_init__(self) -> None:
+        if self.bounds is None:
+            self.bounds = CATALOG.bounds()
+
+    def _where(self, value: Mapping[str, Any], lineno: int) -> str:
+        return (
+            f"{self.path} line {lineno}: the record of question {value.get('question_id')!r}, setting "
+            f"{_setting_of(value)!r}"
+        )
+
+    def problem(self, value: Mapping[str, Any], lineno: int) -> str | None:
+        """The one-line refusal of the record ``value`` (as JSON read it) on line ``lineno``, else None (an edit
+        accepted is kept in :attr:`edits`)."""
+        bad = self.out_of_bounds(value)
+        if bad is not None:
+            key, v, (lo, hi) = bad
+            return (
+                f"{self._where(value, lineno)} has {key} = {v!r}, outside its declared bounds [{lo:g}, {hi:g}] "
+                "(edited, or written by a faulty metric); rerun the command that wrote it"
+            )
+        if not self.digests:
+            return None
+        why = digest_problem(value)
+        if why is None:
+            return None
+        if self.accept_edits:
+            self.n_edits += 1
+            if len(self.edits) < self.KEEP:
+                self.edits.append(Edit(lineno, value.get("question_id"), _setting_of(value), why))
+            return None
+        return (
+            f"{self._where(value, lineno)} was edited after rageval wrote it ({why}); rerun the command that "
+            "wrote it, or read it anyway with --accept-edits"
+        )
+
+    def out_of_bounds(self, value: Mapping[str, Any]) -> tuple[str, Any, tuple[float, float]] | None:
+        """The first metric of ``value`` outside its declared bounds: ``(key, value, bounds)``; None/NaN (undefined)
+        and a value that is no number pass."""
+        metrics = value.get("metrics")
+        if not isinstance(metrics, Mapping) or not self.bounds:
+            return None
+        for key, v in metrics.items():
+            b = self.bounds.get(key)
+            if b is None or isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            if isinstance(v, float) and math.isnan(v):
+                continue
+            if not (b[0] <= v <= b[1]) or not math.isfinite(v):
+                return key, v, b
+        return None
+
+    def summary(self, command: str) -> dict[str, Any] | None:
+        """What the manifest records of the edits accepted (None: none): how many, by which command, which."""
+        if not self.n_edits:
+            return None
+        return {
+            "command": command,
+            "records": self.n_edits,
+            "listed": [e.to_json() for e in self.edits],
+            "note": f"{self.n_edits} record(s) of {self.path} edited after rageval wrote them, read with "
+            "--accept-edits",
+        }
+
+
+class RecordLines(JsonLines):
+    """``records.jsonl`` read line by line (:class:`~rageval.infiles.JsonLines`), blank lines skipped but at most
+    :data:`MAX_BLANK_LINES` of them: rageval writes none, so a file of more is not a run's records (refused in one
+    line as soon as the bound is passed, never read to its end)."""
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        blank = 0
+        for lineno, offset, raw, line in self._lines():
+            if line.strip(" \t\r\n"):
+                yield lineno, offset, raw, loads(line, f"{self.name} line {lineno}", error=self.error)
+                continue
+            blank += 1
+            if blank > MAX_BLANK_LINES:
+                raise self.error(
+                    f"{self.name}: more than {MAX_BLANK_LINES:,} blank lines (line {lineno}): not records rageval "
+                    "wrote (it writes no blank line)"
+                )
 
 
 class RecordSource(Protocol):
