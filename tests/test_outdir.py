@@ -9,6 +9,7 @@ records held or read back), of changed/added settings, and with a cache changed 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import logging
 import os
@@ -302,7 +303,8 @@ def test_records_file_with_a_record_missing_is_an_error_and_keeps_the_old_file(t
 
 
 def test_a_cache_file_and_its_records_line_share_one_encoding(tmp_path):
-    """The cache file is exactly json_text({"input_hash", "record"}) and the line its record's text."""
+    """The cache file is exactly json_text({"input_hash", "record"}) and the line its record's text, the record
+    with its digest (record_text: the one writer of both)."""
     cache = RecordCache(tmp_path)
     rec = Record.from_dict(
         {
@@ -315,8 +317,15 @@ def test_a_cache_file_and_its_records_line_share_one_encoding(tmp_path):
     )
     text = cache.write("s", "q\u00e9", "h1", rec)
     raw = cache.path("s", "q\u00e9").read_text()
-    assert raw == json_text({"input_hash": "h1", "record": rec.to_dict()}) + "\n"
-    assert text == json_text(rec.to_dict()) and '"m": null' in text
+    body = rec.to_dict()
+    digest = (
+        "sha256:"
+        + hashlib.sha256(
+            json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        ).hexdigest()
+    )  # the record's canonical JSON, without its digest
+    assert text == json_text(body)[:-1] + f', "digest": "{digest}"}}' and '"m": null' in text  # digest last
+    assert raw == '{"input_hash": "h1", "record": ' + text + "}\n"
     assert cache.read_entry("s", "q\u00e9", "h1")[1] == text
     assert cache.read_line("s", "q\u00e9", "h1") == text
 

@@ -28,7 +28,9 @@ def test_changelog_follows_keep_a_changelog_and_states_the_version_rule():
     assert "Keep a Changelog" in text and "## [Unreleased]" in text
     for section in ("### Added", "### Changed", "### Fixed"):
         assert section in text
-    rule = text[text.index("Bumping a metric's version") :]
+    assert "CONTRIBUTING.md#versions-the-package-and-each-metric" in text
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    rule = contributing[contributing.index("Bumping a metric's version") :]
     for word in ("major", "minor", "patch", "rageval export-metrics metrics"):
         assert word in rule
 
