@@ -157,6 +157,21 @@ def test_md_text_renders_as_plain_text(text):
 
 
 @settings(max_examples=200, deadline=None)
+@given(st.lists(HOSTILE, min_size=2, max_size=3), st.dictionaries(HOSTILE, st.integers(0, 99), min_size=1, max_size=3))
+def test_the_holm_sentence_writes_run_and_family_names_by_the_markdown_rule(runs, families):
+    """The Holm sentence of summary.md and contrasts.md names runs (a multi-run report) and families: in
+    Markdown each name is written by md_text, so the sentence stays one paragraph of text."""
+    from types import SimpleNamespace
+
+    from rageval.report.tables import family_counts_line
+
+    for scope in ("family", "suite"):
+        holm = {"runs": runs, "families": families, "family_sizes": families, "scope": scope}
+        line = family_counts_line(SimpleNamespace(holm=holm, contrasts=[]), md_text)  # type: ignore[arg-type]
+        assert [t for t, _ in _tags(_md().render(line)).tags] == ["p"], (runs, families, line)
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(HOSTILE, min_size=1, max_size=4))
 def test_md_table_cells_keep_the_table_shape(cells):
     from rageval.report.tables import to_markdown

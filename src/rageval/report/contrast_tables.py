@@ -7,7 +7,7 @@ The cell formats and the header lines come from :mod:`rageval.report.tables`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rageval.escape import md_text
@@ -107,14 +107,15 @@ def _replicates(an: Analysis) -> str:
     return f"{boot:,} bootstrap replicates; {test:,} sign-flip replicates, sized for the Holm family"
 
 
-def contrasts_intro(an: Analysis) -> str:
+def contrasts_intro(an: Analysis, name: Callable[[Any], str] = str) -> str:
+    """The paragraph above the contrasts (``name`` writes a run's or family's name: as :func:`holm_note`)."""
     clustered = an.cohort.get("n_clusters") is not None
     return (
         f"Effect = mean(a) − mean(b) over the questions where both are defined (a pair is dropped when either "
         f"side is undefined; the drops are counted). {int(an.confidence * 100)}% percentile "
         f"{'cluster ' if clustered else ''}bootstrap intervals and two-sided paired sign-flip randomization "
         f"p-values{' with cluster-level flips' if clustered else ''} ({_replicates(an)}), "
-        f"seed {an.seed}; {holm_note(an)} "
+        f"seed {an.seed}; {holm_note(an, name)} "
         "(an undefined contrast keeps its place in the family, ranked as p = 1). "
         f"Grouped by family and sorted by adjusted p; rows with Holm p ≥ {ALPHA:g} or undefined are collapsed "
         "as no detectable difference. "
@@ -125,7 +126,7 @@ def contrasts_intro(an: Analysis) -> str:
 
 def contrasts_markdown(an: Analysis) -> str:
     parts = ["# Paired contrasts\n", run_header(an)]
-    parts.append("\n" + contrasts_intro(an) + "\n\n")
+    parts.append("\n" + contrasts_intro(an, md_text) + "\n\n")
     parts += [f"{line}\n\n" for line in resolution_lines(an.holm)]
     if not an.contrasts:
         parts.append(f"{an.contrasts_note}\n")

@@ -313,27 +313,29 @@ def run_header(an: Analysis) -> str:
     return "\n".join(lines) + "\n"
 
 
-def holm_note(an: Analysis) -> str:
-    """One sentence: over what the Holm adjustment ran (scope, family sizes, runs)."""
+def holm_note(an: Analysis, name: Callable[[Any], str] = str) -> str:
+    """One sentence: over what the Holm adjustment ran (scope, family sizes, runs).  ``name`` writes a run's or a
+    family's name (Markdown: :func:`rageval.escape.md_text`; the HTML page escapes on its own)."""
     h = an.holm
     runs = h.get("runs") or []
-    of_runs = f" of {len(runs)} runs ({', '.join(map(str, runs))})" if len(runs) > 1 else ""
+    of_runs = f" of {len(runs)} runs ({', '.join(map(name, runs))})" if len(runs) > 1 else ""
     sizes = h.get("family_sizes") or {}
     if h.get("scope") == "family":
-        each = ", ".join(f"{k}: {v}" for k, v in sizes.items())
+        each = ", ".join(f"{name(k)}: {v}" for k, v in sizes.items())
         return f"Holm adjustment within each family ({each} contrasts{of_runs})"
     n = sizes.get("all", len(an.contrasts))
     return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
 
 
-def family_counts_line(an: Analysis) -> str:
-    """``Contrasts: N in K families (name: n, ...); <Holm note>.``"""
+def family_counts_line(an: Analysis, name: Callable[[Any], str] = str) -> str:
+    """``Contrasts: N in K families (name: n, ...); <Holm note>.`` (``name``: as :func:`holm_note`)"""
     fams = an.holm.get("families") or {}
     if not fams:
         return "Contrasts: none declared."
-    listed = ", ".join(f"{k}: {v}" for k, v in fams.items())
+    listed = ", ".join(f"{name(k)}: {v}" for k, v in fams.items())
     total = sum(fams.values())
-    return f"Contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'} ({listed}); {holm_note(an)}."
+    counted = f"{total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'}"
+    return f"Contrasts: {counted} ({listed}); {holm_note(an, name)}."
 
 
 def resolution_lines(
@@ -364,7 +366,7 @@ def summary_markdown(an: Analysis) -> str:
     parts = [
         "# Summary\n",
         run_header(an),
-        family_counts_line(an) + "\n",
+        family_counts_line(an, md_text) + "\n",
         *(f"{line}\n" for line in resolution_lines(an.holm, method=False)),
         *(["\n## Notes on the inputs\n\n", *(f"- {md_text(n, spans=True)}\n" for n in an.notes)] if an.notes else []),
         "\n## Records by status and the common cohort\n",
