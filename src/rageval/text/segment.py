@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections import defaultdict
 
 __all__ = ["split_sentences", "nltk_sent_tokenize", "punkt_tokenizer", "punkt_notes", "clear_memo", "snippet_id"]
 
@@ -98,8 +99,6 @@ def _english_params():
     As ``nltk.tokenize.punkt.load_punkt_params`` fills them from the four files: the abbreviations, sentence
     starters and collocations as sets, the orthographic context as a ``defaultdict(int)``.
     """
-    from collections import defaultdict
-
     from nltk.tokenize.punkt import PunktParameters
 
     try:
