@@ -85,5 +85,10 @@ def test_every_alce_value_is_rageval_s_per_item(scored, name):
 
 def test_the_fixture_records_how_alce_was_run():
     assert len(ALCE["alce_commit"]) == 40 and "lexical" in ALCE["nli"]
+    # ALCE's eval.py split with NLTK's English punkt_tab model, and so does rageval's ALCE mode here
+    assert "English punkt_tab" in ALCE["sent_tokenize"] or "punkt_tab (english)" in ALCE["sent_tokenize"]
+    from rageval.text.segment import SUBSTITUTE_SOURCE, nltk_punkt_source
+
+    assert nltk_punkt_source() != SUBSTITUTE_SOURCE and "nupunkt" not in nltk_punkt_source()
     readme = (HERE / "README.md").read_text(encoding="utf-8")
     assert "run_alce_eval.py" in readme and "make_alce_parity.py" in readme

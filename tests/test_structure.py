@@ -37,6 +37,7 @@ LAZY = {
     "nltk",
     "rouge_score",
     "nupunkt",
+    "punkt",
     "bm25s",
     "httpx",
     "jinja2",

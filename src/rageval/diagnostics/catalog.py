@@ -137,7 +137,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="rouge_lsum",
-        version="1.0.0",
+        version="1.1.0",
         summary="ALCE's ROUGE-Lsum against the long reference (best of them), and the answer's length in words.",
         family="answer",
         function="rageval.diagnostics.alce:rouge_lsum",
@@ -182,7 +182,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="emitted_precision",
-        version="1.2.0",
+        version="1.3.0",
         summary="ALCE citation precision, premise = the unit text the reader saw.",
         family="attribution",
         function=f"{_ATTR}:emitted_precision",
@@ -191,7 +191,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="emitted_recall",
-        version="1.2.0",
+        version="1.3.0",
         summary="ALCE citation recall, premise = the unit text the reader saw.",
         family="attribution",
         function=f"{_ATTR}:emitted_recall",
@@ -200,7 +200,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_precision",
-        version="3.1.0",
+        version="3.2.0",
         summary="Citation precision against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_precision",
@@ -210,7 +210,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="grounded_recall",
-        version="3.1.0",
+        version="3.2.0",
         summary="Citation recall against the cited units' declared, else recovered, source snippets.",
         family="attribution",
         function=f"{_ATTR}:grounded_recall",
@@ -220,7 +220,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="re_attributability",
-        version="1.3.0",
+        version="1.4.0",
         summary="Share of units without declared provenance for which a BM25 candidate source snippet passes the judge.",
         family="attribution",
         function=f"{_ATTR}:re_attributability",
@@ -230,7 +230,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="verification",
-        version="2.2.0",
+        version="2.3.0",
         summary="Unsupported-claim rate in three modes: summary-checked, declared-span, recovered-source (aggregate).",
         family="attribution",
         function="rageval.diagnostics.verification:verification",
@@ -245,7 +245,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="claim_support",
-        version="1.0.0",
+        version="1.1.0",
         summary="Citation-free claim support: share of the answer's claims some unit the reader saw (emitted), "
         "or its source snippets (grounded), entails.",
         family="attribution",
@@ -277,7 +277,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="compression",
-        version="3.1.0",
+        version="3.2.0",
         summary="Achieved compression ratio (context / retrieved tokens) with the verification cost roll-up.",
         family="cost",
         function="rageval.diagnostics.compression:compression",
@@ -291,7 +291,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="evidence_f1",
-        version="2.1.0",
+        version="2.2.0",
         summary="QASPER evidence-F1 of the paragraphs declared by the cited units, max over annotators.",
         family="attribution",
         function="rageval.diagnostics.evidence:evidence_f1",

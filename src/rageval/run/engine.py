@@ -49,6 +49,7 @@ from rageval.rundir.claim import claim
 from rageval.rundir.manifest import Manifest, RunDir
 from rageval.rundir.records import RecordsFile
 from rageval.text import get_tokenizer
+from rageval.text.segment import punkt_notes
 from rageval.types import Record
 
 __all__ = ["RunResult", "SettingWork", "execute"]
@@ -422,7 +423,7 @@ def _manifest(plan: Plan, models: Mapping[str, Any]) -> Manifest:
         "package": package_versions(),
         "models": {**(summary.pop("models", None) or {}), **models},
         "inputs": summary.pop("inputs", {}),
-        "notes": list(plan.notes),
+        "notes": list(plan.notes) + punkt_notes(),  # ALCE-mode sentences from substitute parameters
         **summary,  # the front-end's own sections (score, offline_defaults, rescore)
     }
     return Manifest.model_validate(data)
