@@ -16,6 +16,15 @@ says over what Holm adjusts::
         - budget_steps:            # within each compressor, each budget against the next looser one
             - {pairs: budget_steps}
 
+``separate:`` (beside ``families:``, in the same form) declares families that are **not** part of the
+suite-wide Holm family: each is adjusted on its own, under either scope (and across runs, with the
+families of the same name), e.g. a secondary answer metric kept out of a paper's planned family::
+
+    contrasts:
+      holm: suite
+      families: [{vs_identity: [{vs: identity, metrics: [str_em]}]}]
+      separate: [{answer_f1: [{vs: identity, metrics: [answer_f1]}]}]
+
 The items (a single item may stand alone as a family)::
 
       # every other setting against a reference: effect = setting - reference
@@ -68,10 +77,11 @@ __all__ = [
     "expand_plan",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
+    "holm_group",
 ]
 
 _ITEM_KEYS = {"a", "b", "vs", "settings", "metrics", "gap", "pairs", "compressors", "budgets"}
-_PLAN_KEYS = {"families", "holm"}
+_PLAN_KEYS = {"families", "holm", "separate"}
 _PAIR_KINDS = ("same_budget", "budget_steps")
 _SHORTHAND = re.compile(r"^\s*(.+?)\s+vs\.?\s+(.+?)\s*$")
 #: ``holm: suite`` adjusts over every row of the plan, ``holm: family`` within each family
@@ -115,6 +125,12 @@ class ContrastPlan:
     rows: tuple[ContrastRow, ...]
     holm: HolmScope = "suite"
     families: tuple[str, ...] = ()
+    #: the families declared under ``separate:`` (also in ``families``): each its own Holm family
+    separate: tuple[str, ...] = ()
+
+    def holm_group(self, family: str) -> str:
+        """The Holm family a row of ``family`` is adjusted in (:func:`holm_group`)."""
+        return holm_group(family, self.holm, self.separate)
 
     def counts(self) -> dict[str, int]:
         """Rows per family, in declaration order (a family may hold no row when no metric applies)."""
@@ -122,6 +138,12 @@ class ContrastPlan:
         for r in self.rows:
             out[r.family] = out.get(r.family, 0) + 1
         return out
+
+
+def holm_group(family: str, scope: str, separate: Sequence[str] = ()) -> str:
+    """The Holm family of a row of ``family``: ``"all"`` under ``scope="suite"``, its own family under
+    ``"family"`` or when the plan declares it ``separate``."""
+    return family if scope == "family" or family in separate else "all"
 
 
 @dataclass(frozen=True)
@@ -398,8 +420,8 @@ class _Expander:
                 self.add(ContrastRow(a, b, met, met, "pair", i, family), where)
 
 
-def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope]:
-    """``({family: [items]}, where prefix, holm scope)`` of a spec in either form."""
+def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope, dict[str, list[Any]]]:
+    """``({family: [items]}, where prefix, holm scope, {separate family: [items]})`` of a spec in either form."""
     if isinstance(spec, Mapping) and (set(spec) & _PLAN_KEYS) and not (set(spec) & _ITEM_KEYS):
         unknown = [k for k in spec if k not in _PLAN_KEYS]
         if unknown:
@@ -407,34 +429,42 @@ def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope]:
         holm = spec.get("holm", "suite")
         if holm not in HOLM_SCOPES:
             raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
-        return _named_families(spec.get("families")), "contrasts.families.{family}", holm
+        families = _named_families(spec.get("families"))
+        separate = _named_families(spec["separate"], "contrasts.separate") if "separate" in spec else {}
+        for name in separate:
+            if name in families:
+                raise ValueError(f"contrasts.separate.{name}: a family of that name is in contrasts.families")
+            if name == "all":
+                raise ValueError("contrasts.separate: 'all' names the suite-wide Holm family; give another name")
+        return families, "contrasts.families.{family}", holm, separate
     items = spec if isinstance(spec, (list, tuple)) else [spec]
-    return {DEFAULT_FAMILY: list(items)}, "contrasts", "suite"
+    return {DEFAULT_FAMILY: list(items)}, "contrasts", "suite", {}
 
 
-def _named_families(fams: Any) -> dict[str, list[Any]]:
-    """``contrasts.families`` (a list of one-key mappings, or a mapping) as ``{family: [items]}``, checked."""
+def _named_families(fams: Any, key: str = "contrasts.families") -> dict[str, list[Any]]:
+    """``contrasts.families`` (a list of one-key mappings, or a mapping) as ``{family: [items]}``, checked
+    (``key``: where it is written, ``contrasts.separate`` takes the same form)."""
     pairs = list(fams.items()) if isinstance(fams, Mapping) else []
     if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
         for i, f in enumerate(fams):
             if not isinstance(f, Mapping) or len(f) != 1:
                 raise ValueError(
-                    f"contrasts.families[{i}] must be one mapping 'name: items', e.g. - vs_identity: [{{vs: identity}}]"
+                    f"{key}[{i}] must be one mapping 'name: items', e.g. - vs_identity: [{{vs: identity}}]"
                 )
             pairs.append(next(iter(f.items())))
         if len({n for n, _ in pairs}) != len(pairs):
-            raise ValueError("contrasts.families names a family twice: give each family one entry")
+            raise ValueError(f"{key} names a family twice: give each family one entry")
     if not pairs:
         raise ValueError(
-            "contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]} "
+            f"{key} must map family names to items, e.g. {{vs_identity: [{{vs: identity}}]}} "
             "(or list them, - vs_identity: [...], to keep their order in the report)"
         )
     out = {}
     for name, items in pairs:
         if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"contrasts.families: a family name must be a non-empty string, got {name!r}")
+            raise ValueError(f"{key}: a family name must be a non-empty string, got {name!r}")
         if items is None or (isinstance(items, (list, tuple)) and not items):
-            raise ValueError(f"contrasts.families.{name} declares no item")
+            raise ValueError(f"{key}.{name} declares no item")
         out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
     return out
 
@@ -467,13 +497,13 @@ def expand_plan(
         default_metrics = [m for m in metric_names if contrasted is None or contrasted(m)]
     if spec is None:
         return ContrastPlan((), "suite", ())
-    families, prefix, holm = _families(spec)
+    families, prefix, holm, separate = _families(spec)
     ex = _Expander(refs, metric_names, default_metrics, known_metrics)
-    for family, items in families.items():
-        base = prefix.format(family=family)
+    for family, items in [*families.items(), *separate.items()]:
+        base = prefix.format(family=family) if family in families else f"contrasts.separate.{family}"
         for i, item in enumerate(items):
             ex.item(item, i, f"{base}[{i}]", family)
-    return ContrastPlan(tuple(ex.rows), holm, tuple(families))
+    return ContrastPlan(tuple(ex.rows), holm, (*families, *separate), tuple(separate))
 
 
 def parse_contrasts(

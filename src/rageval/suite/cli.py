@@ -127,7 +127,9 @@ def _plan_lines(suite) -> list[str]:
     if not plan.rows:
         return ["contrasts: none declared"]
     lines = [f"contrasts (Holm scope: {plan.holm}):"]
-    for fam in plan.families:
+    planned = [f for f in plan.families if f not in plan.separate]
+
+    def family_line(fam: str, indent: str) -> str:
         rows = [r for r in plan.rows if r.family == fam]
         named = sum(r.metric_a != placeholder for r in rows)
         default = len(rows) - named
@@ -136,10 +138,17 @@ def _plan_lines(suite) -> list[str]:
             if default
             else []
         )
-        lines.append(f"  {fam}: {' + '.join(parts)}")
-    named = sum(r.metric_a != placeholder for r in plan.rows)
-    if len(plan.families) > 1 and named == len(plan.rows):
-        lines.append(f"  total: {named} rows in {len(plan.families)} families")
+        return f"{indent}{fam}: {' + '.join(parts)}"
+
+    lines += [family_line(fam, "  ") for fam in planned]
+    rows = [r for r in plan.rows if r.family in planned]
+    named = sum(r.metric_a != placeholder for r in rows)
+    if (len(planned) > 1 or plan.separate) and named == len(rows):
+        one = ", one Holm family" if plan.holm == "suite" else ""
+        lines.append(f"  total: {named} rows in {len(planned)} famil{'y' if len(planned) == 1 else 'ies'}{one}")
+    if plan.separate:
+        lines.append("  outside it (each adjusted on its own):")
+        lines += [family_line(fam, "    ") for fam in plan.separate]
     return lines
 
 
