@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
+from rageval.data import LOADERS
 from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options as options_of
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
@@ -202,8 +203,6 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
 def _retrieval_notes(suite: Suite) -> list[str]:
     """What the retrieval stands in for, for the manifest's notes: ASQA's BM25 pool (the din0s rows carry no
     retrieved passages) in place of the attribution-compression paper's GTR top-5 (docs/datasets.md#asqa-retrieval)."""
-    from rageval.data import LOADERS
-
     ret, ds = suite.retrieval, suite.dataset
     if ds.format is not None or ds.name not in LOADERS or LOADERS.canonical(ds.name) != "asqa":
         return []
