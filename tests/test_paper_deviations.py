@@ -154,3 +154,17 @@ def test_evidence_f1_effects_are_printed_to_4_decimals_the_others_to_3():
     _, table = contrasts_table(an, rows=rows)
     assert table[0][1:3] == ["+0.0123", "[-0.0005, +0.0205]"]
     assert table[1][1:3] == ["+0.012", "[-0.001, +0.020]"]
+
+
+def test_context_failures_are_counted_per_setting_both_statuses():
+    from rageval.run.cache import CacheTally
+    from rageval.types import Record, Setting
+
+    ident, ext = Setting("identity", "identity"), Setting("extractive@0.5", "extractive", 0.5)
+    tally = CacheTally()
+    tally.count(Record("q1", ident, "budget_check", extra={"context_over_limit": 12}))
+    tally.count(Record("q2", ident, "prompt_overflow"))  # the reader refused the prompt as too long
+    tally.count(Record("q3", ident, "budget_check"))  # a budget error, not the context limit: not counted here
+    tally.count(Record("q1", ext, "ok"))
+    assert tally.context_failures == {"identity": {"budget_check": 1, "prompt_overflow": 1}}
+    assert tally.status_counts == {"budget_check": 2, "prompt_overflow": 1, "ok": 1}
