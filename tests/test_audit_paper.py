@@ -123,13 +123,15 @@ def test_holm_over_the_planned_gaps_within_a_run_and_across_runs_by_hand():
     holm_planned_gaps([two_a, two_b], [["x"], ["y"]], ["a", "b"])
     assert [two_a[0]["p_holm"], two_b[0]["p_holm"], two_a[1]["p_holm"]] == pytest.approx([0.03, 0.06, 0.06])
     assert two_a[0]["holm_family_size"] == 3
-    # the paper's audit: 4 settings x 2 modes x (precision, recall)
-    assert (
-        planned_gap_count(
-            ["identity", "extractive@0.25", "abstractive@0.25", "token_prune@0.25"], ["fixed", "rerecover"]
-        )
-        == 16
-    )
+    # a recall gap of an audited setting is reported outside the family (the paper's are the precision gaps)
+    with_recall = [dict(r) for r in a] + [{**_gap("x", "second (fixed mappings)", 0.001), "gap": "recall"}]
+    holm_planned_gaps([with_recall], [["x"]], ["a"])
+    assert [r["p_holm"] for r in with_recall[:2]] == pytest.approx([0.02, 0.04])  # the same family of 2
+    assert with_recall[4]["p_holm"] is None and "a recall gap, reported" in with_recall[4]["note"]
+    # the paper's audit: 4 settings x 2 modes per dataset, 16 over ASQA and QASPER adjusted together
+    paper = ["identity", "extractive@0.25", "abstractive@0.25", "token_prune@0.25"]
+    assert planned_gap_count(paper, ["fixed", "rerecover"]) == 8
+    assert 2 * planned_gap_count(paper, ["fixed", "rerecover"]) == 16
 
 
 def test_audits_of_two_runs_are_adjusted_together_from_the_cli(tmp_path):
@@ -138,24 +140,25 @@ def test_audits_of_two_runs_are_adjusted_together_from_the_cli(tmp_path):
     ra, rb = make_run(tmp_path / "a"), make_run(tmp_path / "b")
     alone = run_audit(ra, "audit-cap", n_resamples=100)
     planned = [r for r in alone["gaps"] if r["planned"] and r["abstentions"] == "as_unsupported"]
-    assert len(planned) == planned_gap_count(["tp@0.5"], ["fixed", "rerecover"]) == 4
-    assert {r["holm_family_size"] for r in planned} == {4} and alone["gaps_holm"]["scope"] == "run"
+    assert len(planned) == planned_gap_count(["tp@0.5"], ["fixed", "rerecover"]) == 2
+    assert {r["gap"] for r in planned} == {"precision"}
+    assert {r["holm_family_size"] for r in planned} == {2} and alone["gaps_holm"]["scope"] == "run"
     out = CliRunner().invoke(main, ["audit", str(ra), str(rb), "--judge", "audit-cap", "--resamples", "100"])
     assert out.exit_code == 0, out.output
-    assert "planned gaps: Holm over 8 of 2 runs together" in out.output
+    assert "planned gaps: Holm over 4 of 2 runs together" in out.output
     for run in (ra, rb):
         res = json.loads((audit_dir(run, "audit-cap") / "audit.json").read_text())
         assert res["gaps_holm"] == {
-            "family_size": {"as_unsupported": 8, "left_out": 8},
+            "family_size": {"as_unsupported": 4, "left_out": 4},
             "runs": [str(ra), str(rb)],
             "scope": "runs",
         }
         rows = [r for r in res["gaps"] if r["planned"] and r["abstentions"] == "as_unsupported"]
-        # Holm never lowers a p, and every planned row of the union is in the family of 8
-        assert all(r["p_holm"] >= r["p_value"] and r["holm_family_size"] == 8 for r in rows)
+        # Holm never lowers a p, and every planned row of the union is in the family of 4
+        assert all(r["p_holm"] >= r["p_value"] and r["holm_family_size"] == 4 for r in rows)
         assert np.isfinite([r["p_value"] for r in rows]).all()
         md = (audit_dir(run, "audit-cap") / "audit.md").read_text()
-        assert "Holm over the 8 planned gaps of the 2 audits" in md and "p (Holm)" in md
+        assert "Holm over the 4 planned gaps of the 2 audits" in md and "p (Holm)" in md
 
 
 def test_the_report_shows_the_audit_once_one_exists(tmp_path):
@@ -165,7 +168,7 @@ def test_the_report_shows_the_audit_once_one_exists(tmp_path):
     assert load_audits(run) == []
     run_audit(run, "audit-cap", n_resamples=100, judge_options={"max_length": 4096})
     (block,) = audit_blocks(load_audits(run))
-    assert "audit-cap" in block["head"] and "max_length 4096" in block["head"] and "Holm over 4" in block["head"]
+    assert "audit-cap" in block["head"] and "max_length 4096" in block["head"] and "Holm over 2" in block["head"]
     gaps = {(r[0], r[1], r[2]): r for r in block["gaps"]["rows"]}
     assert gaps[("tp@0.5", "first", "precision")][-1] == "not planned"
     assert gaps[("tp@0.5", "second (fixed mappings)", "precision")][-1] != "not planned"

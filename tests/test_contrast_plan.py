@@ -10,10 +10,11 @@ from test_report import make_run
 
 from rageval.cli import main
 from rageval.report import build_report
-from rageval.report.analysis import analyze
+from rageval.report.analysis import analyze, holm_family_counts
 from rageval.report.build import build_reports
 from rageval.report.load import RunError, load_run
-from rageval.report.union import adjust_union, describe_holm
+from rageval.report.tables import holm_note
+from rageval.report.union import adjust_union, describe_holm, union_family_size
 from rageval.stats.contrasts import expand_plan, parse_contrasts
 from rageval.stats.holm import holm, holm_grouped
 from rageval.suite.config import SuiteError, suite_hash
@@ -215,6 +216,46 @@ def test_union_of_two_runs_adjusts_over_every_row(tmp_path):
     assert lines[0] == "contrasts: 10 in 2 families" and "  gaps: 4" in lines
     scope_line = next(x for x in lines if x.startswith("Holm scope"))
     assert "Holm scope: family" in scope_line and "of 2 runs (a, b)" in scope_line
+
+
+def test_a_separate_family_is_adjusted_on_its_own_in_a_run_and_in_a_union(tmp_path):
+    plan = {
+        "holm": "suite",
+        "families": {"vs_identity": {"vs": "identity", "metrics": ["answer_f1", "emitted_precision"]}},
+        "separate": {"gaps": {"gap": ["emitted_precision", "grounded_precision"]}},
+    }
+    a = make_run(tmp_path / "a", contrasts=plan, n=12)
+    b = make_run(tmp_path / "b", contrasts=plan, n=12)
+    an_a = analyze(load_run(a), n_resamples=400)
+    p = [r["p_value"] for r in an_a.contrasts]
+    assert [r["family"] for r in an_a.contrasts] == ["vs_identity"] * 6 + ["gaps"] * 4
+    # the suite-wide family holds the 6 planned rows; the 4 gaps are a family of their own
+    got = np.array([np.nan if r["p_holm"] is None else r["p_holm"] for r in an_a.contrasts])
+    np.testing.assert_allclose(got, np.concatenate([holm(p[:6]), holm(p[6:])]))
+    assert an_a.holm["family_sizes"] == {"all": 6, "gaps": 4} and an_a.holm["separate"] == ["gaps"]
+    assert "Holm adjustment over all 6 contrasts as one family; gaps (4) adjusted on its own, outside it" in (
+        holm_note(an_a)
+    )
+    an_b = analyze(load_run(b), n_resamples=400, seed=3)
+    u_a, u_b = adjust_union([an_a, an_b], names=["a", "b"])
+    rows = list(u_a.contrasts) + list(u_b.contrasts)
+    raw = [r["p_value"] for r in an_a.contrasts + an_b.contrasts]
+    planned = [i for i, r in enumerate(rows) if r["family"] == "vs_identity"]
+    gaps = [i for i, r in enumerate(rows) if r["family"] == "gaps"]
+    expect = np.full(len(rows), np.nan)
+    expect[planned] = holm([raw[i] for i in planned])  # 12 rows over the two runs
+    expect[gaps] = holm([raw[i] for i in gaps])  # 8 rows over the two runs, by the family's name
+    np.testing.assert_allclose(np.array([r["p_holm"] for r in rows], dtype=float), expect)
+    assert u_a.holm["family_sizes"] == {"all": 12, "gaps": 8}
+    assert union_family_size([holm_family_counts(load_run(a)), holm_family_counts(load_run(b))], None) == 12
+    assert "one family: all 12 rows of 2 runs (a, b); gaps: 8 rows adjusted on its own" in " ".join(
+        describe_holm(u_a.holm)
+    )
+    # a separate family named as a planned one, or 'all', is refused
+    with pytest.raises(ValueError, match="a family of that name is in contrasts.families"):
+        expand_plan({**plan, "separate": {"vs_identity": {"vs": "identity"}}}, SETTINGS, default_metrics=["f1"])
+    with pytest.raises(ValueError, match="'all' names the suite-wide Holm family"):
+        expand_plan({**plan, "separate": {"all": {"vs": "identity"}}}, SETTINGS, default_metrics=["f1"])
 
 
 def test_runs_that_disagree_on_the_scope_need_a_choice(tmp_path):

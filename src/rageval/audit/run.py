@@ -275,8 +275,8 @@ def run_audit(
 
 
 def audit_runs(requests: Sequence[AuditRequest], *, n_resamples: int | str | None = None) -> list[dict[str, Any]]:
-    """Audit several runs and adjust their planned gaps (the second judge's emitted - grounded gaps per audited
-    setting, mode and score) with Holm over the **union** of the runs, one family per abstention rule, as the
+    """Audit several runs and adjust their planned gaps (the second judge's emitted - grounded precision gaps per
+    audited setting and mode; the recall gaps reported beside them) with Holm over the **union** of the runs, one family per abstention rule, as the
     paper adjusted both datasets together (docs/statistics.md#second-evaluator-audit).  Each run's lock is held
     throughout; each run's files are written once every run is scored."""
     if not requests:

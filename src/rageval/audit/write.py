@@ -59,10 +59,11 @@ def _gaps_family(result: dict[str, Any]) -> str:
     runs = h.get("runs") or [result["run"]]
     over = f"the {len(runs)} audits {', '.join(map(md_code, runs))} together" if len(runs) > 1 else "this audit"
     line = (
-        f"Holm over the {size} planned gaps of {over} (the second judge's, per audited setting, mode and score), "
-        f"one family per abstention rule; p from {result.get('n_gap_test_resamples') or result['n_resamples']:,} "
-        "sign flips. The first judge's gaps are the run's own (the report's `emitted_vs_grounded` family) and the "
-        "pooled rows summarise: raw p only.\n"
+        f"Holm over the {size} planned gaps of {over} (the second judge's precision gaps, per audited setting and "
+        f"mode), one family per abstention rule; p from "
+        f"{result.get('n_gap_test_resamples') or result['n_resamples']:,} sign flips. The second judge's recall "
+        "gaps are reported outside the family, the first judge's gaps are the run's own (the report's "
+        "`emitted_vs_grounded` family) and the pooled rows summarise: raw p only.\n"
     )
     warning = (result.get("gaps_resolution") or {}).get("warning")
     return line + (f"\n**Warning:** {warning}\n" if warning else "")

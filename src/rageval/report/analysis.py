@@ -384,12 +384,12 @@ def _reference_aic(run: Run, t: _Table) -> np.ndarray | None:
     return t.values.get((ref, "answer_in_context"), np.full(len(t.qids), np.nan))
 
 
-def holm_family_counts(run: Run) -> tuple[str, dict[str, int]]:
-    """``(declared Holm scope, rows per family name)`` of the run's Holm family, the left-out rows not counted
-    (what ``rageval report A B`` sums to size the union's replicates before any test)."""
+def holm_family_counts(run: Run) -> tuple[str, dict[str, int], tuple[str, ...]]:
+    """``(declared Holm scope, rows per family name, the separate families)`` of the run's Holm family, the
+    left-out rows not counted (what ``rageval report A B`` sums to size the union's replicates before any test)."""
     t = _cohort_table(run)
     plan, _ = contrast_plan(run, t)
-    return plan.holm, family_counts(plan.rows, _constant(t, plan.rows), "family")
+    return plan.holm, family_counts(plan.rows, _constant(t, plan.rows), "family"), plan.separate
 
 
 def summarize(run: Run) -> dict[str, Any]:
@@ -430,10 +430,13 @@ def analyze(
     plan, n_rows_left_out = contrast_plan(run, t)
     rows = plan.rows
     constant = _constant(t, rows)
-    m = family_size if family_size is not None else largest_family(family_counts(rows, constant, plan.holm))
+    sizes = family_counts(rows, constant, plan.holm, plan.separate)
+    m = family_size if family_size is not None else largest_family(sizes)
     reps = setting_replicates(run, n_resamples, m)
     clusters = _cohort_clusters(run, t.qids)
-    contrasts, res = family_contrasts(t, rows, clusters, seed=seed, reps=reps, constant=constant, holm_scope=plan.holm)
+    contrasts, res = family_contrasts(
+        t, rows, clusters, seed=seed, reps=reps, constant=constant, holm_scope=plan.holm, separate=plan.separate
+    )
     frontier = frontier_analysis(
         run, t, clusters, seed=seed, n_resamples=reps.bootstrap, resamples=AUTO if reps.setting == AUTO else reps.test
     )

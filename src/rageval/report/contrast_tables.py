@@ -21,6 +21,8 @@ __all__ = [
     "contrasts_table",
     "contrasts_intro",
     "contrasts_markdown",
+    "effect_digits",
+    "FOUR_DECIMALS",
 ]
 
 
@@ -49,6 +51,16 @@ def contrast_columns(an: Analysis) -> list[str]:
     if an.cohort.get("n_clusters") is not None:
         cols.append("n_clusters")
     return cols + ["note"]
+
+
+#: metrics whose effects and intervals are printed to 4 decimals (the attribution-compression paper prints evidence
+#: F1 so; every other metric to 3); ``contrasts.csv`` keeps full precision either way
+FOUR_DECIMALS = frozenset({"evidence_f1"})
+
+
+def effect_digits(c: Mapping[str, Any]) -> int:
+    """Decimals of a contrast row's effect and interval in the tables: 4 for :data:`FOUR_DECIMALS`, else 3."""
+    return 4 if c.get("metric_a") in FOUR_DECIMALS and c.get("metric_b") in FOUR_DECIMALS else 3
 
 
 #: adjusted p-value at or above which a contrast row is "no detectable difference" (collapsed in the tables)
@@ -82,8 +94,9 @@ def contrasts_table(
     cols.append("note")
     out = []
     for c in an.contrasts if rows is None else rows:
-        ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.3f}, {c['ci_high']:+.3f}]"
-        eff = undefined if c["effect"] is None else f"{c['effect']:+.3f}"
+        d = effect_digits(c)
+        ci = undefined if c["ci_low"] is None else f"[{c['ci_low']:+.{d}f}, {c['ci_high']:+.{d}f}]"
+        eff = undefined if c["effect"] is None else f"{c['effect']:+.{d}f}"
         row = [
             c["contrast"],
             eff,

@@ -25,7 +25,7 @@ from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.result import ContrastEntry, HolmInfo
 from rageval.stats import paired_tests
-from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan
+from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan, holm_group
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
 
@@ -89,10 +89,13 @@ def _in_family(rows: Sequence[ContrastRow], constant: Sequence[str]) -> list[boo
     return [not (r.metric_a == r.metric_b and r.metric_a in gone) for r in rows]
 
 
-def family_counts(rows: Sequence[ContrastRow], constant: Sequence[str], scope: str) -> dict[str, int]:
-    """Rows in each Holm family (``"all"`` under ``scope="suite"``), the left-out rows not counted."""
+def family_counts(
+    rows: Sequence[ContrastRow], constant: Sequence[str], scope: str, separate: Sequence[str] = ()
+) -> dict[str, int]:
+    """Rows in each Holm family (``"all"`` under ``scope="suite"``, a ``separate`` family on its own), the
+    left-out rows not counted."""
     keep = _in_family(rows, constant)
-    return dict(Counter(r.family if scope == "family" else "all" for r, k in zip(rows, keep) if k))
+    return dict(Counter(holm_group(r.family, scope, separate) for r, k in zip(rows, keep) if k))
 
 
 def largest_family(sizes: Mapping[str, int]) -> int:
@@ -162,9 +165,11 @@ def family_contrasts(
     reps: Replicates,
     constant: Sequence[str],
     holm_scope: str = "suite",
+    separate: Sequence[str] = (),
 ) -> tuple[list[ContrastEntry], Any]:
     """Every row in one engine call; Holm over every row of the family (``holm_scope="suite"``) or within each
-    family (``"family"``), the left-out rows not counted (docs/design.md#holm-adjustment).  Returns the rows and
+    family (``"family"``), a ``separate`` family on its own, the left-out rows not counted
+    (docs/design.md#holm-adjustment).  Returns the rows and
     the engine's results (None without rows)."""
     if not rows:
         return [], None
@@ -176,8 +181,8 @@ def family_contrasts(
     p_holm = np.full(len(rows), np.nan)
     idx = np.flatnonzero(keep)
     if idx.size:
-        groups = [rows[int(i)].family for i in idx] if holm_scope == "family" else None
-        p_holm[idx] = holm_grouped(res.p_value[idx], groups)
+        groups = [holm_group(rows[int(i)].family, holm_scope, separate) for i in idx]
+        p_holm[idx] = holm_grouped(res.p_value[idx], groups if len(set(groups)) > 1 else None)
     both = np.isfinite(D)
     return [
         _contrast_entry(r, res.row(c), (A[:, c], B[:, c], both[:, c]), p_holm[c], res, bool(keep[c]))
@@ -189,12 +194,12 @@ def holm_info(run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Repli
     """The Holm scope, the size of the family each row is adjusted in (one run; see report.union), the rows left
     out of it and the family's resolution (method, B, floor)."""
     counts = plan.counts()
-    sizes = family_counts(plan.rows, constant, plan.holm)
+    sizes = family_counts(plan.rows, constant, plan.holm, plan.separate)
     left = [r for r, k in zip(plan.rows, _in_family(plan.rows, constant)) if not k]
     exact = bool(res is not None and res.exact_p)
     if res is not None:
         reps = dataclasses.replace(reps, test=int(res.n_test_resamples))  # 2**K when enumerated
-    return {
+    info: HolmInfo = {
         "scope": plan.holm,
         "runs": [run.suite.get("name")],
         "family_sizes": sizes,
@@ -205,6 +210,9 @@ def holm_info(run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Repli
             m, reps, exact=exact, n_blocks=int(res.n_units) if res is not None else 0, alpha=ALPHA
         ),
     }
+    if plan.separate:  # the families adjusted on their own, outside the suite-wide family
+        return {**info, "separate": list(plan.separate)}
+    return info
 
 
 def setting_replicates(run: Any, given: int | str | None, m: int) -> Replicates:

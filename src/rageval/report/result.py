@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from rageval.io import json_text
 
 if TYPE_CHECKING:
-    from typing_extensions import ReadOnly  # the keys no reader writes (PEP 705)
+    from typing_extensions import NotRequired, ReadOnly  # the keys no reader writes (PEP 705)
 
 __all__ = [
     "Abstentions",
@@ -157,6 +157,8 @@ class HolmInfo(TypedDict):
     family_order: ReadOnly[Sequence[str]]
     left_out: ReadOnly[HolmLeftOut]
     resolution: ReadOnly[Mapping[str, Any]]
+    #: the families adjusted each on its own, outside the suite-wide family (``contrasts.separate``; when any)
+    separate: NotRequired[ReadOnly[Sequence[str]]]
 
 
 class _Validity(TypedDict):

@@ -324,7 +324,8 @@ def holm_note(an: Analysis, name: Callable[[Any], str] = str) -> str:
         each = ", ".join(f"{name(k)}: {v}" for k, v in sizes.items())
         return f"Holm adjustment within each family ({each} contrasts{of_runs})"
     n = sizes.get("all", len(an.contrasts))
-    return f"Holm adjustment over all {n} contrasts{of_runs} as one family"
+    alone = "".join(f"; {name(k)} ({v}) adjusted on its own, outside it" for k, v in sizes.items() if k != "all")
+    return f"Holm adjustment over all {n} contrasts{of_runs} as one family{alone}"
 
 
 def family_counts_line(an: Analysis, name: Callable[[Any], str] = str) -> str:

@@ -20,7 +20,7 @@ from rageval.report.findings import with_findings
 from rageval.report.load import RunError
 from rageval.report.result import Analysis, ContrastEntry, HolmInfo
 from rageval.report.tables import resolution_lines
-from rageval.stats.contrasts import HOLM_SCOPES
+from rageval.stats.contrasts import HOLM_SCOPES, holm_group
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import with_family_size
 
@@ -56,7 +56,8 @@ def adjust_union(
         (i, j) for i, an in enumerate(analyses) for j, c in enumerate(an.contrasts) if c.get("in_holm_family", True)
     ]
     p = [analyses[i].contrasts[j]["p_value"] for i, j in kept]
-    groups = [analyses[i].contrasts[j]["family"] if scope == "family" else "all" for i, j in kept]
+    separate = {f for an in analyses for f in an.holm.get("separate") or []}  # each its own family, by name
+    groups = [holm_group(analyses[i].contrasts[j]["family"], scope, tuple(separate)) for i, j in kept]
     adjusted = {ij: float(v) if math.isfinite(v) else None for ij, v in zip(kept, holm_grouped(p, groups))}
     sizes = dict(Counter(groups))
     m = max(sizes.values(), default=0)
@@ -75,14 +76,16 @@ def _with_p_holm(c: ContrastEntry, p_holm: float | None) -> ContrastEntry:
     return {**c, "p_holm": p_holm}
 
 
-def union_family_size(counts: Sequence[tuple[str, dict[str, int]]], scope: str | None) -> int:
-    """The largest Holm family of the union of runs whose ``(declared scope, rows per family)`` are ``counts``:
-    every row (``suite``) or the rows of one family name summed over the runs (``family``)."""
+def union_family_size(counts: Sequence[tuple[Any, ...]], scope: str | None) -> int:
+    """The largest Holm family of the union of runs whose ``(declared scope, rows per family[, separate
+    families])`` are ``counts``: every row (``suite``) or the rows of one family name summed over the runs
+    (``family``); a separate family's rows summed by its name under either scope."""
     scope = scope or (counts[0][0] if counts else "suite")
+    separate = tuple(f for c in counts for f in (c[2] if len(c) > 2 else ()))
     total: Counter[str] = Counter()
-    for _declared, fams in counts:
-        for f, n in fams.items():
-            total[f if scope == "family" else "all"] += n
+    for c in counts:
+        for f, n in c[1].items():
+            total[holm_group(f, scope, separate)] += n
     return max(total.values(), default=0)
 
 
@@ -103,5 +106,6 @@ def describe_holm(holm: dict[str, Any]) -> list[str]:
         each = ", ".join(f"{k}: {v}" for k, v in sizes.items()) or "none"
         lines.append(f"Holm scope: family (adjusted within each family{where}; family sizes {each})")
     else:
-        lines.append(f"Holm scope: suite (one family: all {sizes.get('all', total)} rows{where})")
+        alone = "".join(f"; {k}: {v} rows adjusted on its own" for k, v in sizes.items() if k != "all")
+        lines.append(f"Holm scope: suite (one family: all {sizes.get('all', total)} rows{where}{alone})")
     return lines + resolution_lines(holm, warning="WARNING: ")

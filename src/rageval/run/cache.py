@@ -84,6 +84,9 @@ class CacheTally:
         self.over_budget: dict[str, dict[str, int]] = {}
         #: setting -> how many of its answers the reader cut at its token limit (``extra["truncated"]``)
         self.truncated: dict[str, int] = {}
+        #: setting -> {"budget_check", "prompt_overflow"}: its records whose context is over the context limit
+        #: (``extra["context_over_limit"]``) and those whose prompt the reader refused as too long
+        self.context_failures: dict[str, dict[str, int]] = {}
         self.reused = 0
         self.retried = 0
 
@@ -107,7 +110,8 @@ class CacheTally:
         return text
 
     def count(self, record: Record) -> None:
-        """Count ``record`` (its status, its overshoot when its context is over its budget, a truncated answer)."""
+        """Count ``record`` (its status, its overshoot when its context is over its budget, a truncated answer, a
+        context over the context limit or a prompt too long for the reader)."""
         self.status_counts[record.status] = self.status_counts.get(record.status, 0) + 1
         over = (record.extra or {}).get("budget_overshoot")
         if over:
@@ -118,6 +122,10 @@ class CacheTally:
             c["max"] = max(c["max"], over)
         if (record.extra or {}).get("truncated") is True:
             self.truncated[record.setting.name] = self.truncated.get(record.setting.name, 0) + 1
+        limit = record.status == "budget_check" and bool((record.extra or {}).get("context_over_limit"))
+        if limit or record.status == "prompt_overflow":
+            c = self.context_failures.setdefault(record.setting.name, {"budget_check": 0, "prompt_overflow": 0})
+            c[record.status] += 1
 
 
 class RecordCache:

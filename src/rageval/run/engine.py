@@ -33,7 +33,7 @@ The report is the front-end's: the engine imports nothing from ``rageval.suite``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,9 @@ class RunResult:
     judge_stats: dict[str, Any] = field(default_factory=dict)  # the judge runner's counters (run_stats.json's)
     #: setting -> its answers cut at the reader's token limit (:attr:`~rageval.run.cache.CacheTally.truncated`)
     truncated: dict[str, int] = field(default_factory=dict)
+    #: setting -> its contexts over the context limit and prompts too long for the reader
+    #: (:attr:`~rageval.run.cache.CacheTally.context_failures`)
+    context_failures: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -315,6 +318,7 @@ class _Execution:
                 self.allow_unavailable,
                 evidence_text=sp.evidence_text,
                 fixed_recovery=bool(getattr(sp.source, "fixed_recovery", False)),
+                context_limit=sp.context_limit,
             )
             spec = getattr(sp.source, "reader", None)
             size = sp.batch_size or (spec.batch_size if spec is not None else 256)
@@ -365,7 +369,7 @@ def _execute(
         finally:
             cache.close(complete=complete)
         n = out.count
-        rundir.write_manifest(_manifest(plan, run.models))
+        rundir.write_manifest(_manifest(plan, run.models, context_note(plan, run.tally.context_failures)))
         judge = run.judge
         stats = {
             "records_reused": run.tally.reused,
@@ -378,6 +382,12 @@ def _execute(
         }
         if run.tally.truncated:  # answers cut at the reader's token limit, per setting (only when there are any)
             stats["truncated"] = run.tally.truncated
+        if run.tally.context_failures:  # contexts over the limit, prompts too long (only when there are any)
+            limits = {s.name: s.context_limit for s in plan.settings if s.context_limit is not None}
+            stats["context_limit"] = {
+                "limit": next(iter(limits.values())) if len(set(limits.values())) == 1 else (limits or None),
+                "failures": run.tally.context_failures,
+            }
         if session is not None:
             stats["ray"] = session.stats()
         rundir.write_stats(stats)
@@ -394,10 +404,31 @@ def _execute(
         over_budget=tally.over_budget,
         judge_stats=dict(stats["judge"]),
         truncated=tally.truncated,
+        context_failures=tally.context_failures,
     )
 
 
-def _manifest(plan: Plan, models: Mapping[str, Any]) -> Manifest:
+def context_note(plan: Plan, failures: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The manifest's note (the summary's "Notes on the inputs") on the records that failed for their context's
+    length: over the context limit (``budget_check``) or too long for the reader (``prompt_overflow``), per
+    setting; none when no record did."""
+    if not failures:
+        return []
+    limits = sorted({s.context_limit for s in plan.settings if s.context_limit is not None})
+    per = "; ".join(
+        f"{name}: " + ", ".join(f"{n} {status}" for status, n in c.items() if n) for name, c in failures.items()
+    )
+    n = sum(sum(c.values()) for c in failures.values())
+    limit = f"the context limit of {', '.join(map(str, limits))} tokens" if limits else "no context limit"
+    note = (
+        f"context length: {n} record(s) failed for their context's length ({per}): budget_check when the context "
+        f"is over {limit}, prompt_overflow when the reader refused the prompt; their questions are left out of "
+        "the common cohort (docs/suites.md#context-limit)"
+    )
+    return [note]
+
+
+def _manifest(plan: Plan, models: Mapping[str, Any], notes: Sequence[str] = ()) -> Manifest:
     o = plan.origin
     summary = dict(plan.summary)
     scoring = plan.scoring.to_json()
@@ -423,7 +454,7 @@ def _manifest(plan: Plan, models: Mapping[str, Any]) -> Manifest:
         "package": package_versions(),
         "models": {**(summary.pop("models", None) or {}), **models},
         "inputs": summary.pop("inputs", {}),
-        "notes": list(plan.notes) + punkt_notes(),  # ALCE-mode sentences from substitute parameters
+        "notes": [*plan.notes, *notes, *punkt_notes()],  # punkt: ALCE-mode sentences from substitute parameters
         **summary,  # the front-end's own sections (score, offline_defaults, rescore)
     }
     return Manifest.model_validate(data)

@@ -53,6 +53,8 @@ class Stage:
     evidence_text: Any = None  # how a unit is shown to the reader (default: the reader's template)
     #: a saved record's recovered source ids kept (:attr:`~rageval.run.plan.Saved.fixed_recovery`)
     fixed_recovery: bool = False
+    #: the most tokens a context may hold, whatever its compressor (:func:`over_limit`); None: unchecked
+    context_limit: int | None = None
 
     def shown(self) -> Any:
         if self.evidence_text is not None:
@@ -68,6 +70,13 @@ def overshoot(ctx: Context | None) -> int:
     if ctx is None or ctx.budget_tokens is None:
         return 0
     return max(0, ctx.achieved_tokens - ctx.budget_tokens)
+
+
+def over_limit(ctx: Context | None, limit: int | None) -> int:
+    """How many tokens ``ctx`` holds over the context limit ``limit`` (0 when within it, unlimited or absent)."""
+    if ctx is None or limit is None:
+        return 0
+    return max(0, ctx.achieved_tokens - limit)
 
 
 def reads_claims(diagnostics: Sequence[str]) -> bool:
@@ -104,6 +113,17 @@ def common_extra(item: Item, reader_input_tokens: int | None = None, context: Co
     return extra
 
 
+def _limit_failed(item: Item, stage: Stage, ctx: Context) -> Record | None:
+    """A ``budget_check`` record when ``ctx`` is over the stage's context limit (identity's context too, as the
+    attribution-compression paper's runs failed), its tokens over in ``extra["context_over_limit"]``; else None."""
+    over = over_limit(ctx, stage.context_limit)
+    if not over:
+        return None
+    msg = f"context has {ctx.achieved_tokens} tokens, over the context limit of {stage.context_limit} (context_limit)"
+    rec = failed(item, stage.setting, "budget_check", msg, context=ctx)
+    return replace(rec, extra={**rec.extra, "context_over_limit": over})
+
+
 def failed(
     item: Item,
     setting: Setting,
@@ -133,6 +153,13 @@ def failed(
 
 
 def _compress(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
+    ctx, rec = _compress_only(item, stage)
+    if rec is None and ctx is not None and item.saved is None:
+        rec = _limit_failed(item, stage, ctx)
+    return ctx, rec
+
+
+def _compress_only(item: Item, stage: Stage) -> tuple[Context | None, Record | None]:
     setting = stage.setting
     if item.saved is not None:  # a saved record: its own context (a failed one is kept as it was)
         return item.saved.context, (None if item.saved.status == "ok" else item.saved)

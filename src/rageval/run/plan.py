@@ -210,6 +210,9 @@ class SettingPlan:
     #: (the audit scores each mode's whole sample at once); they share their diagnostics.  None: alone.  On Ray
     #: each setting is scored alone (the same values; the judge's calls grouped otherwise)
     joint: str | None = None
+    #: the most tokens its context may hold (identity's too): a context over it is ``budget_check``
+    #: (:func:`rageval.run.execute.over_limit`); None: no such check
+    context_limit: int | None = None
 
     @property
     def name(self) -> str:

@@ -87,12 +87,12 @@ def compress_read_task(spec: tuple, batch: list) -> tuple[list, list, dict[int, 
     """A Ray task: compress and read one batch as :func:`rageval.run.execute.compress_and_read` does.
 
     ``spec``: ``(setting, compressor name, its params, the driver's compressor error or None, the ReaderSpec that
-    reads the setting, the tokenizer spec, allow_unavailable, run hash)``.  The parts are built in this worker,
-    once per worker process (:mod:`rageval.run.parts`).
+    reads the setting, the tokenizer spec, allow_unavailable, run hash, context limit)``.  The parts are built in
+    this worker, once per worker process (:mod:`rageval.run.parts`).
     """
     from rageval.run.execute import Stage, compress_and_read
 
-    setting, name, params, comp_error, reader_spec, tokenizer_spec, allow_unavailable, run_hash = spec
+    setting, name, params, comp_error, reader_spec, tokenizer_spec, allow_unavailable, run_hash, limit = spec
     tokenizer = _part(f"tokenizer:{tokenizer_spec}", lambda: get_tokenizer(tokenizer_spec))
     compressor = None
     if comp_error is None:
@@ -104,7 +104,8 @@ def compress_read_task(spec: tuple, batch: list) -> tuple[list, list, dict[int, 
             comp_error = str(err)
     key = sha([run_hash, reader_spec.model_dump(mode="json"), tokenizer_spec])
     reader = _part(f"reader:{key}", lambda: make_reader(reader_spec, tokenizer_spec))
-    stage = Stage(setting, compressor, comp_error, reader, tokenizer, None, (), None, allow_unavailable)  # type: ignore[arg-type]
+    parts = (setting, compressor, comp_error, reader, tokenizer, None, (), None, allow_unavailable)
+    stage = Stage(*parts, context_limit=limit)  # type: ignore[arg-type]
     return compress_and_read(batch, stage)
 
 
@@ -327,6 +328,7 @@ class RaySession:
                     w.tokenizer_spec,
                     s.allow_unavailable,
                     w.run_hash,
+                    s.context_limit,
                 )
                 for batch in w.batches():
                     yield w, batch, self._task.remote(spec, batch)

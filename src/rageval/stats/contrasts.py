@@ -16,6 +16,15 @@ says over what Holm adjusts::
         - budget_steps:            # within each compressor, each budget against the next looser one
             - {pairs: budget_steps}
 
+``separate:`` (beside ``families:``, in the same form) declares families that are **not** part of the
+suite-wide Holm family: each is adjusted on its own, under either scope (and across runs, with the
+families of the same name), e.g. a secondary answer metric kept out of a paper's planned family::
+
+    contrasts:
+      holm: suite
+      families: [{vs_identity: [{vs: identity, metrics: [str_em]}]}]
+      separate: [{answer_f1: [{vs: identity, metrics: [answer_f1]}]}]
+
 The items (a single item may stand alone as a family)::
 
       # every other setting against a reference: effect = setting - reference
@@ -56,9 +65,10 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from rageval.registry import did_you_mean
+from rageval.stats.families import DEFAULT_FAMILY, HOLM_SCOPES, ITEM_KEYS, HolmScope, holm_group, parse_families
 
 __all__ = [
     "ContrastRow",
@@ -68,17 +78,11 @@ __all__ = [
     "expand_plan",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
+    "holm_group",
 ]
 
-_ITEM_KEYS = {"a", "b", "vs", "settings", "metrics", "gap", "pairs", "compressors", "budgets"}
-_PLAN_KEYS = {"families", "holm"}
 _PAIR_KINDS = ("same_budget", "budget_steps")
 _SHORTHAND = re.compile(r"^\s*(.+?)\s+vs\.?\s+(.+?)\s*$")
-#: ``holm: suite`` adjusts over every row of the plan, ``holm: family`` within each family
-HOLM_SCOPES = ("suite", "family")
-#: the family of a plan written as a plain list of items
-DEFAULT_FAMILY = "contrasts"
-HolmScope = Literal["suite", "family"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,12 @@ class ContrastPlan:
     rows: tuple[ContrastRow, ...]
     holm: HolmScope = "suite"
     families: tuple[str, ...] = ()
+    #: the families declared under ``separate:`` (also in ``families``): each its own Holm family
+    separate: tuple[str, ...] = ()
+
+    def holm_group(self, family: str) -> str:
+        """The Holm family a row of ``family`` is adjusted in (:func:`holm_group`)."""
+        return holm_group(family, self.holm, self.separate)
 
     def counts(self) -> dict[str, int]:
         """Rows per family, in declaration order (a family may hold no row when no metric applies)."""
@@ -324,10 +334,10 @@ class _Expander:
             every = lhs.lower() in ("every setting", "all settings", "all", "every")
             item = {"vs": rhs} if every else {"a": lhs, "b": rhs}
         elif isinstance(item, Mapping):
-            unknown = [k for k in item if k not in _ITEM_KEYS]
+            unknown = [k for k in item if k not in ITEM_KEYS]
             if unknown:
                 k = str(unknown[0])
-                raise ValueError(f"Unknown key {k!r} in {where}.{_hint(k, sorted(_ITEM_KEYS))}")
+                raise ValueError(f"Unknown key {k!r} in {where}.{_hint(k, sorted(ITEM_KEYS))}")
         else:
             raise ValueError(f"{where} must be a string or a mapping, got {type(item).__name__}: {item!r}")
         forms = [k for k in ("gap", "vs", "a", "pairs") if k in item]
@@ -398,47 +408,6 @@ class _Expander:
                 self.add(ContrastRow(a, b, met, met, "pair", i, family), where)
 
 
-def _families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope]:
-    """``({family: [items]}, where prefix, holm scope)`` of a spec in either form."""
-    if isinstance(spec, Mapping) and (set(spec) & _PLAN_KEYS) and not (set(spec) & _ITEM_KEYS):
-        unknown = [k for k in spec if k not in _PLAN_KEYS]
-        if unknown:
-            raise ValueError(f"Unknown key {unknown[0]!r} in contrasts.{_hint(str(unknown[0]), sorted(_PLAN_KEYS))}")
-        holm = spec.get("holm", "suite")
-        if holm not in HOLM_SCOPES:
-            raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
-        return _named_families(spec.get("families")), "contrasts.families.{family}", holm
-    items = spec if isinstance(spec, (list, tuple)) else [spec]
-    return {DEFAULT_FAMILY: list(items)}, "contrasts", "suite"
-
-
-def _named_families(fams: Any) -> dict[str, list[Any]]:
-    """``contrasts.families`` (a list of one-key mappings, or a mapping) as ``{family: [items]}``, checked."""
-    pairs = list(fams.items()) if isinstance(fams, Mapping) else []
-    if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
-        for i, f in enumerate(fams):
-            if not isinstance(f, Mapping) or len(f) != 1:
-                raise ValueError(
-                    f"contrasts.families[{i}] must be one mapping 'name: items', e.g. - vs_identity: [{{vs: identity}}]"
-                )
-            pairs.append(next(iter(f.items())))
-        if len({n for n, _ in pairs}) != len(pairs):
-            raise ValueError("contrasts.families names a family twice: give each family one entry")
-    if not pairs:
-        raise ValueError(
-            "contrasts.families must map family names to items, e.g. {vs_identity: [{vs: identity}]} "
-            "(or list them, - vs_identity: [...], to keep their order in the report)"
-        )
-    out = {}
-    for name, items in pairs:
-        if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"contrasts.families: a family name must be a non-empty string, got {name!r}")
-        if items is None or (isinstance(items, (list, tuple)) and not items):
-            raise ValueError(f"contrasts.families.{name} declares no item")
-        out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
-    return out
-
-
 def expand_plan(
     spec: Any,
     settings: Sequence[Any],
@@ -467,13 +436,13 @@ def expand_plan(
         default_metrics = [m for m in metric_names if contrasted is None or contrasted(m)]
     if spec is None:
         return ContrastPlan((), "suite", ())
-    families, prefix, holm = _families(spec)
+    families, prefix, holm, separate = parse_families(spec)
     ex = _Expander(refs, metric_names, default_metrics, known_metrics)
-    for family, items in families.items():
-        base = prefix.format(family=family)
+    for family, items in [*families.items(), *separate.items()]:
+        base = prefix.format(family=family) if family in families else f"contrasts.separate.{family}"
         for i, item in enumerate(items):
             ex.item(item, i, f"{base}[{i}]", family)
-    return ContrastPlan(tuple(ex.rows), holm, tuple(families))
+    return ContrastPlan(tuple(ex.rows), holm, (*families, *separate), tuple(separate))
 
 
 def parse_contrasts(

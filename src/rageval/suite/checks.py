@@ -93,7 +93,7 @@ def _dataset_problems(suite: Suite) -> list[str]:
         except FileNotFoundError:
             out.append(
                 f"  dataset.path: {ds.path!r} not found (looked beside the suite file and in the current "
-                "directory); give an existing .json/.jsonl file"
+                "directory); give an existing .json/.jsonl file (--dataset-path FILE, or dataset.path)"
             )
         else:
             if p is not None and p.is_dir():

@@ -13,9 +13,19 @@ from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
 
 
-def _overrides(judge: str | None, reader: str | None, limit: int | None, judge_window: int | None = None) -> dict:
+def _overrides(
+    judge: str | None,
+    reader: str | None,
+    limit: int | None,
+    judge_window: int | None = None,
+    dataset_path: str | None = None,
+) -> dict:
     """The command-line overrides as dotted suite keys (given means given: an empty value is refused earlier)."""
     out: dict = {}
+    if dataset_path is not None:  # the command's path is the current directory's, not the suite file's
+        out["dataset.path"] = str(Path(dataset_path).expanduser().absolute())
+        out["dataset.sample"] = None
+        out["dataset.hub_id"] = None
     if judge is not None:
         out["judge.spec"] = judge
         out["judge.params"] = {}  # the suite's judge options belong to the suite's judge
@@ -30,7 +40,16 @@ def _overrides(judge: str | None, reader: str | None, limit: int | None, judge_w
 
 
 def _override_options(fn):
-    """--judge, --judge-window, --reader, --limit, --allow-unavailable: the same for `validate` and `suite`."""
+    """--judge, --judge-window, --reader, --limit, --dataset-path, --allow-unavailable: the same for `validate`
+    and `suite`."""
+    fn = click.option(
+        "--dataset-path",
+        "dataset_path",
+        default=None,
+        callback=non_blank,
+        metavar="FILE",
+        help="Read the dataset from FILE (sets dataset.path; e.g. ALCE's GTR file for suites/asqa_gtr.yaml).",
+    )(fn)
     fn = click.option(
         "--allow-unavailable",
         is_flag=True,
@@ -66,7 +85,7 @@ _OFFLINE_FIX = (
 @click.command("validate")
 @click.argument("suite_file", type=click.Path())
 @_override_options
-def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unavailable) -> None:
+def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unavailable, dataset_path) -> None:
     """Check a suite YAML without running it: everything a run would check before computing a record.
 
     The configuration (exit 2 when wrong), the dataset as the run reads it, the
@@ -76,7 +95,7 @@ def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unav
     from rageval.errors import ModelUnavailable
     from rageval.suite.checks import check_suite
 
-    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window))
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window, dataset_path))
     found = check_suite(suite)
     if found.problems:
         raise SuiteError(f"{suite_file}: invalid suite:\n" + "\n".join(found.problems))
@@ -90,6 +109,12 @@ def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unav
         echo(f"  {n}")
     if found.diagnostics:
         echo(f"diagnostics: {', '.join(found.diagnostics)}")
+    limits = sorted({n for n in suite.context_limits().values() if n is not None})
+    if limits:
+        echo(
+            f"context limit: {', '.join(map(str, limits))} tokens (every setting's context, identity's too: "
+            "over it, budget_check)"
+        )
     for line in _plan_lines(suite):
         echo(line)
     for where, ref, problem, note in _grouped(found.models):
@@ -127,7 +152,9 @@ def _plan_lines(suite) -> list[str]:
     if not plan.rows:
         return ["contrasts: none declared"]
     lines = [f"contrasts (Holm scope: {plan.holm}):"]
-    for fam in plan.families:
+    planned = [f for f in plan.families if f not in plan.separate]
+
+    def family_line(fam: str, indent: str) -> str:
         rows = [r for r in plan.rows if r.family == fam]
         named = sum(r.metric_a != placeholder for r in rows)
         default = len(rows) - named
@@ -136,10 +163,17 @@ def _plan_lines(suite) -> list[str]:
             if default
             else []
         )
-        lines.append(f"  {fam}: {' + '.join(parts)}")
-    named = sum(r.metric_a != placeholder for r in plan.rows)
-    if len(plan.families) > 1 and named == len(plan.rows):
-        lines.append(f"  total: {named} rows in {len(plan.families)} families")
+        return f"{indent}{fam}: {' + '.join(parts)}"
+
+    lines += [family_line(fam, "  ") for fam in planned]
+    rows = [r for r in plan.rows if r.family in planned]
+    named = sum(r.metric_a != placeholder for r in rows)
+    if (len(planned) > 1 or plan.separate) and named == len(rows):
+        one = ", one Holm family" if plan.holm == "suite" else ""
+        lines.append(f"  total: {named} rows in {len(planned)} famil{'y' if len(planned) == 1 else 'ies'}{one}")
+    if plan.separate:
+        lines.append("  outside it (each adjusted on its own):")
+        lines += [family_line(fam, "    ") for fam in plan.separate]
     return lines
 
 
@@ -186,6 +220,7 @@ def suite_cmd(
     reader,
     limit,
     allow_unavailable,
+    dataset_path,
     retry_failed,
     no_progress,
     ray_address,
@@ -196,7 +231,7 @@ def suite_cmd(
     from rageval.errors import ModelUnavailable
     from rageval.suite.run import run_suite
 
-    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window))
+    suite = load_suite(suite_file, **_overrides(judge, reader, limit, judge_window, dataset_path))
     try:
         result = run_suite(
             suite,
@@ -264,6 +299,9 @@ def _summary(result) -> None:
         )
     for name, n in getattr(result, "truncated", {}).items():
         echo(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
+    for name, c in getattr(result, "context_failures", {}).items():
+        counts = ", ".join(f"{n} {status}" for status, n in c.items() if n)
+        echo(f"context too long: {name}: {counts} (out of the common cohort; docs/suites.md#context-limit)")
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
         echo(line)
     report = result.report.get("report_html") if result.report else None

@@ -29,7 +29,7 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
 from rageval.budget import check_budgets
@@ -158,6 +158,10 @@ class Suite(_Strict):
     frontier: FrontierSpec | None = None
     #: the report's replicates (rageval.stats.resolution; changes no record)
     statistics: StatisticsSpec = Field(default_factory=StatisticsSpec)
+    #: the most tokens (the suite's tokenizer) a setting's context may hold, identity's included: a context over
+    #: it is ``budget_check`` (docs/suites.md#context-limit); None: the reader's declared maximum input
+    #: (``reader.params.max_input_tokens``), else none beyond the reader's own prompt check (``prompt_overflow``)
+    context_limit: int | None = Field(None, ge=1)
     output_dir: str = "runs/suite"
     seed: Seed = 0
     #: recorded, never read: where the suite came from
@@ -175,6 +179,24 @@ class Suite(_Strict):
         if not v:
             raise ValueError("settings must list at least one compressor")
         return v
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """``context_limit`` written only when set: a suite without it dumps (and hashes) as before it existed."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("context_limit", 0) is None:
+            del data["context_limit"]
+        return data
+
+    def context_limits(self) -> dict[str, int | None]:
+        """Setting name -> the context limit its records are checked against: ``context_limit``, else the
+        maximum input its reader declares (``params.max_input_tokens``), else None (no check)."""
+        out = {}
+        for name, reader in self.setting_readers().items():
+            declared = reader.params.get("max_input_tokens")
+            declared = declared if isinstance(declared, int) and not isinstance(declared, bool) else None
+            out[name] = self.context_limit if self.context_limit is not None else declared
+        return out
 
     def setting_names(self) -> list[str]:
         return [name for name, _, _, _ in self.expand_settings()]

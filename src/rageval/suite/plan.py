@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval import __version__
+from rageval.data import LOADERS
 from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options as options_of
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
@@ -139,6 +140,9 @@ def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], exam
     reads = own or suite.reader
     setting = Setting(name=name, compressor=compressor, budget=budget, reader=reads.backend)
     key = setting_key(suite, setting, params, diagnostics, own)
+    limit = suite.context_limits()[name]
+    if limit is not None:  # in the key only when set: a suite without a limit keeps its records' hashes
+        key["context_limit"] = limit
     source: Any
     if compressor == "given":
         givens = _given_outputs(suite, compressor, params, reads, examples)
@@ -151,7 +155,7 @@ def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], exam
         source = CompressRead(compressor, dict(params), reads, own_reader=own is not None)
         items = tuple(Item(ex, ret) for ex, ret in zip(examples, retrieved))
     shown = PromptTemplate.coerce(reads.template).evidence_text
-    return SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown)
+    return SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown, context_limit=limit)
 
 
 def _checked_inputs(suite: Suite, examples, retrieved) -> tuple[Sequence[Any], Sequence[Any], list[str]]:
@@ -191,9 +195,25 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
         summary=_summary(suite, examples, retrieved),
         reader=suite.reader,
-        notes=tuple(_source_notes(examples)),
+        notes=(*_retrieval_notes(suite), *_source_notes(examples)),
         inputs=input_files(suite),
     )
+
+
+def _retrieval_notes(suite: Suite) -> list[str]:
+    """What the retrieval stands in for, for the manifest's notes: ASQA's BM25 pool (the din0s rows carry no
+    retrieved passages) in place of the attribution-compression paper's GTR top-5 (docs/datasets.md#asqa-retrieval)."""
+    ret, ds = suite.retrieval, suite.dataset
+    if ds.format is not None or ds.name not in LOADERS or LOADERS.canonical(ds.name) != "asqa":
+        return []
+    if ret.method != "bm25" or ret.corpus != "dataset":
+        return []
+    note = (
+        f"retrieval: BM25 top-{ret.k or 'all'} over the pool of every question's annotator passages (each "
+        "question's own among them), a stand-in for the attribution-compression paper's retrieval, ALCE's GTR "
+        "top-5 over Wikipedia (suites/asqa_gtr.yaml reads ALCE's GTR file; docs/datasets.md#asqa-retrieval)"
+    )
+    return [note]
 
 
 def _source_notes(examples: Sequence[Any]) -> list[str]:

@@ -1,0 +1,80 @@
+"""The families of a contrast plan (``contrasts.families`` and ``contrasts.separate``) and its Holm scope, as
+:func:`rageval.stats.contrasts.expand_plan` reads them (the format: that module's doc)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from rageval.registry import did_you_mean
+
+__all__ = ["DEFAULT_FAMILY", "HOLM_SCOPES", "ITEM_KEYS", "HolmScope", "holm_group", "parse_families"]
+
+#: the keys of one item of a family
+ITEM_KEYS = {"a", "b", "vs", "settings", "metrics", "gap", "pairs", "compressors", "budgets"}
+_PLAN_KEYS = {"families", "holm", "separate"}
+#: ``holm: suite`` adjusts over every row of the plan, ``holm: family`` within each family
+HOLM_SCOPES = ("suite", "family")
+#: the family of a plan written as a plain list of items
+DEFAULT_FAMILY = "contrasts"
+HolmScope = Literal["suite", "family"]
+
+
+def holm_group(family: str, scope: str, separate: Sequence[str] = ()) -> str:
+    """The Holm family of a row of ``family``: ``"all"`` under ``scope="suite"``, its own family under
+    ``"family"`` or when the plan declares it ``separate``."""
+    return family if scope == "family" or family in separate else "all"
+
+
+def _hint(name: str, known: Sequence[Any]) -> str:
+    known = [str(k) for k in known]
+    return did_you_mean(str(name), known, cutoff=0.5) or f" Known: {', '.join(known) if known else '(none)'}."
+
+
+def parse_families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope, dict[str, list[Any]]]:
+    """``({family: [items]}, where prefix, holm scope, {separate family: [items]})`` of a spec in either form."""
+    if isinstance(spec, Mapping) and (set(spec) & _PLAN_KEYS) and not (set(spec) & ITEM_KEYS):
+        unknown = [k for k in spec if k not in _PLAN_KEYS]
+        if unknown:
+            raise ValueError(f"Unknown key {unknown[0]!r} in contrasts.{_hint(str(unknown[0]), sorted(_PLAN_KEYS))}")
+        holm = spec.get("holm", "suite")
+        if holm not in HOLM_SCOPES:
+            raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
+        families = _named_families(spec.get("families"))
+        separate = _named_families(spec["separate"], "contrasts.separate") if "separate" in spec else {}
+        for name in separate:
+            if name in families:
+                raise ValueError(f"contrasts.separate.{name}: a family of that name is in contrasts.families")
+            if name == "all":
+                raise ValueError("contrasts.separate: 'all' names the suite-wide Holm family; give another name")
+        return families, "contrasts.families.{family}", holm, separate
+    items = spec if isinstance(spec, (list, tuple)) else [spec]
+    return {DEFAULT_FAMILY: list(items)}, "contrasts", "suite", {}
+
+
+def _named_families(fams: Any, key: str = "contrasts.families") -> dict[str, list[Any]]:
+    """``contrasts.families`` (a list of one-key mappings, or a mapping) as ``{family: [items]}``, checked
+    (``key``: where it is written, ``contrasts.separate`` takes the same form)."""
+    pairs = list(fams.items()) if isinstance(fams, Mapping) else []
+    if isinstance(fams, (list, tuple)):  # a list of one-key mappings keeps its order through JSON
+        for i, f in enumerate(fams):
+            if not isinstance(f, Mapping) or len(f) != 1:
+                raise ValueError(
+                    f"{key}[{i}] must be one mapping 'name: items', e.g. - vs_identity: [{{vs: identity}}]"
+                )
+            pairs.append(next(iter(f.items())))
+        if len({n for n, _ in pairs}) != len(pairs):
+            raise ValueError(f"{key} names a family twice: give each family one entry")
+    if not pairs:
+        raise ValueError(
+            f"{key} must map family names to items, e.g. {{vs_identity: [{{vs: identity}}]}} "
+            "(or list them, - vs_identity: [...], to keep their order in the report)"
+        )
+    out = {}
+    for name, items in pairs:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"{key}: a family name must be a non-empty string, got {name!r}")
+        if items is None or (isinstance(items, (list, tuple)) and not items):
+            raise ValueError(f"{key}.{name} declares no item")
+        out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
+    return out
