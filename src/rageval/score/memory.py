@@ -14,8 +14,8 @@ written as the Python values they hold.
 
 >>> import rageval
 >>> rows = [{"id": "q1", "question": "Who wrote Hamlet?", "answer": "Shakespeare.", "answers": ["Shakespeare"]}]
->>> result = rageval.evaluate(rows)                                 # doctest: +SKIP
->>> result.summary.loc["data", "answer_em"], result.scores["data"]["q1"]["answer_em"]  # doctest: +SKIP
+>>> result = rageval.evaluate(rows)
+>>> float(result.summary.loc["data", "answer_em"]), result.scores["data"]["q1"]["answer_em"]
 (1.0, 1.0)
 """
 
