@@ -137,6 +137,38 @@ def test_named_inputs_are_compared_as_named_files(tmp_path):
     assert (row["mean_a"], row["mean_b"]) == (pytest.approx(0.5), pytest.approx(0.0))  # 1 of 2 defined vs 0 of 2
 
 
+#: an ALCE result document (run.py's): its items are not rows of a layout detected alone
+ALCE_DOC = {
+    "args": {"use_shorter": None, "ndoc": 2, "dataset_name": "asqa"},
+    "data": [
+        {
+            "question": "What is Paris known for?",
+            "sample_id": "a1",
+            "qa_pairs": [{"short_answers": ["Paris"], "question": "x"}],
+            "docs": [
+                {"title": "Paris", "text": "Paris is the capital of France. It has the Louvre museum."},
+                {"title": "Lyon", "text": "Lyon is a large city in France."},
+            ],
+            "output": "Paris is the capital of France [1]. Lyon is in France [2].",
+        }
+    ],
+}
+
+
+def test_peer_documents_and_their_rows(tmp_path):
+    f = tmp_path / "alce.json"
+    f.write_text(json.dumps(ALCE_DOC))
+    cli = cli_score(tmp_path, [f"{DEFAULT_NAME}={f}"], "cli", "--no-report")
+    whole = rageval.evaluate(ALCE_DOC, report=False)  # the document as a dict: detected as its file is
+    assert_same_run(whole, cli)
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps({"data": ALCE_DOC["data"]}))
+    cli_rows = cli_score(tmp_path, [f"{DEFAULT_NAME}={rows}", "--format", "alce"], "cli_rows", "--no-report")
+    assert_same_run(rageval.evaluate(ALCE_DOC["data"], format="alce", report=False), cli_rows)
+    # by hand: ASQA's str-EM, the one short answer "Paris" is in the output: 1.0
+    assert whole.scores[DEFAULT_NAME]["a1"]["str_em"] == 1.0
+
+
 def test_options_are_rageval_scores_own(tmp_path):
     f = write_jsonl(tmp_path / "data.jsonl", RAGAS_ROWS)
     cli = cli_score(tmp_path, [str(f)], "cli", "--threshold", "0.8", "--diagnostics", "str_em,answer_f1")
