@@ -186,6 +186,8 @@ def test_options_are_rageval_scores_own(tmp_path):
         rageval.evaluate(RAGAS_ROWS, threshold=2)
     with pytest.raises(ScoreInputError, match=r"evaluate\(format='ragsa'\)"):
         rageval.evaluate(RAGAS_ROWS, format="ragsa")
+    with pytest.raises(ScoreInputError, match=r"^data.jsonl line 2: .*'question'"):  # row 2 is line 2, no folder
+        rageval.evaluate([{"question": "Who?", "answer": "x"}, {"answer": "x"}], report=False)
     with pytest.raises(ScoreInputError, match="row 2: expected a dict, got str"):
         rageval.evaluate([RAGAS_ROWS[0], "text"])
     with pytest.raises(ScoreInputError, match=r"has splits \['a', 'b'\]; choose one with split="):

@@ -341,6 +341,7 @@ def evaluate(
     (``contrasts``).  ``name``: the setting name of one input whose rows name no system (default ``"data"``).
     ``out``: the run directory to write (default: a temporary one; :meth:`Evaluation.save` writes it anywhere).
     ``report``: build the report (summary, contrasts, figures, ``report.html``); ``progress``: a progress bar.
+    Row ``n`` of an input is line ``n`` of ``<name>.jsonl``, as the notes and errors name it.
 
     Every other keyword is ``rageval score``'s option of that name, with its default and its checks
     (``rageval score --help``; ``map`` takes ``{"answer": "response"}`` or ``["answer=response"]``,
@@ -378,9 +379,11 @@ def evaluate(
             return score_inputs(files, out_dir=dest, no_report=not report, no_progress=not progress, **params)
 
         result = rerun(run_dir)
-    except BaseException:
+    except BaseException as err:
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(err, ScoreInputError):  # a row is named as a line of its input's file, without the folder
+            raise ScoreInputError(str(err).replace(f"{folders[0]}{os.sep}", "")) from None
         raise
     evaluation = Evaluation(
         out_dir=Path(result.out_dir),
