@@ -50,7 +50,7 @@ def test_score_example_names_the_judge_fits_100_columns_and_ends_with_the_report
     assert "Judge: lexical:v1 (model-free word overlap)" in text
     assert "balanced accuracy 0.864 (rageval calibrate --judge lexical)" in text
     assert "these numbers show the mechanics, not model quality" in text
-    assert "findings (judge lexical:v1;" in text
+    assert "findings (judge lexical:v1; report.html shows them after this table):" in text
     table = console_table(output.splitlines(), "headline means on the common cohort (6 of 6 questions")
     summary = {r["setting"]: r for r in csv.DictReader((out / "summary.csv").open(encoding="utf-8"))}
     for setting in ("baseline", "reranked"):
@@ -131,8 +131,10 @@ def test_means_and_contrasts_on_different_questions_are_counted():
         ],
     }
     assert question_set_notes(doc, ["m", "x"]) == [
-        "`m`: 1 of 1 contrasts use other questions than the means (`b` − `a` pairs 5 questions (1 dropped: "
-        "undefined on a side) while its means use 5 and 6)."
+        (
+            "`m`: 1 of 1 contrasts use other questions than the means (`b` − `a` pairs 5 questions (1 dropped: "
+            "undefined on a side) while its means use 5 and 6)."
+        )
     ]
     doc["summary"][1]["metrics"]["m"]["n"] = 6
     doc["contrasts"][0].update(n=6, n_dropped=0)
@@ -164,8 +166,10 @@ def test_judge_note_from_the_manifest():
     note = judge_note({"models": {"judge": "nli:some/model@abc", "reader": {"reader": "hf"}}})
     assert note.calibration is None and note.stand_ins == ()
     assert note.lines() == [
-        "Judge: `nli:some/model@abc`; no calibration figure recorded for it (measure one: "
-        "`rageval calibrate --judge <spec>`)."
+        (
+            "Judge: `nli:some/model@abc`; no calibration figure recorded for it (measure one: "
+            "`rageval calibrate --judge <spec>`)."
+        )
     ]
     strict = judge_note({"models": {"judge": "lexical-strict:v1", "reader:a": {"reader": "extractive"}}})
     assert strict.calibration is CALIBRATION["lexical-strict:v1"] and strict.calibration.value == 0.751
@@ -204,7 +208,7 @@ def test_score_keeps_each_questions_text_for_the_explorer(example):
     records = [json.loads(x) for x in (out / "records.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {r["question_id"]: r["extra"]["question"] for r in records} == given
     page = (out / "report.html").read_text(encoding="utf-8")
-    data = json.loads(re.search(r'id="explorer-data">(.*?)</script>', page, re.S).group(1))
+    data = json.loads(re.search(r'id="explorer-data">(.*?)</script>', page, re.DOTALL).group(1))
     assert {q: v["text"] for q, v in data["questions"].items()} == given
 
 
@@ -218,3 +222,12 @@ def test_the_demo_console_fits_100_columns_and_ends_with_the_report(tmp_path):
     assert res.stdout.splitlines()[-1] == f"report: {out / 'report.html'}"
     text = " ".join(res.stdout.split())
     assert "the model-free lexical judge, the extractive reader" in text and "not model quality" in text
+
+
+def test_score_json_names_the_judge(tmp_path):
+    res = CliRunner().invoke(main, ["score", "--example", "--out", str(tmp_path / "o"), "--no-report", "--json"])
+    assert res.exit_code == 0, res.stderr
+    judge = json.loads(res.stdout)["judge"]
+    assert judge["id"] == "lexical:v1" and judge["calibration"]["value"] == 0.864
+    assert judge["calibration"]["command"] == "rageval calibrate --judge lexical"
+    assert judge["stand_ins"] == ["the model-free lexical judge"] and "not model quality" in judge["caveat"]

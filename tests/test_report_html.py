@@ -352,7 +352,7 @@ def test_the_score_example_opens_on_the_headline_table_and_the_explorer_shows_qu
     assert findings_judge.text.startswith("Judge: lexical:v1; offline stand-ins")
     assert findings_judge.rect["y"] > rect["y"]
     # the explorer lists the question's text (its id on hover)
-    browser.find_element(By.ID, "explorer").location_once_scrolled_into_view
+    browser.execute_script("document.getElementById('explorer').scrollIntoView()")
     listed = browser.find_elements(By.CSS_SELECTOR, "#explorer-table tbody tr td:first-child")
     texts = {td.text: td.get_attribute("title") for td in listed}
     assert texts["Which river flows through Paris?"] == "q1"

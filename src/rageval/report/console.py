@@ -75,7 +75,7 @@ def echo_headline(summary: Mapping[str, Any], err: bool = False) -> None:
     if found:  # the findings are the last lines before the report's path (rageval.report.findings)
         from rageval.report.findings import findings_lines
 
-        say(f"findings (judge {note.short()}; report.html opens with them):", err=err)
+        say(f"findings (judge {note.short()}; report.html shows them after this table):", err=err)
         for line in findings_lines(found):
             say(line, err=err)
 

@@ -24,6 +24,7 @@ from rageval.escape import console_text
 from rageval.io import json_text
 from rageval.report.first_screen import defined as _defined
 from rageval.report.first_screen import headline_metrics
+from rageval.report.judge_note import judge_json
 
 __all__ = ["headline_metrics", "headline_table", "run_summary", "summary_json"]
 
@@ -71,12 +72,13 @@ def _manifest(run_dir: str | Path) -> dict[str, Any]:
 
 def summary_json(summary: Mapping[str, Any], extra: Mapping[str, Any], settings: Sequence[str] = ()) -> str:
     """The JSON ``rageval score --json`` prints: ``extra`` (the run's counts, notes and paths), the headline
-    metrics, the cohort, each setting's summary row (means, ``n`` and ``n_undefined`` per metric) and the
+    metrics, the judge (:func:`rageval.report.judge_note.judge_json`), the cohort, each setting's summary row (means, ``n`` and ``n_undefined`` per metric) and the
     findings (none when the summary was computed without the report)."""
     doc = {
         **extra,
         "settings": list(settings) or [r["setting"] for r in summary.get("summary") or []],
         "headline": headline_metrics(summary),
+        "judge": judge_json(summary.get("manifest")),
         "cohort": summary.get("cohort"),
         "summary": summary.get("summary"),
         "findings": summary.get("findings") or [],  # report.json's (rageval.report.findings)

@@ -25,7 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CALIBRATION", "STAND_IN_JUDGES", "STAND_IN_READERS", "Calibration", "JudgeNote", "judge_note"]
+__all__ = [
+    "CALIBRATION",
+    "STAND_IN_JUDGES",
+    "STAND_IN_READERS",
+    "Calibration",
+    "JudgeNote",
+    "judge_json",
+    "judge_note",
+]
 
 
 @dataclass(frozen=True)
@@ -138,3 +146,17 @@ def judge_note(manifest: Mapping[str, Any] | None) -> JudgeNote:
     stand_ins = [STAND_IN_JUDGES[judge]] if judge is not None and judge in STAND_IN_JUDGES else []
     stand_ins += list(dict.fromkeys(STAND_IN_READERS[r] for r in _readers(models) if r in STAND_IN_READERS))
     return JudgeNote(judge, CALIBRATION.get(judge) if judge is not None else None, tuple(stand_ins))
+
+
+def judge_json(manifest: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The judge note as JSON (``rageval score --json``): ``{"id", "calibration", "stand_ins", "caveat"}``, the
+    calibration ``{"data", "figure", "value", "n", "command"}`` or None, the caveat None without a stand-in.
+
+    >>> judge_json({"models": {"judge": "lexical:v1"}})["calibration"]["value"]
+    0.864
+    """
+    note = judge_note(manifest)
+    c = note.calibration
+    cal = None if c is None else {"data": c.data, "figure": c.figure, "value": c.value, "n": c.n, "command": c.command}
+    caveat = STAND_IN_CAVEAT if note.stand_ins else None
+    return {"id": note.judge, "calibration": cal, "stand_ins": list(note.stand_ins), "caveat": caveat}
