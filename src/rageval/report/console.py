@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rageval.escape import echo
+from rageval.escape import console_text, echo
 from rageval.report.first_screen import console_blocks, question_set_notes, wrap
 from rageval.report.headline import headline_metrics
 from rageval.report.judge_note import judge_note
@@ -21,8 +21,9 @@ __all__ = ["echo_headline", "echo_holm", "nothing_scored", "say"]
 
 
 def say(line: str, err: bool = False, indent: str = "  ") -> None:
-    """``line`` echoed (:func:`rageval.escape.echo`) in pieces of at most 100 characters (:func:`wrap`)."""
-    for piece in wrap(line, indent=indent):
+    """``line`` echoed (:func:`rageval.escape.echo`) in pieces of at most 100 characters (:func:`wrap`), measured
+    after the console rule has written its control characters as visible escapes."""
+    for piece in wrap(console_text(line), indent=indent):
         echo(piece, err=err)
 
 
