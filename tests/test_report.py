@@ -299,7 +299,10 @@ def test_judge_abstentions_are_summed_per_setting(tmp_path):
     assert abst["n_questions_with_abstentions"] == str(sum(c > 0 for c in counts))
     assert float(abst["judge_abstentions"]) == pytest.approx(want / len(counts), abs=1e-6)
     assert rows["identity"]["judge_abstentions_sum"] == "0"
-    assert list(read_csv(written["summary_csv"])[0])[-2:] == ["judge_abstentions_sum", "n_questions_with_abstentions"]
+    cols = list(read_csv(written["summary_csv"])[0])
+    first_ci = next(i for i, c in enumerate(cols) if c.endswith("_ci_low"))  # the intervals come last
+    assert cols[first_ci - 2 : first_ci] == ["judge_abstentions_sum", "n_questions_with_abstentions"]
+    assert all(c.endswith(("_ci_low", "_ci_high")) for c in cols[first_ci:])
     assert "grounded_precision_excl_abstain" in rows["identity"] and "judge_abstentions" in rows["identity"]
     md = written["summary_md"].read_text()
     assert "## Judge abstentions" in md and f"| abstractive@0.25 | {want} |" in md

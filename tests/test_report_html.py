@@ -1,4 +1,5 @@
-"""report.html opened in a real headless Chromium at 1,400 px: the findings in the first screen, tables and
+"""report.html opened in a real headless Chromium at 1,400 px: the headline means in the first screen, then the
+findings, tables and
 images render and fit the page, structural values marked, the explorer filters and opens a record with the
 keyboard too, the print layout, no request leaves the page, ids unique, no console errors.
 
@@ -144,14 +145,17 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
 
 
 def _check_page(browser):
-    """What every report page must hold: the findings in the first screen, no table or the page wider than the
-    window (every folded part opened too), unique ids, no request but data: URIs, no console error."""
+    """What every report page must hold: the headline means in the first screen and the findings right after
+    them, no table or the page wider than the window (every folded part opened too), unique ids, no request but
+    data: URIs, no console error."""
     from selenium.webdriver.common.by import By
 
     top = browser.execute_script(
-        "window.scrollTo(0, 0); return document.getElementById('findings').getBoundingClientRect().top"
+        "window.scrollTo(0, 0); return document.getElementById('headline-table').getBoundingClientRect().top"
     )
-    assert 0 < top < HEIGHT / 2  # the findings open the page
+    assert 0 < top < HEIGHT / 2  # the headline means open the page
+    sections = browser.find_elements(By.CSS_SELECTOR, "main > section")
+    assert [x.find_element(By.TAG_NAME, "h2").get_attribute("id") for x in sections[:2]] == ["headline", "findings"]
     assert browser.find_element(By.ID, "findings").is_displayed()
     overflow = """
       return [document.documentElement.scrollWidth <= document.documentElement.clientWidth,
@@ -251,7 +255,11 @@ def test_the_score_example_marks_the_declared_span_of_a_setting_without_provenan
     res = CliRunner().invoke(main, ["score", "--example", "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     lines = res.output.rstrip("\n").splitlines()
-    assert lines[-1].startswith("- Not an effect: unsupported_declared_span in 1 of 2 settings (reranked = 1.000)")
+    assert lines[-1] == f"report: {out / 'report.html'}"  # the report's path last, the last finding before it
+    last = next(i for i in range(len(lines) - 1, 0, -1) if lines[i].startswith("- "))
+    assert " ".join(lines[last:-1]).startswith(
+        "- Not an effect: unsupported_declared_span in 1 of 2 settings (reranked = 1.000)"
+    )
     browser.get((out / "report.html").resolve().as_uri())
     findings = browser.find_element(By.ID, "findings-list").text
     assert "Not an effect: unsupported_declared_span in 1 of 2 settings (reranked = 1.000)" in findings
@@ -270,8 +278,9 @@ OLD_DEMO_HEIGHT = 16_940
 
 @pytest.mark.slow
 def test_the_demo_report_opens_with_its_findings_under_half_the_old_height(tmp_path, browser):
-    """The demo (100 questions, 17 settings): token pruning's grounding loss and the answer-in-context drop are
-    findings with their CIs in the first screen; the page above the explorer is under half the old page's height;
+    """The demo (100 questions, 17 settings): the headline means open the page, token pruning's grounding loss and
+    the answer-in-context drop are findings with their CIs right after them; the page above the explorer, the
+    headline section aside, is under half the old page's height;
     the structural values are marked; nothing is wider than the window."""
     from selenium.webdriver.common.by import By
 
@@ -285,13 +294,66 @@ def test_the_demo_report_opens_with_its_findings_under_half_the_old_height(tmp_p
     assert "naive@96 − identity on answer_in_context: -0.363 (0.429 vs 0.791; 95% CI [" in text
     assert "token_prune@0.5 − identity on grounded_precision: -0.550 (0.450 vs 1.000; 95% CI [" in text
     assert "Not an effect: unsupported_declared_span in 2 of 17 settings" in text
-    first_effect = browser.find_element(By.CSS_SELECTOR, "#findings-list li.effect")
-    assert first_effect.rect["y"] < HEIGHT  # in the first screen
+    # the first screen: the headline means with their intervals, then the findings right after them
+    assert browser.find_element(By.ID, "headline-table").rect["y"] < HEIGHT / 2
+    assert "0.791 [" in browser.find_element(By.ID, "headline-table").text  # identity's answer_in_context
+    sections = browser.find_elements(By.CSS_SELECTOR, "main > section")
+    assert [x.find_element(By.TAG_NAME, "h2").get_attribute("id") for x in sections[:2]] == ["headline", "findings"]
     above = browser.execute_script(
         "return document.getElementById('explorer').getBoundingClientRect().top + window.scrollY"
     )
-    assert above < OLD_DEMO_HEIGHT / 2
+    # the headline section (17 settings' means with their intervals, in tables of five metrics) is new since
+    # the old page: the rest above the explorer still takes under half the old page's height
+    headline = browser.execute_script(
+        "return document.querySelector('section.first-screen').getBoundingClientRect().height"
+    )
+    assert above - headline < OLD_DEMO_HEIGHT / 2
     marked = browser.find_elements(By.CSS_SELECTOR, "#summary-table-verification td.structural")
     assert len(marked) == 2 and all(c.text == "1.000†1" for c in marked)  # token pruning's declared span
     assert "All 1,700 records of the run" in browser.find_element(By.ID, "explorer-count").text
+    _check_page(browser)
+
+
+def test_the_score_example_opens_on_the_headline_table_and_the_explorer_shows_question_text(tmp_path, browser):
+    """``rageval score --example``'s report opens on the judge, its calibration figure, the stand-ins' caveat and
+    the headline means with their intervals (the first screen at 1,400 x 1,000), the findings after them under
+    the judge's name; the explorer lists each question's text."""
+    import csv
+
+    from click.testing import CliRunner
+    from selenium.webdriver.common.by import By
+
+    from rageval.cli import main
+
+    out = tmp_path / "score"
+    res = CliRunner().invoke(main, ["score", "--example", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    browser.get((out / "report.html").resolve().as_uri())
+    first = browser.find_element(By.CSS_SELECTOR, "main > section")
+    assert first.find_element(By.TAG_NAME, "h2").text == "Headline means"
+    judge = browser.find_element(By.ID, "judge-line")
+    assert "lexical:v1" in judge.text and "balanced accuracy 0.864" in judge.text
+    caveat = browser.find_element(By.ID, "stand-in")
+    assert "these numbers show the mechanics, not model quality" in caveat.text
+    table = browser.find_element(By.ID, "headline-table")
+    rect = table.rect
+    assert judge.rect["y"] < rect["y"] and rect["y"] + rect["height"] < HEIGHT  # whole, in the first screen
+    assert table.is_displayed() and rect["x"] + rect["width"] <= WIDTH
+    cols = [th.text.replace("\n", "") for th in table.find_elements(By.CSS_SELECTOR, "thead th")]
+    assert cols[:3] == ["setting", "n", "answer_f1 ↑"]
+    rows = {r.find_element(By.TAG_NAME, "th").text: r for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")}
+    summary = {r["setting"]: r for r in csv.DictReader((out / "summary.csv").open(encoding="utf-8"))}
+    for setting, row in rows.items():
+        s = summary[setting]
+        cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+        lo, hi = float(s["answer_f1_ci_low"]), float(s["answer_f1_ci_high"])
+        assert cells[:2] == ["6", f"{float(s['answer_f1']):.3f} [{lo:.3f}, {hi:.3f}]"]
+    findings_judge = browser.find_element(By.ID, "findings-judge")
+    assert findings_judge.text.startswith("Judge: lexical:v1; offline stand-ins")
+    assert findings_judge.rect["y"] > rect["y"]
+    # the explorer lists the question's text (its id on hover)
+    browser.execute_script("document.getElementById('explorer').scrollIntoView()")
+    listed = browser.find_elements(By.CSS_SELECTOR, "#explorer-table tbody tr td:first-child")
+    texts = {td.text: td.get_attribute("title") for td in listed}
+    assert texts["Which river flows through Paris?"] == "q1"
     _check_page(browser)

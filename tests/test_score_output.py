@@ -5,6 +5,7 @@ path that works from a wheel)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -20,17 +21,31 @@ def _invoke(args):
     return CliRunner().invoke(main, args, catch_exceptions=False)
 
 
+def console_table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
+    """The headline table printed after the line starting with ``title``: ``{setting: {column: cell}}``, its
+    blocks of columns joined (columns are two or more spaces apart; a cell holds single spaces only)."""
+    i = next(k for k, line in enumerate(lines) if line.startswith(title)) + 1
+    out: dict[str, dict[str, str]] = {}
+    while i < len(lines) and lines[i].startswith("setting "):
+        header = re.split(r"\s{2,}", lines[i].strip())
+        i += 1
+        while i < len(lines) and len(cells := re.split(r"\s{2,}", lines[i].strip())) == len(header):
+            out.setdefault(cells[0], {}).update(zip(header, cells))
+            i += 1
+        i += 1 if i < len(lines) and not lines[i].strip() else 0
+    return out
+
+
 def test_score_prints_the_headline_means_per_setting(tmp_path):
     res = _invoke(["score", str(PEERS / "ragas_pandas.csv"), "--out", str(tmp_path / "o"), "--no-progress"])
     assert res.exit_code == 0, res.output
-    lines = res.output.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("headline means on the common cohort (2 of 2"))
-    header, row = lines[at + 1].split(), lines[at + 2].split()
-    assert header[:3] == ["setting", "n", "answer_f1"] and "emitted_precision" in header
-    values = dict(zip(header, row))
+    table = console_table(res.output.splitlines(), "headline means on the common cohort (2 of 2")
+    values = table["ragas_pandas"]
+    assert list(values)[:3] == ["setting", "n", "answer_f1"] and "emitted_precision" in values
     # answer F1 2/3 and 2/9 (tests/test_peer_files.py) -> mean 4/9 = 0.444; every citation supported -> 1.000
-    assert values["setting"] == "ragas_pandas" and values["n"] == "2"
-    assert values["answer_f1"] == "0.444" and values["emitted_precision"] == "1.000"
+    # (and its interval [1.000, 1.000]: every resample of two 1s)
+    assert values["n"] == "2" and values["answer_f1"].split()[0] == "0.444"
+    assert values["emitted_precision"] == "1.000 [1.000, 1.000]"
 
 
 def test_score_json_is_the_summary_on_stdout(tmp_path):
@@ -69,8 +84,9 @@ def test_score_example_runs_the_shipped_example_from_the_package(tmp_path):
     res = _invoke(["score", "--example", "--out", str(tmp_path / "o"), "--no-report", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "in 2 setting(s): baseline, reranked" in res.output
-    table = res.output.split("headline means on the common cohort (6 of 6 questions; — undefined):\n")[1]
-    assert table.splitlines()[1].split()[:3] == ["baseline", "6", "0.175"]
+    # without the report no interval is computed: the means alone
+    table = console_table(res.output.splitlines(), "headline means on the common cohort (6 of 6 questions;")
+    assert [table["baseline"][k] for k in ("n", "answer_f1")] == ["6", "0.175"]
     bad = CliRunner().invoke(main, ["score", "--example", str(EXAMPLE)])
     assert bad.exit_code == 2 and "give no FILE with it" in bad.output
 
@@ -95,11 +111,12 @@ def test_suite_ends_with_the_headline_table(tmp_path):
     res = _invoke(["suite", str(suite), "--no-progress"])
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith("headline means on the common cohort (2 of 2"))
-    header, row = lines[at + 1].split(), lines[at + 2].split()
-    assert header[:3] == ["setting", "n", "answer_f1"] and row[:2] == ["identity", "2"]
+    row = console_table(lines, "headline means on the common cohort (2 of 2")["identity"]
+    assert list(row)[:3] == ["setting", "n", "answer_f1"] and row["n"] == "2"
     summary = (tmp_path / "out" / "summary.csv").read_text(encoding="utf-8").splitlines()
     import csv
 
     first = next(csv.DictReader(summary))
-    assert dict(zip(header, row))["answer_f1"] == f"{float(first['answer_f1']):.3f}"
+    low, high = float(first["answer_f1_ci_low"]), float(first["answer_f1_ci_high"])
+    assert row["answer_f1"] == f"{float(first['answer_f1']):.3f} [{low:.3f}, {high:.3f}]"
+    assert lines[-1] == f"report: {tmp_path / 'out' / 'report.html'}"  # the report's path last

@@ -33,6 +33,7 @@ from rageval.report.family import (
 from rageval.report.findings import with_findings
 from rageval.report.frontier import frontier_analysis
 from rageval.report.load import Run, RunError
+from rageval.report.order import REPORT_ORDER
 from rageval.report.result import (
     Abstentions,
     Analysis,
@@ -61,25 +62,6 @@ __all__ = [
     "GAPS",
     "ABSTENTIONS",
 ]
-
-#: The diagnostics whose main outputs lead the tables, in this order; every other metric follows alphabetically.
-#: A main output is one with a direction that is not an ``_excl_abstain`` view (docs/design.md#abstentions).
-#: This is the published column order of summary.csv (headline answer metrics first, then retrieval, then
-#: attribution), not the catalog's order: a diagnostic added to the catalog later (e.g. ``gold_coverage``)
-#: stays in the alphabetical rest, so existing columns never move.  The only list of diagnostics in the report.
-REPORT_ORDER = (
-    "answer_f1",
-    "str_em",
-    "answer_in_context",
-    "retrieval_recall",
-    "emitted_precision",
-    "grounded_precision",
-    "emitted_recall",
-    "grounded_recall",
-    "re_attributability",
-    "verification",
-    "evidence_f1",
-)
 
 
 def _main_outputs(name: str) -> tuple[str, ...]:

@@ -16,38 +16,17 @@ base     2  0.500
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rageval.diagnostics.catalog import CATALOG
 from rageval.escape import console_text
 from rageval.io import json_text
+from rageval.report.first_screen import defined as _defined
+from rageval.report.first_screen import headline_metrics
+from rageval.report.judge_note import judge_json
 
 __all__ = ["headline_metrics", "headline_table", "run_summary", "summary_json"]
-
-
-def _headline_keys() -> list[str]:
-    from rageval.report.analysis import REPORT_ORDER
-
-    names = [*REPORT_ORDER, *(n for n in CATALOG if n not in REPORT_ORDER)]
-    return [CATALOG[n].outputs[0].key for n in names if CATALOG[n].outputs[0].direction != "none"]
-
-
-def _defined(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def headline_metrics(summary: Mapping[str, Any]) -> list[str]:
-    """The headline metrics of a summary: each diagnostic's first output that some setting has a mean of."""
-    present = set(summary.get("metric_names") or ())
-    rows = summary.get("summary") or []
-    return [
-        k
-        for k in _headline_keys()
-        if k in present and any(_defined((r["metrics"].get(k) or {}).get("mean")) for r in rows)
-    ]
 
 
 def _cell(v: Any) -> str:
@@ -68,25 +47,38 @@ def headline_table(summary: Mapping[str, Any]) -> str:
 
 
 def run_summary(run_dir: str | Path, report_json: str | Path | None = None) -> dict[str, Any]:
-    """The summary of the run in ``run_dir``: from its ``report.json`` when given (the report just built),
-    else computed from its records (:func:`rageval.report.analysis.summarize`)."""
+    """The summary of the run in ``run_dir``: from its ``report.json`` when given (the report just built: with
+    the intervals and the contrasts), else computed from its records (:func:`rageval.report.analysis.summarize`);
+    with the run's manifest (``manifest``: its judge)."""
     if report_json is not None:
         an = json.loads(Path(report_json).read_text(encoding="utf-8"))
-        return {k: an.get(k) for k in ("cohort", "metric_names", "gaps", "summary", "findings")}
+        keys = ("cohort", "metric_names", "gaps", "summary", "findings", "frontier", "contrasts")
+        return {**{k: an.get(k) for k in keys}, "manifest": _manifest(run_dir)}
     from rageval.report.analysis import summarize
     from rageval.report.load import load_run
 
-    return summarize(load_run(run_dir, slim=True))  # the texts are not needed: not held
+    run = load_run(run_dir, slim=True)  # the texts are not needed: not held
+    return {**summarize(run), "manifest": run.manifest}
+
+
+def _manifest(run_dir: str | Path) -> dict[str, Any]:
+    """The run's ``manifest.json`` (its judge and readers name the first screen's judge), empty where unreadable."""
+    try:
+        data = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def summary_json(summary: Mapping[str, Any], extra: Mapping[str, Any], settings: Sequence[str] = ()) -> str:
     """The JSON ``rageval score --json`` prints: ``extra`` (the run's counts, notes and paths), the headline
-    metrics, the cohort, each setting's summary row (means, ``n`` and ``n_undefined`` per metric) and the
+    metrics, the judge (:func:`rageval.report.judge_note.judge_json`), the cohort, each setting's summary row (means, ``n`` and ``n_undefined`` per metric) and the
     findings (none when the summary was computed without the report)."""
     doc = {
         **extra,
         "settings": list(settings) or [r["setting"] for r in summary.get("summary") or []],
         "headline": headline_metrics(summary),
+        "judge": judge_json(summary.get("manifest")),
         "cohort": summary.get("cohort"),
         "summary": summary.get("summary"),
         "findings": summary.get("findings") or [],  # report.json's (rageval.report.findings)

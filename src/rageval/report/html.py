@@ -18,10 +18,12 @@ from typing import Any
 
 from rageval.io import json_text
 from rageval.report import contrast_tables as C
+from rageval.report import first_screen as FS
 from rageval.report import tables as T
 from rageval.report.audit_section import audit_blocks
 from rageval.report.explorer import explorer_json
 from rageval.report.findings import frontier_sentence
+from rageval.report.judge_note import judge_note
 from rageval.report.page import examples_split, frontier_figures, means_blocks
 from rageval.report.plots import pareto_name
 from rageval.report.result import Analysis, PageParts
@@ -157,6 +159,7 @@ def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[
             rows.append([r["dominating"], r["dominated"], axes or "tied", r["support"]])
         fig = pareto_figs.get(pareto_name(p))
         sentence, degenerate = frontier_sentence(p)
+        flat = an.fixed_axes([p["x"], p["y"]])
         out.append(
             {
                 "x": p["x"],
@@ -175,10 +178,40 @@ def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[
                 "n_relations": len(p["relations"]),
                 "n_supported": p["n_supported"],
                 "png": fig["png_bytes"] if fig else None,
+                "flat": _flat_note(flat),
                 "relations": _tab(["dominating", "dominated", "per axis: effect (Holm p)", "support"], rows),
             }
         )
     return out
+
+
+def _headline(an: Analysis, links: Sequence[str]) -> dict[str, Any]:
+    """The first screen's table: each setting's headline means with their 95% intervals and ``n``, in tables of
+    at most :data:`~rageval.report.first_screen.MD_COLUMNS` metrics (``headline-table``, then ``-2``, ...), and
+    where the contrasts use other questions than the means."""
+    doc = an.as_json()
+    keys = FS.headline_metrics(doc)
+    cols, rows = FS.headline_cells(doc, keys, undefined=UNDEFINED)
+    tables = []
+    for i in range(0, max(1, len(keys)), FS.MD_COLUMNS):
+        cut = [0, 1, *range(2 + i, min(2 + i + FS.MD_COLUMNS, len(cols)))]
+        tables.append(
+            {
+                "id": "headline-table" + ("" if i == 0 else f"-{i // FS.MD_COLUMNS + 1}"),
+                "columns": [T.headed(cols[j]) if j >= 2 else cols[j] for j in cut],
+                "rows": [[r[j] for j in cut] for r in rows],
+                "links": links,
+            }
+        )
+    return {"tables": tables, "notes": FS.question_set_notes(doc, keys)}
+
+
+def _flat_note(flat: Mapping[str, float]) -> str | None:
+    """Why a figure is not drawn: the axes that do not vary, with their one value (None: every axis varies)."""
+    if not flat:
+        return None
+    axes = " and ".join(f"`{k}` is {v:.3f}" for k, v in flat.items())
+    return f"Not drawn: {axes} in every setting (an axis that does not vary)."
 
 
 def _validity(an: Analysis) -> dict[str, Any] | None:
@@ -324,7 +357,9 @@ def render_html(
     anchors = _anchors(an)
     links = [f"#{anchors[r['setting']]}" for r in an.summary]
     abstentions = T.abstentions_table(an)
+    note = judge_note(an.manifest)
     sections = [
+        ("headline", "Headline means"),
         ("findings", "Findings"),
         ("frontier", "Frontier"),
         ("summary", "Means by family"),
@@ -339,6 +374,9 @@ def render_html(
     validity = _validity(an)
     ctx = {
         "findings": an.findings,
+        "judge_lines": note.lines(),
+        "judge_lead": note.lead(),
+        "headline": _headline(an, links),
         "kind_labels": KIND_LABELS,
         "status_line": _status_line(an),
         "status_all_ok": all(r["n_ok"] == r["n_records"] for r in an.summary),
@@ -372,6 +410,7 @@ def render_html(
         "unplotted": page.unplotted,
         "constant": _constant(an, page),
         "figures": frontier_figures(an, figures),
+        "flat_x": _flat_note(an.fixed_axes(["achieved_ratio"])),
         "validity": validity,
         "validity_note": an.validity.get("note"),
         "sweep": _sweep(an),

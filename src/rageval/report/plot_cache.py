@@ -5,8 +5,8 @@ figures are a pure function of the analysis (``report.json``: the statistics of
 the run's records) and of the plotting code, so :func:`cached_plots` keys them
 by a hash of the analysis (:meth:`~rageval.report.result.Analysis.as_json`: every
 number of ``report.json``, not the manifest), the source of the plotting code (:mod:`rageval.report.plots`, which
-draws the figures, and :mod:`rageval.report.labels`, which places their labels
-and legends) with what it reads from the diagnostics catalog, and the rageval and
+draws the figures, :mod:`rageval.report.labels`, which places their labels
+and legends, and :mod:`rageval.report.result`, whose rule says which axes do not vary) with what it reads from the diagnostics catalog, and the rageval and
 matplotlib versions.  After drawing it records that key, the SHA-256 of every
 file written and what the renderers returned in ``<out>/cache/plots.json``.  A rebuild with the same key whose files
 are all still there, byte for byte, returns the recorded result (the PNG bytes
@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from rageval.io import json_text, write_text_atomic
-from rageval.report import labels, plots
+from rageval.report import labels, plots, result
 from rageval.report.result import Analysis
 
 __all__ = ["cached_plots", "plots_key", "CACHE_FILE"]
 
 CACHE_FILE = Path("cache") / "plots.json"
 #: the source files whose code decides a figure's pixels (the worker pool only decides where they are drawn)
-_DRAWING = (plots.__file__, labels.__file__)
+_DRAWING = (plots.__file__, labels.__file__, result.__file__)  # result: the rule of which axes are drawn
 
 
 def _version(dist: str) -> str:

@@ -6,7 +6,8 @@ as points piled at one ratio.  Emitted and grounded citation scores are drawn si
 by side with a shared y axis.  Every point carries its 95% bootstrap interval as an
 error bar on the metric and, where it varies, on the achieved ratio
 (:mod:`rageval.report.frontier`); a metric constant across settings is listed, not
-plotted.  The Pareto figures (``pareto_<x>__<y>``) mark the settings on the frontier
+plotted, and a figure with an axis that does not vary (the achieved ratio the same in
+every setting; :meth:`~rageval.report.result.Analysis.fixed_axis`) is not drawn.  The Pareto figures (``pareto_<x>__<y>``) mark the settings on the frontier
 of each declared pair of axes.  Labels are placed so that they do not overlap
 (:func:`place_labels`, a deterministic greedy search).  Matplotlib is imported lazily
 and used without pyplot (no global state, Agg canvas); SVG ids are salted and no
@@ -78,6 +79,8 @@ def frontier_groups(an: Analysis) -> list[tuple[str, list[str]]]:
     for m in names:
         if m not in shown and contrasted_by_default(m):
             groups.append((m, [m]))
+    if an.fixed_axis("achieved_ratio") is not None:
+        return []  # the x-axis does not vary: no figure against it (the HTML says so)
     # a figure with no defined point, or of metrics constant across settings, says nothing: the HTML lists them
     constant = set(constant_metrics(an))
     groups = [(g, [m for m in ms if m not in constant]) for g, ms in groups]
@@ -272,7 +275,12 @@ def pareto_name(pair: Mapping[str, Any]) -> str:
 
 
 def _pareto_pairs(an: Analysis) -> list[Mapping[str, Any]]:
-    return [p for p in an.frontier.get("pairs", []) if not p.get("note") and p.get("points")]
+    """The computed pairs of axes with a point to draw and no axis that does not vary (:meth:`Analysis.fixed_axes`)."""
+    return [
+        p
+        for p in an.frontier.get("pairs", [])
+        if not p.get("note") and p.get("points") and not an.fixed_axes([p["x"], p["y"]])
+    ]
 
 
 def render_pareto(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, Any]]:

@@ -14,6 +14,7 @@ of ``report.json``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from typing_extensions import NotRequired, ReadOnly  # the keys no reader writes (PEP 705)
 
 __all__ = [
+    "FIXED_TOL",
     "Abstentions",
     "Analysis",
     "CohortInfo",
@@ -224,6 +226,10 @@ class Finding(_Finding, total=False):
     items: ReadOnly[Sequence[str]]
 
 
+#: two means closer than this are one value (an axis that does not vary; the frontier's ``CONSTANT_TOL``)
+FIXED_TOL = 1e-12
+
+
 @dataclass(frozen=True)
 class Analysis:
     """Every number of a run's report (see the module doc): one field per key of ``report.json``, and the
@@ -253,6 +259,33 @@ class Analysis:
     structural: Mapping[str, Mapping[str, StructuralMark]]
     findings: tuple[Finding, ...]
     manifest: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+
+    def fixed_axis(self, key: str) -> float | None:
+        """The one value an axis takes in every setting, where it does not vary, else None: a figure with an axis
+        that does not vary is not drawn (:mod:`rageval.report.plots` asks this; the page says why).
+
+        ``key``: ``achieved_ratio`` or ``achieved_tokens`` (a setting's context means) or a metric (its mean).  An
+        axis does not vary when at least two settings have a defined mean and every defined mean is within
+        :data:`FIXED_TOL` of the others (the frontier's rule for a constant metric)."""
+        means: list[float] = []
+        for row in self.summary:
+            context: Mapping[str, Any] = row  # the context means are keys of the row itself
+            stat = row["metrics"].get(key)
+            v = context.get(key) if key in ("achieved_ratio", "achieved_tokens") else stat and stat["mean"]
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                means.append(float(v))
+        if len(means) >= 2 and max(means) - min(means) <= FIXED_TOL:
+            return means[0]
+        return None
+
+    def fixed_axes(self, keys: Sequence[str]) -> dict[str, float]:
+        """``{key: value}`` of each of ``keys`` that does not vary (:meth:`fixed_axis`), in order."""
+        out = {}
+        for k in keys:
+            v = self.fixed_axis(k)
+            if v is not None:
+                out[k] = v
+        return out
 
     def as_json(self) -> dict[str, Any]:
         """The JSON object of ``report.json``: every field but the manifest (a plain dict, built anew)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of, output_owner
 from rageval.escape import csv_text, md_code, md_text
+from rageval.report import first_screen as FS
 from rageval.report.result import Analysis
 from rageval.types import STATUSES
 
@@ -104,7 +105,8 @@ def summary_columns(an: Analysis) -> list[str]:
         cols += [m, f"{m}_n", f"{m}_n_undefined"]
     if _has_abstentions(an):
         cols += ABSTENTION_COLUMNS
-    return cols
+    # last, so no earlier column moves: the 95% intervals (docs/statistics.md#what-is-written)
+    return cols + [f"{k}_ci_{side}" for k in FS.interval_keys(an.as_json()) for side in ("low", "high")]
 
 
 def _has_abstentions(an: Analysis) -> bool:
@@ -113,6 +115,7 @@ def _has_abstentions(an: Analysis) -> bool:
 
 def summary_rows(an: Analysis) -> list[dict[str, Any]]:
     out = []
+    doc = an.as_json()
     for row in an.summary:
         flat = {
             k: row[k]
@@ -139,7 +142,7 @@ def summary_rows(an: Analysis) -> list[dict[str, Any]]:
         if "judge_abstentions" in row:
             a = row["judge_abstentions"]
             flat["judge_abstentions_sum"], flat["n_questions_with_abstentions"] = a["sum"], a["n_questions_with"]
-        out.append(flat)
+        out.append({**flat, **FS.interval_cells(doc, row["setting"])})
     return out
 
 
@@ -364,9 +367,12 @@ def resolution_lines(
 
 
 def summary_markdown(an: Analysis) -> str:
+    doc = an.as_json()
     parts = [
         "# Summary\n",
         run_header(an),
+        FS.first_screen_markdown(doc, FS.headline_metrics(doc), an.manifest),
+        "\n## Contrasts\n\n",
         family_counts_line(an, md_text) + "\n",
         *(f"{line}\n" for line in resolution_lines(an.holm, method=False)),
         *(["\n## Notes on the inputs\n\n", *(f"- {md_text(n, spans=True)}\n" for n in an.notes)] if an.notes else []),

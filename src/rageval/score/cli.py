@@ -13,7 +13,7 @@ from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
 from rageval.escape import echo
-from rageval.report.console import echo_headline, echo_holm, nothing_scored
+from rageval.report.console import echo_headline, echo_holm, nothing_scored, say
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, ScoreResult, score_files
@@ -229,34 +229,33 @@ def score_inputs(
 
 
 def _summary(result, as_json: bool = False) -> None:
-    """What the run did, then its headline numbers per setting (a table; with ``as_json`` the summary as JSON
-    on stdout and every other line on stderr)."""
+    """What the run did, then its judge, headline numbers per setting (a table) and findings, and the report's
+    path last (with ``as_json`` the summary as JSON on stdout and every other line on stderr)."""
 
-    def say(line: str) -> None:
-        echo(line, err=as_json)
+    def line(text: str) -> None:
+        say(text, err=as_json)  # at most 100 characters a line (rageval.report.console.say)
 
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
-    say(
+    line(
         f"{result.n_records} records ({counts}) in {len(result.settings)} setting(s): {', '.join(result.settings)}; "
         f"{result.computed} computed, {result.reused} reused from cache"
     )
     if result.unmatched:
-        say(
+        line(
             f"{len(result.unmatched)} question(s) are not in every setting (outside the common cohort): "
             f"{Path(result.out_dir) / 'unmatched.csv'}"
         )
     for note in result.notes:
-        say(f"note: {note}")
-    say(f"records: {Path(result.out_dir) / 'records.jsonl'}")
+        line(f"note: {note}")
+    line(f"records: {Path(result.out_dir) / 'records.jsonl'}")
     report = result.report.get("report_html") if result.report else None
     report_json = result.report.get("report_json") if result.report else None
     if report:
-        say(f"summary: {Path(result.out_dir) / 'summary.md'}")
+        line(f"summary: {Path(result.out_dir) / 'summary.md'}")
         if len(result.settings) > 1:
-            say(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
+            line(f"contrasts: {Path(result.out_dir) / 'contrasts.md'}")
             if report_json:
                 echo_holm(report_json, "  ", err=as_json)
-        say(f"report: {report}")
     summary = run_summary(result.out_dir, report_json)
     if as_json:
         extra = {
@@ -269,6 +268,10 @@ def _summary(result, as_json: bool = False) -> None:
             "notes": list(result.notes),
             "files": {k: str(v) for k, v in (result.report or {}).items()},
         }
+        if report:
+            line(f"report: {report}")
         echo(summary_json(summary, extra, result.settings))
         return
     echo_headline(summary)
+    if report:
+        echo(f"report: {report}")  # the last line: the page that opens on the table above

@@ -285,41 +285,40 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
 
 
 def _summary(result) -> None:
+    """What the run did, the judge, the headline table and the findings, and the report's path last (every line
+    at most 100 characters: rageval.report.console.say)."""
+    from rageval.report.console import echo_headline, echo_holm, say
+    from rageval.report.headline import run_summary
+
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
-    echo(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
+    say(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
     if result.retried or result.quarantined:
-        echo(
+        say(
             f"{result.retried} cached failures (reader_error, judge_error) computed again; "
             f"{result.quarantined} unreadable cache files moved to {result.out_dir / 'cache' / 'quarantine'}"
         )
     for name, c in getattr(result, "over_budget", {}).items():
-        echo(
+        say(
             f"over the budget: {name}: {c['records']} record(s), up to {c['max']} tokens over; {c['ok']} of them ok "
             "(a best-effort budget: counted, not budget_check)"
         )
     for name, n in getattr(result, "truncated", {}).items():
-        echo(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
+        say(f"truncated: {name}: {n} answer(s) cut at the reader's max_tokens (kept, extra.truncated)")
     for name, c in getattr(result, "context_failures", {}).items():
         counts = ", ".join(f"{n} {status}" for status, n in c.items() if n)
-        echo(f"context too long: {name}: {counts} (out of the common cohort; docs/suites.md#context-limit)")
+        say(f"context too long: {name}: {counts} (out of the common cohort; docs/suites.md#context-limit)")
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
-        echo(line)
+        say(line)
     report = result.report.get("report_html") if result.report else None
     echo(f"records: {result.out_dir / 'records.jsonl'}")
-    if report:
-        echo(f"report: {report}")
-    else:
-        echo(f"summary: {result.out_dir / 'summary.md'}")
+    echo(f"summary: {result.out_dir / 'summary.md'}")
     report_json = result.report.get("report_json") if result.report else None
     if report_json:
-        from rageval.report.console import echo_holm
-
         echo_holm(report_json)
     if result.n_records:
-        from rageval.report.console import echo_headline
-        from rageval.report.headline import run_summary
-
         echo_headline(run_summary(result.out_dir, report_json))
+    if report:
+        echo(f"report: {report}")  # the last line (an audit's rebuilt report follows it)
 
 
 def _fail_if_nothing_scored(result) -> None:

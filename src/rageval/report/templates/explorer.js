@@ -48,7 +48,11 @@
       var tr = el("tr");
       tr.tabIndex = 0;
       tr.dataset.index = i;
-      tr.appendChild(el("td", null, r.q));
+      // the question's text where the records carry it (its id on hover), else its id
+      var qt = (Q[r.q] && Q[r.q].text) || "";
+      var qc = el("td", qt ? "qtext" : null, qt ? (qt.length > 90 ? qt.slice(0, 89) + "\u2026" : qt) : r.q);
+      if (qt) qc.title = r.q;
+      tr.appendChild(qc);
       tr.appendChild(el("td", null, r.s));
       tr.appendChild(el("td", null, r.st));
       tr.appendChild(el("td", f.metric && r.m[f.metric] === null ? "undef" : null, f.metric ? fmt(r.m[f.metric]) : ""));
