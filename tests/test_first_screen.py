@@ -48,7 +48,7 @@ def test_score_example_names_the_judge_fits_100_columns_and_ends_with_the_report
     assert output.splitlines()[-1] == f"report: {out / 'report.html'}"
     text = " ".join(output.split())  # the wrapped lines joined
     assert "Judge: lexical:v1 (model-free word overlap)" in text
-    assert "balanced accuracy 0.864 (rageval calibrate --judge lexical)" in text
+    assert "balanced accuracy 0.682 (rageval calibrate --judge lexical)" in text
     assert "these numbers show the mechanics, not model quality" in text
     assert "findings (judge lexical:v1; report.html shows them after this table):" in text
     table = console_table(output.splitlines(), "headline means on the common cohort (6 of 6 questions")
@@ -172,7 +172,7 @@ def test_judge_note_from_the_manifest():
         )
     ]
     strict = judge_note({"models": {"judge": "lexical-strict:v1", "reader:a": {"reader": "extractive"}}})
-    assert strict.calibration is CALIBRATION["lexical-strict:v1"] and strict.calibration.value == 0.751
+    assert strict.calibration is CALIBRATION["lexical-strict:v1"] and strict.calibration.value == 0.669
     assert strict.stand_ins == ("the model-free strict lexical judge", "the extractive reader")
 
 
@@ -228,6 +228,33 @@ def test_score_json_names_the_judge(tmp_path):
     res = CliRunner().invoke(main, ["score", "--example", "--out", str(tmp_path / "o"), "--no-report", "--json"])
     assert res.exit_code == 0, res.stderr
     judge = json.loads(res.stdout)["judge"]
-    assert judge["id"] == "lexical:v1" and judge["calibration"]["value"] == 0.864
+    assert judge["id"] == "lexical:v1" and judge["calibration"]["value"] == 0.682
     assert judge["calibration"]["command"] == "rageval calibrate --judge lexical"
     assert judge["stand_ins"] == ["the model-free lexical judge"] and "not model quality" in judge["caveat"]
+
+
+def test_the_calibration_table_holds_what_its_commands_compute():
+    """Each figure of the judge note's table is what its command prints today (not a number copied once)."""
+    import importlib.util
+
+    from rageval.calibrate.core import calibrate, load_wice
+
+    lexical = calibrate(load_wice(), judge="lexical")["partial_as_not_supported"]
+    cal = CALIBRATION["lexical:v1"]
+    assert (round(lexical["balanced_accuracy"], 3), lexical["n"]) == (cal.value, cal.n)
+
+    spec = importlib.util.spec_from_file_location(
+        "fit_strict_judge", Path(__file__).parents[1] / "scripts/fit_strict_judge.py"
+    )
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fit.main([])
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("lexical-strict, out-of-fold"))
+    n, _acc, bal = row.split()[-4:-1]
+    cal = CALIBRATION["lexical-strict:v1"]
+    assert (float(bal), int(n)) == (cal.value, cal.n)

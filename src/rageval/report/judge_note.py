@@ -13,7 +13,7 @@ code spans (each writer escapes by its own rule, :mod:`rageval.escape`).
 
 >>> note = judge_note({"models": {"judge": "lexical:v1", "reader": {"reader": "extractive"}}})
 >>> print("\\n".join(note.lines()))
-Judge: `lexical:v1` (model-free word overlap); WiCE dev, supported vs not supported (n = 158): balanced accuracy 0.864 (`rageval calibrate --judge lexical`).
+Judge: `lexical:v1` (model-free word overlap); WiCE dev, partial support counted as unsupported (n = 349): balanced accuracy 0.682 (`rageval calibrate --judge lexical`).
 Offline stand-ins produced these numbers (the model-free lexical judge, the extractive reader): these numbers show the mechanics, not model quality.
 >>> judge_note({}).lines()
 ['Judge: none recorded in the manifest.']
@@ -56,18 +56,18 @@ class Calibration:
 CALIBRATION: Mapping[str, Calibration] = {
     "lexical:v1": Calibration(
         what="model-free word overlap",
-        data="WiCE dev, supported vs not supported",
+        data="WiCE dev, partial support counted as unsupported",
         figure="balanced accuracy",
-        value=0.864,
-        n=158,
+        value=0.682,
+        n=349,
         command="rageval calibrate --judge lexical",
     ),
     "lexical-strict:v1": Calibration(
         what="model-free word overlap with refusal rules",
-        data="WiCE dev, supported vs not supported, out of fold",
+        data="WiCE dev, partial support counted as unsupported, out of fold",
         figure="balanced accuracy",
-        value=0.751,
-        n=158,
+        value=0.669,
+        n=349,
         command="python scripts/fit_strict_judge.py",
     ),
 }
@@ -153,7 +153,7 @@ def judge_json(manifest: Mapping[str, Any] | None) -> dict[str, Any]:
     calibration ``{"data", "figure", "value", "n", "command"}`` or None, the caveat None without a stand-in.
 
     >>> judge_json({"models": {"judge": "lexical:v1"}})["calibration"]["value"]
-    0.864
+    0.682
     """
     note = judge_note(manifest)
     c = note.calibration
