@@ -366,7 +366,7 @@ def _validity_main(an, m):
     assert int(m["n"]) == pooled["n"]
 
 
-def _aic(an) -> dict[str, float]:
+def _aic(an) -> dict[str, Any]:
     return {r["setting"]: _mean(an, r["setting"], "answer_in_context") for r in an.summary}
 
 
@@ -503,6 +503,7 @@ def _one(patterns: Mapping[str, re.Pattern[str]], text: str) -> tuple[str, re.Ma
 def check_findings(an: Analysis) -> set[str]:
     """Check every finding of ``an`` against its template; the template ids seen."""
     seen: set[str] = set()
+    m: Any  # the match of the finding's template
     for f in findings(an):
         text, kind = f["text"], f["kind"]
         if kind == "warning":

@@ -217,7 +217,7 @@ def _validity(an: Analysis) -> list[Finding]:
     pooled = v.get("pooled") or {}
     if not v.get("available") or pooled.get("r_aic_f1") is None or pooled.get("r_recall_f1") is None:
         return []
-    r_aic, r_rec, metric = f"{pooled['r_aic_f1']:.3f}", f"{pooled['r_recall_f1']:.3f}", v["answer_metric"]
+    r_aic, r_rec, metric = f"{pooled['r_aic_f1']:.3f}", f"{pooled['r_recall_f1']:.3f}", str(v["answer_metric"])
     text = (
         f"{_strength(r_aic, r_rec, metric)}{r_aic} vs {r_rec}, n = {pooled['n']}; adding it to recall changes R² "
         f"by {_f3(pooled.get('delta_r2'))}){_sign_clause(r_aic, r_rec, metric)}."
