@@ -231,7 +231,7 @@ def _validity(an: Analysis) -> list[Finding]:
             text += (
                 f" Its one setting, `{hi[0]}`, has retrieval recall {rec[0]:.3f} and `answer_in_context` {hi[1]:.3f}."
             )
-        elif f"{hi[1]:.3f}" == f"{lo[1]:.3f}":
+        elif float(f"{hi[1]:.3f}") == float(f"{lo[1]:.3f}"):  # one value as printed
             text += f" Retrieval recall is {rec[0]:.3f} and `answer_in_context` {hi[1]:.3f} in every setting."
         else:
             text += (
