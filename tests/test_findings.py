@@ -178,7 +178,7 @@ def test_warnings_come_first():
     assert warnings == [
         "Holm floor 0.3125: no contrast can reach alpha = 0.05.",
         "Small cohort: 6 questions; intervals are wide and p-values coarse.",
-        "The judge abstained 3 times in 1 settings (counted as not supported).",
+        "The judge abstained 3 times in 1 setting (counted as not supported).",
     ]
     assert findings_lines(found)[0].startswith("! Holm floor")
 
@@ -266,3 +266,112 @@ def test_each_citation_in_the_explorer_carries_its_own_gate_decision():
     assert s["d"] == "seen" and s["cd"] == ["seen", "seen"]  # no per-citation decisions: the sentence's
     (s,) = _sentences({"answer": {"sentences": [{"text": "z.", "citations": [4]}]}})
     assert s["cd"] == ["unjudged"]
+
+
+def _validity_an(rows, r_aic, r_recall):
+    data = _an_json()
+    data.update(summary=rows, contrasts=[], structural={})
+    data["validity"] = {
+        "available": True,
+        "answer_metric": "answer_f1",
+        "pooled": {"r_aic_f1": r_aic, "r_recall_f1": r_recall, "n": 40, "delta_r2": 0.003},
+    }
+    return Analysis.from_json(data)
+
+
+def _validity_text(an):
+    return next(f["text"] for f in findings(an) if f["kind"] == "validity")
+
+
+def test_validity_compares_the_strength_of_r_and_says_a_negative_sign():
+    """The false finding of issue 42: r = -0.091 vs -0.214 read as "tracks more closely" (signed r compared).
+    |-0.091| < |-0.214|: answer-in-context is the weaker predictor, and both go the wrong way."""
+    rows = [_summary_row("base", answer_in_context=0.5, retrieval_recall=0.8, answer_f1=0.4)]
+    text = _validity_text(_validity_an(rows, -0.091, -0.214))
+    assert text.startswith(
+        "Answer-in-context is less strongly correlated with `answer_f1` than retrieval recall is (by |r|: pooled "
+        "r = -0.091 vs -0.214, n = 40; adding it to recall changes R² by 0.003); both correlations are negative: "
+        "a higher value of either goes with a lower `answer_f1`."
+    )
+    assert "more closely" not in text
+    # positive r: the sentence of before, compared by size
+    assert _validity_text(_validity_an(rows, 0.416, 0.264)).startswith(
+        "Answer-in-context tracks `answer_f1` more closely than retrieval recall does (pooled r = 0.416 vs 0.264,"
+    )
+    # a stronger negative r is "more strongly correlated", not "more closely tracks"
+    text = _validity_text(_validity_an(rows, -0.3, 0.1))
+    assert text.startswith("Answer-in-context is more strongly correlated with `answer_f1` than retrieval recall is")
+    assert "; answer-in-context's is negative: a higher answer-in-context goes with a lower `answer_f1`." in text
+    # equal as printed: neither more nor less
+    assert "tracks `answer_f1` as closely as retrieval recall does" in _validity_text(
+        _validity_an(rows, 0.2004, 0.1996)
+    )
+
+
+def test_validity_names_one_value_once_not_as_a_range():
+    """The false finding of issue 42: "runs from 0.341 to 0.341" for one setting."""
+    one = [_summary_row("only", answer_in_context=0.3414, retrieval_recall=0.845, answer_f1=0.4)]
+    text = _validity_text(_validity_an(one, 0.4, 0.2))
+    assert text.endswith(" Its one setting, `only`, has retrieval recall 0.845 and `answer_in_context` 0.341.")
+    assert "runs from" not in text and "in every setting" not in text
+    # several settings, the same value as printed: said once, no claim about what recall misses
+    same = [
+        _summary_row("a", answer_in_context=0.3414, retrieval_recall=0.845, answer_f1=0.4),
+        _summary_row("b", answer_in_context=0.3406, retrieval_recall=0.845, answer_f1=0.4),
+    ]
+    assert _validity_text(_validity_an(same, 0.4, 0.2)).endswith(
+        " Retrieval recall is 0.845 and `answer_in_context` 0.341 in every setting."
+    )
+    # different values: the range, from the higher to the lower
+    apart = [same[0], _summary_row("b", answer_in_context=0.2, retrieval_recall=0.845, answer_f1=0.4)]
+    assert _validity_text(_validity_an(apart, 0.4, 0.2)).endswith(
+        " Retrieval recall is 0.845 in every setting while `answer_in_context` runs from 0.341 (`a`) to 0.200 (`b`): "
+        "recall does not see what compression removes."
+    )
+
+
+def test_re_attributability_is_not_marked_by_uncited_answers():
+    """The false finding of issue 42: re-attributability called undefined ("the answers cite no unit") beside a
+    value of 0.775.  It judges units without provenance against the sources and reads no citation, so an
+    uncited setting leaves it to be measured; the citation scores it does fix are 0 (precision: undefined with
+    no_citation_precision="undefined"), as the engine computes them."""
+    from rageval.diagnostics.attribution import grounded_precision, re_attributability
+
+    units = [[{"text": "Paris is France capital.", "source_ids": None}]]
+    sources = [[{"id": "d0.s0", "text": "Paris is the capital of France."}]]
+    uncited = ["Paris is the capital of France."]
+    recs = [_rec("silent", units=units[0], sources=sources[0], cites=False)]
+    facts = setting_facts(recs)
+    assert facts["silent"]["no_citations"] and facts["silent"]["no_provenance"]
+    keys = ["re_attributability", "emitted_precision", "emitted_recall", "grounded_precision", "grounded_recall"]
+    keys += ["gap_precision", "gap_recall"]
+    marks = structural_marks(facts, keys)["silent"]
+    assert "re_attributability" not in marks
+    assert re_attributability(uncited, units, sources, details=False)["re_attributability"] == 1.0  # measured
+    rule = STRUCTURAL[-1]
+    assert rule.fact == "no_citations" and set(marks) == set(keys) - {"re_attributability"}
+    assert all(marks[k]["reason"] == rule.reason for k in marks)
+    for option, want in (("zero", 0.0), ("undefined", None)):  # what the rule says, as the engine computes it
+        r = grounded_precision(uncited, units, sources, no_citation_precision=option, details=False)
+        assert (r["emitted_recall"], r["grounded_recall"], r["emitted_minus_grounded_recall"]) == (0.0, 0.0, 0.0)
+        assert r["emitted_precision"] == r["grounded_precision"] == want and want in rule.values
+        assert r["emitted_minus_grounded_precision"] == want
+    assert "undefined" not in rule.reason.split("(")[0]  # the default says 0, not undefined
+    # the finding and the summary.md footnote carry the rule's reason: neither names re-attributability
+    data = _an_json()
+    data["metric_names"] = [*data["metric_names"], "re_attributability"]
+    for row, v in zip(data["summary"], (None, 0.775)):
+        row["metrics"]["re_attributability"] = {"mean": v, "n": 10, "n_undefined": 10 if v is None else 0}
+    data["summary"][1]["metrics"]["emitted_precision"]["mean"] = 0.0
+    for row in data["summary"]:
+        row["achieved_ratio"] = None
+    data["structural"] = {"prune": {"emitted_precision": {"reason": rule.reason, "fixed": True}}}
+    an = Analysis.from_json(data)
+    texts = [f["text"] for f in findings(an) if f["kind"] == "structural"]
+    assert texts == [f"Not an effect: `emitted_precision` in 1 of 2 settings (`prune` = 0.000), {rule.reason}."]
+    from rageval.report.tables import _means_markdown  # summary.md's means tables and their † footnotes
+
+    md = _means_markdown(an)
+    assert "re_attributability" in md and f"†1 {rule.reason}." in md
+    assert "0.775" in md and "0.775 †" not in md  # measured, not marked
+    assert "citation scores are undefined" not in md

@@ -11,22 +11,45 @@ what :meth:`LlamaCppModel.chat` (``create_chat_completion``, the code path of
 the ``openai`` reader sends ``extra_body: {repeat_penalty: 1.0}`` for the same text).
 
 Importing this module is cheap; llama_cpp is imported when a model is built.
+
+A model is closed (:meth:`LlamaCppModel.close`: llama.cpp's model, context and batch freed) explicitly, or at
+the latest by an ``atexit`` hook, before the interpreter tears its modules down: a ``Llama`` still open then
+(the judge's is held by a cache for the process's life) is freed by its ``__del__`` after ``llama_cpp``'s own
+globals are gone, which prints an ``Exception ignored in: <function Llama.__del__>`` traceback at every exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import math
 import threading
+import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval.errors import require
 from rageval.lm import resolve
 
-__all__ = ["GREEDY", "LlamaCppModel"]
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["GREEDY", "LlamaCppModel", "close_all"]
 
 #: the sampling options of greedy decoding in llama-cpp-python (passed to every completion)
 GREEDY: dict[str, Any] = {"temperature": 0.0, "repeat_penalty": 1.0}
+
+
+#: the models not yet closed (weakly: a model nobody holds is freed as usual), closed by :func:`close_all`
+_OPEN: weakref.WeakSet[LlamaCppModel] = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """Close every model still open (registered with ``atexit``, so it runs before the interpreter shuts down)."""
+    for model in list(_OPEN):
+        model.close()
+
+
+atexit.register(close_all)
 
 
 class LlamaCppModel:
@@ -57,6 +80,26 @@ class LlamaCppModel:
             template=template, eos_token=text(self.llm.token_eos()), bos_token=text(self.llm.token_bos())
         )
         self._lock = threading.Lock()
+        _OPEN.add(self)
+
+    def close(self) -> None:
+        """Free llama.cpp's model, context and batch now (``Llama.close``); a second call does nothing."""
+        with self._lock:
+            if self in _OPEN:
+                _OPEN.discard(self)
+                self.llm.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open_llm(self) -> Any:
+        """The ``Llama`` (with the lock held), or an error once closed: a freed context must not be used."""
+        if self not in _OPEN:
+            raise RuntimeError(f"{self.path.name}: this llama.cpp model was closed")
+        return self.llm
 
     def render(self, messages: Sequence[Mapping[str, str]]) -> str:
         """The prompt text of chat ``messages`` (the file's chat template, generation prompt added)."""
@@ -69,7 +112,7 @@ class LlamaCppModel:
     def chat(self, messages: Sequence[Mapping[str, str]], max_tokens: int) -> tuple[str, int, str | None]:
         """Greedy ``(text, prompt_tokens, finish_reason)`` of one chat completion (``create_chat_completion``)."""
         with self._lock:
-            out = self.llm.create_chat_completion(messages=list(messages), max_tokens=max_tokens, **GREEDY)  # type: ignore[arg-type]
+            out = self._open_llm().create_chat_completion(messages=list(messages), max_tokens=max_tokens, **GREEDY)  # type: ignore[arg-type]
         choice = out["choices"][0]  # type: ignore[index]
         return str(choice["message"]["content"] or ""), int(out["usage"]["prompt_tokens"]), choice["finish_reason"]  # type: ignore[index]
 
@@ -96,6 +139,7 @@ class LlamaCppModel:
 
         tokens = self.prompt_tokens(messages)
         with self._lock:
+            self._open_llm()
             self._eval_reusing_prefix(tokens)
             ptr = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
             logits = np.ctypeslib.as_array(ptr, shape=(self.llm.n_vocab(),)).astype(np.float64)

@@ -10,7 +10,9 @@ A setting's **facts** come from its ``ok`` records in one pass (:func:`setting_f
   premise, so ``unsupported_declared_span`` is 1.0 for every cited claim;
 * ``verbatim``: every unit declares provenance and its text is the join of its declared snippets (one
   space) — the grounded premise is byte-identical to the emitted one, so grounded = emitted and the gap is 0;
-* ``no_citations``: no answer sentence cites a unit — precision and recall are undefined.
+* ``no_citations``: no answer sentence cites a unit — no sentence is supported by a citation: citation recall is
+  0 and precision 0 (undefined with ``no_citation_precision="undefined"``).  Re-attributability is not among
+  them: it judges the units without provenance against the sources and reads no citation.
 
 >>> recs = [{"status": "ok", "setting": {"name": "s"}, "context": {"units": [{"text": "a b", "source_ids": None}]},
 ...          "answer": {"sentences": [{"citations": [1]}]}}]
@@ -36,12 +38,14 @@ FACTS = ("no_provenance", "verbatim", "no_citations")
 @dataclass(frozen=True)
 class Structural:
     """Metric keys (an exact key, or a prefix ending in ``*``) a fact decides, and why; ``fixed``: the fact fixes
-    the value itself (never an effect), else it fixes only its relation to another metric (grounded = emitted)."""
+    the value itself (never an effect), else it fixes only its relation to another metric (grounded = emitted);
+    ``values``: the values a fixed rule leaves a setting's mean (None: undefined), each named in ``reason``."""
 
     keys: tuple[str, ...]
     fact: str
     reason: str
     fixed: bool = True
+    values: tuple[float | None, ...] = ()
 
     def covers(self, key: str) -> bool:
         return any(key == k or (k.endswith("*") and key.startswith(k[:-1])) for k in self.keys)
@@ -54,11 +58,13 @@ STRUCTURAL: tuple[Structural, ...] = (
         "no_provenance",
         "by construction: no unit declares provenance, so declared-span verification has no premise and every "
         "cited claim counts unsupported",
+        values=(1.0, None),
     ),
     Structural(
         ("gap_precision", "gap_recall"),
         "verbatim",
         "0 by construction: every unit is the join of its declared snippets, so grounded = emitted",
+        values=(0.0, None),
     ),
     Structural(
         ("grounded_precision*", "grounded_recall*"),
@@ -74,10 +80,11 @@ STRUCTURAL: tuple[Structural, ...] = (
             "grounded_recall*",
             "gap_precision",
             "gap_recall",
-            "re_attributability",
         ),
         "no_citations",
-        "by construction: the answers cite no unit, so citation scores are undefined",
+        "by construction: the answers cite no unit, so no sentence is supported by a citation: citation recall is 0 "
+        "and precision 0 (undefined when the option no_citation_precision is undefined)",
+        values=(0.0, None),
     ),
 )
 

@@ -4,6 +4,9 @@
   (name, version, summary) so a module and its catalog entry cannot disagree.
 * :func:`install_metrics` copies the modules into evaluate's module cache so a
   fresh process can ``evaluate.load("grounded_precision")`` by bare name, offline.
+* :func:`load` is ``evaluate.load`` without evaluate's per-load cache line (a bare name found in the module
+  cache logs "Using the latest cached version of the module from …" as a warning on every load): evaluate's
+  loading logger is raised to ERROR for the duration of the call only, then set back as it was.
 
 The cache layout is evaluate's own (``evaluate.loading.CachedEvaluationModuleFactory``):
 ``$HF_MODULES_CACHE/evaluate_modules/metrics/evaluate-metric--<name>/<sha256>/<name>.py``
@@ -12,7 +15,9 @@ with an ``__init__.py`` in each package folder; the newest hash folder wins.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
 import shutil
 from importlib import resources
@@ -21,7 +26,19 @@ from pathlib import Path
 from rageval.diagnostics import CATALOG
 from rageval.evaluate_support.bibtex import HOMEPAGE, citation, rageval_entry
 
-__all__ = ["module_info", "modules_dir", "module_names", "modules_cache_dir", "install_metrics", "CITATION"]
+__all__ = [
+    "module_info",
+    "modules_dir",
+    "module_names",
+    "modules_cache_dir",
+    "install_metrics",
+    "load",
+    "quiet_loading",
+    "CITATION",
+]
+
+#: the logger evaluate's ``load`` writes its cache line to (``evaluate.loading``'s ``logger.warning``)
+LOADING_LOGGER = "evaluate.loading"
 
 #: rageval's own BibTeX entry (each module cites its sources first: :func:`citations.citation`)
 CITATION = rageval_entry() + "\n"
@@ -92,3 +109,24 @@ def install_metrics(target: str | os.PathLike | None = None) -> list[Path]:
         os.utime(dest)  # newest hash wins in evaluate's cache lookup
         installed.append(dest)
     return installed
+
+
+@contextlib.contextmanager
+def quiet_loading():
+    """Within the block, evaluate's loading logger drops warnings (the per-load cache line); after it, the
+    logger's level is what it was, whatever the block raised."""
+    log = logging.getLogger(LOADING_LOGGER)
+    before = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+def load(path: str, **kwargs):
+    """``evaluate.load(path, **kwargs)`` without its cache line (see :func:`quiet_loading`)."""
+    import evaluate
+
+    with quiet_loading():
+        return evaluate.load(path, **kwargs)

@@ -144,8 +144,12 @@ def _how_to_use(name: str, module_source: str, namespace: str) -> str:
     return f"""## How to use
 
 ```bash
-pip install rageval=={__version__}
+git clone https://github.com/rageval/rageval && pip install ./rageval
 ```
+
+rageval {__version__} is not released yet, and another public project uses the name `rageval`: install from a
+clone, or from a wheel built in one, `pip install dist/rageval-*.whl`
+([getting started](../../docs/getting-started.md#install)).
 
 Load the module in one of three ways: published as a Space, `evaluate.load("{namespace}/{name}")`;
 from its folder, `evaluate.load("path/to/{name}")` (a checkout's `metrics/{name}`, or a folder

@@ -35,12 +35,37 @@ __all__ = [
     "PER_FAMILY",
     "SMALL_COHORT",
     "structural_reason",
+    "TEMPLATES",
 ]
 
 #: effects listed per (contrast family, metric family)
 PER_FAMILY = 4
 #: a cohort below this many questions (or clusters) gets a warning: wide intervals, coarse p-values
 SMALL_COHORT = 30
+#: every sentence shape this module writes (its template), by id: ``tests/test_findings_harness.py`` checks each
+#: against the numbers it prints over random analyses, fails on a sentence that matches none of them and on an id
+#: it has no check for — add a new sentence here and there
+TEMPLATES = (
+    "warning_resolution",
+    "warning_small_cohort",
+    "warning_empty_cohort",
+    "warning_left_out",
+    "warning_judge_counter",
+    "warning_abstentions",
+    "effect_head",
+    "effect_item",
+    "gap",
+    "frontier_constant",
+    "frontier_degenerate",
+    "frontier_front",
+    "validity_tracks",
+    "validity_correlated",
+    "validity_range",
+    "validity_constant",
+    "validity_one_setting",
+    "structural_fixed",
+    "structural_relation",
+)
 #: record counters whose positive mean in a setting changes how to read its judge's scores
 JUDGE_COUNTERS = {
     "judge_inputs_windowed": "judge inputs longer than the judge's window were scored window by window",
@@ -50,6 +75,23 @@ JUDGE_COUNTERS = {
 
 def _f3(x: Any) -> str:
     return "undefined" if x is None else f"{x:.3f}"
+
+
+def _signed(x: float) -> str:
+    """A difference with its sign, three decimals; one that is not 0 but rounds to 0 there in two significant
+    digits (``+4.0e-05``), so that a sentence never calls a printed ``+0.000`` non-zero, better or worse."""
+    s = f"{x:+.3f}"
+    return f"{x:+.1e}" if x and float(s) == 0 else s
+
+
+def _p_text(p: float) -> str:
+    """A Holm p below :data:`ALPHA` as :func:`fmt_p` writes it, with more decimals where that would round it up
+    to alpha or above (0.04996 is written 0.04996, not 0.0500)."""
+    s, digits = fmt_p(p), 4
+    while p < ALPHA <= float(s) and digits < 12:
+        digits += 1
+        s = f"{p:.{digits}f}"
+    return s
 
 
 def structural_reason(an: Analysis, c: Mapping[str, Any]) -> str | None:
@@ -70,8 +112,8 @@ def _effect_text(c: Mapping[str, Any]) -> str:
     better = (c["effect"] > 0) == (c["direction"] == "higher")
     verdict = "" if c["direction"] not in ("higher", "lower") else (", better" if better else ", worse")
     return (
-        f"`{c['a']}` − `{c['b']}` on `{c['metric']}`: {c['effect']:+.3f} ({_f3(c['mean_a'])} vs "
-        f"{_f3(c['mean_b'])}; 95% CI [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], Holm p {fmt_p(c['p_holm'])}"
+        f"`{c['a']}` − `{c['b']}` on `{c['metric']}`: {_signed(c['effect'])} ({_f3(c['mean_a'])} vs "
+        f"{_f3(c['mean_b'])}; 95% CI [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], Holm p {_p_text(c['p_holm'])}"
         f"{verdict})."
     )
 
@@ -106,7 +148,7 @@ def _gaps(an: Analysis) -> list[Finding]:
         for r in an.summary:
             g = _mean(r, gap)
             if g is not None and abs(g) > 1e-12 and not structural_mark(an, r["setting"], gap):
-                parts.append(f"`{r['setting']}` {_f3(_mean(r, a))} vs {_f3(_mean(r, b))} (gap {g:+.3f})")
+                parts.append(f"`{r['setting']}` {_f3(_mean(r, a))} vs {_f3(_mean(r, b))} (gap {_signed(g)})")
         if parts:
             n = len(an.summary)
             out.append(
@@ -147,25 +189,55 @@ def _frontier(an: Analysis) -> list[Finding]:
     return [{"kind": "frontier", "text": frontier_sentence(p)[0]} for p in pairs if not p.get("note")]
 
 
+def _strength(r_aic: str, r_rec: str, metric: str) -> str:
+    """Answer-in-context against retrieval recall as predictors of ``metric``, compared by |r| as printed (the
+    strength of the linear relation, what R² orders); the sign said in words where either r is negative
+    (docs/statistics.md#findings)."""
+    a, b = float(r_aic), float(r_rec)
+    cmp = "more" if abs(a) > abs(b) else "less" if abs(a) < abs(b) else "as"
+    than = "as" if cmp == "as" else "than"
+    if a >= 0 and b >= 0:
+        return f"Answer-in-context tracks `{metric}` {cmp} closely {than} retrieval recall does (pooled r = "
+    return f"Answer-in-context is {cmp} strongly correlated with `{metric}` {than} retrieval recall is (by |r|: pooled r = "
+
+
+def _sign_clause(r_aic: str, r_rec: str, metric: str) -> str:
+    a, b = float(r_aic) < 0, float(r_rec) < 0
+    if a and b:
+        return f"; both correlations are negative: a higher value of either goes with a lower `{metric}`"
+    if a:
+        return f"; answer-in-context's is negative: a higher answer-in-context goes with a lower `{metric}`"
+    if b:
+        return f"; retrieval recall's is negative: a higher recall goes with a lower `{metric}`"
+    return ""
+
+
 def _validity(an: Analysis) -> list[Finding]:
     v = an.validity
     pooled = v.get("pooled") or {}
     if not v.get("available") or pooled.get("r_aic_f1") is None or pooled.get("r_recall_f1") is None:
         return []
-    closer = "more" if pooled["r_aic_f1"] > pooled["r_recall_f1"] else "less"
+    r_aic, r_rec, metric = f"{pooled['r_aic_f1']:.3f}", f"{pooled['r_recall_f1']:.3f}", str(v["answer_metric"])
     text = (
-        f"Answer-in-context tracks `{v['answer_metric']}` {closer} closely than retrieval recall does "
-        f"(pooled r = {pooled['r_aic_f1']:.3f} vs {pooled['r_recall_f1']:.3f}, n = {pooled['n']}; adding it to "
-        f"recall changes R² by {_f3(pooled.get('delta_r2'))})."
+        f"{_strength(r_aic, r_rec, metric)}{r_aic} vs {r_rec}, n = {pooled['n']}; adding it to recall changes R² "
+        f"by {_f3(pooled.get('delta_r2'))}){_sign_clause(r_aic, r_rec, metric)}."
     )
     aic = [(r["setting"], m) for r in an.summary if (m := _mean(r, "answer_in_context")) is not None]
-    rec = {round(m, 9) for r in an.summary if (m := _mean(r, "retrieval_recall")) is not None}
-    if aic and len(rec) == 1:
+    rec = [m for r in an.summary if (m := _mean(r, "retrieval_recall")) is not None]
+    n = len(an.summary)
+    if len(aic) == n and len(rec) == n and len({round(m, 9) for m in rec}) == 1:
         lo, hi = min(aic, key=lambda x: x[1]), max(aic, key=lambda x: x[1])
-        text += (
-            f" Retrieval recall is {next(iter(rec)):.3f} in every setting while `answer_in_context` runs from "
-            f"{hi[1]:.3f} (`{hi[0]}`) to {lo[1]:.3f} (`{lo[0]}`): recall does not see what compression removes."
-        )
+        if n == 1:
+            text += (
+                f" Its one setting, `{hi[0]}`, has retrieval recall {rec[0]:.3f} and `answer_in_context` {hi[1]:.3f}."
+            )
+        elif float(f"{hi[1]:.3f}") == float(f"{lo[1]:.3f}"):  # one value as printed
+            text += f" Retrieval recall is {rec[0]:.3f} and `answer_in_context` {hi[1]:.3f} in every setting."
+        else:
+            text += (
+                f" Retrieval recall is {rec[0]:.3f} in every setting while `answer_in_context` runs from "
+                f"{hi[1]:.3f} (`{hi[0]}`) to {lo[1]:.3f} (`{lo[0]}`): recall does not see what compression removes."
+            )
     return [{"kind": "validity", "text": text}]
 
 
@@ -203,7 +275,8 @@ def _judge_warnings(an: Analysis) -> list[str]:
     abst = [(s, n) for s, n in sums if n]
     if abst:
         total = sum(n for _, n in abst)
-        out.append(f"The judge abstained {total} times in {len(abst)} settings (counted as not supported).")
+        times, where = "time" if total == 1 else "times", "setting" if len(abst) == 1 else "settings"
+        out.append(f"The judge abstained {total} {times} in {len(abst)} {where} (counted as not supported).")
     return out
 
 
@@ -215,7 +288,7 @@ def _warnings(an: Analysis) -> list[Finding]:
     c = an.cohort
     n = c.get("n_clusters") or c["n"]
     if 0 < n < SMALL_COHORT:
-        unit = "clusters" if c.get("n_clusters") else "questions"
+        unit = ("cluster" if c.get("n_clusters") else "question") + ("s" if n > 1 else "")
         lines.append(f"Small cohort: {n} {unit}; intervals are wide and p-values coarse.")
     if c["n"] == 0:
         lines.append("The common cohort is empty: every mean and contrast is undefined.")

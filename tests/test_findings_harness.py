@@ -1,0 +1,596 @@
+"""Findings that are true: every sentence template of :mod:`rageval.report.findings`, over random analyses, says
+what the numbers it prints say (docs/statistics.md#findings).
+
+Each finding is matched against the templates below (:data:`CHECKS`, one per id of
+:data:`rageval.report.findings.TEMPLATES`); a sentence that matches none fails, and so does a template id with no
+check or one the generator cannot reach.  A check parses the numbers the sentence prints and asserts its words
+("more closely", "from X to Y", "non-zero", "better", "Holm p < 0.05", counts and plurals) against them and
+against the analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
+
+from rageval.diagnostics.structural import FACTS, STRUCTURAL, structural_marks
+from rageval.report.contrast_tables import ALPHA
+from rageval.report.findings import JUDGE_COUNTERS, PER_FAMILY, SMALL_COHORT, TEMPLATES, findings, structural_reason
+from rageval.report.result import Analysis
+from rageval.report.tables import metric_family
+
+SETTINGS = ["base", "prune@0.5", "rerank@96", "naive", "summary"]
+METRICS = [
+    "answer_f1",
+    "answer_in_context",
+    "retrieval_recall",
+    "emitted_precision",
+    "grounded_precision",
+    "gap_precision",
+    "emitted_recall",
+    "unsupported_declared_span",
+    "re_attributability",
+    "judge_inputs_windowed",
+    "judge_inputs_truncated",
+]
+CONTRASTED = ["answer_f1", "answer_in_context", "emitted_precision", "grounded_precision", "unsupported_declared_span"]
+RULES = {r.reason: r for r in STRUCTURAL}
+# values near the printed precision's edges: ties at three decimals, a difference that rounds to 0, p near alpha
+MEANS = st.one_of(
+    st.none(),
+    st.floats(0, 1),
+    st.sampled_from([0.0, 1.0, 0.341, 0.3414, 0.34149, 0.3406, 0.5, 0.50001]),
+)
+RS = st.one_of(st.floats(-1, 1), st.sampled_from([-0.091, -0.214, 0.0, -0.0004, 0.1234, 0.1236, -0.1234, 0.416]))
+PS = st.one_of(st.floats(0, 1), st.sampled_from([1e-5, 0.001, 0.0049, 0.04996, 0.049999, 0.05, 0.3125]))
+
+
+def _dominates(u, v, dirs) -> bool:
+    better = [(a > b) if d == "higher" else (a < b) for a, b, d in zip(u, v, dirs)]
+    worse = [(a < b) if d == "higher" else (a > b) for a, b, d in zip(u, v, dirs)]
+    return any(better) and not any(worse)
+
+
+@st.composite
+def analyses(draw) -> Analysis:
+    names = draw(st.lists(st.sampled_from(SETTINGS), min_size=1, max_size=5, unique=True))
+    const_recall = draw(st.booleans())
+    const_aic = draw(st.booleans())
+    recall0, aic0 = draw(st.floats(0, 1)), draw(MEANS.filter(lambda x: x is not None))
+    facts = {s: {f: draw(st.booleans()) for f in FACTS} for s in names}
+    marks = structural_marks(facts, METRICS)
+    means: dict[str, dict[str, float | None]] = {}
+    for s in names:
+        m = {k: draw(MEANS) for k in METRICS}
+        m["judge_inputs_windowed"] = draw(st.sampled_from([0.0, 0.5, None]))
+        m["judge_inputs_truncated"] = draw(st.sampled_from([0.0, 1.0, None]))
+        if const_recall:  # the setting of the range sentence: every value defined
+            m["retrieval_recall"] = recall0
+            m["answer_in_context"] = draw(MEANS.filter(lambda x: x is not None))
+        if const_aic:
+            m["answer_in_context"] = min(1.0, max(0.0, aic0 + draw(st.sampled_from([0.0, 1e-5, -1e-5]))))
+        for k, mark in (marks.get(s) or {}).items():  # what the engine gives a setting of that shape
+            if mark["fixed"]:
+                m[k] = draw(st.sampled_from(RULES[mark["reason"]].values))
+        if facts[s]["verbatim"]:
+            m["grounded_precision"] = m["emitted_precision"]
+        e, g = m["emitted_precision"], m["grounded_precision"]
+        m["gap_precision"] = None if e is None or g is None else e - g
+        means[s] = m
+    rows = []
+    for s in names:
+        row: dict[str, Any] = {
+            "setting": s,
+            "n_records": 10,
+            "n_ok": 10,
+            "metrics": {k: {"mean": v, "n": 10, "n_undefined": 0} for k, v in means[s].items()},
+        }
+        if draw(st.booleans()):
+            row["judge_abstentions"] = {"sum": draw(st.integers(0, 3)), "n_questions_with": 1, "n": 10}
+        rows.append(row)
+    contrasts = []
+    direction = {k: draw(st.sampled_from(["higher", "lower", "none"])) for k in CONTRASTED}  # one per metric
+    seen = set()
+    for a, b in draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(names)), max_size=8)):
+        metric = draw(st.sampled_from(CONTRASTED))
+        ma, mb = means[a][metric], means[b][metric]
+        if a == b or ma is None or mb is None or (a, b, metric) in seen:
+            continue
+        seen.add((a, b, metric))
+        effect = ma - mb
+        half = draw(st.floats(0, 0.5))
+        p = draw(PS)
+        contrasts.append(
+            {
+                "a": a,
+                "b": b,
+                "metric": metric,
+                "metric_a": metric,
+                "metric_b": metric,
+                "kind": "pair",
+                "family": draw(st.sampled_from(["contrasts", "judges"])),
+                "direction": direction[metric],
+                "effect": effect,
+                "mean_a": ma,
+                "mean_b": mb,
+                "ci_low": effect - half,
+                "ci_high": effect + half,
+                "p_value": p,
+                "p_holm": p,
+                "contrast": f"{a} - {b}: {metric}",
+            }
+        )
+    pairs = []
+    for y in ["answer_f1", "emitted_precision"][: draw(st.integers(0, 2))]:
+        dirs = [draw(st.sampled_from(["lower", "higher"])), draw(st.sampled_from(["lower", "higher"]))]
+        ys = st.sampled_from([0.2, 0.5, 1.0]) if draw(st.booleans()) else st.floats(0, 1)
+        points = {s: [draw(st.floats(0, 1)), draw(ys)] for s in names}
+        front = [s for s in names if not any(_dominates(points[t], points[s], dirs) for t in names if t != s)]
+        n_rel = draw(st.integers(0, 6))
+        pairs.append(
+            {
+                "x": "achieved_ratio",
+                "y": y,
+                "directions": dirs,
+                "points": points,
+                "frontier": front,
+                "relations": [{}] * n_rel,
+                "n_supported": draw(st.integers(0, n_rel)),
+            }
+        )
+    n = draw(st.integers(0, 60))
+    clustered = draw(st.booleans())
+    left_out = [
+        {"setting": f"gone{i}", "n_unavailable": k, "n_records": k}
+        for i, k in enumerate(draw(st.lists(st.integers(1, 20), max_size=2)))
+    ]
+    data = {
+        "summary": rows,
+        "metric_names": METRICS,
+        "gaps": {"gap_precision": ["emitted_precision", "grounded_precision"]},
+        "contrasts": contrasts,
+        "holm": {
+            "families": {"contrasts": 1, "judges": 1},
+            "resolution": {"warning": draw(st.sampled_from([None, "Holm floor 0.3125: no contrast can reach alpha."]))},
+        },
+        "cohort": {
+            "n": n,
+            "n_questions": n + 3,
+            "n_clusters": draw(st.integers(1, 40)) if clustered and n else None,
+            "left_out": left_out,
+            "n_contrast_rows_left_out": draw(st.integers(0, 3)) if left_out else 0,
+        },
+        "structural": marks,
+        "frontier": {"pairs": pairs},
+        "validity": {
+            "available": draw(st.booleans()),
+            "answer_metric": "answer_f1",
+            "pooled": {
+                "r_aic_f1": draw(st.one_of(st.none(), RS)),
+                "r_recall_f1": draw(st.one_of(st.none(), RS)),
+                "n": draw(st.integers(3, 2000)),
+                "delta_r2": draw(st.one_of(st.none(), st.floats(0, 1))),
+            },
+        },
+    }
+    return Analysis.from_json(data)
+
+
+# ---- the checks: each parses a sentence and asserts what it says against what it prints -------------------------
+
+Check = Callable[[Analysis, "re.Match[str]"], None]
+
+
+def _mean(an: Analysis, setting: str, key: str) -> float | None:
+    row = next(r for r in an.summary if r["setting"] == setting)
+    return row["metrics"][key]["mean"]
+
+
+def _plural(word: str, k: int) -> str:
+    return word if k == 1 else word + "s"
+
+
+def _num(s: str) -> float | None:
+    return None if s == "undefined" else float(s)
+
+
+def _resolution(an, m):
+    assert m.group(0) == an.holm["resolution"]["warning"]
+
+
+def _small_cohort(an, m):
+    c = an.cohort
+    n = c.get("n_clusters") or c["n"]
+    assert int(m["n"]) == n and 0 < n < SMALL_COHORT
+    assert m["unit"] == _plural("cluster" if c.get("n_clusters") else "question", n)
+
+
+def _empty_cohort(an, m):
+    assert an.cohort["n"] == 0
+
+
+def _left_out(an, m):
+    gone = an.cohort["left_out"]
+    listed = re.findall(r"(\S+) \((\d+) of (\d+) records unavailable\)", m["listed"])
+    assert [(g["setting"], g["n_unavailable"], g["n_records"]) for g in gone] == [
+        (s, int(u), int(r)) for s, u, r in listed
+    ]
+    assert all(int(u) == int(r) for _, u, r in listed)  # "every record unavailable"
+    k = an.cohort["n_contrast_rows_left_out"]
+    assert int(m["k"]) == k and m["rows"] == _plural("row", k)
+
+
+def _judge_counter(an, m):
+    key = next(k for k, what in JUDGE_COUNTERS.items() if what == m["what"])
+    hit = [r["setting"] for r in an.summary if (_mean(an, r["setting"], key) or 0) > 0]
+    k = int(m["k"])
+    assert k == len(hit) and m["where"] == _plural("setting", k)
+    shown = m["names"].split(", ")
+    assert shown == hit[:4] + (["…"] if k > 4 else [])
+
+
+def _abstentions(an, m):
+    sums = [r["judge_abstentions"]["sum"] for r in an.summary if "judge_abstentions" in r]
+    total, k = sum(sums), sum(1 for s in sums if s)
+    assert (int(m["t"]), int(m["k"])) == (total, k) and total > 0
+    assert m["times"] == _plural("time", total) and m["where"] == _plural("setting", k)
+
+
+def _eligible(an, fam: str, mfam: str) -> list[Mapping[str, Any]]:
+    return [
+        c
+        for c in an.contrasts
+        if c.get("family", "contrasts") == fam
+        and metric_family(c["metric"]) == mfam
+        and c["p_holm"] is not None
+        and c["p_holm"] < ALPHA
+        and c["effect"]
+        and c["ci_low"] is not None
+        and not structural_reason(an, c)
+    ]
+
+
+ITEM = re.compile(
+    r"^`(?P<a>[^`]+)` − `(?P<b>[^`]+)` on `(?P<m>[^`]+)`: (?P<e>[+-]\S+) \((?P<ma>\S+) vs (?P<mb>\S+); "
+    r"95% CI \[(?P<lo>[+-]\d\.\d{3}), (?P<hi>[+-]\d\.\d{3})\], Holm p (?P<p>[0-9.e+-]+?)(?:, (?P<v>better|worse))?\)\.$"
+)
+
+
+def _effect_item(an, m):
+    cands = [c for c in an.contrasts if (c["a"], c["b"], c["metric"]) == (m["a"], m["b"], m["m"])]
+    c = next(c for c in cands if f"{c['mean_a']:.3f}" == m["ma"] and f"{c['mean_b']:.3f}" == m["mb"])
+    e, p = float(m["e"]), float(m["p"])
+    assert p < ALPHA  # "supported": Holm p < alpha as printed
+    assert e != 0  # a printed +0.000 is never an effect
+    assert abs(e - (float(m["ma"]) - float(m["mb"]))) <= 0.0015 + 1e-9  # the effect is the difference it prints
+    if c["direction"] in ("higher", "lower"):
+        assert m["v"] == ("better" if (e > 0) == (c["direction"] == "higher") else "worse")
+    else:
+        assert m["v"] is None
+    assert float(m["lo"]) <= float(m["hi"])
+
+
+def _gap(an, m):
+    parts = m["parts"].split("; ")
+    assert int(m["k"]) == len(parts) and int(m["n"]) == len(an.summary)
+    gap = next(g for g, (x, y) in an.gaps.items() if (x, y) == (m["a"], m["b"]))
+    for part in parts:
+        p = re.fullmatch(r"`(?P<s>[^`]+)` (?P<ma>\S+) vs (?P<mb>\S+) \(gap (?P<g>[+-]\S+)\)", part)
+        assert p, part
+        g = float(p["g"])
+        assert g != 0  # "non-zero", as printed
+        assert g == pytest.approx(_mean(an, p["s"], gap), rel=0.06, abs=5e-4)
+        ma, mb = _num(p["ma"]), _num(p["mb"])
+        if ma is not None and mb is not None:
+            assert abs(g - (ma - mb)) <= 0.0015 + 1e-9
+
+
+def _pair(an, y: str, x: str) -> Mapping[str, Any]:
+    return next(p for p in an.frontier["pairs"] if (p["y"], p["x"]) == (y, x))
+
+
+def _frontier_constant(an, m):
+    p = _pair(an, m["y"], m["x"])
+    assert {f"{v[1]:.3f}" for v in p["points"].values()} == {m["v"]}  # "every setting has y = v"
+
+
+def _frontier_degenerate(an, m):
+    p = _pair(an, m["y"], m["x"])
+    dy, dx = p["directions"][1], p["directions"][0]
+    pts = p["points"]
+    best = (max if dy == "higher" else min)(v[1] for v in pts.values())
+    at_best = [s for s, v in pts.items() if v[1] == pytest.approx(best, abs=1e-9)]
+    assert (int(m["k"]), int(m["n"]), m["best"]) == (len(at_best), len(pts), f"{best:.3f}") and len(at_best) > 1
+    assert len({round(v[1], 9) for v in pts.values()}) > 1  # otherwise "every setting has"
+    s = m["s"]
+    assert s in at_best and p["frontier"] == [s]
+    bx = (min if dx == "lower" else max)(pts[t][0] for t in at_best)
+    assert pts[s][0] == bx  # "the one of them with the best x"
+
+
+def _frontier_front(an, m):
+    p = _pair(an, m["y"], m["x"])
+    listed = re.findall(r"`([^`]+)`", m["front"])
+    assert listed == p["frontier"]
+    for s in listed:  # "non-dominated"
+        assert not any(_dominates(v, p["points"][s], p["directions"]) for t, v in p["points"].items() if t != s)
+    assert int(m["s"]) <= int(m["r"]) == len(p["relations"])
+
+
+VALIDITY = re.compile(
+    r"^Answer-in-context (?:tracks `(?P<m1>[^`]+)` (?P<c1>more|less|as) closely (?P<t1>than|as) retrieval recall "
+    r"does \(pooled r = |is (?P<c2>more|less|as) strongly correlated with `(?P<m2>[^`]+)` (?P<t2>than|as) retrieval "
+    r"recall is \(by \|r\|: pooled r = )(?P<ra>-?\d\.\d{3}) vs (?P<rr>-?\d\.\d{3}), n = (?P<n>\d+); adding it to "
+    r"recall changes R² by (?P<d>\S+)\)(?P<sign>; [^.]*)?\.(?P<rest>.*)$"
+)
+VALIDITY_REST = {
+    "validity_range": re.compile(
+        r"^ Retrieval recall is (?P<r>\d\.\d{3}) in every setting while `answer_in_context` runs from "
+        r"(?P<hi>\d\.\d{3}) \(`(?P<shi>[^`]+)`\) to (?P<lo>\d\.\d{3}) \(`(?P<slo>[^`]+)`\): recall does not see what "
+        r"compression removes\.$"
+    ),
+    "validity_constant": re.compile(
+        r"^ Retrieval recall is (?P<r>\d\.\d{3}) and `answer_in_context` (?P<a>\d\.\d{3}) in every setting\.$"
+    ),
+    "validity_one_setting": re.compile(
+        r"^ Its one setting, `(?P<s>[^`]+)`, has retrieval recall (?P<r>\d\.\d{3}) and `answer_in_context` "
+        r"(?P<a>\d\.\d{3})\.$"
+    ),
+}
+
+
+def _validity_main(an, m):
+    pooled = an.validity["pooled"]
+    ra, rr = float(m["ra"]), float(m["rr"])
+    assert (m["ra"], m["rr"]) == (f"{pooled['r_aic_f1']:.3f}", f"{pooled['r_recall_f1']:.3f}")
+    cmp = m["c1"] or m["c2"]
+    want = "more" if abs(ra) > abs(rr) else "less" if abs(ra) < abs(rr) else "as"
+    assert cmp == want  # compared by |r| as printed
+    assert (m["t1"] or m["t2"]) == ("as" if cmp == "as" else "than")
+    negative = [name for name, r in (("answer-in-context", ra), ("retrieval recall", rr)) if r < 0]
+    assert (m["c1"] is not None) == (not negative)  # "tracks ... closely" only where neither r is negative
+    sign = m["sign"] or ""
+    if len(negative) == 2:
+        assert sign.startswith("; both correlations are negative")
+    elif negative == ["answer-in-context"]:
+        assert sign.startswith("; answer-in-context's is negative")
+    elif negative == ["retrieval recall"]:
+        assert sign.startswith("; retrieval recall's is negative")
+    else:
+        assert sign == ""
+    assert int(m["n"]) == pooled["n"]
+
+
+def _aic(an) -> dict[str, Any]:
+    return {r["setting"]: _mean(an, r["setting"], "answer_in_context") for r in an.summary}
+
+
+def _recall_printed(an) -> set[str]:
+    return {f"{_mean(an, r['setting'], 'retrieval_recall'):.3f}" for r in an.summary}
+
+
+def _validity_range(an, m):
+    aic = _aic(an)
+    assert _recall_printed(an) == {m["r"]}  # "in every setting"
+    assert float(m["hi"]) > float(m["lo"])  # "runs from X to Y": two different values
+    assert (m["hi"], m["lo"]) == (f"{max(aic.values()):.3f}", f"{min(aic.values()):.3f}")
+    assert (f"{aic[m['shi']]:.3f}", f"{aic[m['slo']]:.3f}") == (m["hi"], m["lo"])
+
+
+def _validity_constant(an, m):
+    assert len(an.summary) > 1
+    assert _recall_printed(an) == {m["r"]} and {f"{v:.3f}" for v in _aic(an).values()} == {m["a"]}
+
+
+def _validity_one_setting(an, m):
+    assert [r["setting"] for r in an.summary] == [m["s"]]
+    assert _recall_printed(an) == {m["r"]} and f"{_aic(an)[m['s']]:.3f}" == m["a"]
+
+
+STRUCTURAL_RE = re.compile(
+    r"^(?P<head>Not an effect|By construction): `(?P<m>[^`]+)` in (?P<k>\d+) of (?P<n>\d+) settings "
+    r"\((?P<cells>.*)\), (?P<why>.+)\.$"
+)
+
+
+def _structural(fixed: bool) -> Check:
+    def check(an, m):
+        rule = RULES[m["why"]]
+        assert rule.fixed is fixed and (m["head"] == "Not an effect") is fixed
+        marked = [s for s, ms in an.structural.items() if (ms.get(m["m"]) or {}).get("reason") == m["why"]]
+        assert int(m["k"]) == len(marked) and int(m["n"]) == len(an.summary)
+        cells = m["cells"].split(", ")
+        if len(marked) > 6:
+            assert cells[-1] == "…"
+            cells = cells[:-1]
+        assert len(cells) == min(6, len(marked))
+        for cell in cells:
+            c = re.fullmatch(r"`(?P<s>[^`]+)`(?: = (?P<v>\S+))?", cell)
+            assert c and c["s"] in marked and (c["v"] is not None) is fixed
+            if fixed:  # the value printed is the value the rule says the shape fixes
+                v = _mean(an, c["s"], m["m"])
+                assert c["v"] == ("undefined" if v is None else f"{v:.3f}")
+                assert v in rule.values
+
+    return check
+
+
+def _check_head(an, m, shown):
+    fam = m["fam"] or "contrasts"
+    eligible = _eligible(an, fam, m["mfam"])
+    assert int(m["n"]) == len(eligible) and 0 < len(shown) <= min(PER_FAMILY, len(eligible))
+    sizes = [abs(c["effect"]) for c in shown]
+    assert sizes == sorted(sizes, reverse=True)  # "largest", in order
+    metrics = [c["metric"] for c in shown]
+    assert all(metrics.count(x) <= 2 for x in metrics)
+    # no eligible effect larger than the smallest shown is left out unless its metric already has two
+    for c in eligible:
+        if c not in shown and abs(c["effect"]) > min(sizes) and len(shown) < PER_FAMILY:
+            assert metrics.count(c["metric"]) >= 2
+
+
+WARNINGS: dict[str, re.Pattern[str]] = {
+    "warning_small_cohort": re.compile(
+        r"^Small cohort: (?P<n>\d+) (?P<unit>questions?|clusters?); intervals are wide and p-values coarse\.$"
+    ),
+    "warning_empty_cohort": re.compile(r"^The common cohort is empty: every mean and contrast is undefined\.$"),
+    "warning_left_out": re.compile(
+        r"^Left out of the common cohort and the contrasts \(the setting did not run: every record `unavailable`\): "
+        r"(?P<listed>.+); (?P<k>\d+) contrast (?P<rows>rows?) left out\.$"
+    ),
+    "warning_judge_counter": re.compile(
+        r"^(?P<what>" + "|".join(re.escape(w) for w in JUDGE_COUNTERS.values()) + r") in (?P<k>\d+) "
+        r"(?P<where>settings?) \((?P<names>[^)]*)\)\.$"
+    ),
+    "warning_abstentions": re.compile(
+        r"^The judge abstained (?P<t>\d+) (?P<times>times?) in (?P<k>\d+) (?P<where>settings?) "
+        r"\(counted as not supported\)\.$"
+    ),
+    "warning_resolution": re.compile(r"^Holm floor .*$"),
+}
+CHECKS: dict[str, Callable[..., None]] = {
+    "warning_resolution": _resolution,
+    "warning_small_cohort": _small_cohort,
+    "warning_empty_cohort": _empty_cohort,
+    "warning_left_out": _left_out,
+    "warning_judge_counter": _judge_counter,
+    "warning_abstentions": _abstentions,
+    "effect_head": _check_head,
+    "effect_item": _effect_item,
+    "gap": _gap,
+    "frontier_constant": _frontier_constant,
+    "frontier_degenerate": _frontier_degenerate,
+    "frontier_front": _frontier_front,
+    "validity_tracks": _validity_main,
+    "validity_correlated": _validity_main,
+    "validity_range": _validity_range,
+    "validity_constant": _validity_constant,
+    "validity_one_setting": _validity_one_setting,
+    "structural_fixed": _structural(True),
+    "structural_relation": _structural(False),
+}
+FRONTIER = {
+    "frontier_constant": re.compile(
+        r"^Frontier of `(?P<y>[^`]+)` vs `(?P<x>[^`]+)`: every setting has `(?P=y)` = (?P<v>\d\.\d{3}); only "
+        r"`(?P=x)` separates them\.$"
+    ),
+    "frontier_degenerate": re.compile(
+        r"^Frontier of `(?P<y>[^`]+)` vs `(?P<x>[^`]+)` is degenerate: (?P<k>\d+) of (?P<n>\d+) settings reach the "
+        r"best `(?P=y)` \((?P<best>\d\.\d{3})\); the frontier is the one of them with the best `(?P=x)`, "
+        r"`(?P<s>[^`]+)`\.$"
+    ),
+    "frontier_front": re.compile(
+        r"^Frontier of `(?P<y>[^`]+)` vs `(?P<x>[^`]+)`: non-dominated (?P<front>`[^;]+`); (?P<s>\d+) of (?P<r>\d+) "
+        r"dominance relations supported by the paired test\.$"
+    ),
+}
+HEAD = re.compile(
+    r"^Largest supported (?P<mfam>\w+) effects(?: \((?P<fam>[^)]+)\))?, of (?P<n>\d+) with Holm p < 0\.05:$"
+)
+
+
+def _one(patterns: Mapping[str, re.Pattern[str]], text: str) -> tuple[str, re.Match[str]]:
+    hits = [(t, m) for t, p in patterns.items() if (m := p.match(text))]
+    assert len(hits) == 1, f"{len(hits)} templates match {text!r}"
+    return hits[0]
+
+
+def check_findings(an: Analysis) -> set[str]:
+    """Check every finding of ``an`` against its template; the template ids seen."""
+    seen: set[str] = set()
+    m: Any  # the match of the finding's template
+    for f in findings(an):
+        text, kind = f["text"], f["kind"]
+        if kind == "warning":
+            tid, m = _one(WARNINGS, text)
+            CHECKS[tid](an, m)
+            seen.add(tid)
+        elif kind == "effect":
+            m = HEAD.match(text)
+            assert m, f"an effect heading no template matches: {text!r}"
+            items = list(f["items"])
+            for i in items:
+                im = ITEM.match(i)
+                assert im, f"an effect sentence no template matches: {i!r}"
+                CHECKS["effect_item"](an, im)
+            fam = m["fam"] or "contrasts"
+            shown = []
+            for i in items:
+                im = ITEM.match(i)
+                assert im is not None
+                c = next(
+                    c
+                    for c in _eligible(an, fam, m["mfam"])
+                    if (c["a"], c["b"], c["metric"]) == (im["a"], im["b"], im["m"]) and f"{c['mean_a']:.3f}" == im["ma"]
+                )
+                shown.append(c)
+            _check_head(an, m, shown)
+            seen |= {"effect_head", "effect_item"}
+        elif kind == "gap":
+            m = re.match(
+                r"^`(?P<a>[^`]+)` − `(?P<b>[^`]+)` \(what the reader saw vs the source\) is non-zero in (?P<k>\d+) "
+                r"of (?P<n>\d+) settings: (?P<parts>.+)\.$",
+                text,
+            )
+            assert m, f"a gap sentence no template matches: {text!r}"
+            _gap(an, m)
+            seen.add("gap")
+        elif kind == "frontier":
+            tid, m = _one(FRONTIER, text)
+            CHECKS[tid](an, m)
+            seen.add(tid)
+        elif kind == "validity":
+            m = VALIDITY.match(text)
+            assert m, f"a validity sentence no template matches: {text!r}"
+            tid = "validity_tracks" if m["c1"] else "validity_correlated"
+            CHECKS[tid](an, m)
+            seen.add(tid)
+            if m["rest"]:
+                rid, r = _one(VALIDITY_REST, m["rest"])
+                CHECKS[rid](an, r)
+                seen.add(rid)
+        elif kind == "structural":
+            m = STRUCTURAL_RE.match(text)
+            assert m, f"a structural sentence no template matches: {text!r}"
+            tid = "structural_fixed" if m["head"] == "Not an effect" else "structural_relation"
+            CHECKS[tid](an, m)
+            seen.add(tid)
+        else:
+            raise AssertionError(f"a finding of a kind no template covers: {f!r}")
+    return seen
+
+
+def test_every_template_has_a_check():
+    assert set(CHECKS) == set(TEMPLATES)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+@given(analyses())
+def test_every_finding_says_what_its_numbers_say(an):
+    check_findings(an)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_the_generator_reaches_every_template(template):
+    from hypothesis import find
+
+    try:
+        find(
+            analyses(),
+            lambda an: template in check_findings(an),
+            settings=settings(
+                max_examples=3000,
+                database=None,
+                derandomize=True,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            ),
+        )
+    except NoSuchExample:
+        pytest.fail(f"no random analysis produced the template {template}: the harness does not cover it")
