@@ -16,7 +16,14 @@ from rageval.report.console import echo_headline, echo_holm, nothing_scored
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, score_files
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD, DEFAULT_TOKENIZER
+from rageval.scoring import (
+    DEFAULT_GROUNDING,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOKENIZER,
+    AttributionConfig,
+)
 
 __all__ = ["EXAMPLE", "score_cmd"]
 
@@ -89,6 +96,15 @@ def _diagnostics(value: str):
 @click.option("--baseline", default=None, help="The setting every other is compared with (default: the first).")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of settings instead of each with the baseline.")
 @click.option("--tokenizer", default=DEFAULT_TOKENIZER, show_default=True, help="Tokenizer for token counts.")
+@click.option(
+    "--grounding",
+    type=click.Choice(["single", "union"]),
+    default=DEFAULT_GROUNDING,
+    show_default=True,
+    help="Claim support's grounded premise of a unit without provenance: the snippets recovered one by one "
+    "(single, the paper's rule) or the union of its top-10 recovery candidates (union: refined texts that "
+    "span several sources; docs/score.md#refined-contexts-the-grounding-mode).",
+)
 @click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
@@ -120,6 +136,7 @@ def score_cmd(
     baseline,
     all_pairs,
     tokenizer,
+    grounding,
     retrieval_k,
     seed,
     n_resamples,
@@ -153,6 +170,7 @@ def score_cmd(
             diagnostics=_diagnostics(diagnostics),
             tokenizer=tokenizer,
             retrieval_k=retrieval_k,
+            attribution=None if grounding == DEFAULT_GROUNDING else AttributionConfig(grounding=grounding),
             seed=seed,
             resamples=n_resamples,
             baseline=baseline,
