@@ -152,7 +152,8 @@ def test_findings_list_supported_effects_gaps_and_structural_values_never_as_eff
     assert structural_reason(an, an.contrasts[2]) == "by construction: no provenance"
     assert found[2]["text"] == (
         "`emitted_precision` − `grounded_precision` (what the reader saw vs the source) is non-zero in 1 of 2 "
-        "settings: `prune` 1.000 vs 0.500 (gap +0.500)."
+        "settings: `prune` 1.000 vs 0.500 (gap +0.500) (grounding `single`: a unit without provenance in the "
+        "snippets recovered one by one)."
     )
     assert (
         found[3]["text"]

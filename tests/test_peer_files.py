@@ -48,10 +48,15 @@ def test_ragas_rows_from_every_writer_give_the_same_records(tmp_path, name):
     for r in (r1, r2):
         assert r["metrics"]["emitted_precision"] == r["metrics"]["emitted_recall"] == 1.0
         assert r["metrics"]["grounded_precision"] == 1.0  # contexts without sources: grounded = emitted
-    # answer F1 against the reference: [william, shakespeare, wrote, hamlet] vs 2 tokens -> P 1/2, R 1 -> 2/3;
-    # [seine, flows, through, paris, lyon, is, french, city] vs [seine] -> P 1/8, R 1 -> 2/9
+    # the references "William Shakespeare" (2 regex tokens) and "The Seine" (2) are at most 10 tokens: also the
+    # short answers (the same strings, so answer F1 is unchanged). Answer F1: [william, shakespeare, wrote, hamlet]
+    # vs 2 tokens -> P 1/2, R 1 -> 2/3; [seine, flows, through, paris, lyon, is, french, city] vs [seine] -> P 1/8,
+    # R 1 -> 2/9
     assert r1["metrics"]["answer_f1"] == pytest.approx(2 / 3)
     assert r2["metrics"]["answer_f1"] == pytest.approx(2 / 9)
+    # answer-in-context, defined without --map: "william shakespeare" is in [1] "Hamlet is a tragedy by William
+    # Shakespeare."; "seine" (the article dropped) in [1] "The Seine flows through Paris, ..." -> 1 and 1
+    assert r1["metrics"]["answer_in_context"] == r2["metrics"]["answer_in_context"] == 1.0
 
 
 def test_ragas_datasets_csv_and_pandas_csv_read_alike():
@@ -134,9 +139,15 @@ def test_ragchecker_input_and_output_files_score_alike(tmp_path, name):
     res, recs = score(tmp_path, name)
     setting = Path(name).stem
     m0, m1 = recs[(setting, "0")]["metrics"], recs[(setting, "1")]["metrics"]
-    # gt_answer is a long reference: answer F1 only. #0 holds the same tokens in another order -> F1 1, EM 0
+    # gt_answer is the reference, and at most 10 regex tokens also the short answers: #0 "The Nile is the longest
+    # river in the world." is 9 words and a full stop, 10 tokens; #1 "Leonardo da Vinci" 3. Answer F1 (the same
+    # strings either way): #0 holds the same tokens in another order -> F1 1, EM 0
     assert (m0["answer_f1"], m0["answer_em"]) == (1.0, 0.0)
     assert (m1["answer_f1"], m1["answer_em"]) == (0.0, 0.0)  # Raphael vs Leonardo da Vinci
+    # answer-in-context: "nile is longest river in world" is in context 1 ("The Nile is the longest river in the
+    # world, at about 6,650 km."), "leonardo da vinci" in the one context of #1 -> 1 and 1
+    assert m0["answer_in_context"] == m1["answer_in_context"] == 1.0
+    assert any("gt_answer of at most 10 tokens is also read as the short answers" in n for n in res.notes)
     # no response cites: the citation diagnostics are undefined (None), never 0
     assert m0.get("emitted_recall") is None and m1.get("grounded_precision") is None
     assert recs[(setting, "0")]["context"]["units"][1]["text"] == "The Amazon is the largest river by discharge."

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, field_serializer, field_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, field_serializer, field_validator, model_serializer
 
 from rageval.strict import Probability, Strict
 
@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_CANDIDATES",
     "DEFAULT_CITATION_MODE",
     "DEFAULT_CLAIM_PREMISE",
+    "DEFAULT_GROUNDING",
     "DEFAULT_JUDGE",
     "DEFAULT_MAX_CITATIONS",
     "DEFAULT_MULTI_SNIPPET",
@@ -73,6 +74,10 @@ DEFAULT_CANDIDATES: Literal["bm25", "dense"] = "bm25"
 DEFAULT_NO_CITATION_PRECISION: Literal["zero", "undefined"] = "zero"
 #: claim_support's premises: each unit alone or all units pooled
 DEFAULT_CLAIM_PREMISE: Literal["single", "joint"] = "single"
+#: claim_support's grounded premise of a unit without declared provenance: the snippets re-attribution recovers,
+#: each passing the judge alone ("single", the paper's rule), or the union of its top-``k`` recovery candidates
+#: in source order ("union": a refined text that spans several sources); docs/design.md#claim-support
+DEFAULT_GROUNDING: Literal["single", "union"] = "single"
 
 
 class JudgeConfig(Strict):
@@ -117,6 +122,20 @@ class AttributionConfig(Strict):
         DEFAULT_CLAIM_PREMISE,
         description="claim_support's premises: each unit alone (max over units) or all units pooled (joint)",
     )
+    grounding: Literal["single", "union"] = Field(
+        DEFAULT_GROUNDING,
+        description="claim_support's grounded premise of a unit without provenance: the snippets recovered one by "
+        "one (single) or the union of its top-k recovery candidates in source order (union)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _grounding_when_set(self, handler: Any) -> Any:
+        """``grounding`` is written only when it is not the default, so the records, cache keys and manifests
+        of runs that do not set it are those of a rageval without the option (they were scored by its rule)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("grounding") == DEFAULT_GROUNDING:
+            data.pop("grounding")
+        return data
 
 
 class ScoringConfig(Strict):

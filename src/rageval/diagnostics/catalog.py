@@ -245,7 +245,7 @@ _SPECS = [
     ),
     DiagnosticSpec(
         name="claim_support",
-        version="1.1.0",
+        version="1.2.0",
         summary="Citation-free claim support: share of the answer's claims some unit the reader saw (emitted), "
         "or its source snippets (grounded), entails.",
         family="attribution",

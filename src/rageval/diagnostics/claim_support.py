@@ -5,7 +5,7 @@ sources behind it?  (docs/design.md#claim-support)
 
     claim_support(predictions, units, sources, claims=None, *, judge=DEFAULT_JUDGE, threshold=DEFAULT_THRESHOLD,
                   max_citations=DEFAULT_MAX_CITATIONS, alce_compat=False, claim_premise="single",
-                  recovery_threshold=None, k=DEFAULT_RECOVERY_K, multi_snippet=False, candidates="bm25",
+                  grounding="single", recovery_threshold=None, k=DEFAULT_RECOVERY_K, multi_snippet=False, candidates="bm25",
                   cache_dir=None)
 
 (the ``DEFAULT_*`` option defaults: :mod:`rageval.scoring`)
@@ -20,6 +20,11 @@ citation is read: every unit of the question is evidence for every claim.
 * **grounded** support: the same against each unit's source snippets — the declared ones, else those
   re-attribution recovers (the protocol of ``grounded_*``) — written as grounded premises are; a claim
   whose units have no source is unsupported without a judge call (a *structural rejection*, counted).
+  ``grounding="union"`` (off by default): a unit without declared provenance has as its one grounded premise
+  the union of its top-``k`` recovery candidates (ranked as re-attribution ranks them, positive scores only),
+  in source order, whether or not any of them passes the judge alone — for a unit, such as a refiner's text,
+  whose claims span several sources, which no single recovered snippet supports; its grounded support then
+  asks whether the retrieved documents it was drawn from, together, support the claim.
 
 A claim no premise supports is *abstained* when the judge abstained on at least one of its premises: it
 counts as unsupported, and ``*_excl_abstain`` leaves it out.  Per question: the supported-claim rates
@@ -50,11 +55,12 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 from rageval.diagnostics.attribution.engine import resolve_options
-from rageval.diagnostics.attribution.premises import fmt, grounded_items, pool, unit_items
-from rageval.diagnostics.attribution.recovery import recover_wanted
+from rageval.diagnostics.attribution.premises import declared_items, fmt, grounded_items, pool, source_items, unit_items
+from rageval.diagnostics.attribution.recovery import candidate_pools, recover_wanted
 from rageval.scoring import (
     DEFAULT_CANDIDATES,
     DEFAULT_CLAIM_PREMISE,
+    DEFAULT_GROUNDING,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CITATIONS,
     DEFAULT_MULTI_SNIPPET,
@@ -103,13 +109,25 @@ def claims_of(q: PreparedQuestion, given: Sequence[str] | None, opts: Any) -> li
     return [s.text for s in q.parse(opts).sentences]
 
 
-def _premises(q: PreparedQuestion, rec, mode: str, joint: bool) -> list[str]:
+def _grounded_group(q: PreparedQuestion, k: int, rec, pools: dict[tuple[int, int], list[str]] | None):
+    """Unit ``k``'s grounded premise items: declared snippets, else (``pools``: the union rule) its candidates'
+    union, else (the single rule) the snippets re-attribution recovered; None when no source stands behind it."""
+    if pools is None:
+        return grounded_items(q, k, rec)[0]
+    declared = declared_items(q, k)
+    if declared is not None:
+        return declared
+    ids = pools.get((q.index, k))
+    return source_items(q, ids) if ids else None
+
+
+def _premises(q: PreparedQuestion, rec, mode: str, joint: bool, pools=None) -> list[str]:
     """The premises a claim of question ``q`` is checked against in ``mode``: one per unit with evidence, or
     (``joint``) one pooling them all (grounded: source ids once, as verification pools them)."""
     if mode == "emitted":
         groups: list[Any] = [unit_items(q, k) for k in range(len(q.units))]
     else:
-        groups = [grounded_items(q, k, rec)[0] for k in range(len(q.units))]
+        groups = [_grounded_group(q, k, rec, pools) for k in range(len(q.units))]
     if joint:
         pooled = pool(groups, dedupe=mode == "grounded")
         return [fmt(pooled)] if pooled else []
@@ -136,6 +154,7 @@ def claim_support(
     max_citations: int | None = DEFAULT_MAX_CITATIONS,
     alce_compat: bool = False,
     claim_premise: str = DEFAULT_CLAIM_PREMISE,
+    grounding: str = DEFAULT_GROUNDING,
     recovery_threshold: float | None = None,
     k: int = DEFAULT_RECOVERY_K,
     multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
@@ -147,6 +166,8 @@ def claim_support(
     ``claims``: per question its claims (a list of strings), or None to take the answer's sentences; leave it
     out for every question's sentences.  ``max_citations`` and ``alce_compat`` only shape how an answer is
     split into sentences (as for the citation scores); the re-attribution options are ``grounded_*``'s.
+    ``grounding``: ``"single"`` (the paper's rule) or ``"union"`` (a unit without provenance grounded in its
+    top-``k`` candidates together; see the module doc).
     """
     from rageval.judges import get_judge
 
@@ -157,6 +178,7 @@ def claim_support(
             max_citations=max_citations,
             alce_compat=alce_compat,
             claim_premise=claim_premise,
+            grounding=grounding,
             recovery_threshold=recovery_threshold,
             k=k,
             multi_snippet=multi_snippet,
@@ -168,12 +190,17 @@ def claim_support(
     given = check_claims(claims, len(questions))
     texts = [claims_of(q, g, opts) for q, g in zip(questions, given)]
     wanted = {q.index: [k for k, u in enumerate(q.units) if u.source_ids is None] for q in questions}
-    rec = recover_wanted(questions, wanted, runner, opts)
+    if opts.grounding == "union":  # the candidates' union: ranked, not judged one by one
+        rec, pools = {}, candidate_pools(questions, wanted, k=opts.k, candidates=opts.candidates)
+    else:
+        rec, pools = recover_wanted(questions, wanted, runner, opts), None
     joint = opts.claim_premise == "joint"
     # per mode, per question: its claims with their premises, every pair of a mode decided in one batched call
     checked: dict[str, list[list[_Claim]]] = {}
     for mode in MODES:
-        checked[mode] = [[_Claim(c, _premises(q, rec, mode, joint)) for c in cs] for q, cs in zip(questions, texts)]
+        checked[mode] = [
+            [_Claim(c, _premises(q, rec, mode, joint, pools)) for c in cs] for q, cs in zip(questions, texts)
+        ]
         asks = [(cl, p) for cls in checked[mode] for cl in cls for p in cl.premises]
         decided = (
             runner.decide([p for _, p in asks], [cl.text for cl, _ in asks], threshold=opts.threshold) if asks else []
@@ -237,6 +264,7 @@ def score_claim_support(inputs, options, judge) -> dict[str, Any]:
         max_citations=a.max_citations,
         alce_compat=a.alce_compat,
         claim_premise=a.claim_premise,
+        grounding=a.grounding,
         recovery_threshold=a.recovery_threshold,
         k=a.k,
         multi_snippet=a.multi_snippet,

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rageval.report.contrast_tables import ALPHA, contrast_families
+from rageval.report.grounding import gap_grounding
 from rageval.report.result import Analysis, Finding
 from rageval.report.tables import MEAN_FAMILIES, fmt_p, left_out_line, metric_family, structural_mark
 
@@ -155,7 +156,7 @@ def _gaps(an: Analysis) -> list[Finding]:
                 {
                     "kind": "gap",
                     "text": f"`{a}` − `{b}` (what the reader saw vs the source) is non-zero in {len(parts)} of {n} "
-                    f"settings: {'; '.join(parts)}.",
+                    f"settings: {'; '.join(parts)} ({gap_grounding(an.manifest, gap)}).",
                 }
             )
     return out

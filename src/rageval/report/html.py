@@ -23,6 +23,7 @@ from rageval.report import tables as T
 from rageval.report.audit_section import audit_blocks
 from rageval.report.explorer import explorer_json
 from rageval.report.findings import frontier_sentence
+from rageval.report.grounding import gaps_grounding_note
 from rageval.report.judge_note import judge_note
 from rageval.report.page import examples_split, frontier_figures, means_blocks
 from rageval.report.plots import pareto_name
@@ -395,6 +396,7 @@ def render_html(
         "sections": sections,
         "failures": _tab(*T.failure_table(an), links),
         "gaps": an.gaps,
+        "gaps_grounding": gaps_grounding_note(an.manifest, an.gaps, code=str),
         "direction_legend": T.DIRECTION_LEGEND,
         "means": means_blocks(an, links, undefined=UNDEFINED),
         "abstentions": _tab(*abstentions),

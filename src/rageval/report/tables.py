@@ -13,6 +13,7 @@ from typing import Any
 from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default, direction_of, output_owner
 from rageval.escape import csv_text, md_code, md_text
 from rageval.report import first_screen as FS
+from rageval.report.grounding import gaps_grounding_note
 from rageval.report.result import Analysis
 from rageval.types import STATUSES
 
@@ -384,7 +385,9 @@ def summary_markdown(an: Analysis) -> str:
         parts.append(
             "`gap_*` = emitted − grounded, per question, then averaged ("
             + ", ".join(f"`{g}` = {a} − {b}" for g, (a, b) in an.gaps.items())
-            + ").\n\n"
+            + "). "
+            + gaps_grounding_note(an.manifest, an.gaps)
+            + "\n\n"
         )
     parts.append(DIRECTION_LEGEND + "\n\n")
     parts.append(_means_markdown(an))

@@ -17,7 +17,14 @@ from rageval.report.console import echo_headline, echo_holm, nothing_scored, say
 from rageval.report.headline import run_summary, summary_json
 from rageval.rundir.manifest import RunDirError
 from rageval.score.run import ScoreOptions, ScoreResult, score_files
-from rageval.scoring import DEFAULT_JUDGE, DEFAULT_MAX_CITATIONS, DEFAULT_THRESHOLD, DEFAULT_TOKENIZER
+from rageval.scoring import (
+    DEFAULT_GROUNDING,
+    DEFAULT_JUDGE,
+    DEFAULT_MAX_CITATIONS,
+    DEFAULT_THRESHOLD,
+    DEFAULT_TOKENIZER,
+    AttributionConfig,
+)
 
 __all__ = ["EXAMPLE", "score_cmd", "score_inputs"]
 
@@ -90,6 +97,15 @@ def _diagnostics(value: str):
 @click.option("--baseline", default=None, help="The setting every other is compared with (default: the first).")
 @click.option("--all-pairs", is_flag=True, help="Compare every pair of settings instead of each with the baseline.")
 @click.option("--tokenizer", default=DEFAULT_TOKENIZER, show_default=True, help="Tokenizer for token counts.")
+@click.option(
+    "--grounding",
+    type=click.Choice(["single", "union"]),
+    default=DEFAULT_GROUNDING,
+    show_default=True,
+    help="Claim support's grounded premise of a unit without provenance: the snippets recovered one by one "
+    "(single, the paper's rule) or the union of its top-10 recovery candidates (union: refined texts that "
+    "span several sources; docs/score.md#refined-contexts-the-grounding-mode).",
+)
 @click.option("--k", "retrieval_k", type=click.IntRange(min=1), default=None, help="Retrieval recall@k (default: all).")
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
@@ -121,6 +137,7 @@ def score_cmd(
     baseline,
     all_pairs,
     tokenizer,
+    grounding,
     retrieval_k,
     seed,
     n_resamples,
@@ -161,6 +178,7 @@ def score_cmd(
             all_pairs=all_pairs,
             tokenizer=tokenizer,
             retrieval_k=retrieval_k,
+            grounding=grounding,
             seed=seed,
             n_resamples=n_resamples,
             no_report=no_report,
@@ -198,6 +216,7 @@ def score_inputs(
     seed: int,
     n_resamples: int | str,
     no_report: bool,
+    grounding: str = DEFAULT_GROUNDING,
     no_progress: bool,
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
@@ -211,6 +230,7 @@ def score_inputs(
         diagnostics=_diagnostics(diagnostics),
         tokenizer=tokenizer,
         retrieval_k=retrieval_k,
+        attribution=None if grounding == DEFAULT_GROUNDING else AttributionConfig(grounding=grounding),
         seed=seed,
         resamples=n_resamples,
         baseline=baseline,

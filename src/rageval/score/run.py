@@ -51,8 +51,7 @@ from rageval.data.formats.match import (
 from rageval.data.schema import Example
 from rageval.diagnostics import CATALOG, applicable
 from rageval.diagnostics.inputs import scoring_options
-from rageval.escape import csv_text
-from rageval.io import printable, write_text_atomic
+from rageval.io import printable
 from rageval.judges.spec import JudgeSpec
 from rageval.registry import did_you_mean
 from rageval.report import build_report as _build
@@ -76,6 +75,7 @@ from rageval.scoring import (
     DEFAULT_MAX_CITATIONS,
     DEFAULT_THRESHOLD,
     DEFAULT_TOKENIZER,
+    AttributionConfig,
     CitationConfig,
     ScoringConfig,
 )
@@ -109,6 +109,7 @@ class ScoreOptions:
     diagnostics: Any = "auto"
     tokenizer: str = DEFAULT_TOKENIZER
     retrieval_k: int | None = None
+    attribution: AttributionConfig | None = None  # None: the defaults (not recorded); --grounding union sets one
     seed: int = 0
     #: the report's replicates: auto | paper | a count (rageval.stats.resolution; changes no record)
     resamples: int | str = "auto"
@@ -190,6 +191,7 @@ def _setting_key(options: ScoreOptions, setting: Setting, fmt: str, mode: str, d
         "citations": {"mode": mode, "max_citations": options.max_citations},
         "diagnostics": {d: CATALOG[d].version for d in diagnostics},
         "retrieval_k": options.retrieval_k,
+        **({"attribution": options.attribution.model_dump(mode="json")} if options.attribution else {}),
     }
 
 
@@ -250,17 +252,6 @@ def _notes(
         notes.append(f"{matched.n_by_text} question(s) matched by question text, not id (first: {matched.by_text[0]})")
     notes.extend(matched.conflicts[:5])
     return notes
-
-
-def _write_unmatched(out: Path, matched: Matched) -> None:
-    path = out / "unmatched.csv"
-    if not matched.unmatched:
-        if path.exists():
-            path.unlink()
-        return
-    head = ["question_id", "question", "present_in", "missing_in"]
-    rows = [[u.question_id, u.question, ";".join(u.present), ";".join(u.missing)] for u in matched.unmatched]
-    write_text_atomic(path, csv_text([head, *rows], str))
 
 
 @dataclass
@@ -357,7 +348,7 @@ def score_files(
             run = execute(plan, rundir, progress_bar=progress, on_record=on_record)
         finally:
             read.close()  # a streamed file's descriptor: every item is made
-        _write_unmatched(rundir.path, read.matched)
+        read.matched.write_unmatched(rundir.path)
         result = ScoreResult(
             rundir.path,
             run.n_records,
@@ -381,6 +372,7 @@ def _scoring(options: ScoreOptions, mode: str) -> ScoringConfig:
             judge=judge,
             tokenizer=options.tokenizer,
             citations=CitationConfig.model_validate({"mode": mode, "max_citations": options.max_citations}),
+            attribution=options.attribution,
             retrieval_k=options.retrieval_k,
         )
         scoring_options(scoring)  # validated here, before anything is written

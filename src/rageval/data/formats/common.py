@@ -22,6 +22,7 @@ from typing import Any
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
 from rageval.infiles import JsonLines, iter_json_lines, loads
 from rageval.infiles import read_text as _read_text
+from rageval.text.tokenize import RegexTokenizer
 
 __all__ = [
     "EMPTY_ANSWER",
@@ -29,6 +30,7 @@ __all__ = [
     "MARKERS",
     "SCORE_INPUT",
     "SELF_SOURCED",
+    "SHORT_GOLD_TOKENS",
     "ImportedFile",
     "LazyItems",
     "LineIndex",
@@ -39,6 +41,8 @@ __all__ = [
     "json_rows",
     "question_key",
     "read_text",
+    "short_gold",
+    "short_gold_note",
     "whole_json",
 ]
 
@@ -52,6 +56,39 @@ SystemId = tuple[str | None, str | None]
 
 #: the flags :class:`LineIndex` keeps of a line: each unit its own source, a blank answer, a citation marker
 SELF_SOURCED, EMPTY_ANSWER, MARKERS = 1, 2, 4
+
+#: a peer's gold answer (RAGAS's ``reference``/``ground_truth``/``ground_truths``, RAGChecker's ``gt_answer``) of
+#: at most this many tokens of rageval's regex tokenizer is also a short answer (``answers``):
+#: docs/score.md#peers-short-gold-answers
+SHORT_GOLD_TOKENS = 10
+
+
+def short_gold(reference: str | Sequence[str]) -> list[str]:
+    """The gold strings of ``reference`` that are short answers: non-blank and at most :data:`SHORT_GOLD_TOKENS`
+    tokens as rageval's regex tokenizer counts them (a run of word characters, or one punctuation mark).
+
+    >>> short_gold("Paris.")  # 2 tokens
+    ['Paris.']
+    >>> short_gold(["William Shakespeare", "Hamlet was written by William Shakespeare around 1600, in London."])
+    ['William Shakespeare']
+    """
+    refs = [reference] if isinstance(reference, str) else list(reference)
+    return [r for r in refs if r.strip() and _WORDS.count(r) <= SHORT_GOLD_TOKENS]
+
+
+_WORDS = RegexTokenizer()
+
+
+def short_gold_note(name: str, column: str, n: int, total: int, what: str = "rows") -> list[str]:
+    """The note saying in how many rows (``what``) a short gold answer was also read as ``answers`` (none
+    when 0)."""
+    if not n:
+        return []
+    note = (
+        f"{name}: {column} of at most {SHORT_GOLD_TOKENS} tokens is also read as the short answers (answers: "
+        f"answer-in-context, str-EM and answer F1 use it) in {n} of {total} {what}; a longer one stays a reference only"
+    )
+    return [note]
 
 
 def has_markers(text: str) -> bool:

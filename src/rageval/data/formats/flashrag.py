@@ -10,7 +10,8 @@ refine_result?, prompt, pred, metric_score?}}``:
   its document (emitted = grounded);
 * with ``output.refine_result`` (the refiner's text, which FlashRAG's pipeline hands the reader
   in place of the documents) that text is the **one unit the reader saw**, declaring nothing:
-  grounded scores re-attribute it to the retrieved documents;
+  grounded scores re-attribute it to the retrieved documents (the note suggests ``--grounding union``
+  for claim support: a refined text drawn from several documents is supported by none of them alone);
 * ``output.pred`` is the answer, ``golden_answers`` the short gold answers;
 * FlashRAG's own ``metric_score`` and the ``prompt`` are not read (noted).
 """
@@ -111,7 +112,10 @@ def read_flashrag(path: Path) -> ImportedFile:
         "output.retrieval_result the sources"
         + (
             f"; {refined} of {len(items)} carry output.refine_result, the refiner's text the reader saw: "
-            "one unit without provenance, re-attributed to the retrieved documents for the grounded scores"
+            "one unit without provenance, re-attributed to the retrieved documents for the grounded scores; "
+            "a refined text drawn from several documents may be supported by none of them alone: "
+            "`--grounding union` (suite: attribution.grounding) grounds claim support in its top-10 "
+            "recovery candidates together"
             if refined
             else "; no refine_result: the reader saw every retrieved document (emitted = grounded)"
         )

@@ -60,7 +60,8 @@ import numpy as np
 
 from rageval.data.formats.common import ImportedFile, SystemId, digest, question_key
 from rageval.data.formats.layout import ScoreInputError, ScoreItem
-from rageval.io import printable
+from rageval.escape import csv_text
+from rageval.io import printable, write_text_atomic
 
 __all__ = [
     "Identity",
@@ -284,6 +285,17 @@ class Matched:
         out = array("I")
         out.frombytes(np.argsort(pos, kind="stable").astype(np.uint32).tobytes())
         return out
+
+    def write_unmatched(self, out: Path) -> None:
+        """``out/unmatched.csv``: the questions not in every setting (removed when there is none)."""
+        path = out / "unmatched.csv"
+        if not self.unmatched:
+            if path.exists():
+                path.unlink()
+            return
+        head = ["question_id", "question", "present_in", "missing_in"]
+        rows = [[u.question_id, u.question, ";".join(u.present), ";".join(u.missing)] for u in self.unmatched]
+        write_text_atomic(path, csv_text([head, *rows], str))
 
 
 def _key(f: ImportedFile, i: int) -> str | bytes:

@@ -2,7 +2,9 @@
 ``reference``, or the older ``question``/``answer``/``contexts``/``ground_truth(s)``), from JSONL, CSV or
 Parquet, or a Hugging Face dataset (``hf:<id>``).  :data:`RAGAS_COLUMNS` says which column each field
 is read from; ``--map field=column`` (:func:`parse_mapping`) overrides it, and a column written
-``a.b`` reaches field ``b`` of an object-valued column ``a`` (``--map answer=output.pred``).
+``a.b`` reaches field ``b`` of an object-valued column ``a`` (``--map answer=output.pred``).  The reference
+(the gold answer) is also the short ``answers`` when it is at most
+:data:`~rageval.data.formats.common.SHORT_GOLD_TOKENS` tokens long and the rows give no ``answers`` column.
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rageval.data.formats.common import HF_PREFIX, SCORE_INPUT, ImportedFile, json_rows, read_text
+from rageval.data.formats.common import (
+    HF_PREFIX,
+    SCORE_INPUT,
+    ImportedFile,
+    json_rows,
+    read_text,
+    short_gold,
+    short_gold_note,
+)
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 from rageval.data.formats.registry import Peek
 from rageval.infiles import check_file, list_cell, read_csv
@@ -165,6 +175,8 @@ def _ragas_row(row: Mapping[str, Any], cols: Mapping[str, str], where: str) -> d
             raise ScoreInputError(f"{where}: column {col!r}: {err}") from None
         if v is not _LEFT_OUT:
             out[name] = v
+    if "answers" not in cols and "reference" in out and (short := short_gold(out["reference"])):
+        out["answers"] = short  # also the short answers (docs/score.md#peers-short-gold-answers)
     return out
 
 
@@ -256,9 +268,12 @@ def read_ragas(source: str, mapping: Mapping[str, str] | None = None, split: str
     """The items of a table (a file, or ``hf:<id>``) with RAGAS-style columns, one per row."""
     header, rows = _table_rows(source, split)
     cols = _columns(header, mapping or {}, source)
-    items = []
+    items, short = [], 0
     for where, line, row in rows:
         generic = _ragas_row(row, cols, where)
+        short += "answers" in generic and "answers" not in cols
         items.append(to_item(validate_record(generic, where), where, file_line=(source, line)))
     used = ", ".join(f"{k}←{v}" for k, v in cols.items())
-    return ImportedFile(source, "ragas", items, [f"{Path(source).name}: columns {used}"], {"columns": dict(cols)})
+    notes = [f"{Path(source).name}: columns {used}"]
+    notes += short_gold_note(Path(source).name, cols.get("reference", ""), short, len(items))
+    return ImportedFile(source, "ragas", items, notes, {"columns": dict(cols)})

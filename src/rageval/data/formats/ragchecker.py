@@ -4,7 +4,8 @@
 checks and metrics: its claims are read (``response_claims`` as the answer's claims, which claim support
 checks; ``gt_answer_claims`` as the gold ``claims``, which claims recall checks; a claim given as a
 ``[subject, relation, object]`` triplet is its three parts joined by spaces), its checks and metrics
-(:data:`RAGCHECKER_OWN`) are read past, and the summary notes it."""
+(:data:`RAGCHECKER_OWN`) are read past, and the summary notes it.  ``gt_answer`` is the reference, and also
+the short ``answers`` when it is at most :data:`~rageval.data.formats.common.SHORT_GOLD_TOKENS` tokens long."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rageval.data.formats.common import ImportedFile, read_text, whole_json
+from rageval.data.formats.common import ImportedFile, read_text, short_gold, short_gold_note, whole_json
 from rageval.data.formats.layout import ScoreInputError, to_item, validate_record
 from rageval.data.formats.registry import Peek
 
@@ -40,7 +41,7 @@ def read_ragchecker(path: Path) -> ImportedFile:
     top = whole_json(path, read_text(path))
     if not isinstance(top, Mapping) or not isinstance(top.get("results"), list):
         raise ScoreInputError(f"{path}: a RAGChecker file is a JSON object with a `results` list")
-    items = []
+    items, short = [], 0
     own: dict[str, int] = {}
     for i, r in enumerate(top["results"]):
         where = f"{path} results[{i}]"
@@ -49,8 +50,11 @@ def read_ragchecker(path: Path) -> ImportedFile:
         for key in RAGCHECKER_OWN:
             if r.get(key) is not None:
                 own[key] = own.get(key, 0) + 1
-        items.append(to_item(validate_record(_row(r, where), where), where, file_line=(str(path), f"results[{i}]")))
-    return ImportedFile(str(path), "ragchecker", items, _own_notes(path, top, own))
+        row = _row(r, where)
+        short += "answers" in row
+        items.append(to_item(validate_record(row, where), where, file_line=(str(path), f"results[{i}]")))
+    notes = _own_notes(path, top, own) + short_gold_note(path.name, "gt_answer", short, len(items), "results")
+    return ImportedFile(str(path), "ragchecker", items, notes)
 
 
 def _row(r: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -73,6 +77,8 @@ def _row(r: Mapping[str, Any], where: str) -> dict[str, Any]:
         row["id"] = r["query_id"]
     if r.get("gt_answer") is not None:
         row["reference"] = _references(r["gt_answer"], where)
+        if short := short_gold(row["reference"]):  # also the short answers (docs/score.md#peers-short-gold-answers)
+            row["answers"] = short
     for key, to in RAGCHECKER_CLAIMS.items():
         if r.get(key) is not None:
             row[to] = _claims(r[key], f"{where} field {key!r}")

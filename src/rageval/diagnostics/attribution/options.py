@@ -56,7 +56,7 @@ USED_BY: dict[str, tuple[str, ...]] = {
     "grounded_recall": GATE_OPTIONS + RECOVERY_OPTIONS,
     "re_attributability": ("threshold",) + RECOVERY_OPTIONS,
     "verification": GATE_OPTIONS + RECOVERY_OPTIONS,
-    "claim_support": GATE_OPTIONS + ("claim_premise",) + RECOVERY_OPTIONS,
+    "claim_support": GATE_OPTIONS + ("claim_premise", "grounding") + RECOVERY_OPTIONS,
 }
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "RecoveryScores",
     "ScoredUnit",
     "recover_units",
+    "candidate_pools",
     "score_recovery",
     "candidate_ranker",
     "dense_candidates",
@@ -134,6 +135,24 @@ def _plan(questions: Sequence[PreparedQuestion], wanted: dict[int, list[int]], c
         rank = candidate_ranker(candidates, [s.text for s in q.sources], f"sources[{qi}]")
         plan.extend(((qi, u), rank(q.units[u].text, k)) for u in todo)
     return plan
+
+
+def candidate_pools(
+    questions: Sequence[PreparedQuestion],
+    wanted: dict[int, list[int]],
+    *,
+    k: int = DEFAULT_RECOVERY_K,
+    candidates: Any = DEFAULT_CANDIDATES,
+) -> dict[tuple[int, int], list[str]]:
+    """The union grounding rule (``grounding="union"``): each wanted unit without declared provenance ->
+    the ids of its top ``k`` recovery candidates (ranked as re-attribution ranks them, a positive score
+    only), in source order; no judge call.  A unit with no candidate is absent (no source behind it)."""
+    out: dict[tuple[int, int], list[str]] = {}
+    for (qi, u), ranked in _plan(questions, wanted, candidates, k):
+        if ranked:
+            q = questions[qi]
+            out[(qi, u)] = [q.sources[i].id for i in sorted(set(ranked))]
+    return out
 
 
 def _score(runner, questions, asks):
