@@ -22,6 +22,7 @@ from hypothesis.errors import NoSuchExample
 from rageval.diagnostics.structural import FACTS, STRUCTURAL, structural_marks
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.findings import JUDGE_COUNTERS, PER_FAMILY, SMALL_COHORT, TEMPLATES, findings, structural_reason
+from rageval.report.grounding import gap_grounding
 from rageval.report.result import Analysis
 from rageval.report.tables import metric_family
 
@@ -535,10 +536,12 @@ def check_findings(an: Analysis) -> set[str]:
         elif kind == "gap":
             m = re.match(
                 r"^`(?P<a>[^`]+)` − `(?P<b>[^`]+)` \(what the reader saw vs the source\) is non-zero in (?P<k>\d+) "
-                r"of (?P<n>\d+) settings: (?P<parts>.+)\.$",
+                r"of (?P<n>\d+) settings: (?P<parts>.+) \((?P<rule>grounding `[^`]+`: [^()]+)\)\.$",
                 text,
             )
             assert m, f"a gap sentence no template matches: {text!r}"
+            gap = next(g for g, (x, y) in an.gaps.items() if (x, y) == (m["a"], m["b"]))
+            assert m["rule"] == gap_grounding(an.manifest, gap)  # the rule the run recorded
             _gap(an, m)
             seen.add("gap")
         elif kind == "frontier":
