@@ -260,4 +260,4 @@ def test_the_report_takes_the_suites_setting_unless_told(demo_runs, tmp_path):
     assert resamples_setting({}, None) == "auto"  # a run written before the option: auto
     res = CliRunner().invoke(main, ["report", str(demo_runs[0]), "--no-plots", "--out", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output
-    assert "B = 47,000 (auto); Holm floor m/(B+1) = 0.004979 for m = 234" in res.output
+    assert "B = 47,000 (auto); Holm floor m/(B+1) = 0.004979 for m = 234" in " ".join(res.output.split())

@@ -122,5 +122,7 @@ def test_a_suite_run_notes_what_the_loader_changed(tmp_path):
         "name: s\ndataset: {name: asqa}\nretrieval: {method: bm25, k: 3, corpus: dataset}\n"
         "settings: [{compressor: identity}]\nreader: {backend: extractive}\njudge: {spec: lexical}\n"
     )
-    (note,) = build_plan(load_suite(p)).notes
+    notes = build_plan(load_suite(p)).notes
+    (note,) = [n for n in notes if n.startswith("source text")]  # beside it: BM25 standing in for GTR top-5
+    assert len(notes) == 2 and any("GTR" in n for n in notes)
     assert note.startswith("source text: 93 footnote marker(s) removed in the passages of 41 of 100 questions")

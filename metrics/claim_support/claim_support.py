@@ -28,6 +28,8 @@ _KWARGS_DESCRIPTION = (
     + """\
     claims: per question, its claims (list[str]) or None for the answer's sentences (default: None for all).
     claim_premise: "single" (default; each unit its own premise, max over units) or "joint" (all units pooled).
+    grounding: "single" (default; a unit without provenance in the snippets recovered one by one) or "union"
+        (its top-k recovery candidates joined in source order: refined texts that span several sources).
     recovery_threshold, k, multi_snippet, candidates: re-attribution options (see grounded_precision).
 Returns:
     claim_support (= claim_support_grounded), claim_support_emitted, claim_support_grounded (and
@@ -66,6 +68,7 @@ class ClaimSupport(_am.AttributionMetric):
         max_citations: int | None = _am.DEFAULT_MAX_CITATIONS,
         alce_compat: bool = False,
         claim_premise: str = _am.DEFAULT_CLAIM_PREMISE,
+        grounding: str = _am.DEFAULT_GROUNDING,
         recovery_threshold: float | None = None,
         k: int = _am.DEFAULT_RECOVERY_K,
         multi_snippet: bool = _am.DEFAULT_MULTI_SNIPPET,

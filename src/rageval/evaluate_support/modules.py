@@ -50,6 +50,7 @@ from rageval.registry import did_you_mean
 from rageval.scoring import (
     DEFAULT_CANDIDATES,
     DEFAULT_CLAIM_PREMISE,
+    DEFAULT_GROUNDING,
     DEFAULT_JUDGE,
     DEFAULT_MAX_CITATIONS,
     DEFAULT_MULTI_SNIPPET,
@@ -71,6 +72,7 @@ __all__ = [
     # the option defaults the modules' signatures name (rageval.scoring's; a module imports only this support)
     "DEFAULT_CANDIDATES",
     "DEFAULT_CLAIM_PREMISE",
+    "DEFAULT_GROUNDING",
     "DEFAULT_JUDGE",
     "DEFAULT_MAX_CITATIONS",
     "DEFAULT_MULTI_SNIPPET",
