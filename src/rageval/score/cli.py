@@ -230,7 +230,9 @@ def score_inputs(
         diagnostics=_diagnostics(diagnostics),
         tokenizer=tokenizer,
         retrieval_k=retrieval_k,
-        attribution=None if grounding == DEFAULT_GROUNDING else AttributionConfig(grounding=grounding),
+        attribution=None
+        if grounding == DEFAULT_GROUNDING
+        else AttributionConfig.model_validate({"grounding": grounding}),
         seed=seed,
         resamples=n_resamples,
         baseline=baseline,
