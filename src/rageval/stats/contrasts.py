@@ -45,6 +45,19 @@ The items (a single item may stand alone as a family)::
       - {pairs: budget_steps}    # within a compressor, budgets sorted from loose to tight: effect =
                                  # tighter - the next looser (what one more step of compression costs)
 
+**Interactions** (contrasts of contrasts, ``interactions:`` beside ``families:``, or alone): each is
+``(A - B) - (C - D)`` per question on the questions all four settings share, e.g. whether the packer's
+advantage over focused at 160 tokens differs from its advantage at 96::
+
+    contrasts:
+      families: [{contrasts: [{a: submodular@160, b: focused@160}]}]
+      interactions:
+        - [[submodular@160, focused@160], [submodular@96, focused@96]]            # the default metrics
+        - {interaction: [[submodular@160, focused@160], [submodular@96, focused@96]], metrics: [answer_f1]}
+
+Their rows form the family ``interactions``, adjusted on its own (as a ``separate`` family) under
+either scope; an ``{interaction: ...}`` item may also stand in any family.
+
 ``settings``, ``compressors`` and ``budgets`` restrict which settings an item
 uses (``vs``, ``gap`` and ``pairs`` items).  Each (pair or gap) x metric is one
 **row**.  ``metrics`` is a name or a list; omitted, it is the default set: every
@@ -68,7 +81,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from rageval.registry import did_you_mean
-from rageval.stats.families import DEFAULT_FAMILY, HOLM_SCOPES, ITEM_KEYS, HolmScope, holm_group, parse_families
+from rageval.stats.families import (
+    DEFAULT_FAMILY,
+    HOLM_SCOPES,
+    INTERACTIONS,
+    ITEM_KEYS,
+    HolmScope,
+    holm_group,
+    parse_families,
+)
 
 __all__ = [
     "ContrastRow",
@@ -78,6 +99,7 @@ __all__ = [
     "expand_plan",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
+    "INTERACTIONS",
     "holm_group",
 ]
 
@@ -93,22 +115,44 @@ class ContrastRow:
     b: str
     metric_a: str
     metric_b: str
-    kind: str  # "pair" | "gap"
+    kind: str  # "pair" | "gap" | "interaction"
     item: int  # index of the declaring item in its family
     family: str = DEFAULT_FAMILY
+    #: an interaction's second pair: the row is ``(a - b) - (c - d)`` on ``metric_a`` per question
+    c: str | None = None
+    d: str | None = None
 
     @property
     def metric(self) -> str:
         return self.metric_a if self.metric_a == self.metric_b else f"{self.metric_a} - {self.metric_b}"
 
     @property
+    def settings(self) -> tuple[str, ...]:
+        """Every setting the row reads (two, or four for an interaction)."""
+        return (self.a, self.b) if self.c is None or self.d is None else (self.a, self.b, self.c, self.d)
+
+    @property
+    def side_a(self) -> str:
+        """The first side as the tables name it: the setting, or an interaction's first pair ``a - b``."""
+        return self.a if self.kind != "interaction" else f"{self.a} - {self.b}"
+
+    @property
+    def side_b(self) -> str:
+        """The second side as the tables name it: the setting, or an interaction's second pair ``c - d``."""
+        return self.b if self.kind != "interaction" else f"{self.c} - {self.d}"
+
+    @property
     def label(self) -> str:
         if self.kind == "gap":
             return f"{self.a}: {self.metric_a} - {self.metric_b}"
+        if self.kind == "interaction":
+            return f"({self.side_a}) - ({self.side_b}): {self.metric_a}"
         return f"{self.a} - {self.b}: {self.metric_a}"
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> tuple[str, ...]:
+        if self.kind == "interaction":
+            return (self.a, self.b, str(self.c), str(self.d), self.metric_a, self.metric_b)
         return (self.a, self.b, self.metric_a, self.metric_b)
 
 
@@ -306,7 +350,7 @@ class _Expander:
         self.default = default_metrics
         self.known = known_metrics
         self.rows: list[ContrastRow] = []
-        self.seen: dict[tuple[str, str, str, str], str] = {}
+        self.seen: dict[tuple[str, ...], str] = {}
 
     def add(self, row: ContrastRow, where: str) -> None:
         if row.a == row.b and row.metric_a == row.metric_b:
@@ -340,11 +384,12 @@ class _Expander:
                 raise ValueError(f"Unknown key {k!r} in {where}.{_hint(k, sorted(ITEM_KEYS))}")
         else:
             raise ValueError(f"{where} must be a string or a mapping, got {type(item).__name__}: {item!r}")
-        forms = [k for k in ("gap", "vs", "a", "pairs") if k in item]
+        forms = [k for k in ("gap", "vs", "a", "pairs", "interaction") if k in item]
         if len(forms) != 1:
             raise ValueError(
                 f"{where} must have exactly one of 'a'+'b' (a pair), 'vs' (every setting against one), "
-                f"'gap' (two metrics within a setting) or 'pairs' (same_budget, budget_steps); got keys {sorted(item)}"
+                f"'gap' (two metrics within a setting), 'pairs' (same_budget, budget_steps) or 'interaction' "
+                f"([[A, B], [C, D]]); got keys {sorted(item)}"
             )
         getattr(self, f"_{forms[0]}")(item, i, where, family)
 
@@ -390,6 +435,35 @@ class _Expander:
                 raise ValueError(f"{gwhere} names {m1!r} twice: a gap needs two different metrics")
             for s in sets:
                 self.add(ContrastRow(s, s, m1, m2, "gap", i, family), where)
+
+    def _interaction(self, item, i, where, family) -> None:
+        extra = [k for k in item if k not in ("interaction", "metrics")]
+        if extra:
+            raise ValueError(
+                f"{where}: an 'interaction' item takes [[A, B], [C, D]] and optional 'metrics', not {extra[0]!r}"
+            )
+        value = item["interaction"]
+        shape = (
+            isinstance(value, (list, tuple))
+            and len(value) == 2
+            and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value)
+        )
+        if not shape:
+            raise ValueError(
+                f"{where}.interaction must be two pairs of settings [[A, B], [C, D]] (tested: (A - B) - (C - D)), "
+                f"e.g. [[submodular@160, focused@160], [submodular@96, focused@96]]; got {value!r}"
+            )
+        (a, b), (c, d) = (
+            [_setting(s, f"{where}.interaction[{j}][{k}]", self.names) for k, s in enumerate(p)]
+            for j, p in enumerate(value)
+        )
+        for j, (x, y) in enumerate(((a, b), (c, d))):
+            if x == y:
+                raise ValueError(f"{where}.interaction[{j}] compares {x!r} with itself: pick two different settings")
+        if (a, b) == (c, d):
+            raise ValueError(f"{where}.interaction names the pair ({a}, {b}) twice: give two different pairs")
+        for met in self.metrics(item, where):
+            self.add(ContrastRow(a, b, met, met, "interaction", i, family, c, d), where)
 
     def _pairs(self, item, i, where, family) -> None:
         kind = item["pairs"]
@@ -440,6 +514,8 @@ def expand_plan(
     ex = _Expander(refs, metric_names, default_metrics, known_metrics)
     for family, items in [*families.items(), *separate.items()]:
         base = prefix.format(family=family) if family in families else f"contrasts.separate.{family}"
+        if family == INTERACTIONS and isinstance(spec, Mapping) and INTERACTIONS in spec:
+            base = f"contrasts.{INTERACTIONS}"
         for i, item in enumerate(items):
             ex.item(item, i, f"{base}[{i}]", family)
     return ContrastPlan(tuple(ex.rows), holm, (*families, *separate), tuple(separate))
