@@ -183,3 +183,53 @@ def test_a_report_writes_the_interaction_rows(tmp_path):
     assert all(r["ci_low"] and r["ci_high"] and r["p_holm"] and r["family"] == "interactions" for r in inter)
     md = (run / "contrasts.md").read_text()
     assert "## interactions (2 contrasts" in md
+
+
+SUITE = """\
+name: tiny
+dataset: {name: hotpotqa, limit: 6}
+retrieval: {method: bm25, k: 5}
+tokenizer: regex
+settings:
+  - {compressor: focused, budgets: [96, 160]}
+  - {compressor: submodular, budgets: [96, 160]}
+reader: {backend: extractive}
+judge: {spec: lexical}
+diagnostics: [answer_in_context, answer_f1, retrieval_recall]
+contrasts:
+  families: [{contrasts: [{a: submodular@160, b: focused@160, metrics: [answer_f1]}]}]
+  interactions:
+    - {interaction: [[submodular@160, focused@160], [submodular@96, focused@96]], metrics: [answer_f1]}
+statistics: {resamples: 1000}
+seed: 0
+"""
+
+
+def test_a_suite_run_writes_an_interaction_row_with_its_interval_and_holm_p(tmp_path):
+    suite = tmp_path / "tiny.yaml"
+    suite.write_text(SUITE)
+    res = CliRunner().invoke(main, ["validate", str(suite)])
+    assert res.exit_code == 0, res.output
+    assert "    interactions: 1 rows" in res.output and "outside it (each adjusted on its own)" in res.output
+    res = CliRunner().invoke(main, ["suite", str(suite), "--out", str(tmp_path / "run"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    with open(tmp_path / "run" / "contrasts.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    (inter,) = [r for r in rows if r["kind"] == "interaction"]
+    assert inter["family"] == "interactions" and inter["a"] == "submodular@160 - focused@160"
+    assert inter["ci_low"] != "NA" and inter["ci_high"] != "NA" and inter["p_holm"] != "NA"
+    # alone in its family: Holm changes nothing; the effect is the mean of the four settings' per-question values
+    assert inter["p_holm"] == inter["p_value"]
+    recs = [json.loads(x) for x in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
+    f1 = {(r["question_id"], r["setting"]["name"]): r["metrics"]["answer_f1"] for r in recs}
+    qids = sorted({q for q, _ in f1})
+    by_q = [
+        (f1[q, "submodular@160"] - f1[q, "focused@160"]) - (f1[q, "submodular@96"] - f1[q, "focused@96"]) for q in qids
+    ]
+    assert float(inter["effect"]) == pytest.approx(np.mean(by_q), abs=1e-6)
+    # an interaction naming an unknown setting is refused by validate
+    suite.write_text(SUITE.replace("[submodular@96, focused@96]]", "[submodular@64, focused@96]]"))
+    res = CliRunner().invoke(main, ["validate", str(suite)])
+    assert res.exit_code != 0 and "Unknown setting 'submodular@64' in contrasts.interactions[0].interaction[1][0]" in (
+        res.output
+    )
