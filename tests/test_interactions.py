@@ -233,3 +233,100 @@ def test_a_suite_run_writes_an_interaction_row_with_its_interval_and_holm_p(tmp_
     assert res.exit_code != 0 and "Unknown setting 'submodular@64' in contrasts.interactions[0].interaction[1][0]" in (
         res.output
     )
+
+
+# ------------------------------------------------------------------ contrasts across runs
+
+# a second reader's answer F1 on the same ten questions (hand-written): run "big"
+F1_BIG = [
+    (1.0, 1.0, 1.0, 0.5),
+    (1.0, 1.0, 0.5, 0.0),
+    (0.5, 0.0, 0.5, 0.5),
+    (1.0, 0.5, 1.0, 0.0),
+    (1.0, 0.0, 0.5, 0.5),
+    (1.0, 1.0, 1.0, 1.0),
+    (0.25, 0.25, 0.0, 0.25),
+    (1.0, 0.5, 0.5, 0.5),
+    (0.5, 0.5, 0.0, 0.0),
+    (1.0, 0.0, 0.5, 1.0),
+]
+CROSS = """\
+labels: {%s: small}
+contrasts:
+  families: [{readers: [{a: "big:submodular@160", b: "small:submodular@160", metrics: [answer_f1]}]}]
+  interactions:
+    - {interaction: [["small:submodular@160", "small:focused@160"], ["big:submodular@160", "big:focused@160"]],
+       metrics: [answer_f1]}
+"""
+
+
+def test_report_over_two_runs_tests_contrasts_across_them(tmp_path):
+    small = write_run(tmp_path / "run_small")
+    big = write_run(tmp_path / "big", f1_table=F1_BIG, seed=9)
+    spec = tmp_path / "cross.yaml"
+    spec.write_text(CROSS % small)
+    res = CliRunner().invoke(
+        main, ["report", str(small), str(big), "--contrasts", str(spec), "--resamples", "1000", "--no-plots"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "Cross-run cohort: 10 questions in the common cohort of every run" in res.output
+    out = tmp_path / "cross"  # beside the file, named after it
+    with open(out / "contrasts.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    pair, inter = rows
+    # big - small on submodular@160, by hand over the ten questions
+    by_hand = [F1_BIG[i][0] - F1[i][0] for i in range(10)]
+    assert (pair["family"], pair["a"], pair["b"]) == ("readers", "big:submodular@160", "small:submodular@160")
+    assert float(pair["effect"]) == pytest.approx(np.mean(by_hand), abs=1e-6) and pair["n"] == "10"
+    # (small's packer gain) - (big's packer gain) per question
+    gain = [(F1[i][0] - F1[i][1]) - (F1_BIG[i][0] - F1_BIG[i][1]) for i in range(10)]
+    assert inter["kind"] == "interaction" and inter["family"] == "interactions"
+    assert inter["a"] == "small:submodular@160 - small:focused@160"
+    assert float(inter["effect"]) == pytest.approx(np.mean(gain), abs=1e-6)
+    assert inter["p_holm"] == inter["p_value"] and pair["p_holm"] == pair["p_value"]  # one row per Holm family
+    assert inter["ci_low"] != "NA" and float(inter["ci_low"]) <= float(inter["effect"]) <= float(inter["ci_high"])
+    doc = json.loads((out / "cross_run.json").read_text())
+    assert doc["cohort"]["n_shared"] == 10 and doc["cohort"]["runs"]["big"]["n_left_out"] == 0
+    # the runs' own reports are written as before
+    assert (small / "contrasts.csv").is_file() and (big / "contrasts.csv").is_file()
+
+
+def test_runs_with_different_questions_say_which_they_share(tmp_path):
+    small = write_run(tmp_path / "small")
+    # the big run: q3..q12 (q10..q12 not in small; q0..q2 not in big)
+    qids = [f"q{i}" for i in range(3, 13)]
+    big = write_run(tmp_path / "big", f1_table=F1_BIG, qids=qids)
+    spec = tmp_path / "cross.yaml"
+    spec.write_text("- {a: 'big:submodular@160', b: 'small:submodular@160', metrics: [answer_f1]}\n")
+    res = CliRunner().invoke(
+        main,
+        ["report", str(small), str(big), "--contrasts", str(spec), "--out", str(tmp_path / "u"), "--no-plots"],
+    )
+    assert res.exit_code == 0, res.output
+    line = (
+        "Cross-run cohort: 7 questions in the common cohort of every run (small: 10 questions, 3 left out; "
+        "big: 10 questions, 3 left out). The runs' question sets differ: every contrast uses the shared questions only."
+    )
+    assert line in " ".join(res.output.split())
+    assert line in (tmp_path / "u" / "contrasts.md").read_text()
+    doc = json.loads((tmp_path / "u" / "cross_run.json").read_text())
+    assert doc["cohort"]["runs"]["small"]["left_out"] == ["q0", "q1", "q2"]
+    assert doc["cohort"]["runs"]["big"]["left_out"] == ["q10", "q11", "q12"]
+    (row,) = doc["contrasts"]
+    # small's q3..q9 against big's first seven rows (big's q3..q9)
+    by_hand = [F1_BIG[i - 3][0] - F1[i][0] for i in range(3, 10)]
+    assert row["n"] == 7 and row["effect"] == pytest.approx(np.mean(by_hand))
+
+
+def test_a_bad_cross_run_file_is_refused_before_any_report(tmp_path):
+    small, big = write_run(tmp_path / "small"), write_run(tmp_path / "big", f1_table=F1_BIG)
+    spec = tmp_path / "cross.yaml"
+    spec.write_text("- {a: 'huge:submodular@160', b: 'small:submodular@160', metrics: [answer_f1]}\n")
+    res = CliRunner().invoke(main, ["report", str(small), str(big), "--contrasts", str(spec), "--no-plots"])
+    assert res.exit_code != 0 and "Unknown setting 'huge:submodular@160'" in res.output
+    spec.write_text("labels: {nowhere: x}\ncontrasts: [{vs: 'small:focused@96'}]\n")
+    res = CliRunner().invoke(main, ["report", str(small), str(big), "--contrasts", str(spec), "--no-plots"])
+    assert res.exit_code != 0 and "labels names 'nowhere'" in res.output
+    assert not (small / "contrasts.csv").exists()
+    res = CliRunner().invoke(main, ["report", str(small), "--contrasts", str(spec)])
+    assert res.exit_code != 0 and "--contrasts takes several RUN_DIRs" in res.output
