@@ -45,18 +45,8 @@ The items (a single item may stand alone as a family)::
       - {pairs: budget_steps}    # within a compressor, budgets sorted from loose to tight: effect =
                                  # tighter - the next looser (what one more step of compression costs)
 
-**Interactions** (contrasts of contrasts, ``interactions:`` beside ``families:``, or alone): each is
-``(A - B) - (C - D)`` per question on the questions all four settings share, e.g. whether the packer's
-advantage over focused at 160 tokens differs from its advantage at 96::
-
-    contrasts:
-      families: [{contrasts: [{a: submodular@160, b: focused@160}]}]
-      interactions:
-        - [[submodular@160, focused@160], [submodular@96, focused@96]]            # the default metrics
-        - {interaction: [[submodular@160, focused@160], [submodular@96, focused@96]], metrics: [answer_f1]}
-
-Their rows form the family ``interactions``, adjusted on its own (as a ``separate`` family) under
-either scope; an ``{interaction: ...}`` item may also stand in any family.
+**Interactions** (``interactions: [[[A, B], [C, D]], ...]`` beside ``families:``, or alone): ``(A - B) - (C - D)``
+per question, in the family ``interactions``, adjusted on its own (docs/statistics.md#interactions).
 
 ``settings``, ``compressors`` and ``budgets`` restrict which settings an item
 uses (``vs``, ``gap`` and ``pairs`` items).  Each (pair or gap) x metric is one
@@ -80,16 +70,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import rageval.stats.families as _families
 from rageval.registry import did_you_mean
-from rageval.stats.families import (
-    DEFAULT_FAMILY,
-    HOLM_SCOPES,
-    INTERACTIONS,
-    ITEM_KEYS,
-    HolmScope,
-    holm_group,
-    parse_families,
-)
+from rageval.stats.families import DEFAULT_FAMILY, HOLM_SCOPES, ITEM_KEYS, HolmScope, holm_group, parse_families
 
 __all__ = [
     "ContrastRow",
@@ -99,7 +82,6 @@ __all__ = [
     "expand_plan",
     "HOLM_SCOPES",
     "DEFAULT_FAMILY",
-    "INTERACTIONS",
     "holm_group",
 ]
 
@@ -132,13 +114,11 @@ class ContrastRow:
         return (self.a, self.b) if self.c is None or self.d is None else (self.a, self.b, self.c, self.d)
 
     @property
-    def side_a(self) -> str:
-        """The first side as the tables name it: the setting, or an interaction's first pair ``a - b``."""
+    def side_a(self) -> str:  # the sides as the tables name them: an interaction's are its two pairs
         return self.a if self.kind != "interaction" else f"{self.a} - {self.b}"
 
     @property
     def side_b(self) -> str:
-        """The second side as the tables name it: the setting, or an interaction's second pair ``c - d``."""
         return self.b if self.kind != "interaction" else f"{self.c} - {self.d}"
 
     @property
@@ -437,31 +417,7 @@ class _Expander:
                 self.add(ContrastRow(s, s, m1, m2, "gap", i, family), where)
 
     def _interaction(self, item, i, where, family) -> None:
-        extra = [k for k in item if k not in ("interaction", "metrics")]
-        if extra:
-            raise ValueError(
-                f"{where}: an 'interaction' item takes [[A, B], [C, D]] and optional 'metrics', not {extra[0]!r}"
-            )
-        value = item["interaction"]
-        shape = (
-            isinstance(value, (list, tuple))
-            and len(value) == 2
-            and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value)
-        )
-        if not shape:
-            raise ValueError(
-                f"{where}.interaction must be two pairs of settings [[A, B], [C, D]] (tested: (A - B) - (C - D)), "
-                f"e.g. [[submodular@160, focused@160], [submodular@96, focused@96]]; got {value!r}"
-            )
-        (a, b), (c, d) = (
-            [_setting(s, f"{where}.interaction[{j}][{k}]", self.names) for k, s in enumerate(p)]
-            for j, p in enumerate(value)
-        )
-        for j, (x, y) in enumerate(((a, b), (c, d))):
-            if x == y:
-                raise ValueError(f"{where}.interaction[{j}] compares {x!r} with itself: pick two different settings")
-        if (a, b) == (c, d):
-            raise ValueError(f"{where}.interaction names the pair ({a}, {b}) twice: give two different pairs")
+        a, b, c, d = _families.interaction_settings(item, where, lambda v, w: _setting(v, w, self.names))
         for met in self.metrics(item, where):
             self.add(ContrastRow(a, b, met, met, "interaction", i, family, c, d), where)
 
@@ -514,8 +470,8 @@ def expand_plan(
     ex = _Expander(refs, metric_names, default_metrics, known_metrics)
     for family, items in [*families.items(), *separate.items()]:
         base = prefix.format(family=family) if family in families else f"contrasts.separate.{family}"
-        if family == INTERACTIONS and isinstance(spec, Mapping) and INTERACTIONS in spec:
-            base = f"contrasts.{INTERACTIONS}"
+        if family == _families.INTERACTIONS and isinstance(spec, Mapping) and _families.INTERACTIONS in spec:
+            base = f"contrasts.{_families.INTERACTIONS}"
         for i, item in enumerate(items):
             ex.item(item, i, f"{base}[{i}]", family)
     return ContrastPlan(tuple(ex.rows), holm, (*families, *separate), tuple(separate))

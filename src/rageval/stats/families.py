@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rageval.registry import did_you_mean
@@ -15,6 +15,7 @@ __all__ = [
     "ITEM_KEYS",
     "HolmScope",
     "holm_group",
+    "interaction_settings",
     "parse_families",
 ]
 
@@ -116,3 +117,29 @@ def _interaction_items(value: Any) -> list[Any]:
             )
         out.append(item)
     return out
+
+
+def interaction_settings(item: Mapping[str, Any], where: str, setting: Callable[[Any, str], str]) -> tuple[str, ...]:
+    """``(A, B, C, D)`` of an interaction item ``{interaction: [[A, B], [C, D]], metrics: ...}``, each checked by
+    ``setting(value, where)``; two pairs of two different settings, not the same pair twice."""
+    extra = [k for k in item if k not in ("interaction", "metrics")]
+    if extra:
+        raise ValueError(
+            f"{where}: an 'interaction' item takes [[A, B], [C, D]] and optional 'metrics', not {extra[0]!r}"
+        )
+    value = item["interaction"]
+    pairs = isinstance(value, (list, tuple)) and len(value) == 2
+    if not (pairs and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value)):
+        raise ValueError(
+            f"{where}.interaction must be two pairs of settings [[A, B], [C, D]] (tested: (A - B) - (C - D)), "
+            f"e.g. [[submodular@160, focused@160], [submodular@96, focused@96]]; got {value!r}"
+        )
+    (a, b), (c, d) = (
+        [setting(s, f"{where}.interaction[{j}][{k}]") for k, s in enumerate(p)] for j, p in enumerate(value)
+    )
+    for j, (x, y) in enumerate(((a, b), (c, d))):
+        if x == y:
+            raise ValueError(f"{where}.interaction[{j}] compares {x!r} with itself: pick two different settings")
+    if (a, b) == (c, d):
+        raise ValueError(f"{where}.interaction names the pair ({a}, {b}) twice: give two different pairs")
+    return a, b, c, d
