@@ -23,7 +23,16 @@ __all__ = ["report_cmd"]
     type=click.Path(file_okay=False),
     default=None,
     callback=out_dir_value,
-    help="Write here instead of RUN_DIR (one run only).",
+    help="Write here instead of RUN_DIR (one run); with several runs and --contrasts: the folder of the "
+    "cross-run contrasts (default: FILE's name without its suffix, beside it).",
+)
+@click.option(
+    "--contrasts",
+    "contrasts_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="With several runs: a YAML of contrasts and interactions across them, settings named RUNLABEL:setting "
+    "(the label: the run's folder name, or labels: in the file); tested on the questions the runs share.",
 )
 @click.option("--no-plots", is_flag=True, help="Skip the frontier plots (tables and HTML only).")
 @click.option(
@@ -42,19 +51,26 @@ def report_cmd(
     no_plots: bool,
     holm,
     accept_edits: bool,
+    contrasts_file: Path | None = None,
 ) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 
     With several RUN_DIRs, each run's report is rebuilt in its own directory and the
-    Holm adjustment runs over the union of their contrasts.
+    Holm adjustment runs over the union of their contrasts.  ``--contrasts FILE`` adds contrasts across the runs
+    (docs/statistics.md#contrasts-across-runs), written to their own folder.
     """
     from rageval.report.build import build_report, build_reports
 
-    if len(run_dirs) > 1 and out_dir is not None:
+    if contrasts_file is not None and len(run_dirs) < 2:
+        raise click.ClickException("--contrasts takes several RUN_DIRs: it declares contrasts across runs")
+    if len(run_dirs) > 1 and out_dir is not None and contrasts_file is None:
         raise click.ClickException(
             "--out takes one run: with several RUN_DIRs each report is written into its own run directory"
         )
     try:
+        plan = _read_plan(run_dirs, contrasts_file)
+        # first: a plan naming an unknown run or setting is refused before any report is written
+        cross = _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits)
         if len(run_dirs) == 1:
             written = {
                 run_dirs[0]: build_report(
@@ -81,3 +97,33 @@ def report_cmd(
             echo(f"{prefix}{name}: {files[name]}")
         if "report_json" in files:
             echo_holm(files["report_json"], prefix)
+    if cross is not None:
+        echo("contrasts across runs:")
+        for line in cross["lines"]:
+            echo(f"  {line}")
+        for name in sorted(cross["files"]):
+            echo(f"  {name}: {cross['files'][name]}")
+
+
+def _read_plan(run_dirs, contrasts_file):
+    """``(plan, run labels)`` of the cross-run contrasts file, None without one."""
+    if contrasts_file is None:
+        return None
+    from rageval.report.cross_run import read_contrasts_file, run_labels
+
+    spec, given = read_contrasts_file(contrasts_file)
+    return spec, run_labels(run_dirs, given)
+
+
+def _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits):
+    """The contrasts across the runs of ``plan`` (None without one), written to ``out_dir`` (default: beside
+    the contrasts file)."""
+    if plan is None:
+        return None
+    from rageval.report.cross_run import cross_run_contrasts, default_out
+    from rageval.report.load import load_run
+
+    spec, labels = plan
+    runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
+    out = Path(out_dir) if out_dir is not None else default_out(contrasts_file)
+    return cross_run_contrasts(runs, labels, spec, out, seed=seed, n_resamples=n_resamples, source=str(contrasts_file))

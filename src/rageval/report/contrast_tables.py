@@ -134,7 +134,15 @@ def contrasts_intro(an: Analysis, name: Callable[[Any], str] = str) -> str:
         "as no detectable difference. "
         "Non-significance does not establish equivalence; inference is conditional on the fixed generator "
         "outputs, recovery procedure and evaluator."
-    )
+    ) + (_INTERACTION_NOTE if any(c.get("kind") == "interaction" for c in an.contrasts) else "")
+
+
+#: the intro's sentence on interaction rows (written only where the analysis has one)
+_INTERACTION_NOTE = (
+    " An interaction row (kind interaction, family interactions) is a contrast of two contrasts: its a and b are "
+    "the paired differences A − B and C − D, and its effect is the mean of (A − B) − (C − D) over the questions "
+    "where all four settings are defined, resampled and sign-flipped per question like every other row."
+)
 
 
 def contrasts_markdown(an: Analysis) -> str:

@@ -80,7 +80,7 @@ def contrast_plan(run: Any, t: Any) -> tuple[ContrastPlan, int]:
     refs = [s for s in run.settings if s["name"] in t.settings]
     plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names, contrasted=contrasted_by_default)
     gone = set(t.cohort.left_out)
-    kept = tuple(r for r in plan.rows if r.a not in gone and r.b not in gone)
+    kept = tuple(r for r in plan.rows if not gone.intersection(r.settings))
     return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
 
 
@@ -132,8 +132,8 @@ def _contrast_entry(
         "contrast": r.label,
         "family": r.family,
         "kind": r.kind,
-        "a": r.a,
-        "b": r.b,
+        "a": r.side_a,
+        "b": r.side_b,
         "metric_a": r.metric_a,
         "metric_b": r.metric_b,
         "metric": r.metric,
@@ -175,6 +175,11 @@ def family_contrasts(
         return [], None
     A = _matrix(t, [(r.a, r.metric_a) for r in rows])
     B = _matrix(t, [(r.b, r.metric_b) for r in rows])
+    inter = [c for c, r in enumerate(rows) if r.kind == "interaction"]
+    if inter:  # the sides are the two pairs' differences: a - b and c - d, each question's (NaN where undefined)
+        C = _matrix(t, [(str(rows[c].c), rows[c].metric_a) for c in inter])
+        Dd = _matrix(t, [(str(rows[c].d), rows[c].metric_b) for c in inter])
+        A[:, inter], B[:, inter] = A[:, inter] - B[:, inter], C - Dd
     D = A - B
     res = paired_tests(D, clusters=clusters, n_resamples=reps.bootstrap, n_test_resamples=reps.test, seed=seed)
     keep = np.array(_in_family(rows, constant), dtype=bool)

@@ -329,6 +329,9 @@ def holm_note(an: Analysis, name: Callable[[Any], str] = str) -> str:
         return f"Holm adjustment within each family ({each} contrasts{of_runs})"
     n = sizes.get("all", len(an.contrasts))
     alone = "".join(f"; {name(k)} ({v}) adjusted on its own, outside it" for k, v in sizes.items() if k != "all")
+    if sizes and "all" not in sizes:  # only families adjusted on their own (a plan of interactions alone)
+        each = ", ".join(f"{name(k)} ({v})" for k, v in sizes.items())
+        return f"Holm adjustment within each family adjusted on its own: {each}{of_runs}"
     return f"Holm adjustment over all {n} contrasts{of_runs} as one family{alone}"
 
 

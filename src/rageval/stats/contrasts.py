@@ -45,6 +45,9 @@ The items (a single item may stand alone as a family)::
       - {pairs: budget_steps}    # within a compressor, budgets sorted from loose to tight: effect =
                                  # tighter - the next looser (what one more step of compression costs)
 
+**Interactions** (``interactions: [[[A, B], [C, D]], ...]`` beside ``families:``, or alone): ``(A - B) - (C - D)``
+per question, in the family ``interactions``, adjusted on its own (docs/statistics.md#interactions).
+
 ``settings``, ``compressors`` and ``budgets`` restrict which settings an item
 uses (``vs``, ``gap`` and ``pairs`` items).  Each (pair or gap) x metric is one
 **row**.  ``metrics`` is a name or a list; omitted, it is the default set: every
@@ -67,6 +70,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import rageval.stats.families as _families
 from rageval.registry import did_you_mean
 from rageval.stats.families import DEFAULT_FAMILY, HOLM_SCOPES, ITEM_KEYS, HolmScope, holm_group, parse_families
 
@@ -93,22 +97,42 @@ class ContrastRow:
     b: str
     metric_a: str
     metric_b: str
-    kind: str  # "pair" | "gap"
+    kind: str  # "pair" | "gap" | "interaction"
     item: int  # index of the declaring item in its family
     family: str = DEFAULT_FAMILY
+    #: an interaction's second pair: the row is ``(a - b) - (c - d)`` on ``metric_a`` per question
+    c: str | None = None
+    d: str | None = None
 
     @property
     def metric(self) -> str:
         return self.metric_a if self.metric_a == self.metric_b else f"{self.metric_a} - {self.metric_b}"
 
     @property
+    def settings(self) -> tuple[str, ...]:
+        """Every setting the row reads (two, or four for an interaction)."""
+        return (self.a, self.b) if self.c is None or self.d is None else (self.a, self.b, self.c, self.d)
+
+    @property
+    def side_a(self) -> str:  # the sides as the tables name them: an interaction's are its two pairs
+        return self.a if self.kind != "interaction" else f"{self.a} - {self.b}"
+
+    @property
+    def side_b(self) -> str:
+        return self.b if self.kind != "interaction" else f"{self.c} - {self.d}"
+
+    @property
     def label(self) -> str:
         if self.kind == "gap":
             return f"{self.a}: {self.metric_a} - {self.metric_b}"
+        if self.kind == "interaction":
+            return f"({self.side_a}) - ({self.side_b}): {self.metric_a}"
         return f"{self.a} - {self.b}: {self.metric_a}"
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> tuple[str, ...]:
+        if self.kind == "interaction":
+            return (self.a, self.b, str(self.c), str(self.d), self.metric_a, self.metric_b)
         return (self.a, self.b, self.metric_a, self.metric_b)
 
 
@@ -306,7 +330,7 @@ class _Expander:
         self.default = default_metrics
         self.known = known_metrics
         self.rows: list[ContrastRow] = []
-        self.seen: dict[tuple[str, str, str, str], str] = {}
+        self.seen: dict[tuple[str, ...], str] = {}
 
     def add(self, row: ContrastRow, where: str) -> None:
         if row.a == row.b and row.metric_a == row.metric_b:
@@ -340,11 +364,12 @@ class _Expander:
                 raise ValueError(f"Unknown key {k!r} in {where}.{_hint(k, sorted(ITEM_KEYS))}")
         else:
             raise ValueError(f"{where} must be a string or a mapping, got {type(item).__name__}: {item!r}")
-        forms = [k for k in ("gap", "vs", "a", "pairs") if k in item]
+        forms = [k for k in ("gap", "vs", "a", "pairs", "interaction") if k in item]
         if len(forms) != 1:
             raise ValueError(
                 f"{where} must have exactly one of 'a'+'b' (a pair), 'vs' (every setting against one), "
-                f"'gap' (two metrics within a setting) or 'pairs' (same_budget, budget_steps); got keys {sorted(item)}"
+                f"'gap' (two metrics within a setting), 'pairs' (same_budget, budget_steps) or 'interaction' "
+                f"([[A, B], [C, D]]); got keys {sorted(item)}"
             )
         getattr(self, f"_{forms[0]}")(item, i, where, family)
 
@@ -390,6 +415,11 @@ class _Expander:
                 raise ValueError(f"{gwhere} names {m1!r} twice: a gap needs two different metrics")
             for s in sets:
                 self.add(ContrastRow(s, s, m1, m2, "gap", i, family), where)
+
+    def _interaction(self, item, i, where, family) -> None:
+        a, b, c, d = _families.interaction_settings(item, where, lambda v, w: _setting(v, w, self.names))
+        for met in self.metrics(item, where):
+            self.add(ContrastRow(a, b, met, met, "interaction", i, family, c, d), where)
 
     def _pairs(self, item, i, where, family) -> None:
         kind = item["pairs"]
@@ -440,6 +470,8 @@ def expand_plan(
     ex = _Expander(refs, metric_names, default_metrics, known_metrics)
     for family, items in [*families.items(), *separate.items()]:
         base = prefix.format(family=family) if family in families else f"contrasts.separate.{family}"
+        if family == _families.INTERACTIONS and isinstance(spec, Mapping) and _families.INTERACTIONS in spec:
+            base = f"contrasts.{_families.INTERACTIONS}"
         for i, item in enumerate(items):
             ex.item(item, i, f"{base}[{i}]", family)
     return ContrastPlan(tuple(ex.rows), holm, (*families, *separate), tuple(separate))

@@ -3,16 +3,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from rageval.registry import did_you_mean
 
-__all__ = ["DEFAULT_FAMILY", "HOLM_SCOPES", "ITEM_KEYS", "HolmScope", "holm_group", "parse_families"]
+__all__ = [
+    "DEFAULT_FAMILY",
+    "HOLM_SCOPES",
+    "INTERACTIONS",
+    "ITEM_KEYS",
+    "HolmScope",
+    "holm_group",
+    "interaction_settings",
+    "parse_families",
+]
 
 #: the keys of one item of a family
-ITEM_KEYS = {"a", "b", "vs", "settings", "metrics", "gap", "pairs", "compressors", "budgets"}
-_PLAN_KEYS = {"families", "holm", "separate"}
+ITEM_KEYS = {"a", "b", "vs", "settings", "metrics", "gap", "pairs", "compressors", "budgets", "interaction"}
+#: the family of the plan's ``interactions:`` (contrasts of contrasts), adjusted on its own like a separate family
+INTERACTIONS = "interactions"
+_PLAN_KEYS = {"families", "holm", "separate", INTERACTIONS}
 #: ``holm: suite`` adjusts over every row of the plan, ``holm: family`` within each family
 HOLM_SCOPES = ("suite", "family")
 #: the family of a plan written as a plain list of items
@@ -40,8 +51,16 @@ def parse_families(spec: Any) -> tuple[dict[str, list[Any]], str, HolmScope, dic
         holm = spec.get("holm", "suite")
         if holm not in HOLM_SCOPES:
             raise ValueError(f"contrasts.holm must be 'suite' (one family over every row) or 'family', got {holm!r}")
-        families = _named_families(spec.get("families"))
+        alone = INTERACTIONS in spec and "families" not in spec  # a plan of interactions only
+        families = {} if alone else _named_families(spec.get("families"))
         separate = _named_families(spec["separate"], "contrasts.separate") if "separate" in spec else {}
+        if INTERACTIONS in spec:
+            for key, fams in (("contrasts.families", families), ("contrasts.separate", separate)):
+                if INTERACTIONS in fams:
+                    raise ValueError(
+                        f"{key}.{INTERACTIONS}: the name is the family of contrasts.interactions; give another name"
+                    )
+            separate[INTERACTIONS] = _interaction_items(spec[INTERACTIONS])
         for name in separate:
             if name in families:
                 raise ValueError(f"contrasts.separate.{name}: a family of that name is in contrasts.families")
@@ -78,3 +97,49 @@ def _named_families(fams: Any, key: str = "contrasts.families") -> dict[str, lis
             raise ValueError(f"{key}.{name} declares no item")
         out[name] = list(items) if isinstance(items, (list, tuple)) else [items]
     return out
+
+
+def _interaction_items(value: Any) -> list[Any]:
+    """``contrasts.interactions`` as items: ``[[A, B], [C, D]]`` is ``{interaction: [[A, B], [C, D]]}``."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValueError(
+            "contrasts.interactions must list interactions, e.g. "
+            "[[[submodular@160, focused@160], [submodular@96, focused@96]]] or [{interaction: [[A, B], [C, D]]}]"
+        )
+    out = []
+    for i, item in enumerate(value):
+        if isinstance(item, (list, tuple)):
+            item = {"interaction": item}
+        if not isinstance(item, Mapping) or "interaction" not in item:
+            raise ValueError(
+                f"contrasts.interactions[{i}] must be an interaction: [[A, B], [C, D]] or "
+                f"{{interaction: [[A, B], [C, D]], metrics: [...]}}, got {item!r}"
+            )
+        out.append(item)
+    return out
+
+
+def interaction_settings(item: Mapping[str, Any], where: str, setting: Callable[[Any, str], str]) -> tuple[str, ...]:
+    """``(A, B, C, D)`` of an interaction item ``{interaction: [[A, B], [C, D]], metrics: ...}``, each checked by
+    ``setting(value, where)``; two pairs of two different settings, not the same pair twice."""
+    extra = [k for k in item if k not in ("interaction", "metrics")]
+    if extra:
+        raise ValueError(
+            f"{where}: an 'interaction' item takes [[A, B], [C, D]] and optional 'metrics', not {extra[0]!r}"
+        )
+    value = item["interaction"]
+    pairs = isinstance(value, (list, tuple)) and len(value) == 2
+    if not (pairs and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value)):
+        raise ValueError(
+            f"{where}.interaction must be two pairs of settings [[A, B], [C, D]] (tested: (A - B) - (C - D)), "
+            f"e.g. [[submodular@160, focused@160], [submodular@96, focused@96]]; got {value!r}"
+        )
+    (a, b), (c, d) = (
+        [setting(s, f"{where}.interaction[{j}][{k}]") for k, s in enumerate(p)] for j, p in enumerate(value)
+    )
+    for j, (x, y) in enumerate(((a, b), (c, d))):
+        if x == y:
+            raise ValueError(f"{where}.interaction[{j}] compares {x!r} with itself: pick two different settings")
+    if (a, b) == (c, d):
+        raise ValueError(f"{where}.interaction names the pair ({a}, {b}) twice: give two different pairs")
+    return a, b, c, d

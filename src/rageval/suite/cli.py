@@ -158,8 +158,9 @@ def _plan_lines(suite) -> list[str]:
         rows = [r for r in plan.rows if r.family == fam]
         named = sum(r.metric_a != placeholder for r in rows)
         default = len(rows) - named
+        what = "interactions" if rows and all(r.kind == "interaction" for r in rows) else "pairs"
         parts = ([f"{named} rows"] if named else []) + (
-            [f"{default} pairs x the default metrics (every metric with a direction the records carry)"]
+            [f"{default} {what} x the default metrics (every metric with a direction the records carry)"]
             if default
             else []
         )
