@@ -22,6 +22,7 @@ since it was checked.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from array import array
@@ -35,10 +36,12 @@ from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.manifest import RunDir, RunDirError
-from rageval.rundir.records import RecordChecks, RecordLines
+from rageval.rundir.records import OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
 from rageval.types import STATUSES
 
 __all__ = ["Records", "Run", "load_run", "RunError"]
+
+log = logging.getLogger("rageval")
 
 
 class RunError(ValueError):
@@ -157,6 +160,8 @@ class Run:
     #: the records read although edited (``accept_edits``): :meth:`RecordChecks.summary
     #: <rageval.rundir.records.RecordChecks.summary>`, None when none was
     accepted_edits: dict[str, Any] | None = None
+    #: records scored before answer_in_context 2.0.0 read (their metrics renamed: :func:`_normalized`)
+    old_names: int = 0
 
     @property
     def suite(self) -> dict[str, Any]:
@@ -199,6 +204,10 @@ def load_run(
     manifest, suite = _read_manifest(rundir, man_path)
     checks = rundir.record_checks(accept_edits=accept_edits)
     run = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks).read(rec_path)
+    if run.old_names:  # records scored before answer_in_context 2.0.0: read under today's names, with one note
+        note = f"{rec_path}: {OLD_NAMES_NOTE}"
+        log.warning("rageval: note: %s", note)
+        manifest["notes"] = [*(manifest.get("notes") or []), note]
     run.accepted_edits = checks.summary(command)
     if run.accepted_edits is not None:
         manifest["accepted_edits"] = run.accepted_edits
@@ -259,6 +268,7 @@ class _Scan:
         self.conflict: tuple[str, Any, Any] | None = None
         self.facts = SettingFacts()
         self.sweeps = Sweeps()
+        self.old_names = 0
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
@@ -278,6 +288,7 @@ class _Scan:
             cluster_conflict=self.conflict,
             facts=self.facts.result(),
             sweeps=self.sweeps,
+            old_names=self.old_names,
         )
 
     def _checked(self, rec_path: Path, kept: KeptLines) -> Iterator[dict[str, Any]]:
@@ -289,6 +300,7 @@ class _Scan:
             where = f"{rec_path.name} line {lineno}"
             _check_record(rec, where)
             problem = self.checks.problem(rec, lineno)  # the record as read, before it is normalized
+            self.old_names += renamed_old_metrics(rec.get("metrics")) is not None
             _normalized(rec, lineno)
             self._check_setting(rec, where)
             if problem is not None:  # after the checks that name a record's shape or origin
@@ -342,11 +354,14 @@ class _Scan:
 
 
 def _normalized(rec: dict[str, Any], lineno: int) -> dict[str, Any]:
-    """A record as the check leaves it (:func:`_check_record`), with its line number."""
+    """A record as the check leaves it (:func:`_check_record`), with its line number; the metrics of one scored
+    before answer_in_context 2.0.0 under today's names (:func:`~rageval.rundir.records.renamed_old_metrics`)."""
     if isinstance(rec.get("setting"), str):
         rec["setting"] = {"name": rec["setting"]}
     if rec.get("metrics") is None:
         rec["metrics"] = {}
+    elif (renamed := renamed_old_metrics(rec["metrics"])) is not None:
+        rec["metrics"] = renamed
     if rec.get("extra") is None:
         rec["extra"] = {}
     rec["_line"] = lineno

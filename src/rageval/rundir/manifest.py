@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +32,7 @@ from rageval.errors import ConfigError
 from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
 from rageval.rundir.lock import OutDirLock
-from rageval.rundir.records import DIGESTS_FROM, RecordChecks, RecordLines
+from rageval.rundir.records import DIGESTS_FROM, OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
 from rageval.scoring import (
     DEFAULT_CITATION_MODE,
     DEFAULT_JUDGE,
@@ -255,6 +256,8 @@ class RunDir:
         self.path = run_dir_path(path)
         #: the format ``manifest.json`` was written in (1: 0.1.0's, none given), once it is read
         self.written_format: int | None = None
+        #: a record scored before answer_in_context 2.0.0 was read (its metrics renamed, the note logged once)
+        self.old_names_read = False
 
     @property
     def manifest_path(self) -> Path:
@@ -377,14 +380,23 @@ class RunDir:
         write_json_atomic(self.manifest_path, data, indent=2, root=self.path)
 
     def record_of(self, value: Any, lineno: int) -> Record:
-        """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line."""
+        """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line.  A
+        record scored before answer_in_context 2.0.0 has its metrics under today's names
+        (:func:`~rageval.rundir.records.renamed_old_metrics`), with one note for the run."""
         try:
-            return Record.from_dict(value)
+            record = Record.from_dict(value)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
             raise RunDirError(
                 f"{self.records_path}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
                 "rerun the command"
             ) from None
+        renamed = renamed_old_metrics(record.metrics)
+        if renamed is None:
+            return record
+        if not self.old_names_read:
+            self.old_names_read = True
+            log.warning("rageval: note: %s: %s", self.records_path, OLD_NAMES_NOTE)
+        return replace(record, metrics=renamed)
 
     def iter_records(self) -> Iterator[tuple[int, Any]]:
         """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped), read line by line."""
