@@ -91,11 +91,7 @@ _SPECS = [
         family="answer",
         function="rageval.diagnostics.answer:answer_in_context",
         outputs=(
-            _o(
-                "answer_in_context",
-                description="a gold answer is a contiguous token span of the units as shown, joined in order as the "
-                "prompt joins them (across unit boundaries): the packing paper's definition",
-            ),
+            _o("answer_in_context"),
             Output(
                 "answer_in_context_unit",
                 "higher",
