@@ -19,12 +19,12 @@ def _values(x) -> list:
     return [None if math.isnan(v) else v for v in x]
 
 
-def _written(tmp_path: Path, metrics: list[dict]) -> Path:
-    """The 0.1.0 fixture as a format-3 run (digests written as rageval writes them) whose four records carry
-    ``metrics`` (hand-set) in place of their answer-in-context values."""
+def _written(tmp_path: Path, metrics: list[dict], fmt: int = 3) -> Path:
+    """The 0.1.0 fixture as a run of run-directory format ``fmt`` (digests written as rageval writes them) whose
+    four records carry ``metrics`` (hand-set) in place of their answer-in-context values."""
     run = tmp_path / "run"
     run.mkdir()
-    manifest = RunDir(FIXTURE).read_manifest_data()  # migrated: today's shape, format 3
+    manifest = {**RunDir(FIXTURE).read_manifest_data(), "format": fmt}  # migrated: today's shape
     (run / "manifest.json").write_text(json.dumps(manifest))
     lines = []
     for line, m in zip((FIXTURE / "records.jsonl").read_text().splitlines(), metrics):
@@ -80,12 +80,34 @@ def test_a_0_1_0_run_s_answer_in_context_is_the_unit_variant(tmp_path):
     assert sum(OLD_NAMES_NOTE in n for n in run.manifest["notes"]) == 1
 
 
+def test_a_format_3_run_s_answer_in_context_without_the_packed_value_is_the_unit_variant(tmp_path):
+    # answer_in_context 1.1.0 in a format-3 run: one value, the unit variant; the packed one was never scored
+    run = load_run(_written(tmp_path, [{"answer_in_context": v} for v in (1.0, None, 0.0, None)]))
+    assert _values(run.columns.column("answer_in_context_unit")) == [1.0, None, 0.0, None]
+    assert "answer_in_context" not in run.columns.metrics
+    assert sum(OLD_NAMES_NOTE in n for n in run.manifest["notes"]) == 1
+
+
+def test_a_hand_made_manifest_naming_no_version_is_read_as_today_s(tmp_path):
+    run_dir = tmp_path / "hand"
+    shutil.copytree(FIXTURE, run_dir)
+    manifest = json.loads((FIXTURE / "manifest.json").read_text())
+    del manifest["package"]  # no format, no rageval version: not written by a command
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
+    run = load_run(run_dir)
+    assert _values(run.columns.column("answer_in_context")) == [1.0, None, 1.0, None]
+    assert "answer_in_context_unit" not in run.columns.metrics
+    assert not any(OLD_NAMES_NOTE in n for n in run.manifest.get("notes") or [])
+
+
 def test_today_s_records_are_read_as_written_without_a_note(tmp_path):
     new = [{"answer_in_context": v, "answer_in_context_unit": u} for v, u in ((1.0, 1.0), (None, None), (1.0, 0.0))]
-    run = load_run(_written(tmp_path, [*new, {}]))
-    assert _values(run.columns.column("answer_in_context")) == [1.0, None, 1.0, None]
+    run = load_run(_written(tmp_path, [*new, {"answer_in_context": 0.0}], fmt=4))
+    assert _values(run.columns.column("answer_in_context")) == [1.0, None, 1.0, 0.0]
     assert _values(run.columns.column("answer_in_context_unit")) == [1.0, None, 0.0, None]
     assert not any(OLD_NAMES_NOTE in n for n in run.manifest.get("notes") or [])
     rundir = RunDir(tmp_path / "run")
-    assert [r.metrics.get("answer_in_context_unit") for r in rundir.records()] == [1.0, None, 0.0, None]
+    records = rundir.records()
+    assert [r.metrics.get("answer_in_context_unit") for r in records] == [1.0, None, 0.0, None]
+    assert [r.metrics.get("answer_in_context") for r in records] == [1.0, None, 1.0, 0.0]
     assert not rundir.old_names_read

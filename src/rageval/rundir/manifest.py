@@ -44,11 +44,16 @@ from rageval.scoring import (
 )
 from rageval.types import Record
 
-__all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
+__all__ = ["FORMAT", "PACKED_AIC_FROM", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
 
 #: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1; format 2 records carry no
-#: digest; format 3 on: each record's digest, :mod:`rageval.rundir.records`)
-FORMAT = 3
+#: digest; format 3 on: each record's digest, :mod:`rageval.rundir.records`; format 4 on: answer_in_context 2.0.0,
+#: :data:`PACKED_AIC_FROM`)
+FORMAT = 4
+#: the run-directory format from which a record's ``answer_in_context`` is the packed context's (answer_in_context
+#: 2.0.0); a run written before reads its records under today's names, with a note
+#: (:func:`~rageval.rundir.records.renamed_old_metrics`)
+PACKED_AIC_FROM = 4
 
 log = logging.getLogger("rageval")
 
@@ -256,6 +261,10 @@ class RunDir:
         self.path = run_dir_path(path)
         #: the format ``manifest.json`` was written in (1: 0.1.0's, none given), once it is read
         self.written_format: int | None = None
+        #: written by a rageval whose answer_in_context was the within-one-unit variant (a format before
+        #: :data:`PACKED_AIC_FROM`; of a manifest without a format, one naming rageval's version: a hand-made one
+        #: names none and is read as today's), once the manifest is read
+        self.old_run = False
         #: a record scored before answer_in_context 2.0.0 was read (its metrics renamed, the note logged once)
         self.old_names_read = False
 
@@ -297,6 +306,8 @@ class RunDir:
         version = data.get("format")
         if version is None:
             self.written_format = 1
+            package = data.get("package")
+            self.old_run = isinstance(package, Mapping) and "rageval" in package
             return migrate(data, str(p))
         if isinstance(version, bool) or not isinstance(version, int) or version < 2:
             raise RunDirError(f"{p}: unknown run-directory format {version!r}; rerun the command that wrote it")
@@ -306,6 +317,7 @@ class RunDir:
                 "upgrade rageval, or rerun the command with this one into another --out"
             )
         self.written_format = version
+        self.old_run = version < PACKED_AIC_FROM
         return data
 
     def read_manifest(self) -> Manifest:
@@ -390,7 +402,9 @@ class RunDir:
                 f"{self.records_path}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
                 "rerun the command"
             ) from None
-        renamed = renamed_old_metrics(record.metrics)
+        if self.written_format is None and self.manifest_path.is_file():
+            self.read_manifest_data()
+        renamed = renamed_old_metrics(record.metrics, self.old_run)
         if renamed is None:
             return record
         if not self.old_names_read:

@@ -334,18 +334,24 @@ class RecordsFile:
             self._head = None
 
 
-def renamed_old_metrics(metrics: Any) -> dict[str, Any] | None:
+def renamed_old_metrics(metrics: Any, old_run: bool) -> dict[str, Any] | None:
     """A record's metrics under today's names when ``answer_in_context`` before 2.0.0 scored it, else None.
 
-    Such a record carries ``answer_in_context`` without ``answer_in_context_unit`` (2.0.0 writes both): its
-    ``answer_in_context`` is the within-one-unit variant, its ``answer_in_context_packed`` (1.2.0) the packed
-    context's (:data:`OLD_METRIC_NAMES`; docs/design.md#answer-in-context).
+    Such a record carries ``answer_in_context`` without ``answer_in_context_unit`` (2.0.0 writes both) and either
+    ``answer_in_context_packed`` (1.2.0's) or comes from a run written before (``old_run``: a run directory of a
+    format before :data:`~rageval.rundir.manifest.PACKED_AIC_FROM`): its ``answer_in_context`` is the
+    within-one-unit variant, its ``answer_in_context_packed`` the packed context's (:data:`OLD_METRIC_NAMES`;
+    docs/design.md#answer-in-context).
 
-    >>> renamed_old_metrics({"answer_in_context": 0.0, "answer_in_context_packed": 1.0})
+    >>> renamed_old_metrics({"answer_in_context": 0.0, "answer_in_context_packed": 1.0}, False)
     {'answer_in_context_unit': 0.0, 'answer_in_context': 1.0}
-    >>> renamed_old_metrics({"answer_in_context": 1.0, "answer_in_context_unit": 0.0}) is None
+    >>> renamed_old_metrics({"answer_in_context": 0.0}, True)
+    {'answer_in_context_unit': 0.0}
+    >>> renamed_old_metrics({"answer_in_context": 0.0}, False) is None  # today's run: today's names
     True
     """
     if not isinstance(metrics, Mapping) or "answer_in_context" not in metrics or "answer_in_context_unit" in metrics:
         return None
-    return {(OLD_METRIC_NAMES[k] if k in OLD_METRIC_NAMES else k): v for k, v in metrics.items()}
+    if not old_run and "answer_in_context_packed" not in metrics:
+        return None
+    return {str(OLD_METRIC_NAMES.get(k, k)): v for k, v in metrics.items()}  # JSON keys: str already
