@@ -11,9 +11,12 @@ def test_answer_in_context_hand_computed():
         ["The capital is Paris.", ["Lyon is big", "in France"], "nothing here", "whatever"],
         [["Paris", "City of Light"], ["Lyon is big in France"], ["Paris"], ["Yes"]],
     )
-    # q0: hit; q1: the match would span two units -> 0; q2: 0; q3: yes/no -> undefined
-    assert [q["answer_in_context"] for q in r["per_question"]] == [1.0, 0.0, 0.0, None]
-    assert r["answer_in_context"] == pytest.approx(1 / 3)
+    # q0: hit; q1: the match spans two units -> 1 in the packed context, 0 inside one unit; q2: 0; q3: yes/no ->
+    # undefined
+    assert [q["answer_in_context"] for q in r["per_question"]] == [1.0, 1.0, 0.0, None]
+    assert [q["answer_in_context_unit"] for q in r["per_question"]] == [1.0, 0.0, 0.0, None]
+    assert r["answer_in_context"] == pytest.approx(2 / 3)
+    assert r["answer_in_context_unit"] == pytest.approx(1 / 3)
     assert (r["n"], r["n_undefined"]) == (3, 1)
 
 

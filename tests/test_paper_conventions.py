@@ -1,5 +1,5 @@
 """The conventions that move the paper's numbers, each hand-computed both ways: str-EM's answer lines (ALCE's
-first line in ALCE mode), answer-in-context across unit boundaries, QASPER's unmatched gold evidence, and
+first line in ALCE mode), answer-in-context across unit boundaries (joined as the prompt joins the units), QASPER's unmatched gold evidence, and
 sparse settings on the Pareto frontier."""
 
 import json
@@ -28,32 +28,58 @@ def test_str_em_reads_every_line_by_default_and_alce_s_first_line_in_alce_mode()
 
 def test_answer_in_context_inside_one_unit_or_across_unit_boundaries():
     units, gold = [["Gustave Eiffel built the tower in", "1889 for the fair."]], [["tower in 1889"]]
-    assert answer_in_context(units, gold)["answer_in_context"] == 0.0  # default span="unit": split by the boundary
-    assert answer_in_context(units, gold, span="context")["answer_in_context"] == 1.0  # the paper's definition
-    assert answer_in_context(units, gold)["answer_in_context_packed"] == 1.0  # always beside it
-    # ASQA: the mean over qa_pairs; pair 1 inside unit 0, pair 2 across the boundary: unit 1/2, context 2/2
-    two = [[["Eiffel"], ["tower in 1889"]]]
-    assert answer_in_context(units, two)["answer_in_context"] == 0.5
-    assert answer_in_context(units, two, span="context")["answer_in_context"] == 1.0
-    with pytest.raises(ValueError, match="span"):
-        answer_in_context(units, gold, span="sentence")
+    out = answer_in_context(units, gold)
+    assert out["answer_in_context"] == 1.0  # the packing paper's definition: across the boundary
+    assert out["answer_in_context_unit"] == 0.0  # inside one unit: split by the boundary
+    # ASQA: the mean over qa_pairs; pair 1 inside unit 0, pair 2 across the boundary: unit 1/2, packed 2/2
+    two = answer_in_context(units, [[["Eiffel"], ["tower in 1889"]]])
+    assert (two["answer_in_context"], two["answer_in_context_unit"]) == (1.0, 0.5)
 
 
-def test_the_record_scorer_writes_both_answer_in_context_values():
+def test_the_packed_context_joins_the_units_as_the_prompt_does():
+    """What lies between two units in the prompt lies between them in the packed context: a title line, the
+    separator's words; a unit boundary is a token boundary (never two half-words glued into one)."""
+    gold = [["capital of France"]]
+    # unit 2's title line sits between "capital" and "of France" where the prompt shows titles
+    assert answer_in_context([["the capital", "Geography\nof France"]], gold)["answer_in_context"] == 0.0
+    assert answer_in_context([["the capital", "of France"]], gold)["answer_in_context"] == 1.0  # titles not shown
+    # a separator that normalizes to nothing (punctuation, a newline) adds no token; its words do
+    for sep in ("\n", "\n\n", " | ", "|", "---"):
+        assert answer_in_context([["the capital", "of France"]], gold, separator=sep)["answer_in_context"] == 1.0
+    assert answer_in_context([["capital", "of France"]], gold, separator="\nNext:\n")["answer_in_context"] == 0.0
+    # "Par" + "|" + "is": normalizing the joined text would read "paris"; the boundary keeps two tokens
+    glued = answer_in_context([["Par", "is"]], [["Paris"]], separator="|")
+    assert (glued["answer_in_context"], glued["answer_in_context_unit"]) == (0.0, 0.0)
+    # an empty unit adds nothing between its neighbours; an empty context scores 0, never undefined
+    assert answer_in_context([["capital", "", "of France"]], gold)["answer_in_context"] == 1.0
+    assert answer_in_context([[]], gold)["answer_in_context"] == 0.0
+
+
+def test_the_record_scorer_joins_the_units_as_the_reader_s_template_does():
     from rageval.diagnostics.inputs import Gold, ScoringInput
-    from rageval.types import Unit
+    from rageval.readers.template import PromptTemplate
+    from rageval.types import Context, Unit
 
-    units = (Unit(text="built the tower in", source_ids=None), Unit(text="1889 for the fair.", source_ids=None))
-    x = ScoringInput(
-        question_id="q",
-        answer="1889 [1].",
-        units=units,
-        shown=tuple(u.text for u in units),
-        sources=(),
-        gold=Gold(answers=("tower in 1889",)),
+    units = (
+        Unit(text="built the tower in", source_ids=None),
+        Unit(text="1889 for the fair.", source_ids=None, title="Expo"),
     )
-    out = score_answer_in_context([x], None)
-    assert out["answer_in_context"] == 0.0 and out["answer_in_context_packed"] == 1.0
+
+    def scored(template: PromptTemplate) -> tuple[float, float]:
+        x = ScoringInput.build(
+            question_id="q",
+            answer="1889 [1].",
+            context=Context(units=units, achieved_tokens=8, retrieved_tokens=8),
+            sources=(),
+            gold=Gold(answers=("tower in 1889",)),
+            evidence_text=template.evidence_text,
+        )
+        out = score_answer_in_context([x], None)
+        return out["answer_in_context"], out["answer_in_context_unit"]
+
+    assert scored(PromptTemplate()) == (0.0, 0.0)  # the title "Expo" lies between "in" and "1889"
+    assert scored(PromptTemplate(show_titles=False)) == (1.0, 0.0)  # nothing between them but a newline
+    assert scored(PromptTemplate(show_titles=False, unit_separator="\n\nAlso:\n")) == (0.0, 0.0)
 
 
 def test_qasper_unmatched_gold_evidence_is_counted_as_the_official_scorer_does(tmp_path):

@@ -85,8 +85,8 @@ def _one_line(res) -> str:
 
 
 def test_every_record_carries_its_digest_and_the_manifest_the_new_format(scored):
-    assert FORMAT == DIGESTS_FROM == 3
-    assert json.loads((scored / "manifest.json").read_text())["format"] == 3
+    assert DIGESTS_FROM == 3 and FORMAT == 4  # format 4: answer_in_context 2.0.0 (the packed context)
+    assert json.loads((scored / "manifest.json").read_text())["format"] == 4
     lines = _lines(scored)
     assert len(lines) == 12
     for line in lines:
@@ -150,7 +150,7 @@ def test_accept_edits_reads_and_the_manifest_says_which(run):
     ]
     report = json.loads((run / "report.json").read_text())
     assert any("read with --accept-edits" in n for n in report["notes"])
-    assert manifest["format"] == 3  # written back as it was, with the section added
+    assert manifest["format"] == FORMAT  # written back as it was, with the section added
     # the edit is not forgiven: without the flag the run is still refused
     assert _cli("report", str(run), "--no-plots").exit_code == 2
 

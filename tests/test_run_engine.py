@@ -141,11 +141,13 @@ def test_a_0_1_0_run_directory_is_migrated(kind, tmp_path):
     for args in (["report", str(run)], ["rescore", str(run)]):
         res = _cli(*args)
         assert res.exit_code == 0, res.output
-    # every 0.1.0 value is reproduced; the rescore adds the outputs added since (answer_in_context 1.2.0's
-    # answer_in_context_packed)
+    # every 0.1.0 value is reproduced: 0.1.0's answer_in_context (inside one unit) is answer_in_context 2.0.0's
+    # answer_in_context_unit; the rescore adds the packed context's answer_in_context beside it
     rescored = _records(run / "rescore-lexical" / "records.jsonl")
     for r in rescored:
-        r["metrics"].pop("answer_in_context_packed", None)
+        m = r["metrics"]
+        if "answer_in_context_unit" in m:
+            m["answer_in_context"] = m.pop("answer_in_context_unit")
         r.pop("digest")  # today's records carry a digest (format 3); 0.1.0's none
     assert rescored == _records(run / "records.jsonl")
     res = CliRunner().invoke(main, ["audit", str(run), "--judge", "minilm", "--resamples", "100"])

@@ -37,7 +37,6 @@ __all__ = [
     "squad_token_f1",
     "contains_tokens",
     "UNANSWERABLE",
-    "ANSWER_SPANS",
     "STR_EM_CONVENTIONS",
     "ANSWER_F1_CONVENTIONS",
 ]
@@ -118,20 +117,27 @@ def _undefined_reason(dropped: set[str]) -> str:
     return "no_alias"
 
 
-#: ``answer_in_context(span=...)``: inside one unit (the default), or anywhere in the packed context
-ANSWER_SPANS = ("unit", "context")
+def _packed_tokens(units_norm: Sequence[str], separator_norm: str) -> str:
+    """The normalized packed context: the normalized units in order with the normalized separator between
+    them, a unit boundary always a token boundary (normalizing the joined text would glue ``Par|is`` into
+    ``paris``)."""
+    gap = f" {separator_norm} " if separator_norm else " "
+    return gap.join(u for u in units_norm if u)
 
 
-def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, span: str = "unit") -> dict[str, Any]:
-    """1 if some normalized gold alias is a contiguous token subsequence of one unit of the context.
+def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, separator: str = "\n") -> dict[str, Any]:
+    """1 if some normalized gold alias is a contiguous token subsequence of the packed context.
 
     ``contexts[q]`` is the packed context as the reader receives it, either one
-    string or a list of unit strings.  ``span="unit"`` (the default): a match must lie
-    inside one unit.  ``span="context"`` (the attribution–compression paper's
-    definition): the units are joined in order, separated by a space, and a match may
-    cross a unit boundary (``["Paris is the capital", "of France."]`` holds
-    ``"capital of France"``).  Either way ``per_question`` also carries
-    ``answer_in_context_packed``, the ``span="context"`` value (a suite's records carry both).
+    string or a list of unit strings (each as the prompt shows it, its title line
+    first where the prompt shows titles, without its ``[k]`` label).
+    ``answer_in_context`` (the packing paper's definition): the units are joined in
+    order with ``separator`` between them, as the reader's prompt joins them (its
+    template's ``unit_separator``), and a match may cross a unit boundary
+    (``["Paris is the capital", "of France."]`` holds ``"capital of France"``); a
+    unit boundary is always a token boundary, and a separator's own words (or a
+    unit's title line) lie between the units as they do in the prompt.
+    ``answer_in_context_unit``: a match must lie inside one unit.
     ``references[q]`` is a list of gold aliases, or for ASQA a list of qa_pairs'
     short-answer lists (the value is then the mean over qa_pairs).  Aliases that are
     yes/no, QASPER's ``Unanswerable`` marker or that normalize to nothing are not
@@ -145,36 +151,35 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, spa
     1.0
     >>> answer_in_context(["Paris is big."], [["Unanswerable"]])["undefined_reasons"]
     {'yes_no': 0, 'unanswerable': 1, 'no_alias': 0}
-    >>> [answer_in_context([["the capital", "of France"]], [["capital of France"]], span=s)["answer_in_context"]
-    ...  for s in ANSWER_SPANS]
-    [0.0, 1.0]
+    >>> r = answer_in_context([["the capital", "of France"]], [["capital of France"]])
+    >>> r["answer_in_context"], r["answer_in_context_unit"]
+    (1.0, 0.0)
     """
-    _check_convention(span, ANSWER_SPANS, "answer_in_context (span)")
+    if not isinstance(separator, str):
+        raise TypeError(f"answer_in_context: separator must be a string, got {type(separator).__name__}")
     contexts = check_list(contexts, "contexts")
     references = check_list(references, "references")
     check_same_length(contexts=contexts, references=references)
+    separator_norm = normalize_answer(separator)
     per_question: list[dict[str, Any]] = []
     reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
-        units = _as_units(ctx, q)
-        units_norm = [normalize_answer(u) for u in units]
-        packed_norm = [normalize_answer(" ".join(units))]
-        pair_values, packed_values, dropped = [], [], set()
+        units_norm = [normalize_answer(u) for u in _as_units(ctx, q)]
+        packed_norm = _packed_tokens(units_norm, separator_norm)
+        unit_values, packed_values, dropped = [], [], set()
         for aliases in _alias_groups(ref, q):
             golds, gone = _searchable(aliases)
             dropped |= gone
             if not golds:
                 continue
-            pair_values.append(1.0 if any(contains_tokens(u, g) for g in golds for u in units_norm) else 0.0)
-            packed_values.append(1.0 if any(contains_tokens(packed_norm[0], g) for g in golds) else 0.0)
-        value = sum(pair_values) / len(pair_values) if pair_values else None
+            unit_values.append(1.0 if any(contains_tokens(u, g) for g in golds for u in units_norm) else 0.0)
+            packed_values.append(1.0 if any(contains_tokens(packed_norm, g) for g in golds) else 0.0)
+        unit = sum(unit_values) / len(unit_values) if unit_values else None
         packed = sum(packed_values) / len(packed_values) if packed_values else None
-        if value is None:
+        if packed is None:
             reasons[_undefined_reason(dropped)] += 1
-        per_question.append(
-            {"answer_in_context": packed if span == "context" else value, "answer_in_context_packed": packed}
-        )
-    out = summarize(per_question, "answer_in_context", extra=("answer_in_context_packed",))
+        per_question.append({"answer_in_context": packed, "answer_in_context_unit": unit})
+    out = summarize(per_question, "answer_in_context", extra=("answer_in_context_unit",))
     out["undefined_reasons"] = reasons
     return out
 
@@ -340,9 +345,27 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, conventi
 
 
 def score_answer_in_context(inputs, options) -> dict[str, Any]:
-    """answer_in_context over the units as the reader's template showed them: inside one unit, and
-    ``answer_in_context_packed``, in the shown units joined in order (across unit boundaries)."""
-    return answer_in_context([list(x.shown) for x in inputs], [x.gold.aliases for x in inputs])
+    """answer_in_context over the units as the reader's template showed them, joined in order by its
+    ``unit_separator`` (``answer_in_context_unit``: inside one unit)."""
+    out: list[Any] = []
+    for sep in dict.fromkeys(x.unit_separator for x in inputs):  # one call per separator, in input order
+        idx = [i for i, x in enumerate(inputs) if x.unit_separator == sep]
+        r = answer_in_context(
+            [list(inputs[i].shown) for i in idx], [inputs[i].gold.aliases for i in idx], separator=sep
+        )
+        out.append((idx, r))
+    if len(out) == 1:
+        return out[0][1]
+    per_question: list[Any] = [None] * len(inputs)
+    reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
+    for idx, r in out:
+        for i, pq in zip(idx, r["per_question"]):
+            per_question[i] = pq
+        for k, v in r["undefined_reasons"].items():
+            reasons[k] += v
+    merged = summarize(per_question, "answer_in_context", extra=("answer_in_context_unit",))
+    merged["undefined_reasons"] = reasons
+    return merged
 
 
 def _split_score(inputs, is_qasper, score, primary: str, extra: tuple[str, ...]) -> dict[str, Any]:

@@ -86,17 +86,16 @@ _ATTR = "rageval.diagnostics.attribution"
 _SPECS = [
     DiagnosticSpec(
         name="answer_in_context",
-        version="1.2.0",
-        summary="Gold answer survives as a contiguous token span inside one unit of the packed context.",
+        version="2.0.0",
+        summary="Gold answer survives as a contiguous token span of the packed context (the packing paper's rule).",
         family="answer",
         function="rageval.diagnostics.answer:answer_in_context",
         outputs=(
             _o("answer_in_context"),
             Output(
-                "answer_in_context_packed",
+                "answer_in_context_unit",
                 "higher",
-                "answer_in_context with matches across unit boundaries (the units as shown, joined in order): the "
-                "attribution-compression paper's definition",
+                "answer_in_context with a match inside one unit (rageval's answer_in_context before 2.0.0)",
                 view=True,
                 bounds=RATE,
             ),

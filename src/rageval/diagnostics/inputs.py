@@ -135,6 +135,8 @@ class ScoringInput:
     #: fixed mappings: each unit's (0-based) recovered source ids, kept from a saved record instead of recovering
     #: them again (the audit's fixed mode; :mod:`rageval.diagnostics.attribution.fixed`); None: recovered as usual
     recovered: Mapping[int, tuple[str, ...]] | None = None
+    #: what the reader's prompt puts between two shown units (its template's ``unit_separator``)
+    unit_separator: str = "\n"
 
     @property
     def list_question(self) -> str | None:
@@ -174,6 +176,7 @@ class ScoringInput:
             retrieved_tokens=context.retrieved_tokens,
             question=question,
             answer_claims=None if answer_claims is None else tuple(answer_claims),
+            unit_separator=_separator_of(evidence_text),
         )
 
     @classmethod
@@ -220,3 +223,11 @@ class ScoringInput:
 def scoring_options(scoring: ScoringConfig) -> ScoringOptions:
     """The typed, validated :class:`ScoringOptions` of a run's :class:`~rageval.scoring.ScoringConfig`."""
     return ScoringOptions(attribution=AttributionOptions.of(scoring), retrieval_k=scoring.retrieval_k)
+
+
+def _separator_of(evidence_text: Callable[[Unit], str]) -> str:
+    """The ``unit_separator`` of the prompt template whose ``evidence_text`` this is (a bound
+    :meth:`PromptTemplate.evidence_text <rageval.readers.template.PromptTemplate.evidence_text>`); the default
+    template's ``"\\n"`` for any other callable."""
+    separator = getattr(getattr(evidence_text, "__self__", None), "unit_separator", "\n")
+    return separator if isinstance(separator, str) else "\n"

@@ -22,6 +22,7 @@ since it was checked.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 from array import array
@@ -35,10 +36,12 @@ from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.manifest import RunDir, RunDirError
-from rageval.rundir.records import RecordChecks, RecordLines
+from rageval.rundir.records import OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
 from rageval.types import STATUSES
 
 __all__ = ["Records", "Run", "load_run", "RunError"]
+
+log = logging.getLogger("rageval")
 
 
 class RunError(ValueError):
@@ -53,8 +56,9 @@ class Records(Sequence[dict[str, Any]]):
     ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed since it was
     checked (its size, time or inode; a line of another length) is a :class:`RunError`."""
 
-    def __init__(self, path: Path, kept: KeptLines, stamp: tuple[int, int, int]):
+    def __init__(self, path: Path, kept: KeptLines, stamp: tuple[int, int, int], *, old_run: bool = False):
         self.path, self._kept, self._stamp = path, kept, stamp
+        self._old_run = old_run  # the run's records may carry answer_in_context before 2.0.0 (:func:`_normalized`)
 
     def __len__(self) -> int:
         return len(self._kept)
@@ -96,7 +100,7 @@ class Records(Sequence[dict[str, Any]]):
         if text is None:
             raise self._changed()
         try:
-            return _normalized(json.loads(text), self._kept.lineno(i))
+            return _normalized(json.loads(text), self._kept.lineno(i), self._old_run)
         except ValueError:  # not the line the check read
             raise self._changed() from None
 
@@ -157,6 +161,8 @@ class Run:
     #: the records read although edited (``accept_edits``): :meth:`RecordChecks.summary
     #: <rageval.rundir.records.RecordChecks.summary>`, None when none was
     accepted_edits: dict[str, Any] | None = None
+    #: records scored before answer_in_context 2.0.0 read (their metrics renamed: :func:`_normalized`)
+    old_names: int = 0
 
     @property
     def suite(self) -> dict[str, Any]:
@@ -198,7 +204,11 @@ def load_run(
     rundir = RunDir(path)
     manifest, suite = _read_manifest(rundir, man_path)
     checks = rundir.record_checks(accept_edits=accept_edits)
-    run = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks).read(rec_path)
+    run = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks, old_run=rundir.old_run).read(rec_path)
+    if run.old_names:  # records scored before answer_in_context 2.0.0: read under today's names, with one note
+        note = f"{rec_path}: {OLD_NAMES_NOTE}"
+        log.warning("rageval: note: %s", note)
+        manifest["notes"] = [*(manifest.get("notes") or []), note]
     run.accepted_edits = checks.summary(command)
     if run.accepted_edits is not None:
         manifest["accepted_edits"] = run.accepted_edits
@@ -241,8 +251,10 @@ class _Scan:
         *,
         full: bool,
         checks: RecordChecks,
+        old_run: bool = False,
     ):
         self.path, self.manifest, self.suite, self.full, self.checks = path, manifest, suite, full, checks
+        self.old_run = old_run  # written before answer_in_context 2.0.0 (RunDir.old_run)
         declared = suite.get("settings")
         self.declared = bool(declared)
         if declared:
@@ -259,6 +271,7 @@ class _Scan:
         self.conflict: tuple[str, Any, Any] | None = None
         self.facts = SettingFacts()
         self.sweeps = Sweeps()
+        self.old_names = 0
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
@@ -273,11 +286,12 @@ class _Scan:
             manifest=self.manifest,
             settings=self.settings,
             columns=columns,
-            records=Records(rec_path, kept, stamp),
+            records=Records(rec_path, kept, stamp, old_run=self.old_run),
             clusters=self.clusters,
             cluster_conflict=self.conflict,
             facts=self.facts.result(),
             sweeps=self.sweeps,
+            old_names=self.old_names,
         )
 
     def _checked(self, rec_path: Path, kept: KeptLines) -> Iterator[dict[str, Any]]:
@@ -289,7 +303,8 @@ class _Scan:
             where = f"{rec_path.name} line {lineno}"
             _check_record(rec, where)
             problem = self.checks.problem(rec, lineno)  # the record as read, before it is normalized
-            _normalized(rec, lineno)
+            self.old_names += renamed_old_metrics(rec.get("metrics"), self.old_run) is not None
+            _normalized(rec, lineno, self.old_run)
             self._check_setting(rec, where)
             if problem is not None:  # after the checks that name a record's shape or origin
                 raise RunError(problem)
@@ -341,12 +356,16 @@ class _Scan:
             self.conflict = (q, found, c)
 
 
-def _normalized(rec: dict[str, Any], lineno: int) -> dict[str, Any]:
-    """A record as the check leaves it (:func:`_check_record`), with its line number."""
+def _normalized(rec: dict[str, Any], lineno: int, old_run: bool = False) -> dict[str, Any]:
+    """A record as the check leaves it (:func:`_check_record`), with its line number; the metrics of one scored
+    before answer_in_context 2.0.0 (of a run written before: ``old_run``) under today's names
+    (:func:`~rageval.rundir.records.renamed_old_metrics`)."""
     if isinstance(rec.get("setting"), str):
         rec["setting"] = {"name": rec["setting"]}
     if rec.get("metrics") is None:
         rec["metrics"] = {}
+    elif (renamed := renamed_old_metrics(rec["metrics"], old_run)) is not None:
+        rec["metrics"] = renamed
     if rec.get("extra") is None:
         rec["extra"] = {}
     rec["_line"] = lineno

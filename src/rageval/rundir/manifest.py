@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +32,7 @@ from rageval.errors import ConfigError
 from rageval.infiles import JsonLines
 from rageval.io import write_json_atomic
 from rageval.rundir.lock import OutDirLock
-from rageval.rundir.records import DIGESTS_FROM, RecordChecks, RecordLines
+from rageval.rundir.records import DIGESTS_FROM, OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
 from rageval.scoring import (
     DEFAULT_CITATION_MODE,
     DEFAULT_JUDGE,
@@ -43,11 +44,16 @@ from rageval.scoring import (
 )
 from rageval.types import Record
 
-__all__ = ["FORMAT", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
+__all__ = ["FORMAT", "PACKED_AIC_FROM", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
 
 #: the run-directory format this rageval writes (0.1.0's manifests carry none: format 1; format 2 records carry no
-#: digest; format 3 on: each record's digest, :mod:`rageval.rundir.records`)
-FORMAT = 3
+#: digest; format 3 on: each record's digest, :mod:`rageval.rundir.records`; format 4 on: answer_in_context 2.0.0,
+#: :data:`PACKED_AIC_FROM`)
+FORMAT = 4
+#: the run-directory format from which a record's ``answer_in_context`` is the packed context's (answer_in_context
+#: 2.0.0); a run written before reads its records under today's names, with a note
+#: (:func:`~rageval.rundir.records.renamed_old_metrics`)
+PACKED_AIC_FROM = 4
 
 log = logging.getLogger("rageval")
 
@@ -255,6 +261,12 @@ class RunDir:
         self.path = run_dir_path(path)
         #: the format ``manifest.json`` was written in (1: 0.1.0's, none given), once it is read
         self.written_format: int | None = None
+        #: written by a rageval whose answer_in_context was the within-one-unit variant (a format before
+        #: :data:`PACKED_AIC_FROM`; of a manifest without a format, one naming rageval's version: a hand-made one
+        #: names none and is read as today's), once the manifest is read
+        self.old_run = False
+        #: a record scored before answer_in_context 2.0.0 was read (its metrics renamed, the note logged once)
+        self.old_names_read = False
 
     @property
     def manifest_path(self) -> Path:
@@ -294,6 +306,8 @@ class RunDir:
         version = data.get("format")
         if version is None:
             self.written_format = 1
+            package = data.get("package")
+            self.old_run = isinstance(package, Mapping) and "rageval" in package
             return migrate(data, str(p))
         if isinstance(version, bool) or not isinstance(version, int) or version < 2:
             raise RunDirError(f"{p}: unknown run-directory format {version!r}; rerun the command that wrote it")
@@ -303,6 +317,7 @@ class RunDir:
                 "upgrade rageval, or rerun the command with this one into another --out"
             )
         self.written_format = version
+        self.old_run = version < PACKED_AIC_FROM
         return data
 
     def read_manifest(self) -> Manifest:
@@ -377,14 +392,25 @@ class RunDir:
         write_json_atomic(self.manifest_path, data, indent=2, root=self.path)
 
     def record_of(self, value: Any, lineno: int) -> Record:
-        """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line."""
+        """The :class:`~rageval.types.Record` of line ``lineno``'s JSON ``value``; an error naming the line.  A
+        record scored before answer_in_context 2.0.0 has its metrics under today's names
+        (:func:`~rageval.rundir.records.renamed_old_metrics`), with one note for the run."""
         try:
-            return Record.from_dict(value)
+            record = Record.from_dict(value)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
             raise RunDirError(
                 f"{self.records_path}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
                 "rerun the command"
             ) from None
+        if self.written_format is None and self.manifest_path.is_file():
+            self.read_manifest_data()
+        renamed = renamed_old_metrics(record.metrics, self.old_run)
+        if renamed is None:
+            return record
+        if not self.old_names_read:
+            self.old_names_read = True
+            log.warning("rageval: note: %s: %s", self.records_path, OLD_NAMES_NOTE)
+        return replace(record, metrics=renamed)
 
     def iter_records(self) -> Iterator[tuple[int, Any]]:
         """``(line number, Record)`` for each line of ``records.jsonl`` (blank lines skipped), read line by line."""

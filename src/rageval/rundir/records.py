@@ -49,6 +49,8 @@ __all__ = [
     "DIGEST",
     "DIGESTS_FROM",
     "MAX_BLANK_LINES",
+    "OLD_METRIC_NAMES",
+    "OLD_NAMES_NOTE",
     "Edit",
     "RecordChecks",
     "RecordLines",
@@ -58,6 +60,7 @@ __all__ = [
     "digest_problem",
     "record_digest",
     "record_text",
+    "renamed_old_metrics",
 ]
 
 #: the field of a record that holds its digest
@@ -65,6 +68,18 @@ DIGEST = "digest"
 #: the run-directory format (``manifest.json``'s ``format``) whose records carry a digest: from it on, a record
 #: without one is an edit
 DIGESTS_FROM = 3
+#: the metric keys of a record scored by ``answer_in_context`` before 2.0.0 and their names now: its
+#: ``answer_in_context`` was the within-one-unit variant, its ``answer_in_context_packed`` the packed context's
+#: (:func:`renamed_old_metrics`)
+OLD_METRIC_NAMES: dict[str, str] = {
+    "answer_in_context": "answer_in_context_unit",
+    "answer_in_context_packed": "answer_in_context",
+}
+#: the one-line note of a run read with records scored before answer_in_context 2.0.0 (after the run's path)
+OLD_NAMES_NOTE = (
+    "records scored before answer_in_context 2.0.0: their answer_in_context (a match inside one unit) is read as "
+    "answer_in_context_unit, their answer_in_context_packed (the packed context) as answer_in_context"
+)
 #: the blank lines a ``records.jsonl`` may hold (rageval writes none): beyond them the file is refused at once, so
 #: that a file of blank lines (hundreds of megabytes of them) is not read line by line for minutes
 MAX_BLANK_LINES = 10_000
@@ -317,3 +332,26 @@ class RecordsFile:
             self.fh.write(text.encode("utf-8") + b"\n")
             self.count += 1
             self._head = None
+
+
+def renamed_old_metrics(metrics: Any, old_run: bool) -> dict[str, Any] | None:
+    """A record's metrics under today's names when ``answer_in_context`` before 2.0.0 scored it, else None.
+
+    Such a record carries ``answer_in_context`` without ``answer_in_context_unit`` (2.0.0 writes both) and either
+    ``answer_in_context_packed`` (1.2.0's) or comes from a run written before (``old_run``: a run directory of a
+    format before :data:`~rageval.rundir.manifest.PACKED_AIC_FROM`): its ``answer_in_context`` is the
+    within-one-unit variant, its ``answer_in_context_packed`` the packed context's (:data:`OLD_METRIC_NAMES`;
+    docs/design.md#answer-in-context).
+
+    >>> renamed_old_metrics({"answer_in_context": 0.0, "answer_in_context_packed": 1.0}, False)
+    {'answer_in_context_unit': 0.0, 'answer_in_context': 1.0}
+    >>> renamed_old_metrics({"answer_in_context": 0.0}, True)
+    {'answer_in_context_unit': 0.0}
+    >>> renamed_old_metrics({"answer_in_context": 0.0}, False) is None  # today's run: today's names
+    True
+    """
+    if not isinstance(metrics, Mapping) or "answer_in_context" not in metrics or "answer_in_context_unit" in metrics:
+        return None
+    if not old_run and "answer_in_context_packed" not in metrics:
+        return None
+    return {str(OLD_METRIC_NAMES.get(k, k)): v for k, v in metrics.items()}  # JSON keys: str already
