@@ -102,10 +102,13 @@ def gain_applies(row: ContrastRow) -> bool:
 
 
 def _gain(t: Any, r: ContrastRow, a: np.ndarray, b: np.ndarray, clusters: Any, seed: int, reps: Replicates) -> Any:
-    """The row's gain decomposition (``GainDecomposition.as_dict``), None where it does not apply or the run
-    carries no answer-in-context."""
+    """The row's gain decomposition (``GainDecomposition.as_dict``), None where it does not apply, the run
+    carries no answer-in-context or answer-in-context is not 1/0 per question."""
     if not gain_applies(r) or (r.a, GAIN_KEY) not in t.values or (r.b, GAIN_KEY) not in t.values:
         return None
+    aic = np.concatenate([t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)]])
+    if not np.isin(aic[np.isfinite(aic)], (0.0, 1.0)).all():
+        return None  # not an indicator (ASQA: the share of the question's qa_pairs found): no groups
     g = gain_decomposition(
         a, b, t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)], clusters=clusters, seed=seed,
         n_resamples=reps.bootstrap,
