@@ -160,7 +160,7 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
 
     written["summary_csv"] = _write(out / "summary.csv", T.to_csv(T.summary_columns(an), T.summary_rows(an)))
     written["summary_md"] = _write(out / "summary.md", T.summary_markdown(an))
-    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), an.contrasts))
+    written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), C.contrast_csv_rows(an)))
     written["contrasts_md"] = _write(out / "contrasts.md", C.contrasts_markdown(an))
     written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
     written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))

@@ -13,10 +13,17 @@ from typing import Any
 from rageval.escape import md_text
 from rageval.report.result import Analysis, ContrastEntry
 from rageval.report.tables import fmt_p, holm_note, resolution_lines, run_header, to_markdown
+from rageval.stats.gain import GAIN_GROUPS
 
 __all__ = [
     "ALPHA",
     "contrast_columns",
+    "contrast_csv_rows",
+    "GAIN_COLUMNS",
+    "GAIN_LABELS",
+    "gain_intro",
+    "gain_rows",
+    "gain_table",
     "contrast_families",
     "contrasts_table",
     "contrasts_intro",
@@ -50,7 +57,43 @@ def contrast_columns(an: Analysis) -> list[str]:
     ]
     if an.cohort.get("n_clusters") is not None:
         cols.append("n_clusters")
-    return cols + ["note"]
+    return cols + ["note", *GAIN_COLUMNS]
+
+
+#: the gain decomposition's columns (after every other column of ``contrasts.csv``): per group of
+#: :data:`rageval.stats.gain.GAIN_GROUPS` its paired questions, contribution, interval and share
+GAIN_COLUMNS = tuple(f"gain_{g}{suffix}" for g in GAIN_GROUPS for suffix in ("_n", "", "_lo", "_hi", "_share"))
+
+#: the groups as the tables name them
+GAIN_LABELS = {
+    "new": "answer in context under a only",
+    "lost": "answer in context under b only",
+    "both": "answer in context under both",
+    "neither": "answer in context under neither",
+    "undefined": "answer-in-context undefined on a side",
+}
+
+
+def _gain_cells(c: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's gain columns: empty text where the decomposition does not apply (not an answer-quality pair, or
+    no answer-in-context in the run), else the values (None: undefined, written as NA)."""
+    gain = c.get("gain")
+    if not gain:
+        return dict.fromkeys(GAIN_COLUMNS, "")
+    out: dict[str, Any] = {}
+    for g in GAIN_GROUPS:
+        v = gain["groups"][g]
+        out[f"gain_{g}_n"] = v["n"]
+        out[f"gain_{g}"] = v["contribution"]
+        out[f"gain_{g}_lo"] = v["ci_low"]
+        out[f"gain_{g}_hi"] = v["ci_high"]
+        out[f"gain_{g}_share"] = v["share"]
+    return out
+
+
+def contrast_csv_rows(an: Analysis) -> list[dict[str, Any]]:
+    """The rows of ``contrasts.csv``: each contrast entry with its gain columns (:data:`GAIN_COLUMNS`)."""
+    return [{**c, **_gain_cells(c)} for c in an.contrasts]
 
 
 #: metrics whose effects and intervals are printed to 4 decimals (the attribution-compression paper prints evidence
@@ -145,6 +188,41 @@ _INTERACTION_NOTE = (
 )
 
 
+def gain_rows(an: Analysis, rows: Sequence[Mapping[str, Any]] | None = None) -> list[Mapping[str, Any]]:
+    """The contrast rows (of ``rows``, default every row) that carry a gain decomposition, in their order."""
+    return [c for c in (an.contrasts if rows is None else rows) if c.get("gain")]
+
+
+def gain_table(
+    an: Analysis, rows: Sequence[Mapping[str, Any]], *, undefined: str = "undefined"
+) -> tuple[list[str], list[list[str]]]:
+    """The gain decomposition of each of ``rows`` (those with one): a line per group with its paired questions,
+    contribution to the effect, interval and share of the effect."""
+    cols = ["contrast", "group", "n", "contribution", f"{int(an.confidence * 100)}% CI", "share"]
+    out = []
+    for c in gain_rows(an, rows):
+        d = effect_digits(c)
+        for g in GAIN_GROUPS:
+            v = c["gain"]["groups"][g]
+            eff = undefined if v["contribution"] is None else f"{v['contribution']:+.{d}f}"
+            ci = undefined if v["ci_low"] is None else f"[{v['ci_low']:+.{d}f}, {v['ci_high']:+.{d}f}]"
+            share = undefined if v["share"] is None else f"{100 * v['share']:.0f}%"
+            out.append([c["contrast"], GAIN_LABELS[g], str(v["n"]), eff, ci, share])
+    return cols, out
+
+
+def gain_intro(an: Analysis) -> str:
+    """The paragraph above the gain decomposition tables."""
+    unit = "clusters" if an.cohort.get("n_clusters") is not None else "paired questions"
+    return (
+        "Gain decomposition by answer-in-context: each paired question falls into one group by whether the gold "
+        "answer is in the context under a and under b; a group's contribution is the sum of its differences "
+        "divided by the paired questions, so the contributions sum to the effect, and its share is contribution / "
+        f"effect (undefined when the effect is 0). {int(an.confidence * 100)}% percentile bootstrap intervals "
+        f"over {unit}, seed {an.seed}. A split by an observed outcome of the settings, not a causal attribution."
+    )
+
+
 def contrasts_markdown(an: Analysis) -> str:
     parts = ["# Paired contrasts\n", run_header(an)]
     parts.append("\n" + contrasts_intro(an, md_text) + "\n\n")
@@ -165,4 +243,8 @@ def contrasts_markdown(an: Analysis) -> str:
             )
             parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
             parts.append("\n</details>\n\n")
+    if gain_rows(an):
+        cols, rows = gain_table(an, gain_rows(an))
+        parts.append(("" if parts[-1].endswith("\n\n") else "\n") + f"## Gain decomposition\n\n{gain_intro(an)}\n\n")
+        parts.append(to_markdown(cols, rows, align=["l", "l", "r", "r", "r", "r"]))
     return "".join(parts)

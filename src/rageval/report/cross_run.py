@@ -206,7 +206,9 @@ def cross_run_contrasts(
         if not owned(out):
             mark_run(out, "cross-run", None)
         files = {
-            "contrasts_csv": _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(view), rows)),
+            "contrasts_csv": _write(
+                out / "contrasts.csv", T.to_csv(C.contrast_columns(view), C.contrast_csv_rows(view))
+            ),
             "contrasts_md": _write(out / "contrasts.md", _markdown(view, cohort, labels, runs)),
             "cross_run_json": _write(
                 out / "cross_run.json",

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from rageval.diagnostics import contrasted_by_default, direction_of
+from rageval.diagnostics.catalog import output_owner, spec
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.result import ContrastEntry, HolmInfo
-from rageval.stats import paired_tests
+from rageval.stats import gain_decomposition, paired_tests
 from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan, holm_group
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
@@ -35,6 +36,8 @@ __all__ = [
     "contrast_plan",
     "family_counts",
     "family_contrasts",
+    "GAIN_KEY",
+    "gain_applies",
     "holm_info",
     "largest_family",
     "resamples_setting",
@@ -82,6 +85,35 @@ def contrast_plan(run: Any, t: Any) -> tuple[ContrastPlan, int]:
     gone = set(t.cohort.left_out)
     kept = tuple(r for r in plan.rows if not gone.intersection(r.settings))
     return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
+
+
+#: the per-question indicator the gain decomposition splits a contrast by (rageval.stats.gain)
+GAIN_KEY = "answer_in_context"
+
+
+def gain_applies(row: ContrastRow) -> bool:
+    """A pair row on one answer-quality metric: an output with a direction of a diagnostic of the ``answer``
+    family, other than answer-in-context itself (and its views)."""
+    m = row.metric_a
+    if row.kind != "pair" or m != row.metric_b or m.startswith(GAIN_KEY) or direction_of(m) == "none":
+        return False
+    owner = output_owner(m)
+    return owner is not None and spec(owner).family == "answer"
+
+
+def _gain(t: Any, r: ContrastRow, a: np.ndarray, b: np.ndarray, clusters: Any, seed: int, reps: Replicates) -> Any:
+    """The row's gain decomposition (``GainDecomposition.as_dict``), None where it does not apply, the run
+    carries no answer-in-context or answer-in-context is not 1/0 per question."""
+    if not gain_applies(r) or (r.a, GAIN_KEY) not in t.values or (r.b, GAIN_KEY) not in t.values:
+        return None
+    aic = np.concatenate([t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)]])
+    if not np.isin(aic[np.isfinite(aic)], (0.0, 1.0)).all():
+        return None  # not an indicator (ASQA: the share of the question's qa_pairs found): no groups
+    g = gain_decomposition(
+        a, b, t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)], clusters=clusters, seed=seed,
+        n_resamples=reps.bootstrap,
+    )  # fmt: skip
+    return g.as_dict()
 
 
 def _in_family(rows: Sequence[ContrastRow], constant: Sequence[str]) -> list[bool]:
@@ -189,10 +221,12 @@ def family_contrasts(
         groups = [holm_group(rows[int(i)].family, holm_scope, separate) for i in idx]
         p_holm[idx] = holm_grouped(res.p_value[idx], groups if len(set(groups)) > 1 else None)
     both = np.isfinite(D)
-    return [
-        _contrast_entry(r, res.row(c), (A[:, c], B[:, c], both[:, c]), p_holm[c], res, bool(keep[c]))
-        for c, r in enumerate(rows)
-    ], res
+    entries = []
+    for c, r in enumerate(rows):
+        entry = _contrast_entry(r, res.row(c), (A[:, c], B[:, c], both[:, c]), p_holm[c], res, bool(keep[c]))
+        gain = _gain(t, r, A[:, c], B[:, c], clusters, seed, reps) if t.qids else None
+        entries.append({**entry, "gain": gain} if gain is not None else entry)
+    return entries, res
 
 
 def holm_info(run: Any, plan: ContrastPlan, constant: Sequence[str], reps: Replicates, res: Any, m: int) -> HolmInfo:

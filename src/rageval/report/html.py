@@ -139,6 +139,8 @@ def _contrasts(an: Analysis) -> list[dict[str, Any]]:
                 "sig": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig[:TOP_CONTRASTS])),
                 "sig_more": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=sig[TOP_CONTRASTS:])),
                 "rest": _tab(*C.contrasts_table(an, undefined=UNDEFINED, rows=rest)),
+                "n_gain": len(C.gain_rows(an, sig + rest)),
+                "gain": _tab(*C.gain_table(an, sig + rest, undefined=UNDEFINED)),
             }
         )
     return out
@@ -404,6 +406,7 @@ def render_html(
         "undefined": _split("undefined-table", *T.undefined_table(an)),
         "family_line": T.family_counts_line(an),
         "contrasts_intro": C.contrasts_intro(an),
+        "gain_intro": C.gain_intro(an),
         "contrasts": _contrasts(an) if an.contrasts else [],
         "contrasts_note": an.contrasts_note or "",
         "alpha": f"{C.ALPHA:g}",

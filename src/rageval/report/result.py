@@ -140,6 +140,9 @@ class ContrastEntry(TypedDict):
     n_dropped: ReadOnly[int]
     n_clusters: ReadOnly[int | None]
     note: ReadOnly[str | None]
+    #: the gain decomposition by answer-in-context (rageval.stats.GainDecomposition.as_dict), on a row of one
+    #: answer-quality metric when the run carries answer-in-context; absent otherwise
+    gain: NotRequired[ReadOnly[Mapping[str, Any]]]
 
 
 class HolmLeftOut(TypedDict):

@@ -8,10 +8,13 @@ Pure, seeded (``np.random.default_rng(seed)``) and vectorized:
 * :func:`paired_tests`: paired (optionally cluster) bootstrap CIs and sign-flip
   p-values for a whole family of contrasts in a few matrix products;
 * :func:`holm`: Holm adjustment over the family;
-* :func:`validity_analysis`: answer-in-context vs recall as predictors of answer F1.
+* :func:`validity_analysis`: answer-in-context vs recall as predictors of answer F1;
+* :func:`gain_decomposition`: a contrast's mean difference split by answer-in-context (new, lost, both,
+  neither, undefined), with paired (cluster) bootstrap intervals.
 """
 
 from rageval.stats.cohort import Cohort, cohort_of
+from rageval.stats.gain import GAIN_GROUPS, GainDecomposition, gain_decomposition
 from rageval.stats.holm import holm
 from rageval.stats.resample import PairedResults, paired_tests
 from rageval.stats.validity import validity_analysis, validity_stats
@@ -19,6 +22,9 @@ from rageval.stats.validity import validity_analysis, validity_stats
 __all__ = [
     "Cohort",
     "cohort_of",
+    "GAIN_GROUPS",
+    "GainDecomposition",
+    "gain_decomposition",
     "holm",
     "PairedResults",
     "paired_tests",
