@@ -8,11 +8,15 @@ Pure, seeded (``np.random.default_rng(seed)``) and vectorized:
 * :func:`paired_tests`: paired (optionally cluster) bootstrap CIs and sign-flip
   p-values for a whole family of contrasts in a few matrix products;
 * :func:`holm`: Holm adjustment over the family;
-* :func:`validity_analysis`: answer-in-context vs recall as predictors of answer F1.
+* :func:`validity_analysis`: answer-in-context vs recall as predictors of answer F1 (cluster-bootstrap
+  intervals with ``clusters``);
+* :func:`mediation_analysis`: recall -> answer-in-context -> quality, the indirect and direct effects
+  (linear models) with cluster-bootstrap intervals.
 """
 
 from rageval.stats.cohort import Cohort, cohort_of
 from rageval.stats.holm import holm
+from rageval.stats.mediation import mediation_analysis, mediation_stats
 from rageval.stats.resample import PairedResults, paired_tests
 from rageval.stats.validity import validity_analysis, validity_stats
 
@@ -20,6 +24,8 @@ __all__ = [
     "Cohort",
     "cohort_of",
     "holm",
+    "mediation_analysis",
+    "mediation_stats",
     "PairedResults",
     "paired_tests",
     "validity_analysis",
