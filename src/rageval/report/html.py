@@ -222,29 +222,39 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
     cols = [
         "group",
         "n",
-        "r(AIC, F1)",
-        "r(recall, F1)",
+        "r(AIC, quality)",
+        "r(recall, quality)",
+        "r_AIC − r_recall",
+        "p",
         "R² recall",
         "R² recall+AIC",
         "ΔR²",
-        "F1 | in context",
-        "F1 | not in context",
+        "quality | in context",
+        "quality | not in context",
         "note",
     ]
-    keys = (
-        "r_aic_f1",
-        "r_recall_f1",
-        "r2_recall",
-        "r2_recall_aic",
-        "delta_r2",
-        "mean_f1_in_context",
-        "mean_f1_not_in_context",
-    )
+    keys = ("r_aic_f1", "r_recall_f1", "r_diff")
+    keys2 = ("r2_recall", "r2_recall_aic", "delta_r2", "mean_f1_in_context", "mean_f1_not_in_context")
     rows = [
-        [r["group"], str(r["n"]), *[T.fmt(r[k], 3, na=UNDEFINED) for k in keys], r.get("note") or ""]
+        [
+            r["group"],
+            str(r["n"]),
+            *[T.est_ci(r, k) for k in keys],
+            T.inversion_p_text(r, na=UNDEFINED),
+            *[T.est_ci(r, k) for k in keys2],
+            r.get("note") or "",
+        ]
         for r in T.validity_rows(an)
     ]
-    return {"answer_metric": v["answer_metric"], **_tab(cols, rows)}
+    pooled = v.get("pooled") or {}
+    med_cols = ["group", "n", *[h for _, h in T.MEDIATION_TABLE], "note"]
+    return {
+        "mediation": {"note": T.MEDIATION_NOTE, **_tab(med_cols, T.mediation_markdown_rows(an))},
+        "answer_metric": v["answer_metric"],
+        "n_resamples": pooled.get("n_resamples"),
+        "unit": "clusters" if an.suite.get("cluster_key") else "questions",
+        **_tab(cols, rows),
+    }
 
 
 def _sweep(an: Analysis) -> dict[str, Any] | None:
