@@ -1,5 +1,5 @@
-"""The cluster bootstrap of statistics that are functions of cross-product moments (docs/statistics.md#validity,
-#mediation).
+"""The cluster bootstrap of statistics that are functions of cross-product moments
+(docs/statistics.md#validity-with-intervals, #mediation).
 
 Pearson correlations, the R² and coefficients of a least-squares fit with an intercept, and a mean over a subset
 are functions of the rows' cross-product moments ``M = Z^T Z`` (``Z``: a column of ones, then the variables).

@@ -13,7 +13,7 @@ With ``clusters`` (a resampling unit per row: the question, or a QASPER paper) :
 **cluster bootstrap** interval to each quantity, and the difference ``r_diff = r_aic_f1 - r_recall_f1`` with its
 interval and test-inversion p (the smallest alpha at which the ``(1 - alpha)`` percentile interval excludes 0): a
 replicate draws the clusters with replacement and takes every row of each (:mod:`rageval.stats.moments`;
-docs/statistics.md#validity).  The rows of one question in 17 settings are one unit, not 17.
+docs/statistics.md#validity-with-intervals).  The rows of one question in 17 settings are one unit, not 17.
 """
 
 from __future__ import annotations
