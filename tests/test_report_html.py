@@ -116,6 +116,8 @@ def test_report_html_renders_tables_and_images_without_console_errors(tmp_path, 
     empty = browser.find_elements(By.CSS_SELECTOR, "span.examples-empty")
     assert len(blocks) + len(empty) == len(NAMES) and blocks
     assert len(rows("validity-table")) + len(rows("validity-table-settings")) == 1 + len(NAMES)
+    assert len(rows("mediation-table")) + len(rows("mediation-table-settings")) == 1 + len(NAMES)
+    assert "[" in rows("validity-table")[0].find_elements(By.TAG_NAME, "td")[1].text  # r with its interval
     assert len(rows("sweep-table")) == 3
     assert len(rows("judge-table")) == 4  # a row per counter of the one judge (calls, hits, misses, truncated)
     first = rows("summary-table-attribution")[0]

@@ -247,3 +247,14 @@ def test_validity_without_clusters_is_unchanged():
 def test_mediation_replicates_undefined_rows():
     M = cluster_moments([np.zeros(3), np.zeros(3), np.zeros(3)], [0, 0, 0])
     assert all(np.isnan(v[0]) for v in mediation_replicates(M).values())
+
+
+def test_quality_metric_follows_the_datasets_convention():
+    from rageval.report.analysis import _answer_metric
+
+    both = ["answer_f1", "str_em", "answer_in_context"]
+    assert _answer_metric(both, {"name": "asqa"}) == "str_em"  # ALCE's ASQA metric
+    assert _answer_metric(both, {"name": "hotpotqa"}) == "answer_f1"
+    assert _answer_metric(both, None) == "answer_f1"
+    assert _answer_metric(["answer_f1"], {"name": "asqa"}) == "answer_f1"  # the other when the records lack it
+    assert _answer_metric(["retrieval_recall"], {"name": "qasper"}) is None

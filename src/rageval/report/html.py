@@ -20,6 +20,7 @@ from rageval.io import json_text
 from rageval.report import contrast_tables as C
 from rageval.report import first_screen as FS
 from rageval.report import tables as T
+from rageval.report import validity_tables as V
 from rageval.report.audit_section import audit_blocks
 from rageval.report.explorer import explorer_json
 from rageval.report.findings import frontier_sentence
@@ -239,17 +240,17 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
         [
             r["group"],
             str(r["n"]),
-            *[T.est_ci(r, k) for k in keys],
-            T.inversion_p_text(r, na=UNDEFINED),
-            *[T.est_ci(r, k) for k in keys2],
+            *[V.est_ci(r, k) for k in keys],
+            V.inversion_p_text(r, na=UNDEFINED),
+            *[V.est_ci(r, k) for k in keys2],
             r.get("note") or "",
         ]
-        for r in T.validity_rows(an)
+        for r in V.validity_rows(an)
     ]
     pooled = v.get("pooled") or {}
-    med_cols = ["group", "n", *[h for _, h in T.MEDIATION_TABLE], "note"]
+    med_cols = ["group", "n", *[h for _, h in V.MEDIATION_TABLE], "note"]
     return {
-        "mediation": {"note": T.MEDIATION_NOTE, **_tab(med_cols, T.mediation_markdown_rows(an))},
+        "mediation": {"note": V.MEDIATION_NOTE, **_tab(med_cols, V.mediation_markdown_rows(an))},
         "answer_metric": v["answer_metric"],
         "n_resamples": pooled.get("n_resamples"),
         "unit": "clusters" if an.suite.get("cluster_key") else "questions",
