@@ -250,7 +250,11 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
     pooled = v.get("pooled") or {}
     med_cols = ["group", "n", *[h for _, h in V.MEDIATION_TABLE], "note"]
     return {
-        "mediation": {"note": V.MEDIATION_NOTE, **_tab(med_cols, V.mediation_markdown_rows(an))},
+        "mediation": {
+            "note": V.MEDIATION_NOTE,
+            "summary": V.mediation_summary(an),
+            **_tab(med_cols, V.mediation_markdown_rows(an)),
+        },
         "answer_metric": v["answer_metric"],
         "n_resamples": pooled.get("n_resamples"),
         "unit": "clusters" if an.suite.get("cluster_key") else "questions",

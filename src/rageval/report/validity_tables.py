@@ -17,6 +17,7 @@ __all__ = [
     "est_ci",
     "inversion_p_text",
     "mediation_markdown_rows",
+    "mediation_summary",
     "validity_markdown",
     "validity_rows",
 ]
@@ -88,6 +89,19 @@ def mediation_markdown_rows(an: Analysis) -> list[list[str]]:
         ]
         for r in validity_rows(an)
     ]
+
+
+def mediation_summary(an: Analysis) -> str | None:
+    """The pooled indirect effect and proportion mediated with their intervals, for the report's folded line."""
+    rows = validity_rows(an)
+    if not rows or rows[0].get("med_indirect") is None:
+        return None
+    r = rows[0]
+
+    def part(key: str) -> str:
+        return est_ci({k: r.get(f"med_{k}") for k in (key, f"{key}_ci_low", f"{key}_ci_high")}, key)
+
+    return f"pooled indirect a·b {part('indirect')}, proportion mediated {part('proportion_mediated')}"
 
 
 MEDIATION_NOTE = (
