@@ -240,9 +240,9 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
         [
             r["group"],
             str(r["n"]),
-            *[V.est_ci(r, k) for k in keys],
+            *[V.est_ci(r, k, sep="\n") for k in keys],
             V.inversion_p_text(r, na=UNDEFINED),
-            *[V.est_ci(r, k) for k in keys2],
+            *[V.est_ci(r, k, sep="\n") for k in keys2],
             r.get("note") or "",
         ]
         for r in V.validity_rows(an)
@@ -253,7 +253,7 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
         "mediation": {
             "note": V.MEDIATION_NOTE,
             "summary": V.mediation_summary(an),
-            **_tab(med_cols, V.mediation_markdown_rows(an)),
+            **_tab(med_cols, V.mediation_markdown_rows(an, sep="\n")),
         },
         "answer_metric": v["answer_metric"],
         "n_resamples": pooled.get("n_resamples"),

@@ -75,14 +75,14 @@ def validity_rows(an: Analysis) -> list[dict[str, Any]]:
     ]
 
 
-def mediation_markdown_rows(an: Analysis) -> list[list[str]]:
+def mediation_markdown_rows(an: Analysis, sep: str = " ") -> list[list[str]]:
     """The mediation table's rows: group, n, each :data:`MEDIATION_TABLE` estimate with its interval, note."""
     return [
         [
             r["group"],
             fmt(r.get("med_n"), na="NA"),
             *[
-                est_ci({k: r.get(f"med_{k}") for k in (key, f"{key}_ci_low", f"{key}_ci_high")}, key)
+                est_ci({k: r.get(f"med_{k}") for k in (key, f"{key}_ci_low", f"{key}_ci_high")}, key, sep=sep)
                 for key, _ in MEDIATION_TABLE
             ],
             r.get("med_note") or "",
@@ -101,7 +101,7 @@ def mediation_summary(an: Analysis) -> str | None:
     def part(key: str) -> str:
         return est_ci({k: r.get(f"med_{k}") for k in (key, f"{key}_ci_low", f"{key}_ci_high")}, key)
 
-    return f"pooled indirect a·b {part('indirect')}, proportion mediated {part('proportion_mediated')}"
+    return f"pooled a·b {part('indirect')}, a·b / c {part('proportion_mediated')}"
 
 
 MEDIATION_NOTE = (
@@ -114,13 +114,14 @@ MEDIATION_NOTE = (
 )
 
 
-def est_ci(r: Mapping[str, Any], key: str, digits: int = 3) -> str:
-    """``estimate [low, high]`` (the interval left out when the row has none)."""
+def est_ci(r: Mapping[str, Any], key: str, digits: int = 3, sep: str = " ") -> str:
+    """``estimate [low, high]`` (the interval left out when the row has none; ``sep`` between them: the report
+    puts a line break, its cells keep their line breaks)."""
     est = fmt(r.get(key), digits, na="undefined")
     lo, hi = r.get(f"{key}_ci_low"), r.get(f"{key}_ci_high")
     if lo is None or hi is None:
         return est
-    return f"{est} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+    return f"{est}{sep}[{fmt(lo, digits)}, {fmt(hi, digits)}]"
 
 
 def inversion_p_text(r: Mapping[str, Any], *, na: str = "undefined") -> str:
