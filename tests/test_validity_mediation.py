@@ -258,3 +258,12 @@ def test_quality_metric_follows_the_datasets_convention():
     assert _answer_metric(both, None) == "answer_f1"
     assert _answer_metric(["answer_f1"], {"name": "asqa"}) == "answer_f1"  # the other when the records lack it
     assert _answer_metric(["retrieval_recall"], {"name": "qasper"}) is None
+
+
+def test_r2_of_collinear_or_constant_predictors_is_least_squares():
+    # answer-in-context equal to recall (collinear), then constant: R² of both is R² of recall alone, as lstsq gives
+    y, _, r = _data(7, 40)
+    for a in (r.copy(), np.ones_like(r)):
+        got = validity_replicates(cluster_moments([y, a, r, (a >= 0.5).astype(float)], [0] * y.size))
+        assert got["r2_recall_aic"][0] == pytest.approx(_ols(y, [r, a])[1], abs=1e-9)
+        assert got["r2_recall_aic"][0] == pytest.approx(got["r2_recall"][0], abs=1e-9)

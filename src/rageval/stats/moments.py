@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from rageval.stats.resample import _CHUNK, _counts, _factorize, percentile_columns
+from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
 
 __all__ = ["cluster_moments", "covariances", "inversion_p", "moment_ci", "replicate_moments"]
 
@@ -48,10 +48,11 @@ def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.rand
     flat = moments.reshape(K, p * p)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     out = np.empty((n_resamples, p * p))
-    for start in range(0, n_resamples, _CHUNK):
-        b = min(_CHUNK, n_resamples - start)
-        for lo, W in _counts(rng, b, K):
-            out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
+    with _blas_threads(min(n_resamples, _CHUNK) * K * p * p):  # one BLAS thread for products of ordinary size
+        for start in range(0, n_resamples, _CHUNK):
+            b = min(_CHUNK, n_resamples - start)
+            for lo, W in _counts(rng, b, K):
+                out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
     return out.reshape(n_resamples, p, p)
 
 

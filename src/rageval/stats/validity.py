@@ -103,15 +103,30 @@ def validity_stats(f1: npt.ArrayLike, aic: npt.ArrayLike, recall: npt.ArrayLike)
     return out
 
 
-def _r2_moments(cov: np.ndarray, y: int, xs: list[int]) -> np.ndarray:
-    """R² of ``y ~ xs`` (OLS with intercept) from covariance matrices (``B x p x p``): ``c^T S^+ c / var_y``, the
-    pseudo-inverse giving least squares' fit on collinear columns (a constant column adds nothing)."""
-    S = cov[:, xs][:, :, xs]
-    c = cov[:, xs, y]
-    fit = np.einsum("bi,bij,bj->b", c, np.linalg.pinv(S, rcond=1e-10), c)
-    var_y = cov[:, y, y]
+def _fit1(S: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The explained variance of one predictor: ``c² / S`` (0 for a constant predictor)."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(var_y > 0, np.clip(fit / var_y, 0.0, 1.0), np.nan)
+        return np.where(S > 0, c * c / np.where(S > 0, S, 1.0), 0.0)
+
+
+def _r2_moments(cov: np.ndarray, y: int, xs: list[int]) -> np.ndarray:
+    """R² of ``y ~ xs`` (one or two predictors; OLS with intercept) from covariance matrices (``B x p x p``):
+    ``c^T S^-1 c / var_y``; with two collinear predictors (or a constant one) the better single fit, which is least
+    squares' fit then."""
+    var_y = cov[:, y, y]
+    fits = [_fit1(cov[:, x, x], cov[:, x, y]) for x in xs]
+    fit = fits[0]
+    if len(xs) == 2:
+        i, j = xs
+        s00, s11, s01 = cov[:, i, i], cov[:, j, j], cov[:, i, j]
+        c0, c1 = cov[:, i, y], cov[:, j, y]
+        det = s00 * s11 - s01 * s01
+        ok = det > 1e-12 * s00 * s11
+        with np.errstate(invalid="ignore", divide="ignore"):
+            two = (s11 * c0 * c0 - 2 * s01 * c0 * c1 + s00 * c1 * c1) / np.where(ok, det, 1.0)
+        fit = np.where(ok, two, np.maximum(fits[0], fits[1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(var_y > 0, np.clip(fit / np.where(var_y > 0, var_y, 1.0), 0.0, 1.0), np.nan)
 
 
 def _r_moments(cov: np.ndarray, i: int, j: int) -> np.ndarray:
