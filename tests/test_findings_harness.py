@@ -24,7 +24,7 @@ from rageval.report.contrast_tables import ALPHA
 from rageval.report.findings import JUDGE_COUNTERS, PER_FAMILY, SMALL_COHORT, TEMPLATES, findings, structural_reason
 from rageval.report.grounding import gap_grounding
 from rageval.report.result import Analysis
-from rageval.report.tables import metric_family
+from rageval.report.tables import fmt_p, metric_family
 
 SETTINGS = ["base", "prune@0.5", "rerank@96", "naive", "summary"]
 METRICS = [
@@ -177,10 +177,25 @@ def analyses(draw) -> Analysis:
                 "r_recall_f1": draw(st.one_of(st.none(), RS)),
                 "n": draw(st.integers(3, 2000)),
                 "delta_r2": draw(st.one_of(st.none(), st.floats(0, 1))),
+                **_r_diff(draw),
             },
         },
     }
     return Analysis.from_json(data)
+
+
+def _r_diff(draw) -> dict[str, Any]:
+    """The pooled r_AIC − r_recall with its interval and test-inversion p (either bound at 0 or tiny included)."""
+    bound = st.one_of(st.just(0.0), st.floats(-1e-4, 1e-4), st.floats(-2, 2))
+    lo, hi = sorted([draw(bound), draw(bound)])
+    return {
+        "r_diff": draw(st.one_of(st.none(), st.floats(0, 1).map(lambda t: lo + (hi - lo) * t))),
+        "r_diff_ci_low": draw(st.one_of(st.none(), st.just(lo))),
+        "r_diff_ci_high": hi,
+        "r_diff_p": draw(st.one_of(st.none(), st.just(0.0), st.floats(0, 1))),
+        "n_clusters": draw(st.integers(1, 200)),
+        "n_resamples": draw(st.sampled_from([200, 10_000])),
+    }
 
 
 # ---- the checks: each parses a sentence and asserts what it says against what it prints -------------------------
@@ -394,6 +409,35 @@ def _validity_one_setting(an, m):
     assert _recall_printed(an) == {m["r"]} and f"{_aic(an)[m['s']]:.3f}" == m["a"]
 
 
+VALIDITY_INTERVAL = re.compile(
+    r"^r\(answer-in-context, `(?P<m>[^`]+)`\) − r\(retrieval recall, `(?P=m)`\) = (?P<d>\S+) \(95% "
+    r"cluster-bootstrap CI \[(?P<lo>\S+), (?P<hi>\S+)\] over (?P<k>\d+) (?P<unit>question|cluster)s?, "
+    r"test-inversion p (?:(?P<p>\d\S*)|below 1/(?P<b>\d+): every replicate on one side)\): the interval excludes 0, "
+    r"answer-in-context's correlation is the (?P<side>higher|lower)\.$"
+)
+
+
+def _signed_printed(x: float) -> str:
+    s = f"{x:+.3f}"
+    return f"{x:+.1e}" if x and float(s) == 0 else s
+
+
+def _validity_interval(an, m):
+    pooled = an.validity["pooled"]
+    assert m["m"] == an.validity["answer_metric"]
+    assert m["d"] == _signed_printed(pooled["r_diff"])
+    assert (m["lo"], m["hi"]) == (_signed_printed(pooled["r_diff_ci_low"]), _signed_printed(pooled["r_diff_ci_high"]))
+    lo, hi = float(m["lo"]), float(m["hi"])
+    assert lo > 0 or hi < 0  # "the interval excludes 0", as printed
+    assert m["side"] == ("higher" if lo > 0 else "lower")  # the sign the interval prints
+    k = int(m["k"])
+    assert k == pooled["n_clusters"] and m["unit"] == ("cluster" if an.suite.get("cluster_key") else "question")
+    if m["p"] is not None:
+        assert float(m["p"]) > 0 and fmt_p(pooled["r_diff_p"]) == m["p"]
+    else:
+        assert pooled["r_diff_p"] == 0 and int(m["b"]) == pooled["n_resamples"]
+
+
 STRUCTURAL_RE = re.compile(
     r"^(?P<head>Not an effect|By construction): `(?P<m>[^`]+)` in (?P<k>\d+) of (?P<n>\d+) settings "
     r"\((?P<cells>.*)\), (?P<why>.+)\.$"
@@ -473,6 +517,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "validity_range": _validity_range,
     "validity_constant": _validity_constant,
     "validity_one_setting": _validity_one_setting,
+    "validity_interval": _validity_interval,
     "structural_fixed": _structural(True),
     "structural_relation": _structural(False),
 }
@@ -548,6 +593,9 @@ def check_findings(an: Analysis) -> set[str]:
             tid, m = _one(FRONTIER, text)
             CHECKS[tid](an, m)
             seen.add(tid)
+        elif kind == "validity" and (mi := VALIDITY_INTERVAL.match(text)):
+            _validity_interval(an, mi)
+            seen.add("validity_interval")
         elif kind == "validity":
             m = VALIDITY.match(text)
             assert m, f"a validity sentence no template matches: {text!r}"

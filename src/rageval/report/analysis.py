@@ -46,7 +46,7 @@ from rageval.report.result import (
     Validity,
 )
 from rageval.rundir.columns import RecordColumns
-from rageval.stats import Cohort, validity_analysis
+from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resolution import AUTO
 from rageval.types import STATUSES
@@ -322,8 +322,17 @@ def _sweep(run: Run, t: _Table) -> list[SweepRow]:
     return rows
 
 
-def _answer_metric(metric_names: Sequence[str]) -> str | None:
-    return next((m for m in ("answer_f1", "str_em") if m in metric_names), None)
+#: datasets whose answer metric is str-EM (ALCE's ASQA convention); every other dataset's is answer F1
+STR_EM_DATASETS = frozenset({"asqa"})
+
+
+def _answer_metric(metric_names: Sequence[str], dataset: Any = None) -> str | None:
+    """The quality metric of the validity and mediation analyses, by the dataset's convention: ``str_em`` for
+    ASQA (ALCE), else ``answer_f1`` (HotpotQA, MuSiQue, QASPER's official metric); the other when the records lack
+    it."""
+    name = dataset.get("name") if isinstance(dataset, Mapping) else dataset
+    order = ("str_em", "answer_f1") if str(name).lower() in STR_EM_DATASETS else ("answer_f1", "str_em")
+    return next((m for m in order if m in metric_names), None)
 
 
 def _validity_lacking(answer: str | None, metric_names: Sequence[str]) -> list[str]:
@@ -331,8 +340,18 @@ def _validity_lacking(answer: str | None, metric_names: Sequence[str]) -> list[s
     return (["answer_f1"] if answer is None else []) + lacking
 
 
-def _validity(run: Run, metric_names: Sequence[str]) -> Validity:
-    answer = _answer_metric(metric_names)
+def _row_clusters(run: Run, q_idx: np.ndarray) -> list[Any]:
+    """Each row's resampling unit: its question, or its cluster (``suite.cluster_key``: a QASPER paper)."""
+    qids = [run.columns.question_ids[i] for i in q_idx.tolist()]
+    key = run.suite.get("cluster_key")
+    if not key:
+        return qids
+    found = dict(zip(unique := list(dict.fromkeys(qids)), _clusters(run, unique, key), strict=True))
+    return [found[q] for q in qids]
+
+
+def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples: int = 10_000) -> Validity:
+    answer = _answer_metric(metric_names, run.suite.get("dataset"))
     lacking = _validity_lacking(answer, metric_names)
     if lacking:
         return {
@@ -341,13 +360,26 @@ def _validity(run: Run, metric_names: Sequence[str]) -> Validity:
             "note": f"not computed: the records carry no {', '.join(lacking)}",
         }
     cols = run.columns
-    _, s_idx, st_idx = cols.indexes()
+    q_idx, s_idx, st_idx = cols.indexes()
     ok = st_idx == cols.status_code("ok")
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
-    stats = validity_analysis(f1, aic, recall, [cols.settings[i] for i in s_idx[ok].tolist()])
+    groups = [cols.settings[i] for i in s_idx[ok].tolist()]
+    opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
+    stats = validity_analysis(f1, aic, recall, groups, **opts)
+    med = mediation_analysis(recall, aic, f1, groups, **opts)
     order = _setting_order(run)
-    by_group = dict(sorted(stats["by_group"].items(), key=lambda kv: order.get(kv[0], 1e9)))
-    return {"available": True, "answer_metric": answer, "note": None, "pooled": stats["pooled"], "by_group": by_group}
+
+    def in_order(by: Mapping[str, Any]) -> dict[str, Any]:
+        return dict(sorted(by.items(), key=lambda kv: order.get(kv[0], 1e9)))
+
+    return {
+        "available": True,
+        "answer_metric": answer,
+        "note": None,
+        "pooled": stats["pooled"],
+        "by_group": in_order(stats["by_group"]),
+        "mediation": {"pooled": med["pooled"], "by_group": in_order(med["by_group"])},
+    }
 
 
 # ---------------------------------------------------------------- everything
@@ -438,7 +470,7 @@ def analyze(
         holm=holm_info(run, plan, constant, reps, res, m),
         contrasts_declared=suite.get("contrasts"),
         contrasts_note=_contrasts_note(suite.get("contrasts"), rows),
-        validity=_validity(run, t.metric_names),
+        validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
         examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t)),

@@ -12,6 +12,7 @@ from rageval.diagnostics import contrasted_by_default
 from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
+from rageval.report import validity_tables as V
 from rageval.report.analysis import analyze, holm_family_counts
 from rageval.report.audit_section import load_audits
 from rageval.report.explorer import explorer_data
@@ -162,8 +163,8 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
     written["summary_md"] = _write(out / "summary.md", T.summary_markdown(an))
     written["contrasts_csv"] = _write(out / "contrasts.csv", T.to_csv(C.contrast_columns(an), C.contrast_csv_rows(an)))
     written["contrasts_md"] = _write(out / "contrasts.md", C.contrasts_markdown(an))
-    written["validity_csv"] = _write(out / "validity.csv", T.to_csv(T.VALIDITY_COLUMNS, T.validity_rows(an)))
-    written["validity_md"] = _write(out / "validity.md", T.validity_markdown(an))
+    written["validity_csv"] = _write(out / "validity.csv", T.to_csv(V.VALIDITY_COLUMNS, V.validity_rows(an)))
+    written["validity_md"] = _write(out / "validity.md", V.validity_markdown(an))
     if an.sweep:
         sweep_rows = [dict(r, threshold=f"{r['threshold']:g}") for r in an.sweep]
         written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), sweep_rows))

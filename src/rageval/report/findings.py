@@ -64,6 +64,7 @@ TEMPLATES = (
     "validity_range",
     "validity_constant",
     "validity_one_setting",
+    "validity_interval",
     "structural_fixed",
     "structural_relation",
 )
@@ -239,7 +240,31 @@ def _validity(an: Analysis) -> list[Finding]:
                 f" Retrieval recall is {rec[0]:.3f} in every setting while `answer_in_context` runs from "
                 f"{hi[1]:.3f} (`{hi[0]}`) to {lo[1]:.3f} (`{lo[0]}`): recall does not see what compression removes."
             )
-    return [{"kind": "validity", "text": text}]
+    return [{"kind": "validity", "text": text}, *_validity_interval(an)]
+
+
+def _validity_interval(an: Analysis) -> list[Finding]:
+    """The pooled r_AIC − r_recall when its cluster-bootstrap interval excludes 0 (docs/statistics.md#findings)."""
+    v = an.validity
+    pooled = v.get("pooled") or {}
+    d, lo, hi, p = (pooled.get(k) for k in ("r_diff", "r_diff_ci_low", "r_diff_ci_high", "r_diff_p"))
+    if d is None or lo is None or hi is None or p is None or not (lo > 0 or hi < 0):
+        return []
+    unit = "cluster" if an.suite.get("cluster_key") else "question"
+    k = int(pooled["n_clusters"])
+    p_text = f"p {fmt_p(p)}" if p > 0 else f"p below 1/{int(pooled['n_resamples'])}: every replicate on one side"
+    side = "higher" if lo > 0 else "lower"
+    return [
+        {
+            "kind": "validity",
+            "text": (
+                f"r(answer-in-context, `{v['answer_metric']}`) − r(retrieval recall, `{v['answer_metric']}`) = "
+                f"{_signed(d)} (95% cluster-bootstrap CI [{_signed(lo)}, {_signed(hi)}] over {k} {unit}"
+                f"{'s' if k != 1 else ''}, test-inversion {p_text}): the interval excludes 0, answer-in-context's "
+                f"correlation is the {side}."
+            ),
+        }
+    ]
 
 
 def _listed(names: Sequence[str], n: int) -> str:

@@ -20,6 +20,7 @@ from rageval.io import json_text
 from rageval.report import contrast_tables as C
 from rageval.report import first_screen as FS
 from rageval.report import tables as T
+from rageval.report import validity_tables as V
 from rageval.report.audit_section import audit_blocks
 from rageval.report.explorer import explorer_json
 from rageval.report.findings import frontier_sentence
@@ -224,29 +225,43 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
     cols = [
         "group",
         "n",
-        "r(AIC, F1)",
-        "r(recall, F1)",
+        "r(AIC, quality)",
+        "r(recall, quality)",
+        "r_AIC − r_recall",
+        "p",
         "R² recall",
         "R² recall+AIC",
         "ΔR²",
-        "F1 | in context",
-        "F1 | not in context",
+        "quality | in context",
+        "quality | not in context",
         "note",
     ]
-    keys = (
-        "r_aic_f1",
-        "r_recall_f1",
-        "r2_recall",
-        "r2_recall_aic",
-        "delta_r2",
-        "mean_f1_in_context",
-        "mean_f1_not_in_context",
-    )
+    keys = ("r_aic_f1", "r_recall_f1", "r_diff")
+    keys2 = ("r2_recall", "r2_recall_aic", "delta_r2", "mean_f1_in_context", "mean_f1_not_in_context")
     rows = [
-        [r["group"], str(r["n"]), *[T.fmt(r[k], 3, na=UNDEFINED) for k in keys], r.get("note") or ""]
-        for r in T.validity_rows(an)
+        [
+            r["group"],
+            str(r["n"]),
+            *[V.est_ci(r, k, sep="\n") for k in keys],
+            V.inversion_p_text(r, na=UNDEFINED),
+            *[V.est_ci(r, k, sep="\n") for k in keys2],
+            r.get("note") or "",
+        ]
+        for r in V.validity_rows(an)
     ]
-    return {"answer_metric": v["answer_metric"], **_tab(cols, rows)}
+    pooled = v.get("pooled") or {}
+    med_cols = ["group", "n", *[h for _, h in V.MEDIATION_TABLE], "note"]
+    return {
+        "mediation": {
+            "note": V.MEDIATION_NOTE,
+            "summary": V.mediation_summary(an),
+            **_tab(med_cols, V.mediation_markdown_rows(an, sep="\n")),
+        },
+        "answer_metric": v["answer_metric"],
+        "n_resamples": pooled.get("n_resamples"),
+        "unit": "clusters" if an.suite.get("cluster_key") else "questions",
+        **_tab(cols, rows),
+    }
 
 
 def _sweep(an: Analysis) -> dict[str, Any] | None:

@@ -178,6 +178,8 @@ class Validity(_Validity, total=False):
 
     pooled: ReadOnly[Mapping[str, Any]]
     by_group: ReadOnly[Mapping[str, Mapping[str, Any]]]
+    #: recall -> answer-in-context -> quality (rageval.stats.mediation): ``{"pooled": ..., "by_group": ...}``
+    mediation: ReadOnly[Mapping[str, Any]]
 
 
 class SweepRow(TypedDict):

@@ -1,5 +1,6 @@
 """CSV and Markdown tables of an analysis (see :mod:`rageval.report.analysis`): the cell and table formats,
-the header lines, the summary, validity and sweep tables (the contrasts: :mod:`rageval.report.contrast_tables`).
+the header lines, the summary and sweep tables (the contrasts: :mod:`rageval.report.contrast_tables`; validity and
+mediation: :mod:`rageval.report.validity_tables`).
 
 Undefined values are written ``NA`` in CSV (read as missing by pandas and R) and
 ``undefined`` in Markdown, always with the counts beside them; never 0.
@@ -20,12 +21,10 @@ from rageval.types import STATUSES
 __all__ = [
     "summary_columns",
     "summary_rows",
-    "validity_rows",
     "sweep_columns",
     "to_csv",
     "to_markdown",
     "summary_markdown",
-    "validity_markdown",
     "fmt",
     "abstentions_table",
     "left_out_line",
@@ -399,76 +398,6 @@ def summary_markdown(an: Analysis) -> str:
         parts.append(to_markdown(*abstentions_table(an), align=["l", "r"]))
     parts.append("\n## Defined / undefined counts\n")
     parts.append(to_markdown(*undefined_table(an), align=["l"] + ["r"] * 200))
-    return "".join(parts)
-
-
-# ---------------------------------------------------------------- validity
-
-VALIDITY_COLUMNS = [
-    "group",
-    "n",
-    "n_dropped",
-    "r_aic_f1",
-    "r_recall_f1",
-    "r2_recall",
-    "r2_recall_aic",
-    "delta_r2",
-    "mean_f1_in_context",
-    "n_in_context",
-    "mean_f1_not_in_context",
-    "n_not_in_context",
-    "note",
-]
-
-
-def validity_rows(an: Analysis) -> list[dict[str, Any]]:
-    v = an.validity
-    if not v.get("available"):
-        return []
-    rows = [{"group": "pooled", **v["pooled"]}]
-    rows += [{"group": g, **s} for g, s in v["by_group"].items()]
-    return rows
-
-
-def validity_markdown(an: Analysis) -> str:
-    v = an.validity
-    parts = ["# Validity: answer-in-context vs retrieval recall\n\n"]
-    if not v.get("available"):
-        parts.append(f"{v['note']}\n")
-        return "".join(parts)
-    parts.append(
-        f"Pearson r of `answer_in_context` and of `retrieval_recall` with `{v['answer_metric']}`; R² of "
-        f"{v['answer_metric']} ~ recall and ~ recall + answer-in-context (OLS); ΔR² = the increment. Pooled over "
-        "every ok (question, setting) record, then per setting.\n\n"
-    )
-    cols = [
-        "group",
-        "n",
-        "r(AIC, F1)",
-        "r(recall, F1)",
-        "R² recall",
-        "R² recall+AIC",
-        "ΔR²",
-        "F1 | in context",
-        "F1 | not in context",
-        "note",
-    ]
-    rows = [
-        [
-            r["group"],
-            str(r["n"]),
-            fmt(r["r_aic_f1"], 3, na="undefined"),
-            fmt(r["r_recall_f1"], 3, na="undefined"),
-            fmt(r["r2_recall"], 3, na="undefined"),
-            fmt(r["r2_recall_aic"], 3, na="undefined"),
-            fmt(r["delta_r2"], 3, na="undefined"),
-            f"{fmt(r['mean_f1_in_context'], 3, na='undefined')} (n={r['n_in_context']})",
-            f"{fmt(r['mean_f1_not_in_context'], 3, na='undefined')} (n={r['n_not_in_context']})",
-            r.get("note") or "",
-        ]
-        for r in validity_rows(an)
-    ]
-    parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * 8 + ["l"]))
     return "".join(parts)
 
 

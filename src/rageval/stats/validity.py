@@ -8,6 +8,12 @@ the incremental R^2 (their difference); and mean F1 when the answer is / is not 
 the context.  Pooled over every row and per setting
 (docs/design.md#decision-statistics-families).  A quantity that
 cannot be computed (too few rows, a constant column) is ``None`` with a reason.
+
+With ``clusters`` (a resampling unit per row: the question, or a QASPER paper) :func:`validity_analysis` adds a
+**cluster bootstrap** interval to each quantity, and the difference ``r_diff = r_aic_f1 - r_recall_f1`` with its
+interval and test-inversion p (the smallest alpha at which the ``(1 - alpha)`` percentile interval excludes 0): a
+replicate draws the clusters with replacement and takes every row of each (:mod:`rageval.stats.moments`;
+docs/statistics.md#validity-with-intervals).  The rows of one question in 17 settings are one unit, not 17.
 """
 
 from __future__ import annotations
@@ -18,7 +24,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["validity_analysis", "validity_stats"]
+from rageval.stats.moments import cluster_moments, covariances, inversion_p, moment_ci, replicate_moments
+
+__all__ = ["INTERVAL_KEYS", "validity_analysis", "validity_replicates", "validity_stats"]
+
+#: the quantities given a cluster-bootstrap interval (``KEY_ci_low``, ``KEY_ci_high``)
+INTERVAL_KEYS = (
+    "r_aic_f1",
+    "r_recall_f1",
+    "r_diff",
+    "r2_recall",
+    "r2_recall_aic",
+    "delta_r2",
+    "mean_f1_in_context",
+    "mean_f1_not_in_context",
+)
 
 _MIN_ROWS = 3
 
@@ -83,15 +103,135 @@ def validity_stats(f1: npt.ArrayLike, aic: npt.ArrayLike, recall: npt.ArrayLike)
     return out
 
 
-def validity_analysis(
-    f1: npt.ArrayLike, aic: npt.ArrayLike, recall: npt.ArrayLike, groups: Sequence[str]
+def _fit1(S: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The explained variance of one predictor: ``c² / S`` (0 for a constant predictor)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(S > 0, c * c / np.where(S > 0, S, 1.0), 0.0)
+
+
+def _r2_moments(cov: np.ndarray, y: int, xs: list[int]) -> np.ndarray:
+    """R² of ``y ~ xs`` (one or two predictors; OLS with intercept) from covariance matrices (``B x p x p``):
+    ``c^T S^-1 c / var_y``; with two collinear predictors (or a constant one) the better single fit, which is least
+    squares' fit then."""
+    var_y = cov[:, y, y]
+    fits = [_fit1(cov[:, x, x], cov[:, x, y]) for x in xs]
+    fit = fits[0]
+    if len(xs) == 2:
+        i, j = xs
+        s00, s11, s01 = cov[:, i, i], cov[:, j, j], cov[:, i, j]
+        c0, c1 = cov[:, i, y], cov[:, j, y]
+        det = s00 * s11 - s01 * s01
+        ok = det > 1e-12 * s00 * s11
+        with np.errstate(invalid="ignore", divide="ignore"):
+            two = (s11 * c0 * c0 - 2 * s01 * c0 * c1 + s00 * c1 * c1) / np.where(ok, det, 1.0)
+        fit = np.where(ok, two, np.maximum(fits[0], fits[1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(var_y > 0, np.clip(fit / np.where(var_y > 0, var_y, 1.0), 0.0, 1.0), np.nan)
+
+
+def _r_moments(cov: np.ndarray, i: int, j: int) -> np.ndarray:
+    den = cov[:, i, i] * cov[:, j, j]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, np.clip(cov[:, i, j] / np.sqrt(den), -1.0, 1.0), np.nan)
+
+
+def validity_replicates(M: np.ndarray) -> dict[str, np.ndarray]:
+    """Each :data:`INTERVAL_KEYS` quantity of every replicate's moments ``M`` (``B x 5 x 5`` over
+    ``(1, quality, answer-in-context, recall, in context)``; NaN where undefined, as :func:`validity_stats`)."""
+    n, _, cov = covariances(M)
+    few = n < _MIN_ROWS
+    r_aic, r_rec = _r_moments(cov, 1, 2), _r_moments(cov, 1, 3)
+    r2_rec = np.where(n < 3, np.nan, _r2_moments(cov, 1, [3]))
+    r2_both = np.where(n < 4, np.nan, _r2_moments(cov, 1, [3, 2]))
+    k_in = M[:, 0, 4]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        in_ctx = np.where(k_in > 0, M[:, 4, 1] / k_in, np.nan)
+        not_ctx = np.where(n - k_in > 0, (M[:, 0, 1] - M[:, 4, 1]) / (n - k_in), np.nan)
+    out = {
+        "r_aic_f1": np.where(few, np.nan, r_aic),
+        "r_recall_f1": np.where(few, np.nan, r_rec),
+        "r2_recall": r2_rec,
+        "r2_recall_aic": r2_both,
+        "delta_r2": r2_both - r2_rec,
+        "mean_f1_in_context": in_ctx,
+        "mean_f1_not_in_context": not_ctx,
+    }
+    out["r_diff"] = out["r_aic_f1"] - out["r_recall_f1"]
+    return out
+
+
+def _with_intervals(
+    stats: dict[str, Any],
+    y: np.ndarray,
+    a: np.ndarray,
+    r: np.ndarray,
+    clusters: Sequence[Any],
+    seed: int | None,
+    n_resamples: int,
+    confidence: float,
 ) -> dict[str, Any]:
-    """``{"pooled": stats, "by_group": {group: stats}}`` (groups in first-seen order)."""
+    """``stats`` (of the defined rows ``y, a, r``) with ``r_diff`` and every interval of :data:`INTERVAL_KEYS`."""
+    a_ = stats["r_aic_f1"]
+    b_ = stats["r_recall_f1"]
+    out = dict(stats)
+    out["r_diff"] = (a_ - b_) if (a_ is not None and b_ is not None) else None
+    K = len(set(clusters))
+    out.update({"n_clusters": K, "n_resamples": n_resamples, "confidence": confidence})
+    if K < 2 or stats["n"] < _MIN_ROWS:
+        for k in INTERVAL_KEYS:
+            out[f"{k}_ci_low"] = out[f"{k}_ci_high"] = None
+        out["r_diff_p"] = None
+        out["interval_note"] = "fewer than 2 clusters or 3 rows: no interval"
+        out["undefined_replicates"] = {}
+        return out
+    M = replicate_moments(cluster_moments([y, a, r, (a >= 0.5).astype(np.float64)], clusters), n_resamples, seed)
+    reps = validity_replicates(M)
+    undefined: dict[str, int] = {}
+    for k in INTERVAL_KEYS:
+        defined = out.get(k) is not None
+        lo, hi, n_undef = moment_ci(reps[k], confidence) if defined else (None, None, n_resamples)
+        out[f"{k}_ci_low"], out[f"{k}_ci_high"] = lo, hi
+        undefined[k] = n_undef
+    out["r_diff_p"] = inversion_p(reps["r_diff"]) if out["r_diff"] is not None else None
+    out["interval_note"] = None
+    out["undefined_replicates"] = undefined
+    return out
+
+
+def validity_analysis(
+    f1: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    recall: npt.ArrayLike,
+    groups: Sequence[str],
+    *,
+    clusters: Sequence[Any] | None = None,
+    seed: int | None = 0,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """``{"pooled": stats, "by_group": {group: stats}}`` (groups in first-seen order).
+
+    ``clusters`` (one resampling unit per row: its question, or its QASPER paper) adds the cluster-bootstrap
+    intervals, ``r_diff`` and its test-inversion p (``n_resamples`` replicates drawn from
+    ``np.random.default_rng(seed)``, afresh for the pooled rows and for each group)."""
     g = list(groups)
     f1, aic, recall = (np.asarray(v, dtype=np.float64) for v in (f1, aic, recall))
     if len(g) != f1.size:
         raise ValueError(f"groups has {len(g)} entries, the metrics {f1.size}")
+    if clusters is not None and len(clusters) != f1.size:
+        raise ValueError(f"clusters has {len(clusters)} entries, the metrics {f1.size}")
     names = list(dict.fromkeys(g))
     garr = np.array(g, dtype=object)
-    by = {name: validity_stats(f1[garr == name], aic[garr == name], recall[garr == name]) for name in names}
-    return {"pooled": validity_stats(f1, aic, recall), "by_group": by}
+    carr = np.array(list(clusters), dtype=object) if clusters is not None else None
+
+    def one(sel: np.ndarray) -> dict[str, Any]:
+        y, a, r = f1[sel], aic[sel], recall[sel]
+        stats = validity_stats(y, a, r)
+        if carr is None:
+            return stats
+        ok = np.isfinite(y) & np.isfinite(a) & np.isfinite(r)
+        cl = carr[sel][ok].tolist()
+        return _with_intervals(stats, y[ok], a[ok], r[ok], cl, seed, n_resamples, confidence)
+
+    by = {name: one(garr == name) for name in names}
+    return {"pooled": one(np.ones(f1.size, dtype=bool)), "by_group": by}

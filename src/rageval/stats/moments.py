@@ -1,0 +1,112 @@
+"""The cluster bootstrap of statistics that are functions of cross-product moments
+(docs/statistics.md#validity-with-intervals, #mediation).
+
+Pearson correlations, the R² and coefficients of a least-squares fit with an intercept, and a mean over a subset
+are functions of the rows' cross-product moments ``M = Z^T Z`` (``Z``: a column of ones, then the variables).
+Rows are grouped into clusters (a question with all its (question, setting) rows; a QASPER paper with all its
+questions'); a bootstrap replicate draws ``K`` clusters with replacement and takes every row of each drawn
+cluster.  Its moments are ``sum_k w_k M_k`` (``w_k``: how often cluster ``k`` was drawn), so one product
+``W @ M`` gives every replicate's moments, from which :mod:`rageval.stats.validity` and
+:mod:`rageval.stats.mediation` compute their statistics.
+
+The draws are :mod:`rageval.stats.resample`'s (``_counts``: ``np.random.default_rng(seed)``, chunks of 1,000
+replicates of ``rng.integers(0, K, size=(b, K))``), so a seed fixes every replicate, and replicate ``i`` takes the
+clusters ``rng.integers`` drew in its row.  Intervals are the percentile intervals of the defined replicates
+(numpy's linear rule, :func:`rageval.stats.resample.percentile_columns`); a replicate where a statistic is
+undefined (a constant column in the resample) is left out and counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
+
+__all__ = ["cluster_moments", "covariances", "inversion_p", "moment_ci", "replicate_moments"]
+
+#: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
+_CONSTANT = 1e-12
+
+
+def cluster_moments(columns: Sequence[np.ndarray], clusters: Sequence[Any]) -> np.ndarray:
+    """``K x p x p`` (``p = 1 + len(columns)``): per cluster (first-seen order) the sum over its rows of
+    ``z z^T``, ``z = (1, columns...)``."""
+    Z = np.column_stack([np.ones(len(clusters)), *[np.asarray(c, dtype=np.float64) for c in columns]])
+    codes, K = _factorize(list(clusters))
+    out = np.zeros((K, Z.shape[1], Z.shape[1]))
+    np.add.at(out, codes, Z[:, :, None] * Z[:, None, :])
+    return out
+
+
+def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.random.Generator | None) -> np.ndarray:
+    """``B x p x p``: each bootstrap replicate's moments (``K`` clusters drawn with replacement, the resample
+    engine's draws)."""
+    K, p, _ = moments.shape
+    flat = moments.reshape(K, p * p)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    out = np.empty((n_resamples, p * p))
+    with _blas_threads(min(n_resamples, _CHUNK) * K * p * p):  # one BLAS thread for products of ordinary size
+        for start in range(0, n_resamples, _CHUNK):
+            b = min(_CHUNK, n_resamples - start)
+            for lo, W in _counts(rng, b, K):
+                out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
+    return out.reshape(n_resamples, p, p)
+
+
+def covariances(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(n, means, cov)`` of moments ``M`` (``... x p x p``): the row count, each variable's mean (``... x p``,
+    the first the constant 1) and their covariance matrix (divisor ``n``; a constant column's variance set to
+    exactly 0)."""
+    n = M[..., 0, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = M[..., 0, :] / n[..., None]
+        cov = M / n[..., None, None] - means[..., :, None] * means[..., None, :]
+    p = M.shape[-1]
+    diag = np.arange(p)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sq = M[..., diag, diag] / n[..., None]
+    var = cov[..., diag, diag]
+    flat = ~(var > _CONSTANT * np.maximum(sq, 1e-300))
+    cov[..., diag, diag] = np.where(flat, 0.0, var)
+    return n, means, cov
+
+
+def moment_ci(values: np.ndarray, confidence: float) -> tuple[float | None, float | None, int]:
+    """``(low, high, n_undefined)``: the percentile interval of the finite replicate values."""
+    alpha = 1.0 - confidence
+    (lo, hi), n_valid = percentile_columns(
+        np.asarray(values, dtype=np.float64)[:, None], [50 * alpha, 100 - 50 * alpha]
+    )
+    ok = int(n_valid[0]) >= 2
+    return (float(lo[0]) if ok else None), (float(hi[0]) if ok else None), int(values.size - n_valid[0])
+
+
+def _sup_at_most(s: np.ndarray) -> float:
+    """For sorted ``s``: the largest ``q`` in [0, 1] whose linear-rule percentile ``100 q`` is <= 0."""
+    n = s.size
+    if s[-1] <= 0:
+        return 1.0
+    j = int(np.argmax(s > 0))
+    if j == 0:
+        return 0.0
+    return ((j - 1) + (0.0 - s[j - 1]) / (s[j] - s[j - 1])) / (n - 1)
+
+
+def inversion_p(values: np.ndarray) -> float | None:
+    """The test-inversion p of 0: the smallest ``alpha`` at which the ``(1 - alpha)`` percentile interval
+    (numpy's linear rule) of the finite ``values`` excludes 0 (1 when none does; 0 when every replicate lies on
+    one side of 0: below the resolution, ``1 / B``).  ``None`` with fewer than two finite values.
+
+    >>> inversion_p(np.array([-1.0, 1.0, 2.0, 3.0, 4.0]))  # the 2.5th-percentile bound is 0 at alpha = 0.25
+    0.25
+    """
+    v = np.sort(np.asarray(values, dtype=np.float64))
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return None
+    low = _sup_at_most(v)  # the lower bound at alpha/2 <= low is <= 0
+    high = 1.0 - _sup_at_most(-v[::-1])  # the upper bound at 1 - alpha/2 >= high is >= 0
+    return float(min(1.0, 2.0 * min(low, 1.0 - high)))
