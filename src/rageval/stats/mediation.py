@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.moments import cluster_moments, covariances, moment_ci, replicate_moments
+from rageval.stats.moments import cluster_moments, covariances, interval_columns, replicate_moments
 
 __all__ = ["MEDIATION_KEYS", "mediation_analysis", "mediation_replicates", "mediation_stats"]
 
@@ -112,12 +112,7 @@ def mediation_stats(
         out["undefined_replicates"] = {}
         return out
     reps = mediation_replicates(replicate_moments(cluster_moments([r, m, y], cl), n_resamples, seed))
-    undefined = {}
-    for k in MEDIATION_KEYS:
-        lo, hi, u = moment_ci(reps[k], confidence) if est[k] is not None else (None, None, n_resamples)
-        out[f"{k}_ci_low"], out[f"{k}_ci_high"] = lo, hi
-        undefined[k] = u
-    out["undefined_replicates"] = undefined
+    out["undefined_replicates"] = interval_columns(out, reps, MEDIATION_KEYS, confidence, n_resamples)
     return out
 
 

@@ -18,14 +18,14 @@ undefined (a constant column in the resample) is left out and counted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
 
-__all__ = ["cluster_moments", "covariances", "inversion_p", "moment_ci", "replicate_moments"]
+__all__ = ["cluster_moments", "covariances", "interval_columns", "inversion_p", "moment_ci", "replicate_moments"]
 
 #: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
 _CONSTANT = 1e-12
@@ -82,6 +82,20 @@ def moment_ci(values: np.ndarray, confidence: float) -> tuple[float | None, floa
     )
     ok = int(n_valid[0]) >= 2
     return (float(lo[0]) if ok else None), (float(hi[0]) if ok else None), int(values.size - n_valid[0])
+
+
+def interval_columns(
+    out: dict[str, Any], reps: Mapping[str, np.ndarray], keys: Sequence[str], confidence: float, n_resamples: int
+) -> dict[str, int]:
+    """Write each key's ``<key>_ci_low``/``<key>_ci_high`` into ``out`` (:func:`moment_ci` of its replicates
+    ``reps[key]``; None when ``out[key]``, the estimate, is undefined) and return each key's count of undefined
+    replicates (all ``n_resamples`` for an undefined estimate)."""
+    undefined: dict[str, int] = {}
+    for k in keys:
+        lo, hi, n_undef = moment_ci(reps[k], confidence) if out.get(k) is not None else (None, None, n_resamples)
+        out[f"{k}_ci_low"], out[f"{k}_ci_high"] = lo, hi
+        undefined[k] = n_undef
+    return undefined
 
 
 def _sup_at_most(s: np.ndarray) -> float:

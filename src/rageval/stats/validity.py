@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.moments import cluster_moments, covariances, inversion_p, moment_ci, replicate_moments
+from rageval.stats.moments import cluster_moments, covariances, interval_columns, inversion_p, replicate_moments
 
 __all__ = ["INTERVAL_KEYS", "validity_analysis", "validity_replicates", "validity_stats"]
 
@@ -186,12 +186,7 @@ def _with_intervals(
         return out
     M = replicate_moments(cluster_moments([y, a, r, (a >= 0.5).astype(np.float64)], clusters), n_resamples, seed)
     reps = validity_replicates(M)
-    undefined: dict[str, int] = {}
-    for k in INTERVAL_KEYS:
-        defined = out.get(k) is not None
-        lo, hi, n_undef = moment_ci(reps[k], confidence) if defined else (None, None, n_resamples)
-        out[f"{k}_ci_low"], out[f"{k}_ci_high"] = lo, hi
-        undefined[k] = n_undef
+    undefined = interval_columns(out, reps, INTERVAL_KEYS, confidence, n_resamples)
     out["r_diff_p"] = inversion_p(reps["r_diff"]) if out["r_diff"] is not None else None
     out["interval_note"] = None
     out["undefined_replicates"] = undefined
