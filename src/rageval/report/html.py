@@ -222,33 +222,7 @@ def _validity(an: Analysis) -> dict[str, Any] | None:
     v = an.validity
     if not v.get("available"):
         return None
-    cols = [
-        "group",
-        "n",
-        "r(AIC, quality)",
-        "r(recall, quality)",
-        "r_AIC − r_recall",
-        "p",
-        "R² recall",
-        "R² recall+AIC",
-        "ΔR²",
-        "quality | in context",
-        "quality | not in context",
-        "note",
-    ]
-    keys = ("r_aic_f1", "r_recall_f1", "r_diff")
-    keys2 = ("r2_recall", "r2_recall_aic", "delta_r2", "mean_f1_in_context", "mean_f1_not_in_context")
-    rows = [
-        [
-            r["group"],
-            str(r["n"]),
-            *[V.est_ci(r, k, sep="\n") for k in keys],
-            V.inversion_p_text(r, na=UNDEFINED),
-            *[V.est_ci(r, k, sep="\n") for k in keys2],
-            r.get("note") or "",
-        ]
-        for r in V.validity_rows(an)
-    ]
+    cols, rows = V.validity_table(an, sep="\n", na=UNDEFINED)
     pooled = v.get("pooled") or {}
     med_cols = ["group", "n", *[h for _, h in V.MEDIATION_TABLE], "note"]
     return {

@@ -19,6 +19,7 @@ __all__ = [
     "mediation_markdown_rows",
     "mediation_summary",
     "validity_markdown",
+    "validity_table",
     "validity_rows",
 ]
 
@@ -55,6 +56,53 @@ MEDIATION_TABLE = (
     ("total", "total c"),
     ("proportion_mediated", "a·b / c"),
 )
+
+
+#: the validity table's estimate columns (key, header), before and after the p of r_AIC − r_recall; then the mean
+#: quality with and without the answer in context (key, header, the count's key)
+VALIDITY_R = (("r_aic_f1", "r(AIC, quality)"), ("r_recall_f1", "r(recall, quality)"), ("r_diff", "r_AIC − r_recall"))
+VALIDITY_FIT = (("r2_recall", "R² recall"), ("r2_recall_aic", "R² recall+AIC"), ("delta_r2", "ΔR²"))
+VALIDITY_MEANS = (
+    ("mean_f1_in_context", "quality | in context", "n_in_context"),
+    ("mean_f1_not_in_context", "quality | not in context", "n_not_in_context"),
+)
+
+
+def validity_table(
+    an: Analysis, *, sep: str = " ", clusters: bool = False, counts: bool = False, na: str = "undefined"
+) -> tuple[list[str], list[list[str]]]:
+    """The validity table (columns, rows) of :func:`validity_rows`: group, n, (with ``clusters``) the clusters,
+    each estimate with its interval (``sep`` between them, :func:`est_ci`), the test-inversion p (``na`` when
+    undefined), the mean qualities (with ``counts``, each group's n beside it), the note."""
+    cols = [
+        "group",
+        "n",
+        *(["clusters"] if clusters else []),
+        *[h for _, h in VALIDITY_R],
+        "p",
+        *[h for _, h in VALIDITY_FIT],
+        *[h for _, h, _ in VALIDITY_MEANS],
+        "note",
+    ]
+
+    def mean(r: Mapping[str, Any], key: str, n_key: str) -> str:
+        cell = est_ci(r, key, sep=sep)
+        return f"{cell} (n={r[n_key]})" if counts else cell
+
+    rows = [
+        [
+            r["group"],
+            str(r["n"]),
+            *([fmt(r.get("n_clusters"), na="NA")] if clusters else []),
+            *[est_ci(r, k, sep=sep) for k, _ in VALIDITY_R],
+            inversion_p_text(r, na=na),
+            *[est_ci(r, k, sep=sep) for k, _ in VALIDITY_FIT],
+            *[mean(r, k, n_key) for k, _, n_key in VALIDITY_MEANS],
+            r.get("note") or "",
+        ]
+        for r in validity_rows(an)
+    ]
+    return cols, rows
 
 
 def _mediation(v: Mapping[str, Any], group: str) -> Mapping[str, Any]:
@@ -152,39 +200,7 @@ def validity_markdown(an: Analysis) -> str:
         "excludes 0; < 1/B when every replicate lies on one side), reported with this analysis, not in the contrasts' "
         "Holm family. Correlational, and conditional on the reader (docs/statistics.md#validity-with-intervals).\n\n"
     )
-    cols = [
-        "group",
-        "n",
-        "clusters",
-        "r(AIC, quality)",
-        "r(recall, quality)",
-        "r_AIC − r_recall",
-        "p",
-        "R² recall",
-        "R² recall+AIC",
-        "ΔR²",
-        "quality | in context",
-        "quality | not in context",
-        "note",
-    ]
-    rows = [
-        [
-            r["group"],
-            str(r["n"]),
-            fmt(r.get("n_clusters"), na="NA"),
-            est_ci(r, "r_aic_f1"),
-            est_ci(r, "r_recall_f1"),
-            est_ci(r, "r_diff"),
-            inversion_p_text(r),
-            est_ci(r, "r2_recall"),
-            est_ci(r, "r2_recall_aic"),
-            est_ci(r, "delta_r2"),
-            f"{est_ci(r, 'mean_f1_in_context')} (n={r['n_in_context']})",
-            f"{est_ci(r, 'mean_f1_not_in_context')} (n={r['n_not_in_context']})",
-            r.get("note") or "",
-        ]
-        for r in validity_rows(an)
-    ]
+    cols, rows = validity_table(an, clusters=True, counts=True)
     parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * 11 + ["l"]))
     parts.append(f"\n## Mediation: recall → answer-in-context → {m}\n\n{MEDIATION_NOTE}\n\n")
     med_cols = ["group", "n", *[h for _, h in MEDIATION_TABLE], "note"]
