@@ -153,7 +153,7 @@ def pin_threads(n: int) -> str:
     try:
         import numba
 
-        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))  # type: ignore[attr-defined]
         line += f"; numba {numba.get_num_threads()}"
     except ImportError:
         pass

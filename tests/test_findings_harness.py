@@ -10,6 +10,8 @@ against the analysis.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -21,12 +23,21 @@ from hypothesis.errors import NoSuchExample
 
 from rageval.diagnostics.structural import FACTS, STRUCTURAL, structural_marks
 from rageval.report.contrast_tables import ALPHA
-from rageval.report.findings import JUDGE_COUNTERS, PER_FAMILY, SMALL_COHORT, TEMPLATES, findings, structural_reason
+from rageval.report.findings import (
+    GAIN_SHOWN,
+    JUDGE_COUNTERS,
+    PER_FAMILY,
+    SMALL_COHORT,
+    TEMPLATES,
+    findings,
+    structural_reason,
+)
 from rageval.report.grounding import gap_grounding
 from rageval.report.result import Analysis
 from rageval.report.tables import fmt_p, metric_family
+from rageval.stats.gain import GAIN_GROUPS
 
-SETTINGS = ["base", "prune@0.5", "rerank@96", "naive", "summary"]
+SETTINGS = ["base", "prune@0.5", "rerank@96", "naive", "submodular@160"]
 METRICS = [
     "answer_f1",
     "answer_in_context",
@@ -63,6 +74,7 @@ def analyses(draw) -> Analysis:
     names = draw(st.lists(st.sampled_from(SETTINGS), min_size=1, max_size=5, unique=True))
     const_recall = draw(st.booleans())
     const_aic = draw(st.booleans())
+    many_gains = draw(st.booleans())  # every ordered pair on answer_f1, with a gain decomposition: past GAIN_SHOWN
     recall0, aic0 = draw(st.floats(0, 1)), draw(MEANS.filter(lambda x: x is not None))
     facts = {s: {f: draw(st.booleans()) for f in FACTS} for s in names}
     marks = structural_marks(facts, METRICS)
@@ -71,6 +83,8 @@ def analyses(draw) -> Analysis:
         m = {k: draw(MEANS) for k in METRICS}
         m["judge_inputs_windowed"] = draw(st.sampled_from([0.0, 0.5, None]))
         m["judge_inputs_truncated"] = draw(st.sampled_from([0.0, 1.0, None]))
+        if many_gains and m["answer_f1"] is None:
+            m["answer_f1"] = draw(st.floats(0, 1))
         if const_recall:  # the setting of the range sentence: every value defined
             m["retrieval_recall"] = recall0
             m["answer_in_context"] = draw(MEANS.filter(lambda x: x is not None))
@@ -104,29 +118,13 @@ def analyses(draw) -> Analysis:
         if a == b or ma is None or mb is None or (a, b, metric) in seen:
             continue
         seen.add((a, b, metric))
-        effect = ma - mb
-        half = draw(st.floats(0, 0.5))
-        p = draw(PS)
-        contrasts.append(
-            {
-                "a": a,
-                "b": b,
-                "metric": metric,
-                "metric_a": metric,
-                "metric_b": metric,
-                "kind": "pair",
-                "family": draw(st.sampled_from(["contrasts", "judges"])),
-                "direction": direction[metric],
-                "effect": effect,
-                "mean_a": ma,
-                "mean_b": mb,
-                "ci_low": effect - half,
-                "ci_high": effect + half,
-                "p_value": p,
-                "p_holm": p,
-                "contrast": f"{a} - {b}: {metric}",
-            }
-        )
+        contrasts.append(_contrast(draw, a, b, metric, ma, mb, direction[metric]))
+    if many_gains:
+        for a, b in itertools.permutations(names, 2):
+            if (a, b, "answer_f1") not in seen:
+                seen.add((a, b, "answer_f1"))
+                ma, mb = means[a]["answer_f1"], means[b]["answer_f1"]
+                contrasts.append(_contrast(draw, a, b, "answer_f1", ma, mb, direction["answer_f1"], gain=True))
     pairs = []
     for y in ["answer_f1", "emitted_precision"][: draw(st.integers(0, 2))]:
         dirs = [draw(st.sampled_from(["lower", "higher"])), draw(st.sampled_from(["lower", "higher"]))]
@@ -152,6 +150,7 @@ def analyses(draw) -> Analysis:
         for i, k in enumerate(draw(st.lists(st.integers(1, 20), max_size=2)))
     ]
     data = {
+        "settings": [{"name": s, "compressor": s.split("@")[0], "budget": None} for s in names],
         "summary": rows,
         "metric_names": METRICS,
         "gaps": {"gap_precision": ["emitted_precision", "grounded_precision"]},
@@ -179,9 +178,84 @@ def analyses(draw) -> Analysis:
                 "delta_r2": draw(st.one_of(st.none(), st.floats(0, 1))),
                 **_r_diff(draw),
             },
+            "mediation": {"pooled": _mediation(draw)} if draw(st.booleans()) else {},
         },
     }
     return Analysis.from_json(data)
+
+
+def _contrast(draw, a, b, metric, ma, mb, direction, gain=False) -> dict[str, Any]:
+    effect = ma - mb
+    half = draw(st.floats(0, 0.5))
+    p = draw(PS)
+    row = {
+        "a": a,
+        "b": b,
+        "metric": metric,
+        "metric_a": metric,
+        "metric_b": metric,
+        "kind": "pair",
+        "family": draw(st.sampled_from(["contrasts", "judges"])),
+        "direction": direction,
+        "effect": effect,
+        "mean_a": ma,
+        "mean_b": mb,
+        "ci_low": effect - half,
+        "ci_high": effect + half,
+        "p_value": p,
+        "p_holm": p,
+        "contrast": f"{a} - {b}: {metric}",
+    }
+    if metric == "answer_f1" and (gain or draw(st.booleans())):
+        row["gain"] = _gain(draw, effect)
+    return row
+
+
+SMALL = st.one_of(st.floats(-1, 1), st.sampled_from([0.0, 4e-5, -4e-5, 0.0004, -0.0006, 0.5]))
+
+
+def _gain(draw, effect: float) -> dict[str, Any]:
+    """A gain decomposition of ``effect``: counts per group, contributions summing to it (0 for an empty group),
+    shares, intervals or none (rageval.stats.gain's ``as_dict``)."""
+    counts = {g: draw(st.integers(0, 12)) for g in GAIN_GROUPS}
+    n = sum(counts.values())
+    filled = [g for g in GAIN_GROUPS if counts[g]]
+    contrib = {g: 0.0 for g in GAIN_GROUPS}
+    for g in filled[:-1]:
+        contrib[g] = draw(SMALL)
+    if filled:
+        contrib[filled[-1]] = effect - sum(contrib[g] for g in filled[:-1])
+    groups = {}
+    for g in GAIN_GROUPS:
+        c = contrib[g]
+        lo, hi = (None, None) if draw(st.booleans()) else (c - draw(st.floats(0, 0.3)), c + draw(st.floats(0, 0.3)))
+        share = c / effect if effect and n and math.isfinite(c / effect) else None  # as_dict: NaN/inf -> None
+        groups[g] = {"n": counts[g], "contribution": c, "ci_low": lo, "ci_high": hi, "share": share}
+    return {"n": n, "n_dropped": 0, "effect": effect if n else None, "reason": None, "groups": groups}
+
+
+def _mediation(draw) -> dict[str, Any]:
+    """A pooled mediation analysis (rageval.stats.mediation's keys): defined with or without intervals, or
+    undefined with its note."""
+    n = draw(st.integers(4, 3000))
+    if draw(st.integers(0, 3)) == 0:
+        return {"n": n, **{k: None for k in ("a", "b", "c_prime", "indirect", "total", "proportion_mediated")},
+                "note": draw(st.sampled_from(["recall is constant: no path from it", None]))}  # fmt: skip
+    a, b, cp = draw(SMALL), draw(SMALL), draw(SMALL)
+    ind = a * b
+    tot = cp + ind
+    out: dict[str, Any] = {
+        "n": n, "a": a, "b": b, "c_prime": cp, "indirect": ind, "total": tot,
+        "proportion_mediated": ind / tot if abs(tot) > 1e-9 else None, "note": None,
+        "n_clusters": draw(st.one_of(st.none(), st.integers(1, 300))),
+    }  # fmt: skip
+    if draw(st.booleans()):
+        for k in ("total", "indirect", "c_prime", "proportion_mediated"):
+            x = out[k]
+            lo = None if x is None else x - draw(st.one_of(st.floats(0, 1), st.just(0.0)))
+            hi = None if x is None else x + draw(st.one_of(st.floats(0, 1), st.just(0.0)))
+            out[f"{k}_ci_low"], out[f"{k}_ci_high"] = lo, hi
+    return out
 
 
 def _r_diff(draw) -> dict[str, Any]:
@@ -438,6 +512,130 @@ def _validity_interval(an, m):
         assert pooled["r_diff_p"] == 0 and int(m["b"]) == pooled["n_resamples"]
 
 
+MEDIATION = re.compile(
+    r"^Mediation \(linear models, pooled over (?P<n>\d+) \(question, setting\) rows(?:, (?P<k>\d+) "
+    r"(?P<unit>question|cluster)s?)?\): of retrieval recall's total effect on `(?P<m>[^`]+)`, (?P<t>\S+)"
+    r"(?: \(95% CI \[(?P<tlo>\S+), (?P<thi>\S+)\]\))?, the indirect path through answer-in-context carries "
+    r"(?P<i>\S+) \((?:\[(?P<ilo>\S+), (?P<ihi>\S+)\]; )?(?:(?P<pct>-?\d+)% of the total(?:, \[(?P<plo>-?\d+)%, "
+    r"(?P<phi>-?\d+)%\])?|(?P<pundef>the proportion mediated undefined: no total effect))\) and the direct effect "
+    r"is (?P<d>\S+)(?: \(\[(?P<dlo>\S+), (?P<dhi>\S+)\]\))?(?:; the indirect effect's interval "
+    r"(?P<ex>excludes|includes) 0)?\. Correlational, and conditional on the reader\.$"
+)
+MEDIATION_UNDEFINED = re.compile(
+    r"^Mediation of retrieval recall's effect on `(?P<m>[^`]+)` by answer-in-context is undefined: (?P<note>.+)\.$"
+)
+
+
+def _pct_printed(x: float) -> str:
+    s = f"{100 * x:.0f}"
+    return "0" if s == "-0" else s
+
+
+def _mediation_check(an, m):
+    med = an.validity["mediation"]["pooled"]
+    assert an.validity["available"] and m["m"] == an.validity["answer_metric"]
+    assert int(m["n"]) == med["n"]
+    k = med.get("n_clusters")
+    assert (m["k"] is None) == (not k) and (m["k"] is None or int(m["k"]) == k)
+    for key, g in (("total", "t"), ("indirect", "i"), ("c_prime", "d")):
+        assert m[g] == _signed_printed(med[key])  # each effect as the analysis has it
+        lo, hi = med.get(f"{key}_ci_low"), med.get(f"{key}_ci_high")
+        assert (m[g + "lo"], m[g + "hi"]) == (
+            (None, None) if lo is None or hi is None else (_signed_printed(lo), _signed_printed(hi))
+        )
+    # total = indirect + direct, as printed (three decimals each, unless a tiny value is printed in full)
+    assert abs(float(m["t"]) - float(m["i"]) - float(m["d"])) <= 0.0015 + 1e-9
+    prop = med["proportion_mediated"]
+    if prop is None:
+        assert m["pundef"] and m["pct"] is None
+    else:
+        assert m["pct"] == _pct_printed(prop)
+        lo, hi = med.get("proportion_mediated_ci_low"), med.get("proportion_mediated_ci_high")
+        assert (m["plo"], m["phi"]) == (
+            (None, None) if lo is None or hi is None else (_pct_printed(lo), _pct_printed(hi))
+        )
+    if m["ilo"] is None:
+        assert m["ex"] is None
+    else:  # "excludes 0" exactly when the interval as printed lies on one side of 0
+        excl = float(m["ilo"]) > 0 or float(m["ihi"]) < 0
+        assert m["ex"] == ("excludes" if excl else "includes")
+
+
+def _mediation_undefined(an, m):
+    med = an.validity["mediation"]["pooled"]
+    assert m["m"] == an.validity["answer_metric"]
+    assert None in (med["indirect"], med["total"], med["c_prime"])
+    assert m["note"] == (med.get("note") or "a path is undefined")
+
+
+GAIN = re.compile(
+    r"^`(?P<a>[^`]+)` − `(?P<b>[^`]+)` on `(?P<m>[^`]+)`, (?P<e>\S+) over (?P<n>\d+) paired (?P<q>questions?)"
+    r"(?P<zero> \(no share stated: (?:the effect is 0|an effect below 0\.0005)\))?: (?P<parts>.+)\.$"
+)
+GAIN_PART = re.compile(
+    r"(?P<c>[+-]\S+)(?: \((?:(?P<pct>-?\d+)% of the effect)?(?:; )?(?:95% CI \[(?P<lo>\S+), (?P<hi>\S+)\])?\))? "
+    r"from the (?P<k>\d+) (?P<said>where [^;]+?)(?:; |$)"
+)
+GAIN_HEAD = re.compile(
+    r"^Gain decomposition by answer-in-context of (?P<k>\d+) of (?P<n>\d+) (?P<c>contrasts?) on `(?P<m>[^`]+)` \(the "
+    r"packer's, or Holm p < 0\.05; all in contrasts\.md\):$"
+)
+
+
+def _gain_eligible(an) -> list[Mapping[str, Any]]:
+    metric = an.validity.get("answer_metric")
+    return [
+        c
+        for c in an.contrasts
+        if c.get("gain") and c["metric"] == metric and c["gain"]["n"] and c["gain"]["effect"] is not None
+    ]
+
+
+def _gain_check(an, m, c):
+    g = c["gain"]
+    assert (m["a"], m["b"], m["m"]) == (c["a"], c["b"], c["metric"])
+    assert m["e"] == _signed_printed(g["effect"]) and int(m["n"]) == g["n"] and m["q"] == _plural("question", g["n"])
+    small = abs(g["effect"]) < 5e-4  # shares of (almost) nothing are not stated
+    assert (m["zero"] is not None) == small
+    assert m["zero"] is None or ("is 0" in m["zero"]) == (g["effect"] == 0)
+    said = {
+        f"where only `{c['a']}` has the answer in its context": "new",
+        f"where only `{c['b']}` has it": "lost",
+        "where both have it": "both",
+        "where neither has it": "neither",
+        "where answer-in-context is undefined": "undefined",
+    }
+    parts = list(GAIN_PART.finditer(m["parts"]))
+    assert "".join(p.group(0) for p in parts) == m["parts"]  # every part parsed
+    named = [said[p["said"]] for p in parts]
+    assert named == [x for x in GAIN_GROUPS if g["groups"][x]["n"]]  # every non-empty group, in order
+    total = 0.0
+    for p, key in zip(parts, named):
+        v = g["groups"][key]
+        assert int(p["k"]) == v["n"] and p["c"] == _signed_printed(v["contribution"])
+        total += float(p["c"])
+        assert p["pct"] == (None if v["share"] is None or small else _pct_printed(v["share"]))
+        has_ci = key in ("new", "lost") and v["ci_low"] is not None and v["ci_high"] is not None
+        assert (p["lo"], p["hi"]) == (
+            (_signed_printed(v["ci_low"]), _signed_printed(v["ci_high"])) if has_ci else (None, None)
+        )
+    # the printed contributions sum to the printed effect (each rounded to three decimals)
+    assert abs(total - float(m["e"])) <= 0.0005 * (len(parts) + 1) + 1e-9
+
+
+def _gain_said(an) -> list[Mapping[str, Any]]:
+    """The decompositions the findings state: the packer on one side, or Holm p < alpha (at most GAIN_SHOWN)."""
+    packer = {x["name"] for x in an.settings if x["compressor"] == "submodular"}
+    said = [c for c in _gain_eligible(an) if packer & {c["a"], c["b"]} or c["p_holm"] < ALPHA]
+    return said[:GAIN_SHOWN]
+
+
+def _gain_head(an, m):
+    k, n = len(_gain_said(an)), len(_gain_eligible(an))
+    assert (int(m["k"]), int(m["n"])) == (k, n) and 0 < k <= min(n, GAIN_SHOWN)
+    assert m["c"] == _plural("contrast", n) and m["m"] == an.validity["answer_metric"]
+
+
 STRUCTURAL_RE = re.compile(
     r"^(?P<head>Not an effect|By construction): `(?P<m>[^`]+)` in (?P<k>\d+) of (?P<n>\d+) settings "
     r"\((?P<cells>.*)\), (?P<why>.+)\.$"
@@ -520,6 +718,10 @@ CHECKS: dict[str, Callable[..., None]] = {
     "validity_interval": _validity_interval,
     "structural_fixed": _structural(True),
     "structural_relation": _structural(False),
+    "mediation": _mediation_check,
+    "mediation_undefined": _mediation_undefined,
+    "gain_head": _gain_head,
+    "gain": _gain_check,
 }
 FRONTIER = {
     "frontier_constant": re.compile(
@@ -550,6 +752,7 @@ def _one(patterns: Mapping[str, re.Pattern[str]], text: str) -> tuple[str, re.Ma
 def check_findings(an: Analysis) -> set[str]:
     """Check every finding of ``an`` against its template; the template ids seen."""
     seen: set[str] = set()
+    gains: list[re.Match[str]] = []
     m: Any  # the match of the finding's template
     for f in findings(an):
         text, kind = f["text"], f["kind"]
@@ -606,6 +809,23 @@ def check_findings(an: Analysis) -> set[str]:
                 rid, r = _one(VALIDITY_REST, m["rest"])
                 CHECKS[rid](an, r)
                 seen.add(rid)
+        elif kind == "mediation" and (mu := MEDIATION_UNDEFINED.match(text)):
+            _mediation_undefined(an, mu)
+            seen.add("mediation_undefined")
+        elif kind == "mediation":
+            m = MEDIATION.match(text)
+            assert m, f"a mediation sentence no template matches: {text!r}"
+            _mediation_check(an, m)
+            seen.add("mediation")
+        elif kind == "gain":
+            m = GAIN_HEAD.match(text)
+            assert m, f"a gain heading no template matches: {text!r}"
+            _gain_head(an, m)
+            for i in f["items"]:
+                im = GAIN.match(i)
+                assert im, f"a gain sentence no template matches: {i!r}"
+                gains.append(im)
+            seen |= {"gain_head", "gain"}
         elif kind == "structural":
             m = STRUCTURAL_RE.match(text)
             assert m, f"a structural sentence no template matches: {text!r}"
@@ -614,6 +834,11 @@ def check_findings(an: Analysis) -> set[str]:
             seen.add(tid)
         else:
             raise AssertionError(f"a finding of a kind no template covers: {f!r}")
+    # the decompositions stated, in the declared order
+    said = _gain_said(an)
+    assert len(gains) == len(said)
+    for gm, c in zip(gains, said):
+        _gain_check(an, gm, c)
     return seen
 
 

@@ -227,6 +227,18 @@ def test_a_suite_run_writes_an_interaction_row_with_its_interval_and_holm_p(tmp_
         (f1[q, "submodular@160"] - f1[q, "focused@160"]) - (f1[q, "submodular@96"] - f1[q, "focused@96"]) for q in qids
     ]
     assert float(inter["effect"]) == pytest.approx(np.mean(by_q), abs=1e-6)
+    # the findings state the mediation result and the declared packer contrast's gain decomposition
+    found = json.loads((tmp_path / "run" / "report.json").read_text())["findings"]
+    kinds = [f["kind"] for f in found]
+    assert kinds.count("mediation") == 1
+    (gain,) = [f for f in found if f["kind"] == "gain"]
+    assert gain["text"].startswith("Gain decomposition by answer-in-context of 1 of 1 contrast on `answer_f1`")
+    (pair,) = [r for r in rows if r["kind"] == "pair" and r["metric_a"] == "answer_f1"]
+    (item,) = gain["items"]
+    assert item.startswith(f"`submodular@160` − `focused@160` on `answer_f1`, {float(pair['effect']):+.3f} over ")
+    page = (tmp_path / "run" / "report.html").read_text()
+    assert "<code>submodular@160</code> − <code>focused@160</code> on <code>answer_f1</code>, " in page
+    assert ">mediation</span> Mediation" in page
     # an interaction naming an unknown setting is refused by validate
     suite.write_text(SUITE.replace("[submodular@96, focused@96]]", "[submodular@64, focused@96]]"))
     res = CliRunner().invoke(main, ["validate", str(suite)])
@@ -287,6 +299,20 @@ def test_report_over_two_runs_tests_contrasts_across_them(tmp_path):
     assert inter["ci_low"] != "NA" and float(inter["ci_low"]) <= float(inter["effect"]) <= float(inter["ci_high"])
     doc = json.loads((out / "cross_run.json").read_text())
     assert doc["cohort"]["n_shared"] == 10 and doc["cohort"]["runs"]["big"]["n_left_out"] == 0
+    # the pair's gain decomposition by hand (answer-in-context = F1 >= 0.5 in these records): big - small differs
+    # on q4 (+1, only big has the answer: "new") and q6 (-0.5, only small has it: "lost"); the 8 others are "both"
+    # with difference 0
+    assert (pair["gain_new_n"], pair["gain_lost_n"], pair["gain_both_n"], pair["gain_neither_n"]) == (
+        "1",
+        "1",
+        "8",
+        "0",
+    )
+    assert float(pair["gain_new"]) == pytest.approx(0.1) and float(pair["gain_lost"]) == pytest.approx(-0.05)
+    assert float(pair["gain_new_share"]) == pytest.approx(2.0) and float(pair["gain_both"]) == 0.0
+    assert inter["gain_new"] == ""  # an interaction row carries no decomposition
+    md = (out / "contrasts.md").read_text()
+    assert "## Gain decomposition" in md and "| big:submodular@160 - small:submodular@160: answer_f1 |" in md
     # the runs' own reports are written as before
     assert (small / "contrasts.csv").is_file() and (big / "contrasts.csv").is_file()
 

@@ -22,6 +22,7 @@ __all__ = [
     "GAIN_COLUMNS",
     "GAIN_LABELS",
     "gain_intro",
+    "gain_markdown",
     "gain_rows",
     "gain_table",
     "contrast_families",
@@ -243,8 +244,17 @@ def contrasts_markdown(an: Analysis) -> str:
             )
             parts.append(to_markdown(cols, rows, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]))
             parts.append("\n</details>\n\n")
-    if gain_rows(an):
-        cols, rows = gain_table(an, gain_rows(an))
-        parts.append(("" if parts[-1].endswith("\n\n") else "\n") + f"## Gain decomposition\n\n{gain_intro(an)}\n\n")
-        parts.append(to_markdown(cols, rows, align=["l", "l", "r", "r", "r", "r"]))
+    parts += gain_markdown(an, parts[-1])
     return "".join(parts)
+
+
+def gain_markdown(an: Analysis, before: str = "\n\n") -> list[str]:
+    """The ``## Gain decomposition`` section of ``contrasts.md`` (a run's or the cross-run one), [] without a row
+    that carries one; ``before``: the text it follows (a blank line is kept between them)."""
+    if not gain_rows(an):
+        return []
+    cols, rows = gain_table(an, gain_rows(an))
+    return [
+        ("" if before.endswith("\n\n") else "\n") + f"## Gain decomposition\n\n{gain_intro(an)}\n\n",
+        to_markdown(cols, rows, align=["l", "l", "r", "r", "r", "r"]),
+    ]

@@ -17,7 +17,8 @@ out are printed, written in ``contrasts.md`` and, with the left-out ids, in ``cr
 tested as in a run (the same engine: paired bootstrap interval, sign-flip p) over the shared questions; Holm
 runs over the file's own plan (its scope and families; the interactions on their own), beside the runs' own
 families, which their reports adjust as before.  Written to ``--out`` (default: a folder named after ``FILE``,
-beside it): ``contrasts.csv`` (the columns of a run's), ``contrasts.md`` and ``cross_run.json``.
+beside it): ``contrasts.csv`` (the columns of a run's, the gain decomposition's included), ``contrasts.md`` (with
+the gain decomposition tables of its answer-quality pairs) and ``cross_run.json``.
 """
 
 from __future__ import annotations
@@ -266,4 +267,5 @@ def _markdown(an: Analysis, cohort: Mapping[str, Any], labels: Sequence[str], ru
             if chunk:
                 cols, body = C.contrasts_table(an, rows=chunk)
                 parts.append(T.to_markdown(cols, body, align=["l"] + ["r"] * (len(cols) - 2) + ["l"]) + "\n")
+    parts += C.gain_markdown(an, parts[-1])
     return "".join(parts)

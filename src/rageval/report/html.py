@@ -287,6 +287,8 @@ KIND_LABELS = {
     "gap": "emitted ≠ grounded",
     "frontier": "frontier",
     "validity": "validity",
+    "mediation": "mediation",
+    "gain": "gain decomposition",
     "structural": "by construction",
 }
 _NO_RECORDS = {
