@@ -160,6 +160,7 @@ def claim_support(
     multi_snippet: bool = DEFAULT_MULTI_SNIPPET,
     candidates: Any = DEFAULT_CANDIDATES,
     cache_dir: Any = None,
+    recovered: Sequence[Any] | None = None,
 ) -> dict[str, Any]:
     """Supported-claim rates against the units the reader saw and against their sources (see the module doc).
 
@@ -167,7 +168,9 @@ def claim_support(
     out for every question's sentences.  ``max_citations`` and ``alce_compat`` only shape how an answer is
     split into sentences (as for the citation scores); the re-attribution options are ``grounded_*``'s.
     ``grounding``: ``"single"`` (the paper's rule) or ``"union"`` (a unit without provenance grounded in its
-    top-``k`` candidates together; see the module doc).
+    top-``k`` candidates together; see the module doc).  ``recovered``: fixed mappings (per question
+    ``{unit index: source ids}``, :func:`rageval.diagnostics.attribution.fixed.fixed_recovery`), kept instead of
+    recovering the units again (the single rule only).
     """
     from rageval.judges import get_judge
 
@@ -190,7 +193,11 @@ def claim_support(
     given = check_claims(claims, len(questions))
     texts = [claims_of(q, g, opts) for q, g in zip(questions, given)]
     wanted = {q.index: [k for k, u in enumerate(q.units) if u.source_ids is None] for q in questions}
-    if opts.grounding == "union":  # the candidates' union: ranked, not judged one by one
+    if recovered is not None and opts.grounding != "union":  # fixed mappings: no recovery call
+        from rageval.diagnostics.attribution.fixed import fixed_recovery
+
+        rec, pools = fixed_recovery(questions, wanted, recovered), None
+    elif opts.grounding == "union":  # the candidates' union: ranked, not judged one by one
         rec, pools = {}, candidate_pools(questions, wanted, k=opts.k, candidates=opts.candidates)
     else:
         rec, pools = recover_wanted(questions, wanted, runner, opts), None
@@ -269,4 +276,5 @@ def score_claim_support(inputs, options, judge) -> dict[str, Any]:
         k=a.k,
         multi_snippet=a.multi_snippet,
         candidates=a.candidates,
+        recovered=[x.recovered for x in inputs] if inputs and all(x.recovered is not None for x in inputs) else None,
     )
