@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from rageval.diagnostics.structural import FACTS, STRUCTURAL, structural_marks
-from rageval.report.contrast_tables import ALPHA
 from rageval.labels.correct import flip_of
+from rageval.report.contrast_tables import ALPHA
 from rageval.report.findings import (
     JUDGE_COUNTERS,
     PER_FAMILY,
