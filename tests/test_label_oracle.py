@@ -40,7 +40,7 @@ def _lines(n: int, seed: int) -> list[dict]:
             "sources": [{"id": f"d{k}", "text": t} for k, t in enumerate(texts)],
         }
 
-        def part(k: int, share: float) -> str:
+        def part(k: int, share: float, units: list[list[str]] = units) -> str:
             kept = rng.sample(units[k], round(10 * share))
             return " ".join(kept + _words(rng, 10 - len(kept)))
 
