@@ -61,9 +61,14 @@ def _est(e: Any) -> dict[str, Any]:
 
 def _side(
     cohort: Sequence[str], labelled: set[str], judge: Values, human: Values, pick
-) -> tuple[list[str], list[float], list[float], list[str], list[float], int]:
+) -> tuple[list[str], list[Any], list[Any], list[str], list[Any], int]:
     """``(labelled qs, human, judge, unlabelled qs, judge, undefined)`` of one row's per-question values."""
-    ql, y, yh, qu, yu, undefined = [], [], [], [], [], 0
+    ql: list[str] = []
+    qu: list[str] = []
+    y: list[Any] = []
+    yh: list[Any] = []
+    yu: list[Any] = []
+    undefined = 0
     for q in cohort:
         j = pick(judge.get(q) or {})
         if q in labelled:
@@ -192,7 +197,7 @@ def contrast_rows(
                 "n_undefined": undefined,
             }
         )
-    adjusted = ppi_holm(ests) if ests else []
+    adjusted: Any = ppi_holm(ests) if ests else []
     for r, p in zip(rows, adjusted):
         r["p_holm"] = _clean(float(p))
         r["flip"] = flip_of(r["judge_effect"], r["judge_p_holm"], r["estimate"], r["p_holm"], alpha)

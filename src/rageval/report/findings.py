@@ -344,7 +344,8 @@ def _p_any(p: float | None) -> str:
 def _ppi_flips(an: Analysis) -> list[Finding]:
     """A warning per contrast whose judge-only conclusion flips under judge-error correction (its sign, or its
     significance at Holm p < alpha; :mod:`rageval.report.ppi`), at most :data:`PPI_FLIPS`."""
-    rows = [r for r in (an.ppi or {}).get("contrasts") or [] if r.get("flip") in _FLIP_WORDS]
+    every = (an.ppi or {}).get("contrasts") or []
+    rows = [r for r in every if r.get("flip") in _FLIP_WORDS]
     rows.sort(key=lambda r: -abs(r["judge_effect"]))
     out: list[Finding] = []
     for r in rows[:PPI_FLIPS]:
@@ -356,7 +357,7 @@ def _ppi_flips(an: Analysis) -> list[Finding]:
                 f"− `{r['b']}` on `{r['metric']}` {_FLIP_WORDS[r['flip']]}: judge-only {_signed(r['judge_effect'])} "
                 f"(Holm p {_p_any(r['judge_p_holm'])}), corrected {_signed(r['estimate'])} (95% CI "
                 f"{ci}, Holm p {_p_any(r['p_holm'])}); {len(rows)} of "
-                f"{len(an.ppi['contrasts'])} contrasts flip in all (ppi.md).",
+                f"{len(every)} contrasts flip in all (ppi.md).",
             }
         )
     return out
