@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from rageval.diagnostics.inputs import scoring_options
+from rageval.escape import csv_text
 from rageval.io import json_text, write_text_atomic
 from rageval.labels.errors import LabelError
+from rageval.labels.page import label_page
 from rageval.labels.pairs import judged_diagnostics, pair_id, record_pairs, scoring_input
 from rageval.rundir.manifest import Manifest, RunDir, RunDirError
 from rageval.types import Record
@@ -116,8 +118,6 @@ def _lines(run: RunPairs, questions: Sequence[str]) -> list[dict[str, Any]]:
 
 def export_labels(run_dir: str | Path, out: str | Path, *, n: int, seed: int = 0) -> dict[str, Any]:
     """Draw the sample, find its pairs and write the files (see the module doc); returns what was written."""
-    from rageval.labels.page import label_page
-
     run = run_records(run_dir)
     cohort = cohort_questions(run)
     if not cohort:
@@ -152,8 +152,6 @@ def export_labels(run_dir: str | Path, out: str | Path, *, n: int, seed: int = 0
 
 def labels_csv(rows: Sequence[dict[str, Any]]) -> str:
     """The label lines as CSV (settings joined with ``;``, an empty label cell for null)."""
-    from rageval.escape import csv_text
-
     body = [list(COLUMNS)]
     for r in rows:
         label = r.get("label")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rageval.labels.correct import _clusters, _num, _side
 from rageval.labels.errors import LabelError
 
 __all__ = ["plan_rows", "plan_more"]
@@ -17,7 +18,6 @@ def plan_rows(
     """Per setting and judge-based metric (or ``metric`` alone): the labelled questions so far and the total
     :func:`~rageval.stats.ppi.plan_labels` gives (None where it cannot be reached: ``why``)."""
     from rageval.labels.apply import human_values
-    from rageval.labels.correct import _clusters, _num, _side
     from rageval.labels.export import cohort_questions, run_records
     from rageval.labels.pairs import PPI_METRICS
     from rageval.stats.ppi import plan_labels

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,10 @@ def build_report(
 
 def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
     """``an`` with its judge-error correction from ``human_labels`` and the findings that read it."""
-    import dataclasses
-
     from rageval.report.findings import with_findings
     from rageval.report.ppi import ppi_section
 
-    return with_findings(dataclasses.replace(an, ppi=ppi_section(run, an, human_labels)))
+    return with_findings(replace(an, ppi=ppi_section(run, an, human_labels)))
 
 
 def _note_edits(run: Run) -> None:

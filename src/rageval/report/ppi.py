@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rageval.escape import csv_text, md_code, md_text
+from rageval.labels.correct import contrast_rows, ppi_rows
 from rageval.report.result import Analysis
 from rageval.report.tables import fmt, fmt_p
 
@@ -54,7 +55,6 @@ def ppi_section(run: Any, an: Analysis, labels_file: str | Path) -> dict[str, An
     analysis ``an`` with the labels of ``labels_file`` (a :class:`~rageval.labels.export.LabelError`, a
     ``ValueError``, for a file whose ids are not the run's)."""
     from rageval.labels.apply import human_values
-    from rageval.labels.correct import contrast_rows, ppi_rows
     from rageval.labels.export import run_records
     from rageval.labels.pairs import NOT_CORRECTED, PPI_METRICS
 
