@@ -201,3 +201,19 @@ def test_label_cli_exports_and_plans(tmp_path):
     assert "emitted_recall: 30 labelled," in r.output and "for a 95% CI half-width of 0.2" in r.output
     r = CliRunner().invoke(main, ["label", str(run), "--n", "3"])
     assert r.exit_code == 2 and "--out" in r.output
+
+
+def test_score_takes_human_labels_for_its_report(tmp_path):
+    rows = wice_rows()[:20]
+    run = wice_run(tmp_path, rows)
+    export_labels(run, tmp_path / "lab", n=8, seed=0)
+    truth = {qid: r["label"] == "supported" for qid, r, _ in rows}
+    filled = fill(tmp_path / "lab" / "labels.jsonl", tmp_path / "f.jsonl", lambda r: truth[r["question_id"]])
+    before = (run / "records.jsonl").read_bytes()
+    args = ["score", str(tmp_path / "wice.jsonl"), "--out", str(run), "--judge", "lexical"]
+    args += ["--diagnostics", "emitted_recall", "--resamples", "200", "--human-labels", str(filled)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert (run / "records.jsonl").read_bytes() == before  # the records reused, unchanged
+    assert "8 of 20 cohort questions labelled" in (run / "ppi.md").read_text()
+    assert json.loads((run / "report.json").read_text())["ppi"]["labels"]["questions_labelled"] == 8
