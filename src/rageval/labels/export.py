@@ -91,7 +91,7 @@ def draw_sample(cohort: Sequence[str], n: int, seed: int) -> list[str]:
     order.
 
     >>> draw_sample(["a", "b", "c", "d"], 2, seed=0)
-    ['c', 'd']
+    ['b', 'd']
     """
     if n < 1:
         raise LabelError(f"--n must be at least 1, got {n}")
