@@ -217,3 +217,22 @@ def test_score_takes_human_labels_for_its_report(tmp_path):
     assert (run / "records.jsonl").read_bytes() == before  # the records reused, unchanged
     assert "8 of 20 cohort questions labelled" in (run / "ppi.md").read_text()
     assert json.loads((run / "report.json").read_text())["ppi"]["labels"]["questions_labelled"] == 8
+
+
+def test_the_plan_labelled_reaches_the_width(tmp_path):
+    """``--plan`` from a pilot of 50 WiCE labels: labelling the number it gives reaches the half-width (±20%)."""
+    from rageval.labels.plan import plan_rows
+
+    rows = wice_rows()
+    run = wice_run(tmp_path, rows)
+    truth = {qid: r["label"] == "supported" for qid, r, _ in rows}
+    export_labels(run, tmp_path / "pilot", n=50, seed=11)
+    pilot = fill(tmp_path / "pilot" / "labels.jsonl", tmp_path / "pilot.jsonl", lambda r: truth[r["question_id"]])
+    (row,) = plan_rows(run, pilot, 0.08)
+    assert row["n_labelled"] == 50 and 50 < row["total"] < len(rows)
+    export_labels(run, tmp_path / "lab", n=row["total"], seed=100)
+    filled = fill(tmp_path / "lab" / "labels.jsonl", tmp_path / "f.jsonl", lambda r: truth[r["question_id"]])
+    build_report(run, human_labels=filled, plots=False)
+    (mean,) = json.loads((run / "report.json").read_text())["ppi"]["means"]
+    assert mean["n_labelled"] == row["total"]
+    assert abs((mean["ci_high"] - mean["ci_low"]) / 2 - 0.08) <= 0.2 * 0.08
