@@ -236,3 +236,19 @@ def test_the_plan_labelled_reaches_the_width(tmp_path):
     (mean,) = json.loads((run / "report.json").read_text())["ppi"]["means"]
     assert mean["n_labelled"] == row["total"]
     assert abs((mean["ci_high"] - mean["ci_low"]) / 2 - 0.08) <= 0.2 * 0.08
+
+
+def test_a_report_without_labels_has_no_correction(tmp_path):
+    rows = wice_rows()[:10]
+    run = wice_run(tmp_path, rows)
+    build_report(run, plots=False)
+    first = {f: (run / f).read_bytes() for f in ("report.json", "summary.csv", "contrasts.csv", "report.html")}
+    assert "ppi" not in json.loads(first["report.json"]) and not (run / "ppi.md").exists()
+    export_labels(run, tmp_path / "lab", n=5, seed=0)
+    truth = {qid: r["label"] == "supported" for qid, r, _ in rows}
+    filled = fill(tmp_path / "lab" / "labels.jsonl", tmp_path / "f.jsonl", lambda r: truth[r["question_id"]])
+    build_report(run, human_labels=filled, plots=False)
+    assert (run / "ppi.md").is_file() and "ppi" in json.loads((run / "report.json").read_text())
+    build_report(run, plots=False)  # again without: the same bytes as before, no stale correction beside them
+    assert {f: (run / f).read_bytes() for f in first} == first
+    assert not (run / "ppi.md").exists() and not (run / "ppi.csv").exists()

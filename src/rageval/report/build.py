@@ -204,6 +204,9 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
 
         written["ppi_csv"] = _write(out / "ppi.csv", ppi_csv(an.ppi))
         written["ppi_md"] = _write(out / "ppi.md", ppi_markdown(an.ppi))
+    else:  # a report without labels leaves no correction of an earlier one beside it
+        for name in ("ppi.csv", "ppi.md"):
+            (out / name).unlink(missing_ok=True)
     written["report_json"] = _write(out / "report.json", an.to_json())
     page = _page_parts(run, an, plots=plots)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs, page=page))
