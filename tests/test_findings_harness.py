@@ -22,11 +22,13 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from rageval.diagnostics.structural import FACTS, STRUCTURAL, structural_marks
+from rageval.labels.correct import flip_of
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.findings import (
     GAIN_SHOWN,
     JUDGE_COUNTERS,
     PER_FAMILY,
+    PPI_FLIPS,
     SMALL_COHORT,
     TEMPLATES,
     findings,
@@ -149,8 +151,31 @@ def analyses(draw) -> Analysis:
         {"setting": f"gone{i}", "n_unavailable": k, "n_records": k}
         for i, k in enumerate(draw(st.lists(st.integers(1, 20), max_size=2)))
     ]
+    ppi = None
+    if contrasts and draw(st.booleans()):  # human labels (rageval report --human-labels): the PPI++ contrasts
+        ppi_rows = []
+        for c in contrasts:
+            est = draw(st.one_of(st.floats(-1, 1), st.sampled_from([0.0, -4e-05, 0.0004])))
+            half, p = draw(st.floats(0, 0.5)), draw(PS)
+            ppi_rows.append(
+                {
+                    "a": c["a"],
+                    "b": c["b"],
+                    "metric": c["metric"],
+                    "n_labelled": draw(st.integers(2, 200)),
+                    "judge_effect": c["effect"],
+                    "judge_p_holm": c["p_holm"],
+                    "estimate": est,
+                    "ci_low": est - half,
+                    "ci_high": est + half,
+                    "p_holm": p,
+                    "flip": flip_of(c["effect"], c["p_holm"], est, p, ALPHA),
+                }
+            )
+        ppi = {"contrasts": ppi_rows}
     data = {
         "settings": [{"name": s, "compressor": s.split("@")[0], "budget": None} for s in names],
+        "ppi": ppi,
         "summary": rows,
         "metric_names": METRICS,
         "gaps": {"gap_precision": ["emitted_precision", "grounded_precision"]},
@@ -696,7 +721,35 @@ WARNINGS: dict[str, re.Pattern[str]] = {
         r"\(counted as not supported\)\.$"
     ),
     "warning_resolution": re.compile(r"^Holm floor .*$"),
+    "ppi_flip": re.compile(
+        r"^Under judge-error correction \(PPI\+\+, (?P<n>\d+) human-labelled questions\) `(?P<a>[^`]+)` − "
+        r"`(?P<b>[^`]+)` on `(?P<m>[^`]+)` (?P<why>changes sign|is no longer significant|becomes significant): "
+        r"judge-only (?P<je>\S+) \(Holm p (?P<jp>\S+)\), corrected (?P<pe>\S+) \(95% CI "
+        r"(?P<ci>undefined|\[\S+, \S+\]), Holm p (?P<pp>\S+)\); (?P<k>\d+) of (?P<t>\d+) contrasts flip in all "
+        r"\(ppi\.md\)\.$"
+    ),
 }
+
+
+def _ppi_flip(an, m):
+    rows = an.ppi["contrasts"]
+    r = next(r for r in rows if (r["a"], r["b"], r["metric"]) == (m["a"], m["b"], m["m"]))
+    flips = [x for x in rows if x["flip"]]
+    assert int(m["k"]) == len(flips) and int(m["t"]) == len(rows) and int(m["n"]) == r["n_labelled"]
+    assert float(m["je"]) == float(f"{r['judge_effect']:+.3f}") or "e" in m["je"]
+    if m["why"] == "changes sign":  # the printed signs differ, neither printed as zero
+        assert {m["je"][0], m["pe"][0]} == {"+", "-"} and float(m["je"]) != 0 and float(m["pe"]) != 0
+    else:
+        jp, pp = float(m["jp"]), float(m["pp"])
+        assert m["je"][0] == m["pe"][0] or float(m["pe"]) == 0 or float(m["je"]) == 0
+        if m["why"] == "is no longer significant":
+            assert jp < ALPHA <= pp
+        else:
+            assert pp < ALPHA <= jp
+    shown = [c for c in findings(an) if c["text"].startswith("Under judge-error correction")]
+    assert len(shown) == min(PPI_FLIPS, len(flips))
+
+
 CHECKS: dict[str, Callable[..., None]] = {
     "warning_resolution": _resolution,
     "warning_small_cohort": _small_cohort,
@@ -722,6 +775,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "mediation_undefined": _mediation_undefined,
     "gain_head": _gain_head,
     "gain": _gain_check,
+    "ppi_flip": _ppi_flip,
 }
 FRONTIER = {
     "frontier_constant": re.compile(

@@ -46,6 +46,7 @@ LAZY = {
     "pydantic",
     "threadpoolctl",
     "tqdm",
+    "ppi_py",
 }
 
 

@@ -39,6 +39,10 @@ _LAZY: dict[str, tuple[str, str]] = {
         "rageval.calibrate.cli:calibrate_cmd",
         "Score a judge against human labels (WiCE support; ALCE's human citation judgments).",
     ),
+    "label": (
+        "rageval.labels.cli:label_cmd",
+        "Export a sample of a run's judge decisions to label by hand, or plan how many to label.",
+    ),
     "audit": ("rageval.audit.cli:audit_cmd", "Second-evaluator audit: rescore a subsample with another judge."),
     "export-metrics": (
         "rageval.evaluate_support.export:export_metrics_cmd",

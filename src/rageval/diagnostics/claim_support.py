@@ -55,6 +55,7 @@ from typing import Any
 from rageval.diagnostics._attribution_inputs import PreparedQuestion, prepare_inputs
 from rageval.diagnostics._common import check_list, check_same_length, check_str_list, summarize
 from rageval.diagnostics.attribution.engine import resolve_options
+from rageval.diagnostics.attribution.fixed import fixed_recovery
 from rageval.diagnostics.attribution.premises import declared_items, fmt, grounded_items, pool, source_items, unit_items
 from rageval.diagnostics.attribution.recovery import candidate_pools, recover_wanted
 from rageval.scoring import (
@@ -143,6 +144,30 @@ def check_claims(claims: Any, n: int) -> list[list[str] | None]:
     return [None if c is None else check_str_list(c, "claims", q) for q, c in enumerate(claims)]
 
 
+#: the attribution options claim support takes (its pure function's keywords besides the judge and the cache)
+_OPTIONS = (
+    "threshold",
+    "max_citations",
+    "alce_compat",
+    "claim_premise",
+    "grounding",
+    "recovery_threshold",
+    "k",
+    "multi_snippet",
+    "candidates",
+)
+
+
+def _recoveries(questions, wanted, runner, opts, recovered):
+    """``(recoveries, pools)`` of the units without provenance: fixed mappings when given (no recovery call),
+    the candidates' union (ranked, not judged one by one) or re-attribution."""
+    if recovered is not None and opts.grounding != "union":
+        return fixed_recovery(questions, wanted, recovered), None
+    if opts.grounding == "union":
+        return {}, candidate_pools(questions, wanted, k=opts.k, candidates=opts.candidates)
+    return recover_wanted(questions, wanted, runner, opts), None
+
+
 def claim_support(
     predictions,
     units,
@@ -169,11 +194,15 @@ def claim_support(
     ``grounding``: ``"single"`` (the paper's rule) or ``"union"`` (a unit without provenance grounded in its
     top-``k`` candidates together; see the module doc).
     """
-    from rageval.judges import get_judge
-
-    opts = resolve_options(
-        None,
-        dict(
+    return _claim_support(
+        predictions,
+        units,
+        sources,
+        claims,
+        judge=judge,
+        cache_dir=cache_dir,
+        recovered=None,
+        options=dict(
             threshold=threshold,
             max_citations=max_citations,
             alce_compat=alce_compat,
@@ -185,15 +214,21 @@ def claim_support(
             candidates=candidates,
         ),
     )
+
+
+def _claim_support(predictions, units, sources, claims, *, judge, cache_dir, recovered, options) -> dict[str, Any]:
+    """:func:`claim_support` with ``options`` as keywords, and ``recovered``: fixed mappings (per question
+    ``{unit index: source ids}``, :func:`rageval.diagnostics.attribution.fixed.fixed_recovery`) kept instead of
+    recovering the units again (the single rule only; the scorer passes a saved record's)."""
+    from rageval.judges import get_judge
+
+    opts = resolve_options(None, dict(options))
     runner = get_judge(judge, cache_dir=cache_dir)
     questions = prepare_inputs(predictions, units, sources)
     given = check_claims(claims, len(questions))
     texts = [claims_of(q, g, opts) for q, g in zip(questions, given)]
     wanted = {q.index: [k for k, u in enumerate(q.units) if u.source_ids is None] for q in questions}
-    if opts.grounding == "union":  # the candidates' union: ranked, not judged one by one
-        rec, pools = {}, candidate_pools(questions, wanted, k=opts.k, candidates=opts.candidates)
-    else:
-        rec, pools = recover_wanted(questions, wanted, runner, opts), None
+    rec, pools = _recoveries(questions, wanted, runner, opts, recovered)
     joint = opts.claim_premise == "joint"
     # per mode, per question: its claims with their premises, every pair of a mode decided in one batched call
     checked: dict[str, list[list[_Claim]]] = {}
@@ -254,19 +289,13 @@ def score_claim_support(inputs, options, judge) -> dict[str, Any]:
     """Claim support of every scored record, through the run's judge and attribution options; the claims a
     record's file supplies (``answer_claims``) where it has them, else its answer's sentences."""
     a = options.attribution
-    return claim_support(
+    return _claim_support(
         [x.answer for x in inputs],
         [x.unit_dicts() for x in inputs],
         [x.source_dicts() for x in inputs],
         [None if x.answer_claims is None else list(x.answer_claims) for x in inputs],
         judge=judge,
-        threshold=a.threshold,
-        max_citations=a.max_citations,
-        alce_compat=a.alce_compat,
-        claim_premise=a.claim_premise,
-        grounding=a.grounding,
-        recovery_threshold=a.recovery_threshold,
-        k=a.k,
-        multi_snippet=a.multi_snippet,
-        candidates=a.candidates,
+        cache_dir=None,
+        options={k: getattr(a, k) for k in _OPTIONS},
+        recovered=[x.recovered for x in inputs] if inputs and all(x.recovered is not None for x in inputs) else None,
     )

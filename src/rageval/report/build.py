@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,7 @@ def build_report(
     plots: bool = True,
     holm: str | None = None,
     accept_edits: bool = False,
+    human_labels: str | Path | None = None,
 ) -> dict[str, Path]:
     """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
 
@@ -68,7 +70,9 @@ def build_report(
     family), ``"paper"`` (10,000) or a count; default: the suite's
     ``statistics.resamples``, else ``auto`` (docs/statistics.md#resolution).  ``holm`` (``"suite"`` or ``"family"``) overrides the Holm scope the suite
     declares.  ``accept_edits``: records edited after rageval wrote them are read (not refused), and listed in
-    the manifest (:func:`_note_edits`).  Returns ``{name: path}`` of what was written.
+    the manifest (:func:`_note_edits`).  ``human_labels``: a filled label file of ``rageval label``: the
+    judge-error correction (:mod:`rageval.report.ppi`) is added (``ppi.csv``/``.md``, ``report.json``'s ``ppi``,
+    a section of ``report.html`` and its findings).  Returns ``{name: path}`` of what was written.
 
     Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
     be reported honestly (records of different suites mixed, unknown settings in
@@ -82,8 +86,18 @@ def build_report(
         an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
         if holm is not None:
             (an,) = adjust_union([an], scope=holm)
+        if human_labels is not None:
+            an = _with_ppi(run, an, human_labels)
         out = Path(out_dir) if out_dir is not None else run.path
         return write_report_files(run, an, out, plots=plots)
+
+
+def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
+    """``an`` with its judge-error correction from ``human_labels`` and the findings that read it."""
+    from rageval.report.findings import with_findings
+    from rageval.report.ppi import ppi_section
+
+    return with_findings(replace(an, ppi=ppi_section(run, an, human_labels)))
 
 
 def _note_edits(run: Run) -> None:
@@ -185,6 +199,14 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
         if sweep_fig:
             written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
 
+    if an.ppi:
+        from rageval.report.ppi import ppi_csv, ppi_markdown
+
+        written["ppi_csv"] = _write(out / "ppi.csv", ppi_csv(an.ppi))
+        written["ppi_md"] = _write(out / "ppi.md", ppi_markdown(an.ppi))
+    else:  # a report without labels leaves no correction of an earlier one beside it
+        for name in ("ppi.csv", "ppi.md"):
+            (out / name).unlink(missing_ok=True)
     written["report_json"] = _write(out / "report.json", an.to_json())
     page = _page_parts(run, an, plots=plots)
     written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs, page=page))

@@ -8,6 +8,7 @@ import click
 
 from rageval.cli.options import accept_edits_option, out_dir_value, resamples_option, seed_option
 from rageval.escape import echo
+from rageval.labels.errors import LabelError
 from rageval.report.console import echo_holm
 
 __all__ = ["report_cmd"]
@@ -42,6 +43,14 @@ __all__ = ["report_cmd"]
     help="With several runs: Holm over every row of every run (suite) or per family name across the runs "
     "(family). Default: the scope the runs' suites declare.",
 )
+@click.option(
+    "--human-labels",
+    "human_labels",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A filled label file of `rageval label` (one run): add the judge-error correction (PPI++ means and "
+    "contrasts beside the judge-only ones; ppi.csv, ppi.md). Docs: docs/score.md#human-labels.",
+)
 @accept_edits_option()
 def report_cmd(
     run_dirs: tuple[Path, ...],
@@ -52,6 +61,7 @@ def report_cmd(
     holm,
     accept_edits: bool,
     contrasts_file: Path | None = None,
+    human_labels: Path | None = None,
 ) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 
@@ -63,6 +73,8 @@ def report_cmd(
 
     if contrasts_file is not None and len(run_dirs) < 2:
         raise click.ClickException("--contrasts takes several RUN_DIRs: it declares contrasts across runs")
+    if human_labels is not None and len(run_dirs) > 1:
+        raise click.ClickException("--human-labels takes one RUN_DIR: the labels are the pairs of one run")
     if len(run_dirs) > 1 and out_dir is not None and contrasts_file is None:
         raise click.ClickException(
             "--out takes one run: with several RUN_DIRs each report is written into its own run directory"
@@ -81,12 +93,15 @@ def report_cmd(
                     plots=not no_plots,
                     holm=holm,
                     accept_edits=accept_edits,
+                    human_labels=human_labels,
                 )
             }
         else:
             written = build_reports(
                 run_dirs, seed=seed, n_resamples=n_resamples, plots=not no_plots, holm=holm, accept_edits=accept_edits
             )
+    except LabelError:
+        raise  # exit 2, one line (rageval.cli.app): a label file that is not the run's, say
     except ValueError as err:
         raise click.ClickException(str(err)) from err
     for run_dir, files in written.items():

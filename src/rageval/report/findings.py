@@ -19,7 +19,9 @@ one sentence each), in this order:
   decomposition and sets the packer against another setting or has Holm p < alpha (at most :data:`GAIN_SHOWN`,
   in the declared order): how much of its effect comes from the questions where only one side has the answer in
   its context;
-* ``structural``: the values fixed by construction, with their reason.
+* ``structural``: the values fixed by construction, with their reason;
+* with human labels (``rageval report --human-labels``), a ``warning`` per contrast whose judge-only conclusion
+  flips under judge-error correction (sign or significance), after the other warnings.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "structural_reason",
     "TEMPLATES",
     "GAIN_SHOWN",
+    "PPI_FLIPS",
 ]
 
 #: effects listed per (contrast family, metric family)
@@ -86,6 +89,7 @@ TEMPLATES = (
     "mediation_undefined",
     "gain_head",
     "gain",
+    "ppi_flip",
 )
 #: record counters whose positive mean in a setting changes how to read its judge's scores
 JUDGE_COUNTERS = {
@@ -460,10 +464,45 @@ def _warnings(an: Analysis) -> list[Finding]:
     return [{"kind": "warning", "text": t} for t in lines]
 
 
+#: the flips of judge-only conclusions under judge-error correction listed (the largest judge-only effects first)
+PPI_FLIPS = 4
+_FLIP_WORDS = {"sign": "changes sign", "lost": "is no longer significant", "gained": "becomes significant"}
+
+
+def _p_any(p: float | None) -> str:
+    """A Holm p as printed: below alpha never rounded up to it (:func:`_p_text`), undefined for None."""
+    if p is None:
+        return "undefined"
+    return _p_text(p) if p < ALPHA else fmt_p(p)
+
+
+def _ppi_flips(an: Analysis) -> list[Finding]:
+    """A warning per contrast whose judge-only conclusion flips under judge-error correction (its sign, or its
+    significance at Holm p < alpha; :mod:`rageval.report.ppi`), at most :data:`PPI_FLIPS`."""
+    every = (an.ppi or {}).get("contrasts") or []
+    rows = [r for r in every if r.get("flip") in _FLIP_WORDS]
+    rows.sort(key=lambda r: -abs(r["judge_effect"]))
+    out: list[Finding] = []
+    for r in rows[:PPI_FLIPS]:
+        ci = "undefined" if r["ci_low"] is None else f"[{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
+        out.append(
+            {
+                "kind": "warning",
+                "text": f"Under judge-error correction (PPI++, {r['n_labelled']} human-labelled questions) `{r['a']}` "
+                f"− `{r['b']}` on `{r['metric']}` {_FLIP_WORDS[r['flip']]}: judge-only {_signed(r['judge_effect'])} "
+                f"(Holm p {_p_any(r['judge_p_holm'])}), corrected {_signed(r['estimate'])} (95% CI "
+                f"{ci}, Holm p {_p_any(r['p_holm'])}); {len(rows)} of "
+                f"{len(every)} contrasts flip in all (ppi.md).",
+            }
+        )
+    return out
+
+
 def findings(an: Analysis) -> list[Finding]:
     """The findings of an analysis (see the module doc), as ``[{"kind", "text"}]``."""
     return [
         *_warnings(an),
+        *_ppi_flips(an),
         *_effects(an),
         *_gaps(an),
         *_frontier(an),

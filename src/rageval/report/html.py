@@ -28,6 +28,7 @@ from rageval.report.grounding import gaps_grounding_note
 from rageval.report.judge_note import judge_note
 from rageval.report.page import examples_split, frontier_figures, means_blocks
 from rageval.report.plots import pareto_name
+from rageval.report.ppi import ppi_blocks
 from rageval.report.result import Analysis, PageParts
 from rageval.types import STATUSES
 
@@ -360,6 +361,7 @@ def render_html(
         ("contrasts", "Paired contrasts"),
         ("validity", "Validity"),
         *([("audit", "Second-evaluator audit")] if page.audits else []),
+        *([("ppi", "Judge-error correction")] if an.ppi else []),
         ("examples", "What went wrong"),
         ("explorer", "Every record"),
         ("plumbing", "The run's plumbing"),
@@ -413,6 +415,7 @@ def render_html(
         "sweep_png": sweep_fig["png_bytes"] if sweep_fig else None,
         "examples": _examples(an),
         "audits": audit_blocks(page.audits),
+        "ppi": ppi_blocks(an.ppi),
         "run_counters_begin": Markup(RUN_COUNTERS_BEGIN),
         "run_counters_end": Markup(RUN_COUNTERS_END),
         "counters_intro": counters_intro,

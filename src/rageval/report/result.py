@@ -264,6 +264,9 @@ class Analysis:
     structural: Mapping[str, Mapping[str, StructuralMark]]
     findings: tuple[Finding, ...]
     manifest: Mapping[str, Any] = dataclasses.field(default_factory=dict, compare=False)
+    #: the judge-error correction from human labels (``rageval report --human-labels``: :mod:`rageval.report.ppi`);
+    #: None without labels, and then not a key of ``report.json``
+    ppi: Mapping[str, Any] | None = None
 
     def fixed_axis(self, key: str) -> float | None:
         """The one value an axis takes in every setting, where it does not vary, else None: a figure with an axis
@@ -294,7 +297,11 @@ class Analysis:
 
     def as_json(self) -> dict[str, Any]:
         """The JSON object of ``report.json``: every field but the manifest (a plain dict, built anew)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "manifest"}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "manifest" and not (f.name == "ppi" and self.ppi is None)
+        }
 
     def to_json(self) -> str:
         """The text of ``report.json`` (keys sorted, one space of indent, a final newline)."""
@@ -316,6 +323,7 @@ class Analysis:
             "contrasts_declared": None,
             "contrasts_note": None,
             "confidence": 0.95,
+            "ppi": None,
         }
         tuples = ("settings", "metric_names", "summary", "contrasts", "sweep", "notes", "findings")
         values: dict[str, Any] = {}

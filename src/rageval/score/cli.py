@@ -110,6 +110,14 @@ def _diagnostics(value: str):
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
+@click.option(
+    "--human-labels",
+    "human_labels",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
+    "(docs/score.md#human-labels).",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
 @click.option(
@@ -142,6 +150,7 @@ def score_cmd(
     seed,
     n_resamples,
     no_report,
+    human_labels,
     no_progress,
     schema,
     as_json,
@@ -183,6 +192,7 @@ def score_cmd(
             n_resamples=n_resamples,
             no_report=no_report,
             no_progress=no_progress,
+            human_labels=human_labels,
         )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
@@ -218,6 +228,7 @@ def score_inputs(
     no_report: bool,
     grounding: str = DEFAULT_GROUNDING,
     no_progress: bool,
+    human_labels: str | None = None,
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
     :func:`score_cmd` receives it): score ``files`` into ``out_dir``.  :func:`rageval.evaluate` calls it too, with
@@ -247,6 +258,7 @@ def score_inputs(
         options=options,
         progress=not no_progress,
         build_report=not no_report,
+        human_labels=human_labels,
     )
 
 

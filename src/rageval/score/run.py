@@ -325,11 +325,13 @@ def score_files(
     progress: bool = False,
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
+    human_labels: str | Path | None = None,
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
     Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
-    scored, naming the file, line and field.
+    scored, naming the file, line and field.  ``human_labels``: a filled label file of ``rageval label`` for
+    this run, added to its report (docs/score.md#human-labels).
     """
 
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
@@ -360,7 +362,8 @@ def score_files(
             read.notes,
         )
         if build_report:
-            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples)
+            labels = {} if human_labels is None else {"human_labels": human_labels}
+            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples, **labels)
     return result
 
 

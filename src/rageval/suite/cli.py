@@ -197,6 +197,14 @@ def _plan_lines(suite) -> list[str]:
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option(
+    "--human-labels",
+    "human_labels",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
+    "(docs/score.md#human-labels).",
+)
+@click.option(
     "--ray",
     "ray_address",
     is_flag=False,
@@ -226,6 +234,7 @@ def suite_cmd(
     no_progress,
     ray_address,
     ray_judges,
+    human_labels=None,
 ) -> None:
     """Run a suite YAML: every question x setting, cached and resumable (--ray: scaled out on Ray)."""
     from rageval.data import DataUnavailable
@@ -242,16 +251,17 @@ def suite_cmd(
             retry_failed=retry_failed,
             ray=ray_address,
             ray_judges=ray_judges,
+            human_labels=human_labels,
         )
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
     _summary(result)
     _fail_if_nothing_scored(result)
     if suite.audit is not None:
-        _suite_audit(result.out_dir, suite, allow_unavailable)
+        _suite_audit(result.out_dir, suite, allow_unavailable, human_labels)
 
 
-def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
+def _suite_audit(out_dir, suite, allow_unavailable: bool, human_labels=None) -> None:
     """The suite's ``audit:`` section, run after the report, which is then rebuilt with the audit's section
     (docs/statistics.md#second-evaluator-audit)."""
     from rageval.audit.cli import echo_summary
@@ -281,7 +291,10 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool) -> None:
     echo_summary(result)
     from rageval.report import build_report
 
-    written = build_report(out_dir)  # again, now with the audit's section (its figures cached: the plots reused)
+    labels = {} if human_labels is None else {"human_labels": human_labels}
+    written = build_report(
+        out_dir, **labels
+    )  # again, now with the audit's section (its figures cached: the plots reused)
     echo(f"report (with the audit): {written['report_html']}")
 
 

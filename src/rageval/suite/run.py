@@ -38,6 +38,7 @@ def run_suite(
     retry_failed: bool = True,
     ray: str | None = None,
     ray_judges: int | None = None,
+    human_labels: str | Path | None = None,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
@@ -52,6 +53,8 @@ def run_suite(
     (``"auto"``, ``"ray://host:10001"``); questions are compressed and read in Ray tasks and judged by
     ``ray_judges`` Ray actors (default: one per GPU, else one per 4 CPUs), while this process alone
     scores, writes the records and the judge cache.  The outputs are the same bytes as without ``ray``.
+    ``human_labels``: a filled label file of ``rageval label`` for this run, added to its report
+    (docs/score.md#human-labels).
     """
     if ray is not None:
         require_ray()  # a clear install hint before the data is read
@@ -72,5 +75,6 @@ def run_suite(
             ray_judges=ray_judges,
         )
         if build_report:
-            result.report = _build(rundir.path, seed=suite.seed)
+            labels = {} if human_labels is None else {"human_labels": human_labels}
+            result.report = _build(rundir.path, seed=suite.seed, **labels)
     return result

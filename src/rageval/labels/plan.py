@@ -1,0 +1,87 @@
+"""``rageval label RUN --plan --width W --labels FILE``: how many questions to label for a PPI++ interval of
+half-width ``W`` (:func:`rageval.stats.ppi.plan_labels`), from the labels so far or a pilot's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rageval.labels.correct import _clusters, _num, _side
+from rageval.labels.errors import LabelError
+
+__all__ = ["plan_rows", "plan_more"]
+
+
+def plan_rows(
+    run_dir: str | Path, labels_file: str | Path, width: float, *, metric: str | None = None
+) -> list[dict[str, Any]]:
+    """Per setting and judge-based metric (or ``metric`` alone): the labelled questions so far and the total
+    :func:`~rageval.stats.ppi.plan_labels` gives (None where it cannot be reached: ``why``)."""
+    from rageval.labels.apply import human_values
+    from rageval.labels.export import cohort_questions, run_records
+    from rageval.labels.pairs import PPI_METRICS
+    from rageval.stats.ppi import plan_labels
+
+    if not width > 0:
+        raise LabelError(f"--width must be a positive half-width, got {width}")
+    run = run_records(run_dir)
+    human = human_values(run_dir, labels_file, run=run)
+    cohort = cohort_questions(run)
+    judge = {q: {s: dict(r.metrics or {}) for s, r in recs.items()} for q, recs in run.by_question.items()}
+    clusters = None
+    key = run.manifest.suite.cluster_key
+    if key:
+        clusters = {q: (next(iter(recs.values())).extra or {}).get(key) for q, recs in run.by_question.items()}
+    metrics = [metric] if metric else list(PPI_METRICS)
+    if metric and metric not in PPI_METRICS:
+        raise LabelError(f"--metric {metric!r} is not a judge-based metric a label corrects ({', '.join(PPI_METRICS)})")
+    labelled = set(human.values)
+    rows = []
+    for s in run.settings:
+        for m in metrics:
+
+            def pick(per, s=s, m=m):
+                return _num((per.get(s) or {}).get(m))
+
+            ql, y, yh, qu, yu, _ = _side(cohort, labelled, judge, human.values, pick)
+            if not ql:
+                continue
+            row: dict[str, Any] = {"setting": s, "metric": m, "n_labelled": len(ql), "total": None, "why": None}
+            try:
+                row["total"] = plan_labels(
+                    y,
+                    yh,
+                    yu,
+                    half_width=width,
+                    clusters_labelled=_clusters(ql, clusters),
+                    clusters_unlabelled=_clusters(qu, clusters),
+                )
+            except ValueError as err:
+                row["why"] = str(err)
+            rows.append(row)
+    if not rows:
+        raise LabelError(f"{labels_file}: no labelled question in the run's cohort yet: label a pilot sample first")
+    return rows
+
+
+def plan_more(run_dir: str | Path, labels_file: str | Path, width: float, *, metric: str | None = None) -> list[str]:
+    """The planning lines: the most questions any row needs, then each row."""
+    rows = plan_rows(run_dir, labels_file, width, metric=metric)
+    reach = [r for r in rows if r["total"] is not None]
+    lines = []
+    if reach:
+        worst = max(reach, key=lambda r: r["total"])
+        more = max(0, worst["total"] - worst["n_labelled"])
+        lines.append(
+            f"label {more} more questions ({worst['total']} in total) for a 95% CI half-width of {width:g} on every "
+            f"mean below (the widest: {worst['setting']} {worst['metric']})"
+        )
+    for r in rows:
+        if r["total"] is None:
+            lines.append(f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled; {r['why']}")
+        else:
+            more = max(0, r["total"] - r["n_labelled"])
+            lines.append(
+                f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled, {r['total']} needed ({more} more)"
+            )
+    return lines
