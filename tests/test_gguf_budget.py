@@ -17,15 +17,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from rageval.compressors import get
+from smollm2 import need_transformers_gguf, smollm2_path
+
 from rageval.data import passage_to_snippets
 from rageval.text import tokenize
 from rageval.text.tokenize import FallbackTokenizer, GGUFTokenizer, budget_unit, get_tokenizer, tokenizer_key
 from rageval.token_counts import UNIT_SEPARATOR, budget_tokens_of, evidence_tokens, rendered_tokens, separator_tokens
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from smollm2 import need_transformers_gguf, smollm2_path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTPOT = ROOT / "src/rageval/data/samples/hotpotqa/hotpotqa_train100_distractor.json"
@@ -223,7 +221,9 @@ def test_a_suite_records_its_budget_unit_and_keys_its_records_by_it(tiny_gguf, t
     run = tmp_path / "run"
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["budget_unit"] == budget_unit(str(tiny_gguf))
-    assert any(n.startswith("budget unit: budgets and token counts are in the tokens of the GGUF") for n in manifest["notes"])
+    assert any(
+        n.startswith("budget unit: budgets and token counts are in the tokens of the GGUF") for n in manifest["notes"]
+    )
     hf = _reference(tiny_gguf)
     recs = _records(run)
     assert {r["status"] for r in recs} == {"ok"}
@@ -242,6 +242,7 @@ def test_an_exact_compressor_over_the_rendered_budget_is_budget_check(tiny_gguf,
     from typing import Any, ClassVar
 
     from rageval.compressors import REGISTRY, BaseCompressor
+
     from rageval.suite.load import load_suite
     from rageval.suite.run import run_suite
 
