@@ -312,3 +312,15 @@ def test_a_gguf_path_that_names_no_file_is_a_suite_problem(tmp_path):
 
     problem = tokenizer_problem(str(tmp_path / "absent.gguf"))
     assert problem is not None and "no GGUF file" in problem
+
+
+def test_validate_names_the_budget_unit_of_the_packing_scope_suite(no_gguf):
+    from click.testing import CliRunner
+
+    from rageval.cli import main
+
+    res = CliRunner().invoke(main, ["validate", "packing_scope"])
+    assert res.exit_code == 0, res.output
+    assert "budget unit: regex tokens (regex) (in place of 'smollm2', which cannot be loaded here)" in res.output
+    assert "packer_vs_focused: 10 rows" in res.output and "interactions: 4 rows" in res.output
+    assert "token_cost: 5 rows" in res.output
