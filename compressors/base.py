@@ -41,6 +41,16 @@ Token counts follow the one definition in :mod:`rageval.token_counts` (shared wi
 in neither (they are metadata; the budget governs the evidence text, and the
 reader's prompt overhead is the reader's business), so ``identity`` has a ratio
 of exactly 1.0.
+
+**The rendered context** (docs/compressors.md#budgets-in-the-readers-tokens): the reader sees the units joined
+(:data:`~rageval.token_counts.UNIT_SEPARATOR`), and a sub-word tokenizer (a reader's GGUF tokenizer, a Hugging
+Face one) counts that text as one, separators and joins included.  So the packers fit both the sum of their
+units and that rendered count (:func:`~rageval.token_counts.budget_tokens_of`): :func:`pack_guard` recounts the
+built units as rendered; a compressor whose units are single sentences (``sentence_units = True``: ``mmr``,
+``submodular``, ``extractive``, ``ecr``) packs each sentence at its cost plus the separator's tokens into the
+budget plus one separator (n units carry n - 1 separators), then drops trailing units should the rendered
+count still exceed the budget.  With ``regex`` and ``whitespace`` the separator costs nothing and the counts
+are the sums, as before.
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ from rageval.budget import Budget, BudgetError, check_budget, resolve_budget  # 
 from rageval.errors import ModelUnavailable  # re-exported: one class for every model
 from rageval.registry import did_you_mean
 from rageval.text.tokenize import Tokenizer, get_tokenizer
-from rageval.token_counts import count_tokens, evidence_token_counts, evidence_tokens
+from rageval.token_counts import budget_tokens_of, count_tokens, evidence_token_counts, separator_tokens
 from rageval.types import Context, SourceSnippet, Unit, join_texts
 
 __all__ = [
@@ -73,6 +83,7 @@ __all__ = [
     "count_tokens",
     "source_order",
     "make_context",
+    "fit_rendered",
     "pack_guard",
 ]
 
@@ -214,17 +225,29 @@ def pack_guard(
 
     Packers count the cost of a step as the sum of its snippets' token counts.
     With a sub-word tokenizer the count of joined text can differ from that sum,
-    so the built units are recounted and whole trailing steps dropped until the
-    context fits: a packer's output can never exceed its budget.
+    so the built units are recounted — their sum and the context as the prompt
+    renders it (:func:`~rageval.token_counts.budget_tokens_of`) — and whole
+    trailing steps dropped until the context fits: a packer's output can never
+    exceed its budget.
     """
     while True:
         chosen = [i for step in steps for i in step]
         units = build(chosen)
         if budget_tokens is None or not units:
             return units
-        if evidence_tokens(units, tokenizer) <= budget_tokens:
+        if budget_tokens_of(units, tokenizer) <= budget_tokens:
             return units
         steps = steps[:-1]
+
+
+def fit_rendered(units: list[Unit], tokenizer: Tokenizer, budget_tokens: int | None) -> list[Unit]:
+    """``units`` without the trailing ones the rendered context cannot hold (:func:`pack_guard`'s rule for a
+    selection already made: the last units in source order go first)."""
+    if budget_tokens is None:
+        return units
+    while units and budget_tokens_of(units, tokenizer) > budget_tokens:
+        units = units[:-1]
+    return units
 
 
 # --------------------------------------------------------------------------- base class
@@ -245,6 +268,9 @@ class BaseCompressor:
     needs_model: bool = False
     #: what it promises about the budget (:data:`BudgetContract`); ``_check_params`` may set it per instance
     budget_contract: BudgetContract = "exact"
+    #: its units are single sentences packed at their costs: each is charged the separator the prompt puts
+    #: between units too (module doc, "The rendered context")
+    sentence_units: ClassVar[bool] = False
 
     #: accepted spellings of parameters (e.g. ``lambda`` in a YAML suite for ``lambda_``)
     ALIASES: ClassVar[dict[str, str]] = {}
@@ -380,6 +406,12 @@ class BaseCompressor:
         budget_tokens = resolve_budget(budget, retrieved_tokens=retrieved)
         if not snips or retrieved == 0:
             units: list[Unit] = []
+        elif self.sentence_units and budget_tokens is not None and (sep := separator_tokens(tok)):
+            # n units carry n - 1 separators: each unit pays one, the budget holds one more (module doc)
+            pack_costs = [c + sep if c > 0 else 0 for c in costs]
+            units = fit_rendered(
+                self._compress(question, snips, pack_costs, budget_tokens + sep, tok), tok, budget_tokens
+            )
         else:
             units = self._compress(question, snips, costs, budget_tokens, tok)
         return make_context(

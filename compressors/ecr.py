@@ -52,6 +52,7 @@ def cluster(order, sim_row, threshold):
 
 class ECRCompressor(BaseCompressor):
     name = "ecr"
+    sentence_units = True  # one sentence per unit: packed with the separator (compressors.base)
     PARAMS: ClassVar[dict[str, Any]] = {
         "threshold": 0.8,
         "similarity": "lexical",

@@ -37,6 +37,7 @@ def greedy_fill(ranked, costs, budget_tokens):
 
 class ExtractiveCompressor(BaseCompressor):
     name = "extractive"
+    sentence_units = True  # one sentence per unit: packed with the separator (compressors.base)
     PARAMS: ClassVar[dict[str, Any]] = {"scorer": "lexical", "use_titles": True}
 
     def _check_params(self) -> None:

@@ -30,6 +30,7 @@ __all__ = ["MMRCompressor"]
 
 class MMRCompressor(BaseCompressor):
     name = "mmr"
+    sentence_units = True  # one sentence per unit: packed with the separator (compressors.base)
     ALIASES: ClassVar[dict[str, str]] = {"lambda": "lambda_"}
     PARAMS: ClassVar[dict[str, Any]] = {
         "lambda_": 0.7,

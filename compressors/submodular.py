@@ -353,6 +353,7 @@ def build_problem(
 
 class SubmodularCompressor(BaseCompressor):
     name = "submodular"
+    sentence_units = True  # one sentence per unit: packed with the separator (compressors.base)
     # 1.1.0: a gain's last bit no longer depends on the block it is evaluated in (the query-coverage term a product
     # and a row sum), so a selection decided by an exact tie of two different sentences can change
     version = "1.1.0"

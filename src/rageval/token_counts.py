@@ -18,6 +18,18 @@ So a context that passes every snippet through unchanged (``identity``) has a
 ratio of exactly 1.0 with the ``regex`` and ``whitespace`` tokenizers (joining
 sentences with a space neither adds nor merges tokens).
 
+* **rendered tokens** of a context = the tokenizer's count of its unit texts
+  joined as the reader's prompt joins the units (:data:`UNIT_SEPARATOR`, the
+  default template's ``unit_separator``), **as one text**.  A sub-word tokenizer
+  (a reader's GGUF tokenizer) counts the separators and the joins, which the sum
+  of the units does not see; the budget of an ``exact`` compressor holds for both
+  (:func:`budget_tokens_of`).  With ``regex`` and ``whitespace`` and a whitespace
+  separator the two are equal, and the text is not recounted.
+
+``achieved_tokens`` and ``achieved_ratio`` can be contrasted when a suite names
+them (:data:`CONTEXT_METRICS`: lower is cheaper); no default contrast includes
+them.
+
 >>> units = [{"text": "Paris is the capital of France.", "title": "Paris"}]
 >>> evidence_tokens(units, "regex")
 7
@@ -35,17 +47,37 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from rageval.text.tokenize import RegexTokenizer, get_tokenizer
+from rageval.text.tokenize import FallbackTokenizer, RegexTokenizer, WhitespaceTokenizer, get_tokenizer
 
 __all__ = [
+    "CONTEXT_METRICS",
     "MAX_TOKEN_COUNT",
+    "UNIT_SEPARATOR",
     "achieved_ratio",
+    "budget_tokens_of",
+    "counts_like_words",
+    "rendered_tokens",
+    "separator_tokens",
     "check_count",
     "count_tokens",
     "evidence_token_counts",
     "evidence_tokens",
     "show_number",
 ]
+
+
+#: how the reader's prompt joins the units (the default template's ``unit_separator``): the budget's rendering
+UNIT_SEPARATOR = "\n"
+
+#: the context measures a suite may contrast (``contrasts: [{..., metrics: [achieved_tokens]}]``), each with its
+#: direction: lower is cheaper.  Never in a default contrast: only where a suite names them.
+CONTEXT_METRICS: dict[str, str] = {"achieved_tokens": "lower", "achieved_ratio": "lower"}
+
+
+def counts_like_words(tokenizer: Any, separator: str) -> bool:
+    """True when joining texts with ``separator`` cannot change the tokenizer's count (``regex``/``whitespace``
+    and a whitespace separator): the rendered count is the sum of the parts."""
+    return type(get_tokenizer(tokenizer)) in _WORDLIKE and separator.isspace()
 
 
 def count_tokens(tokenizer: Any, texts: Sequence[str]) -> list[int]:
@@ -81,6 +113,42 @@ def evidence_tokens(items: Iterable[Any], tokenizer: Any) -> int:
     """Achieved tokens of a context's units, or retrieved tokens of a question's snippets (see module doc)."""
     return sum(evidence_token_counts(items, tokenizer))
 
+
+def rendered_tokens(units: Iterable[Any], tokenizer: Any, separator: str = UNIT_SEPARATOR) -> int:
+    """The tokenizer's count of the units' texts joined with ``separator``, as one text (see module doc).
+
+    >>> rendered_tokens([{"text": "Paris is in France."}, {"text": "It is."}], "regex")
+    8
+    """
+    texts = [_text(x) for x in units]
+    if not texts:
+        return 0
+    tok = get_tokenizer(tokenizer)
+    if counts_like_words(tok, separator):
+        return sum(count_tokens(tok, texts))
+    return count_tokens(tok, [separator.join(texts)])[0]
+
+
+def budget_tokens_of(units: Sequence[Any], tokenizer: Any, separator: str = UNIT_SEPARATOR) -> int:
+    """What a budget is checked against: the larger of the units' sum (``achieved_tokens``) and the rendered count
+    (:func:`rendered_tokens`); the sum alone where the two are equal by construction."""
+    tok = get_tokenizer(tokenizer)
+    total = evidence_tokens(units, tok)
+    if not units or counts_like_words(tok, separator):
+        return total
+    return max(total, rendered_tokens(units, tok, separator))
+
+
+def separator_tokens(tokenizer: Any, separator: str = UNIT_SEPARATOR) -> int:
+    """The tokenizer's count of ``separator`` alone: what a packer charges each unit beyond its text (0 for
+    ``regex``/``whitespace`` and a whitespace separator)."""
+    tok = get_tokenizer(tokenizer)
+    if counts_like_words(tok, separator):
+        return 0
+    return count_tokens(tok, [separator])[0]
+
+
+_WORDLIKE = (RegexTokenizer, WhitespaceTokenizer, FallbackTokenizer)
 
 #: the largest token count taken (2**53: every integer up to it is exact in a float64; no text has more tokens)
 MAX_TOKEN_COUNT = 2**53

@@ -49,6 +49,7 @@ from rageval.rundir.columns import RecordColumns
 from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resolution import AUTO
+from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
 
 __all__ = [
@@ -139,7 +140,11 @@ def _cohort_table(run: Run) -> _Table:
     pos = cols.positions(qids)  # once: the metric table, the context columns and the sweep read it
     metric_names = scalar_metric_names(cols)
     values = cols.metric_table(qids, settings, metric_names, ok_only=True, pos=pos)
-    return _Table(cohort, qids, settings, metric_names, values, cols, pos)
+    t = _Table(cohort, qids, settings, metric_names, values, cols, pos)
+    for key in CONTEXT_METRICS:  # the context measures a contrast may name (not metric columns of the tables)
+        if key not in metric_names:
+            values.update({(s, key): v for s, v in t.context(key).items()})
+    return t
 
 
 def _resolve_seed(suite: Mapping[str, Any], seed: int | None) -> int:

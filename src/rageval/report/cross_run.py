@@ -44,6 +44,7 @@ from rageval.report.result import Analysis
 from rageval.rundir.claim import claim, mark_run, owned
 from rageval.rundir.lock import OutDirLock
 from rageval.stats.contrasts import expand_plan
+from rageval.token_counts import CONTEXT_METRICS
 
 __all__ = ["cross_run_contrasts", "read_contrasts_file", "run_labels", "default_out"]
 
@@ -154,7 +155,7 @@ def _union(runs: Sequence[Run], labels: Sequence[str]) -> tuple[_Union, dict[str
             refs.append(
                 {"name": name, "compressor": None if comp is None else f"{lab}:{comp}", "budget": s.get("budget")}
             )
-            for m in metrics:
+            for m in [*metrics, *CONTEXT_METRICS]:  # the context measures: contrasted where the plan names them
                 values[(name, m)] = t.values[(s["name"], m)][idx]
     u = _Union(qids, [r["name"] for r in refs], metrics, values)
     return u, _cohort_counts(labels, cohorts, shared), refs, tables[0]
@@ -174,7 +175,8 @@ def cross_run_contrasts(
     ``cross_run.json`` into ``out``; returns ``{"files": {name: path}, "cohort": ..., "lines": [...]}``."""
     u, cohort, refs, _ = _union(runs, labels)
     try:
-        plan = expand_plan(spec, refs, metric_names=u.metric_names, contrasted=contrasted_by_default)
+        names = [*u.metric_names, *(m for m in CONTEXT_METRICS if m not in u.metric_names)]
+        plan = expand_plan(spec, refs, metric_names=names, contrasted=contrasted_by_default)
     except (ValueError, TypeError) as err:
         raise RunError(f"{source or 'the contrasts file'}: {err}") from err
     first = runs[0]

@@ -29,10 +29,12 @@ from rageval.stats import gain_decomposition, paired_tests
 from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan, holm_group
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
+from rageval.token_counts import CONTEXT_METRICS
 
 __all__ = [
     "LEFT_OUT_NOTE",
     "constant_metrics",
+    "contrast_direction",
     "contrast_plan",
     "family_counts",
     "family_contrasts",
@@ -77,11 +79,19 @@ def constant_metrics(t: Any, metrics: Sequence[str]) -> list[str]:
     return out
 
 
+def contrast_direction(metric: str) -> str:
+    """A contrasted metric's direction: the catalog's, or a context measure's (``achieved_tokens``,
+    ``achieved_ratio``: lower is cheaper, :data:`~rageval.token_counts.CONTEXT_METRICS`)."""
+    return CONTEXT_METRICS.get(metric) or direction_of(metric)
+
+
 def contrast_plan(run: Any, t: Any) -> tuple[ContrastPlan, int]:
-    """The suite's contrast plan over the cohort table's settings and the metrics the records carry, without the
-    rows that touch a left-out (wholly unavailable) setting; and how many rows were left out."""
+    """The suite's contrast plan over the cohort table's settings and the metrics the records carry (their context's
+    ``achieved_tokens`` and ``achieved_ratio`` too, contrasted only where named), without the rows that touch a
+    left-out (wholly unavailable) setting; and how many rows were left out."""
     refs = [s for s in run.settings if s["name"] in t.settings]
-    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=t.metric_names, contrasted=contrasted_by_default)
+    names = [*t.metric_names, *(m for m in CONTEXT_METRICS if m not in t.metric_names)]
+    plan = expand_plan(run.suite.get("contrasts"), refs, metric_names=names, contrasted=contrasted_by_default)
     gone = set(t.cohort.left_out)
     kept = tuple(r for r in plan.rows if not gone.intersection(r.settings))
     return dataclasses.replace(plan, rows=kept), len(plan.rows) - len(kept)
@@ -169,7 +179,7 @@ def _contrast_entry(
         "metric_a": r.metric_a,
         "metric_b": r.metric_b,
         "metric": r.metric,
-        "direction": direction_of(r.metric_a) if r.kind == "pair" else "none",
+        "direction": contrast_direction(r.metric_a) if r.kind == "pair" else "none",
         "mean_a": _side_mean(a, ok),
         "mean_b": _side_mean(b, ok),
         "effect": out["estimate"],

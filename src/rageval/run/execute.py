@@ -31,7 +31,7 @@ from rageval.diagnostics.inputs import Gold, ScoringInput, ScoringOptions
 from rageval.errors import ModelUnavailable, ReaderError
 from rageval.readers.template import DEFAULT_TEMPLATE
 from rageval.run.plan import Item
-from rageval.token_counts import evidence_tokens
+from rageval.token_counts import UNIT_SEPARATOR, counts_like_words, evidence_tokens, rendered_tokens
 from rageval.types import Answer, Context, Record, Setting
 
 __all__ = ["Item", "Scored", "Stage", "compress_and_read", "run_batch", "run_joint", "score_outputs", "score_together"]
@@ -56,6 +56,11 @@ class Stage:
     #: the most tokens a context may hold, whatever its compressor (:func:`over_limit`); None: unchecked
     context_limit: int | None = None
 
+    def separator(self) -> str:
+        """How the reader's prompt joins the units (its template's ``unit_separator``)."""
+        template = getattr(self.reader, "template", None)
+        return getattr(template, "unit_separator", UNIT_SEPARATOR)
+
     def shown(self) -> Any:
         if self.evidence_text is not None:
             return self.evidence_text
@@ -70,6 +75,16 @@ def overshoot(ctx: Context | None) -> int:
     if ctx is None or ctx.budget_tokens is None:
         return 0
     return max(0, ctx.achieved_tokens - ctx.budget_tokens)
+
+
+def rendered_over(ctx: Context | None, tokenizer: Any, separator: str) -> tuple[int, int]:
+    """``(rendered tokens, tokens over the budget)`` of ``ctx`` as the prompt renders it (its unit texts joined with
+    ``separator``, counted as one text: :func:`rageval.token_counts.rendered_tokens`); ``(0, 0)`` when unbounded,
+    absent, or counted by a tokenizer for which the rendered count is the sum (``regex``, ``whitespace``)."""
+    if ctx is None or ctx.budget_tokens is None or not ctx.units or counts_like_words(tokenizer, separator):
+        return 0, 0
+    n = rendered_tokens(ctx.units, tokenizer, separator)
+    return n, max(0, n - ctx.budget_tokens)
 
 
 def over_limit(ctx: Context | None, limit: int | None) -> int:
@@ -192,9 +207,19 @@ def _compress_only(item: Item, stage: Stage) -> tuple[Context | None, Record | N
         return None, failed(item, setting, "compressor_error", f"{type(err).__name__}: {err}")
     # the compressor's declared contract decides (docs/compressors.md#the-budget-contract): only a promise is
     # checked; a best-effort miss stays ok, its overshoot recorded in the record's extra and counted
-    if overshoot(ctx) and budget_contract(stage.compressor) == "exact":
-        msg = f"context has {ctx.achieved_tokens} tokens, over the budget of {ctx.budget_tokens}"
-        return ctx, failed(item, setting, "budget_check", msg, context=ctx)
+    if budget_contract(stage.compressor) == "exact":
+        if overshoot(ctx):
+            msg = f"context has {ctx.achieved_tokens} tokens, over the budget of {ctx.budget_tokens}"
+            return ctx, failed(item, setting, "budget_check", msg, context=ctx)
+        # the promise holds for the context as the reader's prompt renders it too (docs/compressors.md)
+        rendered, over = rendered_over(ctx, stage.tokenizer, stage.separator())
+        if over:
+            msg = (
+                f"context has {rendered} tokens as the prompt renders it (its units joined, counted as one text), "
+                f"over the budget of {ctx.budget_tokens}"
+            )
+            rec = failed(item, setting, "budget_check", msg, context=ctx)
+            return ctx, replace(rec, extra={**rec.extra, "budget_overshoot": over})
     return ctx, None
 
 

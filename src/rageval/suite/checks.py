@@ -47,6 +47,8 @@ from rageval.stats.contrasts import expand_plan
 from rageval.suite.config import Suite
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
 from rageval.text import get_tokenizer
+from rageval.text.tokenize import is_gguf_spec
+from rageval.token_counts import CONTEXT_METRICS
 
 __all__ = [
     "JUDGE_PARAMS",
@@ -114,14 +116,14 @@ def _output_problems(suite: Suite) -> list[str]:
 
 def _tokenizer_problems(suite: Suite) -> list[str]:
     spec = suite.tokenizer
-    if spec in ("regex", "whitespace") or Path(spec).expanduser().exists() or "/" in spec:
+    if spec in ("regex", "whitespace") or is_gguf_spec(spec) or Path(spec).expanduser().exists() or "/" in spec:
         return []
     close = closest(spec, ["regex", "whitespace"])
     if close is not None:
         return [
             (
                 f"  tokenizer: {spec!r} is neither a built-in tokenizer nor a local folder. Did you mean {close!r}? "
-                "(regex | whitespace | a Hugging Face tokenizer folder or id)"
+                "(regex | whitespace | smollm2 | a .gguf file | a Hugging Face tokenizer folder or id)"
             )
         ]
     return []  # a hub id: loaded by check_suite / the run
@@ -177,9 +179,9 @@ def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
         return []
     settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
     try:
-        expand_plan(
-            suite.contrasts, settings, metric_names=metric_names_of(diagnostics), contrasted=contrasted_by_default
-        )
+        # the context's achieved_tokens / achieved_ratio: every record carries them; contrasted only when named
+        names = [*metric_names_of(diagnostics), *CONTEXT_METRICS]
+        expand_plan(suite.contrasts, settings, metric_names=names, contrasted=contrasted_by_default)
     except (ValueError, TypeError) as err:
         msg = " ".join(str(err).split())
         return [f"  contrasts: {msg} (the diagnostics that apply to this dataset: {', '.join(diagnostics)})"]
@@ -358,7 +360,7 @@ def tokenizer_problem(spec: str) -> str | None:
     except (OSError, ValueError, ImportError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         return (
-            f"{spec!r} cannot be loaded ({first[:160]}); give 'regex', 'whitespace' or a local Hugging Face "
-            "tokenizer folder"
+            f"{spec!r} cannot be loaded ({first[:160]}); give 'regex', 'whitespace', 'smollm2', a .gguf file or a "
+            "local Hugging Face tokenizer folder"
         )
     return None

@@ -109,6 +109,13 @@ def validate_cmd(suite_file: str, judge, judge_window, reader, limit, allow_unav
         echo(f"  {n}")
     if found.diagnostics:
         echo(f"diagnostics: {', '.join(found.diagnostics)}")
+    if suite.tokenizer != "regex":  # the budget unit (docs/suites.md#the-budget-unit)
+        from rageval.text.tokenize import budget_unit
+
+        unit = budget_unit(suite.tokenizer)
+        detail = f", {unit['gguf_file']}" if "gguf_file" in unit else ""
+        fallback = f" (in place of {unit['requested']!r}, which cannot be loaded here)" if "requested" in unit else ""
+        echo(f"budget unit: {unit['tokenizer']} tokens ({unit['kind']}{detail}){fallback}")
     limits = sorted({n for n in suite.context_limits().values() if n is not None})
     if limits:
         echo(

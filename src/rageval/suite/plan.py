@@ -22,9 +22,10 @@ from rageval.data import LOADERS
 from rageval.diagnostics import CATALOG
 from rageval.diagnostics.inputs import scoring_options as options_of
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
-from rageval.scoring import ScoringConfig
+from rageval.scoring import DEFAULT_TOKENIZER, ScoringConfig
 from rageval.suite.config import Suite, SuiteError, suite_hash
 from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
+from rageval.text.tokenize import budget_unit, is_gguf_spec, tokenizer_key
 from rageval.types import Setting, Unit
 
 __all__ = [
@@ -64,7 +65,7 @@ def setting_key(
         "setting": setting.to_dict(),
         "params": params,
         "compressor": None,
-        "tokenizer": suite.tokenizer,
+        "tokenizer": tokenizer_key(suite.tokenizer),  # a GGUF tokenizer's file hash (or its fallback) too
         "reader": _reader_key(reader or suite.reader),
         "reader_id": None,
         "judge": suite.judge.model_dump(mode="json"),
@@ -195,9 +196,29 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
         summary=_summary(suite, examples, retrieved),
         reader=suite.reader,
-        notes=(*_retrieval_notes(suite), *_source_notes(examples)),
+        notes=(*_tokenizer_notes(suite), *_retrieval_notes(suite), *_source_notes(examples)),
         inputs=input_files(suite),
     )
+
+
+def _tokenizer_notes(suite: Suite) -> list[str]:
+    """The budget unit of a GGUF tokenizer (the report shows the run's notes), or that it fell back to ``regex``
+    here (the ``gguf`` extra or the named model is missing)."""
+    if not is_gguf_spec(suite.tokenizer):
+        return []
+    unit = budget_unit(suite.tokenizer)
+    if "fallback" in unit:
+        note = (
+            f"budget unit: tokenizer {unit['requested']!r} could not be loaded here ({unit['fallback']}); budgets and "
+            "token counts are in rageval's word tokens (regex) instead (docs/suites.md#the-budget-unit)"
+        )
+        return [note]
+    note = (
+        f"budget unit: budgets and token counts are in the tokens of the GGUF tokenizer {unit['tokenizer']!r} "
+        f"({unit['gguf_file']}, sha256 {str(unit['sha256'])[:12]}), the context counted as the prompt renders it "
+        "(docs/suites.md#the-budget-unit)"
+    )
+    return [note]
 
 
 def _retrieval_notes(suite: Suite) -> list[str]:
@@ -245,8 +266,11 @@ def input_files(suite: Suite) -> tuple[Path, ...]:
 
 
 def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
-    """The manifest's description of the suite's inputs and its offline stand-ins."""
+    """The manifest's description of the suite's inputs and its offline stand-ins (and the budget unit, where the
+    suite names a tokenizer other than the default ``regex``)."""
+    unit = {} if suite.tokenizer == DEFAULT_TOKENIZER else {"budget_unit": budget_unit(suite.tokenizer)}
     return {
+        **unit,
         "dataset": suite.dataset.name,
         "inputs": {
             "dataset": str(
