@@ -65,6 +65,7 @@ validate`` reports them before anything runs.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -160,11 +161,13 @@ class ContrastPlan:
 
 @dataclass(frozen=True)
 class SettingRef:
-    """A setting as the plan sees it: its name, compressor and nominal budget."""
+    """A setting as the plan sees it: its name, compressor and nominal budget (and its own retrieval, as JSON text:
+    the generated pairs compare settings of one retrieval only)."""
 
     name: str
     compressor: str | None = None
     budget: Any = None
+    retrieval: str | None = None
 
 
 def _hint(name: str, known: Sequence[Any]) -> str:
@@ -190,7 +193,9 @@ def _ref(s: Any) -> SettingRef:
         comp, sep, budget = s.rpartition("@")
         return SettingRef(s, comp, _parse_budget(budget)) if sep and comp else SettingRef(s, s, None)
     if isinstance(s, Mapping):
-        return SettingRef(str(s["name"]), s.get("compressor"), s.get("budget"))
+        own = s.get("retrieval")
+        own = None if own is None else json.dumps(own, sort_keys=True)
+        return SettingRef(str(s["name"]), s.get("compressor"), s.get("budget"), own)
     if isinstance(s, (tuple, list)) and s:
         return SettingRef(str(s[0]), s[1] if len(s) > 1 else None, s[2] if len(s) > 2 else None)
     raise TypeError(f"a setting must be a name, a mapping {{name, compressor, budget}} or a tuple, got {s!r}")
@@ -293,21 +298,22 @@ def _budget_keys(value: Any, where: str, refs: Sequence[SettingRef]) -> set[tupl
 
 
 def _same_budget_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
-    """Every two settings of different compressors with the same nominal budget, in suite order."""
+    """Every two settings of different compressors with the same nominal budget (and retrieval), in suite order."""
     out = []
     for i, x in enumerate(refs):
         for y in refs[i + 1 :]:
             k = _budget_key(x.budget)
-            if k is not None and k == _budget_key(y.budget) and x.compressor != y.compressor:
+            same = k is not None and k == _budget_key(y.budget) and x.retrieval == y.retrieval
+            if same and x.compressor != y.compressor:
                 out.append((x.name, y.name))
     return out
 
 
 def _budget_step_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
-    """Within each compressor (in suite order), budgets from loose to tight: (tighter, next looser)."""
+    """Within each compressor (and retrieval; in suite order), budgets from loose to tight: (tighter, next looser)."""
     out: list[tuple[str, str]] = []
-    for comp in dict.fromkeys(r.compressor for r in refs):
-        keyed = [(r, _budget_key(r.budget)) for r in refs if r.compressor == comp]
+    for comp in dict.fromkeys((r.compressor, r.retrieval) for r in refs):
+        keyed = [(r, _budget_key(r.budget)) for r in refs if (r.compressor, r.retrieval) == comp]
         for kind in ("fraction", "tokens"):
             steps = sorted((r for r, k in keyed if k is not None and k[0] == kind), key=lambda r: -float(r.budget))
             out.extend((tight.name, loose.name) for loose, tight in itertools.pairwise(steps))

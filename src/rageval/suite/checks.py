@@ -175,7 +175,7 @@ def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
     """
     if suite.contrasts is None:
         return []
-    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    settings = suite.setting_refs()
     try:
         expand_plan(
             suite.contrasts, settings, metric_names=metric_names_of(diagnostics), contrasted=contrasted_by_default
