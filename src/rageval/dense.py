@@ -84,8 +84,8 @@ def inner_products(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Each row's inner product with ``query``, in float64, row by row (numpy's pairwise sum over one row: the
     same value whichever rows are scored together).
 
-    >>> inner_products(np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32), np.array([0.6, 0.8], dtype=np.float32))
-    array([0.6, 1. ])
+    >>> inner_products(np.array([[1.0, 0.0], [0.5, 0.5]], dtype=np.float32), np.array([0.5, 0.25], dtype=np.float32))
+    array([0.5  , 0.375])
     """
     v = np.asarray(vectors, dtype=np.float64)
     q = np.asarray(query, dtype=np.float64)

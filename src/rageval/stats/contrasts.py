@@ -65,7 +65,6 @@ validate`` reports them before anything runs.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -161,13 +160,12 @@ class ContrastPlan:
 
 @dataclass(frozen=True)
 class SettingRef:
-    """A setting as the plan sees it: its name, compressor and nominal budget (and its own retrieval, as JSON text:
-    the generated pairs compare settings of one retrieval only)."""
+    """A setting as the plan sees it: its name, compressor, nominal budget and own retrieval (pairs stay within one)."""
 
     name: str
     compressor: str | None = None
     budget: Any = None
-    retrieval: str | None = None
+    retrieval: tuple[tuple[str, Any], ...] = ()
 
 
 def _hint(name: str, known: Sequence[Any]) -> str:
@@ -193,8 +191,7 @@ def _ref(s: Any) -> SettingRef:
         comp, sep, budget = s.rpartition("@")
         return SettingRef(s, comp, _parse_budget(budget)) if sep and comp else SettingRef(s, s, None)
     if isinstance(s, Mapping):
-        own = s.get("retrieval")
-        own = None if own is None else json.dumps(own, sort_keys=True)
+        own = tuple(sorted((s.get("retrieval") or {}).items()))  # a setting's own retrieval (a suite's settings)
         return SettingRef(str(s["name"]), s.get("compressor"), s.get("budget"), own)
     if isinstance(s, (tuple, list)) and s:
         return SettingRef(str(s[0]), s[1] if len(s) > 1 else None, s[2] if len(s) > 2 else None)
@@ -298,19 +295,17 @@ def _budget_keys(value: Any, where: str, refs: Sequence[SettingRef]) -> set[tupl
 
 
 def _same_budget_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
-    """Every two settings of different compressors with the same nominal budget (and retrieval), in suite order."""
+    """Every two settings of different compressors with the same nominal budget, in suite order."""
     out = []
     for i, x in enumerate(refs):
-        for y in refs[i + 1 :]:
-            k = _budget_key(x.budget)
-            same = k is not None and k == _budget_key(y.budget) and x.retrieval == y.retrieval
-            if same and x.compressor != y.compressor:
+        for y in (r for r in refs[i + 1 :] if r.retrieval == x.retrieval):
+            if (k := _budget_key(x.budget)) is not None and k == _budget_key(y.budget) and x.compressor != y.compressor:
                 out.append((x.name, y.name))
     return out
 
 
 def _budget_step_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
-    """Within each compressor (and retrieval; in suite order), budgets from loose to tight: (tighter, next looser)."""
+    """Within each compressor and retrieval (in suite order), budgets from loose to tight: (tighter, next looser)."""
     out: list[tuple[str, str]] = []
     for comp in dict.fromkeys((r.compressor, r.retrieval) for r in refs):
         keyed = [(r, _budget_key(r.budget)) for r in refs if (r.compressor, r.retrieval) == comp]
