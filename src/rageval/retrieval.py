@@ -1,6 +1,6 @@
-"""Retrieval: the dataset's own candidates, or BM25 over the example's pool or a corpus.
+"""Retrieval: the dataset's own candidates, or BM25 or dense retrieval over the example's pool or a corpus.
 
-Two methods (docs/datasets.md; docs/design.md#the-one-bm25):
+Three methods (docs/datasets.md; docs/design.md#the-one-bm25; docs/suites.md#retrieval):
 
 * ``"given"``: the example's candidate documents in the dataset's order (HotpotQA /
   2Wiki distractor paragraphs, MuSiQue's 20 paragraphs, ALCE's retrieved docs in
@@ -10,6 +10,10 @@ Two methods (docs/datasets.md; docs/design.md#the-one-bm25):
   of :class:`~rageval.data.Document`, e.g. :func:`rageval.data.load_corpus` for ASQA).
   Documents are indexed as ``title + "\\n" + text``; tokens are lowercased runs of
   two or more word characters, English stopwords removed, no stemming.
+* ``"dense"``: the question's sentence embedding against each document's
+  (``title + "\\n" + text``), by inner product of unit vectors (:mod:`rageval.dense`:
+  all-MiniLM-L6-v2 by default, mean pooling, L2 normalization; exact top-k, or
+  FAISS's candidates ranked by the same exact scores).
 
 Ranking is deterministic: by score, descending, ties broken by the document's
 position in the pool (corpus order).  Documents scoring 0 are still ranked (after
@@ -38,6 +42,7 @@ import numpy as np
 
 from rageval import bm25 as _bm25
 from rageval.data.schema import Document, Example
+from rageval.dense import DenseEncoder, DenseIndex
 from rageval.registry import Registry
 from rageval.types import SourceSnippet
 
@@ -45,6 +50,8 @@ __all__ = [
     "Retrieved",
     "RetrievalMeta",
     "BM25Index",
+    "DenseSearch",
+    "default_encoder",
     "retrieve",
     "retrieve_all",
     "METHODS",
@@ -85,6 +92,42 @@ class BM25Index:
     def search(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
         """``(pool index, score)`` of the top ``k`` documents, best first, ties by pool order."""
         return self._index.search(query, k)
+
+
+class DenseSearch:
+    """A dense index over a fixed list of documents with the encoder that embeds them and the questions.
+
+    ``index``: ``"exact"`` (numpy) or ``"faiss"`` (the ``faiss`` extra); the same ranking either way
+    (:class:`rageval.dense.DenseIndex`).
+    """
+
+    def __init__(self, documents: Sequence[Document], encoder: DenseEncoder, *, index: str = "exact"):
+        self.documents = tuple(documents)
+        for i, d in enumerate(self.documents):
+            if not isinstance(d, Document):
+                raise TypeError(f"DenseSearch documents[{i}] must be a rageval.data.Document, got {type(d).__name__}")
+        self.encoder = encoder
+        self._index = DenseIndex(encoder.embed([_doc_text(d) for d in self.documents]), index=index)
+
+    @property
+    def name(self) -> str:
+        return f"dense({self.encoder.name},{self._index.kind})"
+
+    def search(self, query: str, k: int | None = None) -> list[tuple[int, float]]:
+        """``(pool index, score)`` of the top ``k`` documents, best first, ties by pool order."""
+        if not self.documents:
+            return []
+        return self._index.search(self.encoder.embed([query])[0], k)
+
+
+_ENCODERS: dict[str | None, DenseEncoder] = {}
+
+
+def default_encoder(model: str | None = None) -> DenseEncoder:
+    """One in-memory :class:`~rageval.dense.DenseEncoder` per model for this process (None: all-MiniLM-L6-v2)."""
+    if model not in _ENCODERS:
+        _ENCODERS[model] = DenseEncoder(model)
+    return _ENCODERS[model]
 
 
 @dataclass(frozen=True)
@@ -162,17 +205,36 @@ def _bm25_method(
     return _ranked(example, index.name, k, docs, [s for _, s in hits])
 
 
+def _dense_method(
+    example: Example, k: int | None, corpus: Sequence[Document] | None, index: DenseSearch | None
+) -> Retrieved:
+    """Dense retrieval with the question over the example's own documents, a ``corpus``, or a prebuilt ``index``."""
+    if index is None:
+        pool = corpus if corpus is not None else example.documents
+        if not pool:
+            raise ValueError(
+                f"example {example.id!r} has no documents to rank; pass corpus=rageval.data.load_corpus(...)"
+            )
+        index = DenseSearch(pool, default_encoder())
+    if not isinstance(index, DenseSearch):
+        raise TypeError(f"retrieval method 'dense' takes a DenseSearch index, got {type(index).__name__}")
+    hits = index.search(example.question, k)
+    docs = [index.documents[i] for i, _ in hits]
+    return _ranked(example, index.name, k, docs, [s for _, s in hits])
+
+
 @dataclass(frozen=True)
 class RetrievalMeta:
     """A retrieval method's registry metadata."""
 
-    shared_index: bool = False  # whether :func:`retrieve_all` builds one BM25 index over a shared corpus for it
+    shared_index: bool = False  # whether :func:`retrieve_all` builds one index over a shared corpus for it
 
 
 #: Retrieval methods: name -> ``fn(example, k, corpus, index) -> Retrieved``.
 RETRIEVERS: Registry[Callable[..., Retrieved], RetrievalMeta] = Registry("retrieval method", meta=RetrievalMeta)
 RETRIEVERS.register("given", _given, RetrievalMeta(shared_index=False))
 RETRIEVERS.register("bm25", _bm25_method, RetrievalMeta(shared_index=True))
+RETRIEVERS.register("dense", _dense_method, RetrievalMeta(shared_index=True))
 
 #: The retrieval method names (``RETRIEVERS.names()``).
 METHODS = tuple(RETRIEVERS.names())
@@ -184,12 +246,13 @@ def retrieve(
     method: str = "given",
     k: int | None = None,
     corpus: Sequence[Document] | None = None,
-    index: BM25Index | None = None,
+    index: BM25Index | DenseSearch | None = None,
 ) -> Retrieved:
     """Retrieve for one example (see the module docstring).
 
-    ``corpus`` (or a prebuilt ``index`` over it) switches BM25 from the example's
-    own documents to that corpus; ``"given"`` takes neither.
+    ``corpus`` (or a prebuilt ``index`` over it: a :class:`BM25Index` for ``"bm25"``, a
+    :class:`DenseSearch` for ``"dense"``) switches retrieval from the example's own
+    documents to that corpus; ``"given"`` takes neither.
     """
     _check_k(k)
     return RETRIEVERS.get(method)(example, k, corpus, index)
@@ -201,8 +264,32 @@ def retrieve_all(
     method: str = "given",
     k: int | None = None,
     corpus: Sequence[Document] | None = None,
+    encoder: DenseEncoder | None = None,
+    dense_index: str = "exact",
 ) -> list[Retrieved]:
-    """:func:`retrieve` for every example, indexing a shared ``corpus`` once."""
+    """:func:`retrieve` for every example, indexing a shared ``corpus`` once.
+
+    ``"dense"``: ``encoder`` embeds (default: :func:`default_encoder`), every question and document in one
+    pass before the searches; ``dense_index``: ``"exact"`` or ``"faiss"``.
+    """
+    if method == "dense":
+        return _dense_all(examples, k, corpus, encoder or default_encoder(), dense_index)
     shared = corpus is not None and method in RETRIEVERS and RETRIEVERS.meta(method).shared_index
     index = BM25Index(corpus) if shared and corpus is not None else None
     return [retrieve(ex, method=method, k=k, index=index) for ex in examples]
+
+
+def _dense_all(
+    examples: Sequence[Example], k: int | None, corpus: Sequence[Document] | None, encoder: DenseEncoder, kind: str
+) -> list[Retrieved]:
+    _check_k(k)
+    pools = [corpus] if corpus is not None else [ex.documents for ex in examples]
+    encoder.embed([ex.question for ex in examples] + [_doc_text(d) for pool in pools for d in pool])  # one pass
+    shared = DenseSearch(corpus, encoder, index=kind) if corpus is not None else None
+    out = []
+    for ex in examples:
+        index = shared
+        if index is None and ex.documents:
+            index = DenseSearch(ex.documents, encoder, index=kind)
+        out.append(_dense_method(ex, k, None, index))
+    return out

@@ -261,7 +261,9 @@ class _Scan:
             if not isinstance(declared, list) or not all(isinstance(s, Mapping) and "name" in s for s in declared):
                 raise RunError(f"{man_path}: suite.settings must be a list of {{name, compressor, budget}} objects")
             self.settings = [
-                {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")} for s in declared
+                {"name": s["name"], "compressor": s.get("compressor"), "budget": s.get("budget")}
+                | ({"retrieval": s["retrieval"]} if s.get("retrieval") is not None else {})  # a setting's own
+                for s in declared
             ]
         else:  # no declared settings: the records' own, in order of appearance
             self.settings = []

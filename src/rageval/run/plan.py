@@ -213,6 +213,9 @@ class SettingPlan:
     #: the most tokens its context may hold (identity's too): a context over it is ``budget_check``
     #: (:func:`rageval.run.execute.over_limit`); None: no such check
     context_limit: int | None = None
+    #: its own retrieval (a suite setting with ``retrieval:``: method, k, corpus, a dense model), recorded with the
+    #: manifest's settings; None: the run's
+    retrieval: Mapping[str, Any] | None = None
 
     @property
     def name(self) -> str:
@@ -277,9 +280,12 @@ def record_hash(key: Mapping[str, Any], example: Any, retrieved: Any) -> str:
 
 
 def settings_json(settings: Sequence[SettingPlan]) -> list[dict[str, Any]]:
-    """The manifest's ``suite.settings``: name, compressor, budget, params per setting."""
+    """The manifest's ``suite.settings``: name, compressor, budget, params (and its own retrieval) per setting."""
     out = []
     for s in settings:
         params = dict(s.source.params) if isinstance(s.source, CompressRead) else {}
-        out.append({"name": s.name, "compressor": s.setting.compressor, "budget": s.setting.budget, "params": params})
+        row = {"name": s.name, "compressor": s.setting.compressor, "budget": s.setting.budget, "params": params}
+        if s.retrieval is not None:  # only when the setting has its own: other runs' manifests stay the same
+            row["retrieval"] = dict(s.retrieval)
+        out.append(row)
     return out

@@ -160,11 +160,12 @@ class ContrastPlan:
 
 @dataclass(frozen=True)
 class SettingRef:
-    """A setting as the plan sees it: its name, compressor and nominal budget."""
+    """A setting as the plan sees it: its name, compressor, nominal budget and own retrieval (pairs stay within one)."""
 
     name: str
     compressor: str | None = None
     budget: Any = None
+    retrieval: tuple[tuple[str, Any], ...] = ()
 
 
 def _hint(name: str, known: Sequence[Any]) -> str:
@@ -190,7 +191,8 @@ def _ref(s: Any) -> SettingRef:
         comp, sep, budget = s.rpartition("@")
         return SettingRef(s, comp, _parse_budget(budget)) if sep and comp else SettingRef(s, s, None)
     if isinstance(s, Mapping):
-        return SettingRef(str(s["name"]), s.get("compressor"), s.get("budget"))
+        own = tuple(sorted((s.get("retrieval") or {}).items()))  # a setting's own retrieval (a suite's settings)
+        return SettingRef(str(s["name"]), s.get("compressor"), s.get("budget"), own)
     if isinstance(s, (tuple, list)) and s:
         return SettingRef(str(s[0]), s[1] if len(s) > 1 else None, s[2] if len(s) > 2 else None)
     raise TypeError(f"a setting must be a name, a mapping {{name, compressor, budget}} or a tuple, got {s!r}")
@@ -296,18 +298,17 @@ def _same_budget_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
     """Every two settings of different compressors with the same nominal budget, in suite order."""
     out = []
     for i, x in enumerate(refs):
-        for y in refs[i + 1 :]:
-            k = _budget_key(x.budget)
-            if k is not None and k == _budget_key(y.budget) and x.compressor != y.compressor:
+        for y in (r for r in refs[i + 1 :] if r.retrieval == x.retrieval):
+            if (k := _budget_key(x.budget)) is not None and k == _budget_key(y.budget) and x.compressor != y.compressor:
                 out.append((x.name, y.name))
     return out
 
 
 def _budget_step_pairs(refs: Sequence[SettingRef]) -> list[tuple[str, str]]:
-    """Within each compressor (in suite order), budgets from loose to tight: (tighter, next looser)."""
+    """Within each compressor and retrieval (in suite order), budgets from loose to tight: (tighter, next looser)."""
     out: list[tuple[str, str]] = []
-    for comp in dict.fromkeys(r.compressor for r in refs):
-        keyed = [(r, _budget_key(r.budget)) for r in refs if r.compressor == comp]
+    for comp in dict.fromkeys((r.compressor, r.retrieval) for r in refs):
+        keyed = [(r, _budget_key(r.budget)) for r in refs if (r.compressor, r.retrieval) == comp]
         for kind in ("fraction", "tokens"):
             steps = sorted((r for r, k in keyed if k is not None and k[0] == kind), key=lambda r: -float(r.budget))
             out.extend((tight.name, loose.name) for loose, tight in itertools.pairwise(steps))

@@ -31,7 +31,7 @@ from rageval.compressors import CompressorConfigError
 from rageval.compressors import get as get_compressor
 from rageval.data import LOADERS, SAMPLES, DataLoadError, DataUnavailable, sample_path
 from rageval.diagnostics import CATALOG, DERIVED, contrasted_by_default
-from rageval.errors import ModelUnavailable
+from rageval.errors import ModelUnavailable, install_hint
 from rageval.judges import JUDGES
 from rageval.judges.checks import judge_problems
 from rageval.judges.spec import (
@@ -177,7 +177,7 @@ def contrast_problems(suite: Suite, diagnostics: Sequence[str]) -> list[str]:
     """
     if suite.contrasts is None:
         return []
-    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    settings = suite.setting_refs()
     try:
         # the context's achieved_tokens / achieved_ratio: every record carries them; contrasted only when named
         names = [*metric_names_of(diagnostics), *CONTEXT_METRICS]
@@ -269,8 +269,28 @@ def _model_ref(ref: str, revision: str | None = None) -> str | None:
 
 
 def model_availability(suite: Suite) -> list[Availability]:
-    """Every model the suite names (judge, reader, compressors), looked up locally; nothing is loaded."""
-    return [*_judge_availability(suite), *_reader_availability(suite), *_compressor_availability(suite)]
+    """Every model the suite names (judge, reader, compressors, a dense retriever), looked up locally; nothing is
+    loaded."""
+    return [
+        *_judge_availability(suite),
+        *_reader_availability(suite),
+        *_compressor_availability(suite),
+        *_retrieval_availability(suite),
+    ]
+
+
+def _retrieval_availability(suite: Suite) -> list[Availability]:
+    """A dense retriever's model (default: the minilm extra's all-MiniLM-L6-v2) and a FAISS index's package."""
+    out = []
+    own = [(f"setting {n}.retrieval", r) for n, r in suite.setting_retrievals().items() if r is not None]
+    for where, spec in [("retrieval", suite.retrieval), *own]:
+        if spec.method != "dense":
+            continue
+        problem = _minilm_available() if spec.model is None else _hf_available(spec.model, None)
+        out.append(Availability(f"{where}.model", spec.model or "minilm", problem))
+        if spec.index == "faiss" and importlib.util.find_spec("faiss") is None:
+            out.append(Availability(f"{where}.index", "faiss", f"faiss-cpu is not installed: {install_hint('faiss')}"))
+    return out
 
 
 def _judge_availability(suite: Suite) -> list[Availability]:

@@ -154,7 +154,7 @@ def _plan_lines(suite) -> list[str]:
     from rageval.stats.contrasts import expand_plan
 
     placeholder = "(default metrics)"
-    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    settings = suite.setting_refs()
     plan = expand_plan(suite.contrasts, settings, default_metrics=(placeholder,))
     if not plan.rows:
         return ["contrasts: none declared"]

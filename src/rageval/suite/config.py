@@ -96,12 +96,74 @@ class DatasetSpec(_Strict):
         return self
 
 
+RetrievalMethod = Literal["given", "bm25", "dense"]
+DenseIndexKind = Literal["exact", "faiss"]
+
+
 class RetrievalSpec(_Strict):
-    method: Literal["given", "bm25"] = "given"
+    method: RetrievalMethod = "given"
     k: int | None = Field(None, ge=1)
     corpus: Literal["example", "dataset"] = Field(
-        "example", description="bm25 over each example's own pool, or over all examples' passages"
+        "example", description="bm25/dense over each example's own pool, or over all examples' passages"
     )
+    model: str | None = Field(None, description="dense: the sentence-embedding model (default: all-MiniLM-L6-v2)")
+    index: DenseIndexKind = Field("exact", description="dense: exact inner products (numpy) or a FAISS index")
+
+    @model_validator(mode="after")
+    def _dense_only(self):
+        if self.method != "dense" and (self.model is not None or self.index != "exact"):
+            raise ValueError("retrieval.model and retrieval.index are options of method: dense")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """``model``/``index`` written only when set: a suite without them dumps (and hashes) as before."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("model", 0) is None:
+                del data["model"]
+            if data.get("index") == "exact":
+                del data["index"]
+        return data
+
+    def label(self) -> str:
+        """The setting-name suffix of this retrieval: ``<method>@<k>`` (``all`` when k is None)."""
+        return f"{self.method}@{'all' if self.k is None else self.k}"
+
+    def key(self) -> dict[str, Any]:
+        """What of it enters a record's key: the spec, with a dense retriever's model named."""
+        d = self.model_dump(mode="json")
+        if self.method == "dense":
+            from rageval.dense import DEFAULT_MODEL  # numpy: not on the schema's import path
+
+            d["model"] = self.model or DEFAULT_MODEL
+        return d
+
+
+class SettingRetrieval(_Strict):
+    """A setting's retrieval: the suite's ``retrieval:`` with these fields replaced (those given)."""
+
+    method: RetrievalMethod | None = None
+    k: int | None = Field(None, ge=1)
+    corpus: Literal["example", "dataset"] | None = None
+    model: str | None = None
+    index: DenseIndexKind | None = None
+    name: str | None = Field(None, description="the setting-name suffix (default: <method>@<k>)")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """Only the fields given (a field left out takes the suite's value)."""
+        data = handler(self)
+        return {k: v for k, v in data.items() if k in self.model_fields_set} if isinstance(data, dict) else data
+
+    def over(self, base: RetrievalSpec) -> RetrievalSpec:
+        """``base`` with the fields given here replaced (a dense-only option dropped when the method changes)."""
+        data = base.model_dump(mode="python")
+        given = {k: getattr(self, k) for k in self.model_fields_set if k != "name"}
+        if given.get("method", base.method) != "dense":
+            data.pop("model", None)
+            data.pop("index", None)
+        return RetrievalSpec.model_validate({**data, **given})
 
 
 class SettingSpec(_Strict):
@@ -110,11 +172,31 @@ class SettingSpec(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     name: str | None = Field(None, description="setting name prefix (default: the compressor name)")
     reader: ReaderSpec | None = Field(None, description="this setting's own reader (default: the suite's reader)")
+    retrieval: list[SettingRetrieval] | None = Field(
+        None, description="this setting's retrievals (a mapping or a list; default: the suite's retrieval)"
+    )
 
     @field_validator("budgets", mode="before")
     @classmethod
     def _budgets(cls, v):
         return check_budgets(v)  # the one budget check (rageval.budget), shared with the compressors
+
+    @field_validator("retrieval", mode="before")
+    @classmethod
+    def _retrievals(cls, v):
+        if isinstance(v, dict):
+            return [v]
+        if isinstance(v, list) and not v:
+            raise ValueError("retrieval: give at least one retrieval (or leave the key out: the suite's)")
+        return v
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """``retrieval`` written only when set: a suite without it dumps (and hashes) as before it existed."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("retrieval", 0) is None:
+            del data["retrieval"]
+        return data
 
 
 #: the suite's ``attribution:`` section is the attribution engine's own settings object
@@ -180,6 +262,13 @@ class Suite(_Strict):
             raise ValueError("settings must list at least one compressor")
         return v
 
+    @model_validator(mode="after")
+    def _setting_retrievals(self):
+        """Each setting's own retrieval, the suite's with its fields replaced, checked now (not when it runs)."""
+        if self.retrieval_varies():
+            self._expanded()
+        return self
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         """``context_limit`` written only when set: a suite without it dumps (and hashes) as before it existed."""
@@ -201,24 +290,45 @@ class Suite(_Strict):
     def setting_names(self) -> list[str]:
         return [name for name, _, _, _ in self.expand_settings()]
 
-    def setting_readers(self) -> dict[str, ReaderSpec]:
-        """Setting name -> the reader that reads it: its own ``reader:``, else the suite's."""
-        out = {}
+    def _expanded(self) -> list[tuple[str, SettingSpec, Any, RetrievalSpec | None]]:
+        """(name, setting, budget, retrieval) for every compressor x budget x retrieval, in suite order; the
+        retrieval is None for a setting without its own (it takes the suite's).  A setting with ``retrieval:`` is
+        named ``<prefix>@<budget>+<method>@<k>`` (or ``+<name>`` when the retrieval names itself)."""
+        out: list[tuple[str, SettingSpec, Any, RetrievalSpec | None]] = []
         for s in self.settings:
             prefix = s.name or s.compressor
             for b in s.budgets:
-                out[prefix if b is None else f"{prefix}@{b}"] = s.reader or self.reader
+                base = prefix if b is None else f"{prefix}@{b}"
+                if not s.retrieval:
+                    out.append((base, s, b, None))
+                for choice in s.retrieval or []:
+                    spec = choice.over(self.retrieval)
+                    out.append((f"{base}+{choice.name or spec.label()}", s, b, spec))
+        return out
+
+    def setting_readers(self) -> dict[str, ReaderSpec]:
+        """Setting name -> the reader that reads it: its own ``reader:``, else the suite's."""
+        return {name: s.reader or self.reader for name, s, _, _ in self._expanded()}
+
+    def setting_retrievals(self) -> dict[str, RetrievalSpec | None]:
+        """Setting name -> its own retrieval (None: the suite's ``retrieval:``)."""
+        return {name: spec for name, _, _, spec in self._expanded()}
+
+    def retrieval_varies(self) -> bool:
+        """Whether some setting has a retrieval of its own."""
+        return any(s.retrieval for s in self.settings)
+
+    def setting_refs(self) -> list[dict[str, Any]]:
+        """The settings as a contrast plan takes them: name, compressor, budget (and a retrieval of its own)."""
+        out = []
+        for name, s, b, spec in self._expanded():
+            ref = {"name": name, "compressor": s.compressor, "budget": b}
+            out.append(ref if spec is None else {**ref, "retrieval": spec.key()})
         return out
 
     def expand_settings(self) -> list[tuple[str, str, Any, dict[str, Any]]]:
-        """(name, compressor, budget, params) for every compressor x budget, in suite order."""
-        out = []
-        for s in self.settings:
-            prefix = s.name or s.compressor
-            for b in s.budgets:
-                name = prefix if b is None else f"{prefix}@{b}"
-                out.append((name, s.compressor, b, dict(s.params)))
-        return out
+        """(name, compressor, budget, params) for every compressor x budget (x retrieval), in suite order."""
+        return [(name, s.compressor, b, dict(s.params)) for name, s, b, _ in self._expanded()]
 
 
 def suite_hash(suite: Suite) -> str:

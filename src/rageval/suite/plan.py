@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rageval import __version__
 from rageval.data import LOADERS
@@ -24,9 +24,12 @@ from rageval.diagnostics.inputs import scoring_options as options_of
 from rageval.run.plan import CompressRead, Given, GivenOutput, Item, Origin, Plan, SettingPlan, sha
 from rageval.scoring import DEFAULT_TOKENIZER, ScoringConfig
 from rageval.suite.config import Suite, SuiteError, suite_hash
-from rageval.suite.inputs import load_inputs, resolve_dataset_path, select_diagnostics
+from rageval.suite.inputs import load_inputs, resolve_dataset_path, retrieve_setting, select_diagnostics
 from rageval.text.tokenize import budget_unit, is_gguf_spec, tokenizer_key
 from rageval.types import Setting, Unit
+
+if TYPE_CHECKING:
+    from rageval.dense import EmbeddingStore
 
 __all__ = [
     "build_plan",
@@ -44,7 +47,8 @@ def suite_scoring(suite: Suite) -> ScoringConfig:
         tokenizer=suite.tokenizer,
         citations=suite.citations,
         attribution=suite.attribution,
-        retrieval_k=suite.retrieval.k,
+        # settings with retrievals of their own: each record's ranking is already its setting's top k
+        retrieval_k=None if suite.retrieval_varies() else suite.retrieval.k,
     )
 
 
@@ -54,11 +58,17 @@ def scoring_options(suite: Suite):
 
 
 def setting_key(
-    suite: Suite, setting: Setting, params: dict[str, Any], diagnostics: Sequence[str], reader: Any = None
+    suite: Suite,
+    setting: Setting,
+    params: dict[str, Any],
+    diagnostics: Sequence[str],
+    reader: Any = None,
+    retrieval: Any = None,
 ) -> dict[str, Any]:
     """Everything of the suite and the setting that can change a record of it (``reader``: the setting's own
-    ReaderSpec, else the suite's).  ``compressor``, ``reader_id`` and ``judge_id`` name built parts: the engine
-    fills them (:data:`rageval.run.plan.PART_KEYS`)."""
+    ReaderSpec, else the suite's; ``retrieval``: its own RetrievalSpec, else the suite's: method, k, corpus and a
+    dense retriever's model and index).  ``compressor``, ``reader_id`` and ``judge_id`` name built parts: the
+    engine fills them (:data:`rageval.run.plan.PART_KEYS`)."""
 
     return {
         "rageval": __version__,
@@ -73,7 +83,7 @@ def setting_key(
         "citations": suite.citations.model_dump(mode="json"),
         "attribution": suite.attribution.model_dump(mode="json"),
         "diagnostics": {d: CATALOG[d].version for d in diagnostics},
-        "retrieval": suite.retrieval.model_dump(mode="json"),
+        "retrieval": (retrieval or suite.retrieval).key(),
     }
 
 
@@ -131,16 +141,19 @@ def _answers_from_dataset(suite: Suite, reader: Any, system: str | None) -> bool
         return False
 
 
-def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], examples, retrieved) -> SettingPlan:
-    """One setting (``planned``: name, compressor, budget, params) with its source, key and items."""
+def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], examples, retrievals) -> SettingPlan:
+    """One setting (``planned``: name, compressor, budget, params) with its source, key and items
+    (``retrievals``: setting name -> its examples' retrieval)."""
     from rageval.readers import PromptTemplate
 
     name, compressor, budget, params = planned
+    retrieved = retrievals[name]
     spec = suite.setting_readers()[name]
     own = spec if spec is not None and spec != suite.reader else None
     reads = own or suite.reader
     setting = Setting(name=name, compressor=compressor, budget=budget, reader=reads.backend)
-    key = setting_key(suite, setting, params, diagnostics, own)
+    own_retrieval = suite.setting_retrievals()[name]
+    key = setting_key(suite, setting, params, diagnostics, own, own_retrieval)
     limit = suite.context_limits()[name]
     if limit is not None:  # in the key only when set: a suite without a limit keeps its records' hashes
         key["context_limit"] = limit
@@ -156,10 +169,39 @@ def _setting_plan(suite: Suite, planned: tuple, diagnostics: Sequence[str], exam
         source = CompressRead(compressor, dict(params), reads, own_reader=own is not None)
         items = tuple(Item(ex, ret) for ex, ret in zip(examples, retrieved))
     shown = PromptTemplate.coerce(reads.template).evidence_text
-    return SettingPlan(setting, source, tuple(diagnostics), key, items, evidence_text=shown, context_limit=limit)
+    return SettingPlan(
+        setting,
+        source,
+        tuple(diagnostics),
+        key,
+        items,
+        evidence_text=shown,
+        context_limit=limit,
+        retrieval=None if own_retrieval is None else own_retrieval.key(),
+    )
 
 
-def _checked_inputs(suite: Suite, examples, retrieved) -> tuple[Sequence[Any], Sequence[Any], list[str]]:
+def setting_retrieved(
+    suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any], *, embeddings: EmbeddingStore | None = None
+) -> dict[str, Sequence[Any]]:
+    """Setting name -> its examples' retrieval: the suite's (``retrieved``) or its own, each distinct retrieval
+    computed once."""
+    done: dict[str, Sequence[Any]] = {}
+    out: dict[str, Sequence[Any]] = {}
+    for name, spec in suite.setting_retrievals().items():
+        if spec is None:
+            out[name] = retrieved
+            continue
+        key = sha(spec.key())
+        if key not in done:
+            done[key] = retrieve_setting(suite, examples, spec, embeddings=embeddings)
+        out[name] = done[key]
+    return out
+
+
+def _checked_inputs(
+    suite: Suite, examples, retrieved, embeddings: EmbeddingStore | None = None
+) -> tuple[Sequence[Any], Sequence[Any], list[str]]:
     """The examples, their retrieval and the diagnostics that apply, after the checks a run makes first."""
     from rageval.suite.checks import run_problems, tokenizer_problem
 
@@ -167,7 +209,7 @@ def _checked_inputs(suite: Suite, examples, retrieved) -> tuple[Sequence[Any], S
     if problem:
         raise SuiteError(f"{suite.source or suite.name}: invalid suite:\n  tokenizer: {problem}")
     if examples is None or retrieved is None:
-        examples, retrieved = load_inputs(suite)
+        examples, retrieved = load_inputs(suite, embeddings=embeddings)
     diagnostics = select_diagnostics(suite, examples)
     problems = run_problems(suite, examples, diagnostics)
     if problems:
@@ -175,10 +217,19 @@ def _checked_inputs(suite: Suite, examples, retrieved) -> tuple[Sequence[Any], S
     return examples, retrieved, diagnostics
 
 
-def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: Sequence[Any] | None = None) -> Plan:
-    """The run :class:`~rageval.run.plan.Plan` of ``suite`` (its data read and retrieved unless given)."""
-    examples, retrieved, diagnostics = _checked_inputs(suite, examples, retrieved)
-    settings = [_setting_plan(suite, p, diagnostics, examples, retrieved) for p in suite.expand_settings()]
+def build_plan(
+    suite: Suite,
+    examples: Sequence[Any] | None = None,
+    retrieved: Sequence[Any] | None = None,
+    *,
+    embeddings: EmbeddingStore | None = None,
+) -> Plan:
+    """The run :class:`~rageval.run.plan.Plan` of ``suite`` (its data read and retrieved unless given; a setting
+    with a retrieval of its own retrieved here).  ``embeddings``: a dense retriever's embedding store (read now,
+    written by the caller, :func:`rageval.suite.run.run_suite`, under the run directory's lock)."""
+    examples, retrieved, diagnostics = _checked_inputs(suite, examples, retrieved, embeddings)
+    retrievals = setting_retrieved(suite, examples, retrieved, embeddings=embeddings)
+    settings = [_setting_plan(suite, p, diagnostics, examples, retrievals) for p in suite.expand_settings()]
     return Plan(
         origin=Origin(
             kind="suite",
@@ -194,7 +245,7 @@ def build_plan(suite: Suite, examples: Sequence[Any] | None = None, retrieved: S
         seed=suite.seed,
         contrasts=suite.contrasts,
         cluster_key="cluster_id" if any(getattr(e, "cluster_id", None) for e in examples) else None,
-        summary=_summary(suite, examples, retrieved),
+        summary=_summary(suite, examples, retrieved, retrievals),
         reader=suite.reader,
         notes=(*_tokenizer_notes(suite), *_retrieval_notes(suite), *_source_notes(examples)),
         inputs=input_files(suite),
@@ -265,9 +316,15 @@ def input_files(suite: Suite) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(files))
 
 
-def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) -> dict[str, Any]:
-    """The manifest's description of the suite's inputs and its offline stand-ins (and the budget unit, where the
-    suite names a tokenizer other than the default ``regex``)."""
+def _summary(
+    suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any], retrievals: dict[str, Sequence[Any]]
+) -> dict[str, Any]:
+    """The manifest's description of the suite's inputs and its offline stand-ins (``sources_hash``: of the
+    suite's retrieval, or, when settings retrieve on their own, of every setting's, in setting order); and the budget unit, where the suite names a tokenizer other than the default ``regex``."""
+    if suite.retrieval_varies():
+        sources = [s for rs in retrievals.values() for r in rs for s in r.snippets]
+    else:
+        sources = [s for r in retrieved for s in r.snippets]
     unit = {} if suite.tokenizer == DEFAULT_TOKENIZER else {"budget_unit": budget_unit(suite.tokenizer)}
     return {
         **unit,
@@ -280,7 +337,7 @@ def _summary(suite: Suite, examples: Sequence[Any], retrieved: Sequence[Any]) ->
             ),
             "questions": len(examples),
             "questions_hash": sha([[e.id, e.question] for e in examples])[:32],
-            "sources_hash": sha([[s.id, s.text] for r in retrieved for s in r.snippets])[:32],
+            "sources_hash": sha([[s.id, s.text] for s in sources])[:32],
             "template_hash": _template_hash(suite.reader),
         },
         "offline_defaults": {

@@ -18,7 +18,7 @@ from rageval.report import build_report as _build
 from rageval.report.analysis import check_settings
 from rageval.run.engine import RunResult, execute
 from rageval.run.scale import require_ray
-from rageval.rundir.claim import refuse_inputs
+from rageval.rundir.claim import owned, refuse_inputs
 from rageval.rundir.manifest import RunDir
 from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan, input_files
@@ -60,10 +60,13 @@ def run_suite(
         require_ray()  # a clear install hint before the data is read
     rundir = RunDir(out_dir if out_dir is not None else suite.output_dir)
     refuse_inputs(rundir.path, input_files(suite))  # before they are read (and again under the lock)
-    plan = build_plan(suite)
+    embeddings = _embedding_store(suite, rundir.path)
+    plan = build_plan(suite, embeddings=embeddings)
     if build_report:  # refused before anything runs, not after
         check_settings(len(plan.settings), printable(suite.source or suite.name))
     with rundir.lock(f"rageval suite {suite.name}"):
+        if embeddings is not None and owned(rundir.path):  # a rerun's new embeddings, kept before its records
+            embeddings.save()
         result = execute(
             plan,
             rundir,
@@ -74,7 +77,19 @@ def run_suite(
             ray=ray,
             ray_judges=ray_judges,
         )
+        if embeddings is not None:  # a first run's: once the engine has claimed the directory
+            embeddings.save()
         if build_report:
             labels = {} if human_labels is None else {"human_labels": human_labels}
             result.report = _build(rundir.path, seed=suite.seed, **labels)
     return result
+
+
+def _embedding_store(suite: Suite, path: Path):
+    """The run's dense-embedding cache (``cache/embeddings/``) when some retrieval of the suite is dense."""
+    specs = [suite.retrieval, *(s for s in suite.setting_retrievals().values() if s is not None)]
+    if not any(s.method == "dense" for s in specs):
+        return None
+    from rageval.dense import EmbeddingStore
+
+    return EmbeddingStore(path / "cache" / "embeddings")

@@ -103,7 +103,7 @@ def study_problems(suite: Any) -> list[str]:
     """Every problem of the contrast plan, the audit and the frontier axes of ``suite`` (one line each)."""
 
     problems = []
-    settings = [{"name": n, "compressor": c, "budget": b} for n, c, b, _ in suite.expand_settings()]
+    settings = suite.setting_refs()
     names = [s["name"] for s in settings]
     known = _known_metrics()
     try:
