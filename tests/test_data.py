@@ -414,6 +414,7 @@ def test_each_dataset_is_built_by_the_public_build_of_its_own_module():
         "hotpotqa": "rageval.data.multihop",
         "2wikimultihopqa": "rageval.data.multihop",
         "musique": "rageval.data.musique",
+        "ragbench": "rageval.data.ragbench",
     }
     assert set(DATASETS) == set(modules)
     for name, module in modules.items():

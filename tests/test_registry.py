@@ -222,7 +222,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
     )
     assert type(get_judge("lexical").judge).__name__ == "LexicalJudge"
 
-    assert DATASETS == ("asqa", "qasper", "hotpotqa", "2wikimultihopqa", "musique")
+    assert DATASETS == ("asqa", "qasper", "hotpotqa", "2wikimultihopqa", "musique", "ragbench")
     assert LOADERS.canonical("2wiki") == "2wikimultihopqa" and LOADERS.meta("asqa").split == "dev"
     with pytest.raises(UnknownNameError, match=r"^Unknown dataset 'musiqe'\. Did you mean 'musique'\?$"):
         load_examples("musiqe", "x.json")

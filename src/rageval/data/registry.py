@@ -23,7 +23,7 @@ __all__ = ["DATASETS", "DatasetMeta", "LOADERS", "SAMPLES", "canonical_dataset",
 class DatasetMeta:
     """A dataset loader's registry metadata."""
 
-    sample: str  # the shipped sample, a path under ``samples/``
+    sample: str | None  # the shipped sample, a path under ``samples/`` (None: none is shipped)
     sample_aliases: tuple[str, ...] = ()  # other names :func:`sample_path` accepts for it
     split: str = "validation"  # the default hub split
 
@@ -56,6 +56,10 @@ LOADERS.register(
     aliases=("2wiki", "2wikimqa"),
 )
 LOADERS.register("musique", "rageval.data.musique:build", DatasetMeta(sample="musique/musique_train100.json"))
+# RAGBench (rungalileo/ragbench; subsets covidqa, expertqa, ... as the hub config): no public copy of its rows
+# could be reached without the hub, so none is shipped (samples/PROVENANCE.md); its field list is pinned in
+# samples/ragbench/ragbench_fields.json
+LOADERS.register("ragbench", "rageval.data.ragbench:build", DatasetMeta(sample=None, split="test"))
 
 #: The dataset names (aliases such as ``2wiki`` are accepted too).
 DATASETS = tuple(LOADERS.names())
@@ -63,7 +67,8 @@ DATASETS = tuple(LOADERS.names())
 #: Shipped samples (see ``samples/PROVENANCE.md``): name -> path under ``samples/``; each
 #: dataset's own sample (from :data:`LOADERS`) and the other files.
 SAMPLES = {
-    **{name: LOADERS.meta(name).sample for name in DATASETS},
+    **{name: sample for name in DATASETS if (sample := LOADERS.meta(name).sample) is not None},
+    "2wikimultihopqa_dev120": "2wikimultihopqa/2wiki_dev120.json",
     "alce_asqa_demos": "asqa/alce_asqa_demos.json",
     "qasper_train": "qasper/qasper_train_v0.1_hf_dummy_EDITED.json",
     "qasper_intact": "qasper/qasper_handwritten_intact.json",

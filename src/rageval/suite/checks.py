@@ -87,8 +87,15 @@ def _dataset_problems(suite: Suite) -> list[str]:
         try:
             sample_path(ds.sample or LOADERS.canonical(ds.name))
         except KeyError:
-            hint = did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
-            out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
+            if ds.sample is None:  # a dataset that ships no sample (ragbench): its rows come from a file or the hub
+                out.append(
+                    f"  dataset: {ds.name!r} ships no sample: give dataset.path (--dataset-path) or dataset.hub_id"
+                )
+            else:
+                hint = (
+                    did_you_mean(ds.sample, SAMPLES, cutoff=0.5) or f" Shipped samples: {', '.join(sorted(SAMPLES))}."
+                )
+                out.append(f"  dataset.sample: no shipped sample {ds.sample!r}.{hint}")
     if ds.path is not None:
         try:
             p = resolve_dataset_path(suite)

@@ -26,6 +26,8 @@ def _overrides(
         out["dataset.path"] = str(Path(dataset_path).expanduser().absolute())
         out["dataset.sample"] = None
         out["dataset.hub_id"] = None
+        out["dataset.hub_config"] = None  # the hub's options go with the hub source the file replaces
+        out["dataset.split"] = None
     if judge is not None:
         out["judge.spec"] = judge
         out["judge.params"] = {}  # the suite's judge options belong to the suite's judge
