@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import out_dir_value, resamples_option, seed_option, threshold_option
+from rageval.cli.options import figures_option, out_dir_value, resamples_option, seed_option, threshold_option
 from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
@@ -110,6 +110,7 @@ def _diagnostics(value: str):
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
+@figures_option()
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
 @click.option(
@@ -142,6 +143,7 @@ def score_cmd(
     seed,
     n_resamples,
     no_report,
+    figures,
     no_progress,
     schema,
     as_json,
@@ -183,6 +185,7 @@ def score_cmd(
             n_resamples=n_resamples,
             no_report=no_report,
             no_progress=no_progress,
+            figures=figures,
         )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
@@ -218,6 +221,7 @@ def score_inputs(
     no_report: bool,
     grounding: str = DEFAULT_GROUNDING,
     no_progress: bool,
+    figures: tuple[str, ...] = (),
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
     :func:`score_cmd` receives it): score ``files`` into ``out_dir``.  :func:`rageval.evaluate` calls it too, with
@@ -247,6 +251,7 @@ def score_inputs(
         options=options,
         progress=not no_progress,
         build_report=not no_report,
+        figures=figures,
     )
 
 

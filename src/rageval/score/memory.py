@@ -70,7 +70,7 @@ _KEYWORDS = {
     "resamples": "n_resamples",
 }
 #: the options of ``rageval score`` evaluate has no keyword for (a console's, or its inputs' and output's own)
-CLI_ONLY = ("files", "out_dir", "no_report", "no_progress", "schema", "as_json", "example")
+CLI_ONLY = ("files", "out_dir", "no_report", "figures", "no_progress", "schema", "as_json", "example")
 
 
 def _default(param: str) -> Any:

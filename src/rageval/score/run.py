@@ -325,9 +325,11 @@ def score_files(
     progress: bool = False,
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
+    figures: Sequence[str] = (),
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
+    ``figures``: the report's figure files (``png``, ``svg``; default none: report.html draws its own).
     Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.
     """
@@ -360,7 +362,7 @@ def score_files(
             read.notes,
         )
         if build_report:
-            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples)
+            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples, figures=figures)
     return result
 
 

@@ -10,7 +10,7 @@ A resumed run ends with byte-identical files (docs/suites.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rageval.io import printable
@@ -24,7 +24,13 @@ from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan, input_files
 from rageval.types import Record
 
-__all__ = ["run_suite", "RunResult"]
+__all__ = ["run_suite", "report_figures", "RunResult"]
+
+
+def report_figures(suite: Suite, figures: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The figure files the suite's report writes: ``figures`` where given (``--figures``), else the suite's
+    ``report.figures``."""
+    return tuple(figures) if figures is not None else tuple(suite.report.figures)
 
 
 def run_suite(
@@ -38,6 +44,7 @@ def run_suite(
     retry_failed: bool = True,
     ray: str | None = None,
     ray_judges: int | None = None,
+    figures: Sequence[str] | None = None,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
@@ -52,6 +59,9 @@ def run_suite(
     (``"auto"``, ``"ray://host:10001"``); questions are compressed and read in Ray tasks and judged by
     ``ray_judges`` Ray actors (default: one per GPU, else one per 4 CPUs), while this process alone
     scores, writes the records and the judge cache.  The outputs are the same bytes as without ``ray``.
+
+    ``figures``: the report's figure files (``png``, ``svg``; default: the suite's ``report.figures``, else none:
+    report.html draws its own figures).
     """
     if ray is not None:
         require_ray()  # a clear install hint before the data is read
@@ -72,5 +82,5 @@ def run_suite(
             ray_judges=ray_judges,
         )
         if build_report:
-            result.report = _build(rundir.path, seed=suite.seed)
+            result.report = _build(rundir.path, seed=suite.seed, figures=report_figures(suite, figures))
     return result
