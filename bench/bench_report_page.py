@@ -1,8 +1,18 @@
 """Benchmark: report.html as a reader gets it — its size, the time Chromium takes to open it, its height above the
-explorer at 1,400 px and whether anything is wider than the page, on the demo run and on a 10,000-record run.
+explorer at 1,400 px and whether anything is wider than the page, on the demo run and on a 10,000-record run —
+and the report's share of the demo suite's first run, figures drawn by the page against figures drawn as
+PNG+SVG files by matplotlib, in the same run.
 
     python bench/bench_report_page.py                  # the demo (1,700 records) and a 10,200-record run
     python bench/bench_report_page.py --records 20000 --repeats 5
+    python bench/bench_report_page.py --share-repeats 3 --no-pages   # the report's share only
+
+The share: ``--share-repeats`` times, alternating, a fresh process runs the demo suite into a fresh folder (a
+first run: every record computed, nothing cached) and then its report, once with the figures drawn by the page
+(the default) and once with ``--figures png,svg`` as well (matplotlib, the figure workers as the report forks
+them); the report's time (load, statistics, tables, figures, report.html) over the whole process's wall time
+(interpreter start and imports included) is the share.  Prints the medians, the ratio of the two paths' report
+times, the load average before and after each run, the CPU count, the BLAS threads and the figure processes.
 
 Runs the demo suite (without its report) into a temporary folder, then builds a larger run from it: each
 question copied under new ids (``q__1``, ``q__2``, ...) until the run holds at least ``--records`` records
@@ -27,7 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from _threads import pin_blas_threads  # beside this script
+from _results import row  # beside this script
+from _threads import pin_blas_threads
 
 from rageval.suite.load import load_suite
 from rageval.suite.run import run_suite
@@ -93,12 +104,86 @@ def open_once(page: Path) -> dict[str, float]:
     return nav
 
 
+#: one first run of the demo suite, then its report, in a fresh process: prints the two times as JSON
+_SHARE = """
+import json, sys, time
+t0 = time.perf_counter()
+from rageval.report import build_report
+from rageval.suite.load import load_suite
+from rageval.suite.run import run_suite
+suite = load_suite("demo")
+run_suite(suite, sys.argv[1], progress=False, build_report=False)
+t1 = time.perf_counter()
+build_report(sys.argv[1], seed=suite.seed, figures=sys.argv[2] or None)
+t2 = time.perf_counter()
+print(json.dumps({"records": t1 - t0, "report": t2 - t1, "matplotlib": "matplotlib" in sys.modules}))
+"""
+PATHS = {"figures on the page": "", "page + PNG/SVG files (matplotlib)": "png,svg"}
+
+
+def share(repeats: int) -> None:
+    """The report's share of the demo suite's first run, per figure path (module doc)."""
+    from rageval.report.figure_pool import figure_processes
+
+    runs: dict[str, list[dict[str, float]]] = {k: [] for k in PATHS}
+    loads = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(repeats):
+            for name, figures in PATHS.items():
+                out = Path(tmp) / f"demo-{i}-{len(runs[name])}-{figures or 'page'}"
+                before = os.getloadavg()[0]
+                t = time.perf_counter()
+                done = subprocess.run(
+                    [sys.executable, "-c", _SHARE, str(out), figures], check=True, capture_output=True, text=True
+                )
+                wall = time.perf_counter() - t
+                loads += [before, os.getloadavg()[0]]
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                runs[name].append({"wall": wall, "report": got["report"], "mpl": got["matplotlib"]})
+                print(
+                    f"  {name:34s} run {i + 1}: command {wall:6.1f} s, report {got['report']:5.2f} s "
+                    f"({100 * got['report'] / wall:4.1f}%), matplotlib imported: {got['matplotlib']}"
+                )
+    print(f"{'figures':34s} {'command s':>10s} {'report s':>9s} {'report share':>13s}")
+    med: dict[str, float] = {}
+    for name, rs in runs.items():
+        wall = statistics.median(r["wall"] for r in rs)
+        rep = statistics.median(r["report"] for r in rs)
+        shares = sorted(100 * r["report"] / r["wall"] for r in rs)
+        med[name] = rep
+        print(
+            f"{name:34s} {wall:10.1f} {rep:9.2f} {statistics.median(shares):12.1f}%  (runs: "
+            + ", ".join(f"{x:.1f}%" for x in shares)
+            + ")"
+        )
+        row(
+            figures=name,
+            command_s=round(wall, 1),
+            report_s=round(rep, 2),
+            report_share=f"{statistics.median(shares):.1f}%",
+            runs=len(rs),
+        )
+    page, files = med["figures on the page"], med["page + PNG/SVG files (matplotlib)"]
+    print(f"report time, PNG/SVG files / page only: {files / page:.2f}x (medians of {repeats} runs each)")
+    print(
+        f"load average (1 min) around the runs: {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs; "
+        f"figure processes for the files: {figure_processes(14)} (now; RAGEVAL_FIGURE_PROCESSES="
+        f"{os.environ.get('RAGEVAL_FIGURE_PROCESSES', 'unset')}); {pin_blas_threads(None)}"
+    )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--share-repeats", type=int, default=3, help="first runs of the demo per figure path (0: none)")
+    ap.add_argument("--no-pages", action="store_true", help="the report's share only (no browser)")
     args = ap.parse_args(argv)
     print(pin_blas_threads(1))
+    if args.share_repeats:
+        share(args.share_repeats)
+    if args.no_pages:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo"
         t = time.perf_counter()

@@ -80,15 +80,12 @@
   }
   function hide() { tip.hidden = true; }
 
-  // a click on a point: the explorer lists that setting's records (and the panel's metric, where it has it)
-  function filter(setting, metric) {
-    var sel = document.getElementById("ex-setting"), met = document.getElementById("ex-metric");
-    if (!sel) return;
-    var has = function (s, v) { return Array.prototype.some.call(s.options, function (o) { return o.value === v; }); };
-    if (!has(sel, setting)) return;
+  // a click on a point: the explorer lists that setting's records (its other filters as they are)
+  function filter(setting) {
+    var sel = document.getElementById("ex-setting");
+    if (!sel || !Array.prototype.some.call(sel.options, function (o) { return o.value === setting; })) return;
     sel.value = setting;
     sel.dispatchEvent(new Event("change"));
-    if (met && has(met, metric)) { met.value = metric; met.dispatchEvent(new Event("change")); }
     var ex = document.getElementById("explorer");
     if (ex && ex.scrollIntoView) ex.scrollIntoView();
   }
@@ -99,7 +96,7 @@
     var W = L + n * PW + (n - 1) * GAP + R, H = T + PH + B;
     var root = svg("svg", {viewBox: "0 0 " + W + " " + H, width: W, height: H, role: "group", "class": "pf-svg",
                            "aria-labelledby": box.parentNode.id + "-title"}, null);
-    svg("title", {}, root).textContent = box.parentNode.querySelector("figcaption").textContent;
+    svg("title", {}, root).textContent = document.getElementById(box.parentNode.id + "-title").textContent;
     var all = [];
     f.panels.forEach(function (panel) { panel.series.forEach(function (s) { all = all.concat(s.points); }); });
     var xd = extent(all, "xlo", "x", "xhi");
@@ -147,9 +144,9 @@
           dot.addEventListener("focus", function (ev) { show(ev, f, panel, p); });
           dot.addEventListener("mouseleave", hide);
           dot.addEventListener("blur", hide);
-          dot.addEventListener("click", function () { filter(p.s, panel.key); });
+          dot.addEventListener("click", function () { filter(p.s); });
           dot.addEventListener("keydown", function (ev) {
-            if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); filter(p.s, panel.key); }
+            if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); filter(p.s); }
           });
         });
       });
