@@ -1,15 +1,15 @@
 """The self-contained static HTML report: one file, no external resources, no request.
 
 Rendered with Jinja2 from the templates shipped in ``rageval/report/templates``
-(autoescaped; the stylesheet ``report.css`` and the explorer's vanilla ``explorer.js`` inlined); this module
-only turns the analysis into the template's context (the reading layout: :mod:`rageval.report.page`).
-Images are inlined as ``data:`` URIs; the manifest and the explorer's records are embedded as escaped JSON.
+(autoescaped; the stylesheet ``report.css``, the explorer's vanilla ``explorer.js`` and the figures' ``figures.js``
+inlined); this module only turns the analysis into the template's context (the reading layout:
+:mod:`rageval.report.page`).  The figures' data (:mod:`rageval.report.page_figures`), the manifest and the
+explorer's records are embedded as escaped JSON; the page draws the figures itself (no image in it).
 No wall-clock time is written, so a rebuild from the same records is byte-identical.
 """
 
 from __future__ import annotations
 
-import base64
 import copy
 import functools
 import json
@@ -73,7 +73,6 @@ def _env():
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.filters["code"] = _code
     env.filters["wbr"] = _wbr
     env.tests["undef_cell"] = _undef_cell

@@ -1,4 +1,7 @@
-"""Frontier plots: each metric against the **achieved** compression ratio, and the Pareto figures.
+"""Frontier plots as files: each metric against the **achieved** compression ratio, and the Pareto figures.
+
+Drawn only on request (``--figures png,svg``; :data:`FORMATS`): report.html draws the same figures itself from
+their data (:mod:`rageval.report.page_figures`), so a report imports matplotlib only when asked for the files.
 
 One line per compressor through its budgets (sorted by achieved ratio), each point
 labelled with its nominal budget, so a compressor that ignores its budget shows up
