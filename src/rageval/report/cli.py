@@ -34,7 +34,7 @@ __all__ = ["report_cmd"]
     help="With several runs: a YAML of contrasts and interactions across them, settings named RUNLABEL:setting "
     "(the label: the run's folder name, or labels: in the file); tested on the questions the runs share.",
 )
-@click.option("--no-plots", is_flag=True, help="No figure: neither in report.html nor as files (tables only).")
+@click.option("--no-plots", is_flag=True, help="No figure, neither in report.html nor as files (tables and HTML only).")
 @figures_option()
 @click.option(
     "--holm",
