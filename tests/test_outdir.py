@@ -481,22 +481,26 @@ def test_links_placed_in_the_run_directory_are_refused_never_followed(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "manifest.json").symlink_to(victim)  # refused before anything reads or writes it
-    res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
+    res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress", "--figures", "png"])
     assert res.exit_code == 2 and handled(res) and "manifest.json is a symbolic link" in res.output
     (out / "manifest.json").unlink()
-    assert run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"]).exit_code == 0
+    assert (
+        run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress", "--figures", "png"]).exit_code == 0
+    )
     names = ["records.jsonl", "manifest.json", "report.html", "summary.md", "frontier_answer_f1.png"]
     for n in names:
         saved = (out / n).read_bytes()
         (out / n).unlink()
         (out / n).symlink_to(victim)
-        res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"])
+        res = run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress", "--figures", "png"])
         assert res.exit_code == 2 and handled(res) and f"{n} is a symbolic link" in res.output, (n, res.output)
         assert len(res.output.strip().splitlines()) == 1
         assert victim.read_text() == "precious" and (out / n).is_symlink()
         (out / n).unlink()
         (out / n).write_bytes(saved)
-    assert run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress"]).exit_code == 0
+    assert (
+        run(["suite", str(suite_file(tmp_path)), "--out", str(out), "--no-progress", "--figures", "png"]).exit_code == 0
+    )
     assert (out / "records.jsonl").read_text().count("\n") == 6
 
 

@@ -27,6 +27,8 @@ seed: 0
 """
 
 RESAMPLES = 300
+#: the figure files are drawn on request only (the page draws its own figures)
+FILES = ("png", "svg")
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +61,7 @@ def draws(monkeypatch):
 
 def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_bytes(run_dir, tmp_path, draws):
     out = tmp_path / "rep"
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
     assert draws == ["render_figures"]
     first = snapshot(out)
     assert any(n.endswith(".png") for n in first) and any(n.endswith(".svg") for n in first)
@@ -67,12 +69,12 @@ def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_byt
     record = json.loads((out / "cache" / "plots.json").read_text())
     assert set(record["files"]) == {n for n in first if n.endswith((".png", ".svg"))}
     draws.clear()
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
     assert draws == []  # nothing drawn
     assert snapshot(out) == first  # every file, report.html with its embedded figures included
     # and the same bytes as a build that draws, in a fresh folder
     fresh = tmp_path / "fresh"
-    build_report(run_dir, out_dir=fresh, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=fresh, n_resamples=RESAMPLES, figures=FILES)
     assert draws == ["render_figures"]
     assert snapshot(fresh) == first
 
@@ -80,7 +82,7 @@ def test_rebuild_with_unchanged_statistics_draws_nothing_and_writes_the_same_byt
 @pytest.mark.parametrize("damage", ["delete", "edit", "corrupt-record", "other-version"])
 def test_any_change_draws_again(run_dir, tmp_path, draws, damage, monkeypatch):
     out = tmp_path / "rep"
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
     first = snapshot(out)
     png = min(n for n in first if n.endswith(".png"))
     if damage == "delete":
@@ -92,17 +94,17 @@ def test_any_change_draws_again(run_dir, tmp_path, draws, damage, monkeypatch):
     else:  # a new matplotlib (or rageval) version: the same analysis is drawn again
         monkeypatch.setattr(plot_cache, "_version", lambda dist: "99.0")
     draws.clear()
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
     assert draws == ["render_figures"]
     assert snapshot(out) == first  # redrawn to the same bytes
 
 
 def test_changed_statistics_draw_again(run_dir, tmp_path, draws):
     out = tmp_path / "rep"
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
     key = json.loads((out / "cache" / "plots.json").read_text())["key"]
     draws.clear()
-    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES + 1)  # other intervals in the figures
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES + 1, figures=FILES)  # other intervals in the figures
     assert draws == ["render_figures"]
     assert json.loads((out / "cache" / "plots.json").read_text())["key"] != key
 
@@ -118,3 +120,25 @@ def test_no_plots_writes_no_record(run_dir, tmp_path, draws):
     out = tmp_path / "rep"
     build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, plots=False)
     assert draws == [] and not (out / "cache" / "plots.json").exists()
+
+
+def test_by_default_no_figure_file_is_drawn(run_dir, tmp_path, draws):
+    out = tmp_path / "rep"
+    written = build_report(run_dir, out_dir=out, n_resamples=RESAMPLES)
+    assert draws == [] and not (out / "cache" / "plots.json").exists()
+    assert not [n for n in snapshot(out) if n.endswith((".png", ".svg"))]
+    assert not [k for k in written if k.endswith(("_png", "_svg"))]
+    assert 'id="figure-data"' in written["report_html"].read_text(encoding="utf-8")  # the page draws them
+
+
+def test_the_formats_asked_for_are_drawn_and_part_of_the_key(run_dir, tmp_path, draws):
+    out = tmp_path / "rep"
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures="png")
+    first = snapshot(out)
+    assert any(n.endswith(".png") for n in first) and not any(n.endswith(".svg") for n in first)
+    draws.clear()
+    build_report(run_dir, out_dir=out, n_resamples=RESAMPLES, figures=FILES)
+    assert draws == ["render_figures"]  # svg asked for too: drawn again
+    again = snapshot(out)
+    assert {n for n in again if n.endswith(".svg")} == {n[:-4] + ".svg" for n in first if n.endswith(".png")}
+    assert all(again[n] == first[n] for n in first if n.endswith(".png"))  # the same PNG bytes

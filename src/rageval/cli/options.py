@@ -1,9 +1,10 @@
 """The options every front-end's ``cli.py`` shares: replicates, seed, threshold, ``--out`` (the run directory's
-path), a non-blank string, ``--accept-edits``.  (The console lines a finished run prints — headline table, findings, Holm families,
+path), a non-blank string, ``--accept-edits``, ``--figures``.  (The console lines a finished run prints — headline table, findings, Holm families,
 nothing scored — are the report's: :mod:`rageval.report.console`.)"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -13,7 +14,10 @@ from rageval.stats.resolution import parse_resamples
 from rageval.strict import check_probability, check_seed
 
 __all__ = [
+    "FIGURE_FORMATS",
     "RESAMPLES_HELP",
+    "figure_formats",
+    "figures_option",
     "accept_edits_option",
     "non_blank",
     "out_dir_value",
@@ -106,4 +110,44 @@ def accept_edits_option():
         is_flag=True,
         help="Read records edited after rageval wrote them (their digest does not match) instead of refusing "
         "the run; the manifest records which (docs/security.md#run-directories-digests-and-bounds).",
+    )
+
+
+#: the figure files a report writes on request (``--figures png,svg``), in the order they are written
+FIGURE_FORMATS = ("png", "svg")
+
+
+def figure_formats(formats: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``formats`` (``"png,svg"``, a list; None or empty: no file) as a tuple in :data:`FIGURE_FORMATS`'s order,
+    each once; an unknown format raises ``ValueError`` naming the known ones."""
+    if formats is None:
+        return ()
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    wanted = {str(f).strip().lower() for f in items if str(f).strip()}
+    unknown = sorted(wanted - set(FIGURE_FORMATS))
+    if unknown:
+        raise ValueError(
+            f"unknown figure format {', '.join(map(repr, unknown))}: choose from {', '.join(FIGURE_FORMATS)}"
+        )
+    return tuple(f for f in FIGURE_FORMATS if f in wanted)
+
+
+def _figures(ctx: click.Context, param: click.Parameter, value: str | None) -> tuple[str, ...] | None:
+    try:
+        return None if value is None else figure_formats(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
+
+
+def figures_option():
+    """``--figures png,svg`` (``rageval report``, ``score``, ``suite``): the figure files to write besides
+    report.html, which draws its own figures; default: none (matplotlib is not imported)."""
+    return click.option(
+        "--figures",
+        "figures",
+        default=None,
+        metavar="png,svg",
+        callback=_figures,
+        help="Also write the figures as files: png, svg or png,svg (frontier_*.png, pareto_*.svg, ...). "
+        "Default: none; report.html draws its own figures.",
     )

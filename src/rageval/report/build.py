@@ -19,8 +19,9 @@ from rageval.report.audit_section import load_audits
 from rageval.report.explorer import explorer_data
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
+from rageval.report.page_figures import page_figures
 from rageval.report.plot_cache import cached_plots
-from rageval.report.plots import constant_metrics, render_figures, unplotted_metrics
+from rageval.report.plots import check_formats, constant_metrics, render_figures, unplotted_metrics
 from rageval.report.result import Analysis, PageParts
 from rageval.report.union import adjust_union, union_family_size
 from rageval.rundir.claim import claim, mark_run, owned
@@ -57,14 +58,18 @@ def build_report(
     holm: str | None = None,
     accept_edits: bool = False,
     human_labels: str | Path | None = None,
+    figures: str | Sequence[str] | None = None,
 ) -> dict[str, Path]:
     """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
 
     Reads ``records.jsonl`` and ``manifest.json``; writes into ``out_dir`` (default:
     ``run_dir``) ``summary.csv``/``.md``, ``contrasts.csv``/``.md``,
     ``validity.csv``/``.md``, ``reattribution_sweep.csv`` (when records carry a
-    sweep), ``frontier_*.png``/``.svg``, ``report.json`` (every number, machine
-    readable) and ``report.html`` (self-contained).  ``seed`` defaults to the suite's
+    sweep), ``report.json`` (every number, machine readable) and ``report.html``
+    (self-contained; it draws its own figures from their data).  ``figures``: the
+    figure files to write besides (``"png,svg"``, ``["png"]``; default none: no
+    ``frontier_*.png``/``.svg``, and matplotlib is not imported); ``plots=False``: no
+    figure at all, in the page or as files.  ``seed`` defaults to the suite's
     seed (manifest ``suite.seed``); the same records and seed give byte-identical
     files.  ``n_resamples``: ``"auto"`` (the test's replicates sized for the Holm
     family), ``"paper"`` (10,000) or a count; default: the suite's
@@ -89,7 +94,7 @@ def build_report(
         if human_labels is not None:
             an = _with_ppi(run, an, human_labels)
         out = Path(out_dir) if out_dir is not None else run.path
-        return write_report_files(run, an, out, plots=plots)
+        return write_report_files(run, an, out, plots=plots, figures=figures)
 
 
 def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
@@ -131,6 +136,7 @@ def build_reports(
     plots: bool = True,
     holm: str | None = None,
     accept_edits: bool = False,
+    figures: str | Sequence[str] | None = None,
 ) -> dict[Path, dict[str, Path]]:
     """The report of each run in its own directory, with Holm over the union of the runs' contrasts.
 
@@ -138,13 +144,15 @@ def build_reports(
     family name across the runs) or None (the scope the runs declare; they must agree).
     The union and its family sizes are stated in every run's tables; under ``auto`` the
     test's replicates are sized for the union's largest family.  Returns
-    ``{run dir: {name: path}}``.
+    ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
     """
     with _writing_into(run_dirs):
-        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits)
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures)
 
 
-def _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits=False) -> dict[Path, dict[str, Path]]:
+def _build_reports(
+    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None
+) -> dict[Path, dict[str, Path]]:
     runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
     for r in runs:
         _note_edits(r)
@@ -158,12 +166,15 @@ def _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits=False)
     m = union_family_size([holm_family_counts(r) for r in runs], holm)
     analyses = [analyze(r, seed=seed, n_resamples=n_resamples, family_size=m) for r in runs]
     analyses = adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
-    return {r.path: write_report_files(r, an, r.path, plots=plots) for r, an in zip(runs, analyses)}
+    return {r.path: write_report_files(r, an, r.path, plots=plots, figures=figures) for r, an in zip(runs, analyses)}
 
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
-def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True) -> dict[str, Path]:
-    """Every table, figure, ``report.json`` and ``report.html`` of one analysed run into ``out``.
+def write_report_files(
+    run: Run, an: Analysis, out: Path, *, plots: bool = True, figures: str | Sequence[str] | None = None
+) -> dict[str, Path]:
+    """Every table, ``report.json`` and ``report.html`` of one analysed run into ``out``, and the figure files
+    of the ``figures`` formats (``png``, ``svg``; default none: the page draws its own figures).
 
     ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
     killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``)."""
@@ -183,21 +194,19 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
         sweep_rows = [dict(r, threshold=f"{r['threshold']:g}") for r in an.sweep]
         written["sweep_csv"] = _write(out / "reattribution_sweep.csv", T.to_csv(T.sweep_columns(), sweep_rows))
 
-    figures: dict[str, Any] = {}
-    pareto_figs: dict[str, Any] = {}
-    sweep_fig = None
-    if plots:
-        # drawn only when the analysis or the plotting code changed since the figures in ``out`` were drawn
-        # (in worker processes forked from this one where that is safe: rageval.report.plots.render_figures)
-        figures, pareto_figs, sweep_fig = cached_plots(out, an, lambda: render_figures(an, out))
-        for name, fig in figures.items():
-            written[f"frontier_{name}_png"] = fig["png"]
-            written[f"frontier_{name}_svg"] = fig["svg"]
-        for name, fig in pareto_figs.items():
-            written[f"pareto_{name}_png"] = fig["png"]
-            written[f"pareto_{name}_svg"] = fig["svg"]
-        if sweep_fig:
-            written["sweep_png"], written["sweep_svg"] = sweep_fig["png"], sweep_fig["svg"]
+    formats = check_formats(figures)
+    if plots and formats:
+        # the files on request only, drawn lazily (matplotlib imported here), and only when the analysis or the
+        # plotting code changed since the files in ``out`` were drawn (in worker processes forked from this one
+        # where that is safe: rageval.report.plots.render_figures)
+        drawn, pareto_drawn, sweep_drawn = cached_plots(
+            out, an, lambda: render_figures(an, out, formats=formats), formats=formats
+        )
+        for prefix, figs in (("frontier_", drawn), ("pareto_", pareto_drawn), ("", {"sweep": sweep_drawn})):
+            for name, fig in figs.items():
+                for fmt in formats:
+                    if fig and fig.get(fmt):
+                        written[f"{prefix}{name}_{fmt}"] = fig[fmt]
 
     if an.ppi:
         from rageval.report.ppi import ppi_csv, ppi_markdown
@@ -209,7 +218,8 @@ def write_report_files(run: Run, an: Analysis, out: Path, *, plots: bool = True)
             (out / name).unlink(missing_ok=True)
     written["report_json"] = _write(out / "report.json", an.to_json())
     page = _page_parts(run, an, plots=plots)
-    written["report_html"] = _write(out / "report.html", render_html(an, figures, sweep_fig, pareto_figs, page=page))
+    html = render_html(an, page_figures(an) if plots else None, page=page)
+    written["report_html"] = _write(out / "report.html", html)
     return written
 
 

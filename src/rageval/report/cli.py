@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import accept_edits_option, out_dir_value, resamples_option, seed_option
+from rageval.cli.options import accept_edits_option, figures_option, out_dir_value, resamples_option, seed_option
 from rageval.escape import echo
 from rageval.labels.errors import LabelError
 from rageval.report.console import echo_holm
@@ -35,7 +35,8 @@ __all__ = ["report_cmd"]
     help="With several runs: a YAML of contrasts and interactions across them, settings named RUNLABEL:setting "
     "(the label: the run's folder name, or labels: in the file); tested on the questions the runs share.",
 )
-@click.option("--no-plots", is_flag=True, help="Skip the frontier plots (tables and HTML only).")
+@click.option("--no-plots", is_flag=True, help="No figure, neither in report.html nor as files (tables and HTML only).")
+@figures_option()
 @click.option(
     "--holm",
     type=click.Choice(["suite", "family"]),
@@ -58,6 +59,7 @@ def report_cmd(
     n_resamples: int | str | None,
     out_dir: Path | None,
     no_plots: bool,
+    figures: tuple[str, ...],
     holm,
     accept_edits: bool,
     contrasts_file: Path | None = None,
@@ -94,11 +96,18 @@ def report_cmd(
                     holm=holm,
                     accept_edits=accept_edits,
                     human_labels=human_labels,
+                    figures=figures,
                 )
             }
         else:
             written = build_reports(
-                run_dirs, seed=seed, n_resamples=n_resamples, plots=not no_plots, holm=holm, accept_edits=accept_edits
+                run_dirs,
+                seed=seed,
+                n_resamples=n_resamples,
+                plots=not no_plots,
+                holm=holm,
+                accept_edits=accept_edits,
+                figures=figures,
             )
     except LabelError:
         raise  # exit 2, one line (rageval.cli.app): a label file that is not the run's, say

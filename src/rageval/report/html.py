@@ -1,15 +1,16 @@
 """The self-contained static HTML report: one file, no external resources, no request.
 
 Rendered with Jinja2 from the templates shipped in ``rageval/report/templates``
-(autoescaped; the stylesheet ``report.css`` and the explorer's vanilla ``explorer.js`` inlined); this module
-only turns the analysis into the template's context (the reading layout: :mod:`rageval.report.page`).
-Images are inlined as ``data:`` URIs; the manifest and the explorer's records are embedded as escaped JSON.
+(autoescaped; the stylesheet ``report.css``, the explorer's vanilla ``explorer.js`` and the figures' ``figures.js``
+inlined); this module only turns the analysis into the template's context (the reading layout:
+:mod:`rageval.report.page`).  The figures' data (:mod:`rageval.report.page_figures`), the manifest and the
+explorer's records are embedded as escaped JSON; the page draws the figures itself (no image in it).
 No wall-clock time is written, so a rebuild from the same records is byte-identical.
 """
 
 from __future__ import annotations
 
-import base64
+import copy
 import functools
 import json
 import re
@@ -27,6 +28,7 @@ from rageval.report.findings import frontier_sentence
 from rageval.report.grounding import gaps_grounding_note
 from rageval.report.judge_note import judge_note
 from rageval.report.page import examples_split, frontier_figures, means_blocks
+from rageval.report.page_figures import figures_json
 from rageval.report.plots import pareto_name
 from rageval.report.ppi import ppi_blocks
 from rageval.report.result import Analysis, PageParts
@@ -72,7 +74,6 @@ def _env():
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["b64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.filters["code"] = _code
     env.filters["wbr"] = _wbr
     env.tests["undef_cell"] = _undef_cell
@@ -149,6 +150,7 @@ def _contrasts(an: Analysis) -> list[dict[str, Any]]:
 
 
 def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each pair of axes: its sentence, notes, dominance relations and its figure (None: not drawn)."""
     out = []
     for p in an.frontier.get("pairs", []):
         if p.get("note"):
@@ -182,7 +184,7 @@ def _pareto(an: Analysis, pareto_figs: Mapping[str, Mapping[str, Any]]) -> list[
                 "sparse_mode": p.get("sparse_mode"),
                 "n_relations": len(p["relations"]),
                 "n_supported": p["n_supported"],
-                "png": fig["png_bytes"] if fig else None,
+                "fig": fig,
                 "flat": _flat_note(flat),
                 "relations": _tab(["dominating", "dominated", "per axis: effect (Holm p)", "support"], rows),
             }
@@ -336,19 +338,32 @@ def _constant(an: Analysis, page: PageParts) -> list[tuple[str, str]]:
     return out
 
 
+def _number_figures(pareto: Sequence[Mapping[str, Any]], frontier: Sequence[Mapping[str, Any]], sweep) -> list:
+    """The figures the page draws, in the page's order, each with its ``index`` in the embedded data and its
+    element ``id`` (``fig-1``, ...): a setting or metric name never makes an id."""
+    figs = [p["fig"] for p in pareto if p.get("fig")] + list(frontier) + ([sweep] if sweep else [])
+    for i, f in enumerate(figs):
+        f["index"], f["id"] = i, f"fig-{i + 1}"
+        f["n_points"] = sum(len(sr["points"]) for panel in f["panels"] for sr in panel["series"])
+    return figs
+
+
 def render_html(
     an: Analysis,
-    figures: Mapping[str, Mapping[str, Any]],
-    sweep_fig: Mapping[str, Any] | None,
-    pareto_figs: Mapping[str, Mapping[str, Any]] | None = None,
+    figures: Mapping[str, Any] | None = None,
     page: PageParts | None = None,
 ) -> str:
-    """The report page of an analysis (plus its rendered figures and what writing it added: ``page``).  Every
-    value is escaped by the environment's autoescape; the few pieces of markup built here are
-    :class:`markupsafe.Markup` with their values escaped (no ``| safe`` in the templates)."""
+    """The report page of an analysis, with the figures the page draws (:func:`rageval.report.page_figures.
+    page_figures`; None: no figure) and what writing it added (``page``).  Every value is escaped by the
+    environment's autoescape; the few pieces of markup built here are :class:`markupsafe.Markup` with their
+    values escaped (no ``| safe`` in the templates), and the figures' data is JSON with no ``<`` in it."""
     from markupsafe import Markup
 
     page = page or PageParts()
+    figures = copy.deepcopy(dict(figures)) if figures else {"frontier": {}, "pareto": {}, "sweep": None}
+    pareto = _pareto(an, figures["pareto"])
+    frontier = frontier_figures(an, figures["frontier"])
+    drawn = _number_figures(pareto, frontier, figures["sweep"])
     anchors = _anchors(an)
     links = [f"#{anchors[r['setting']]}" for r in an.summary]
     abstentions = T.abstentions_table(an)
@@ -404,15 +419,16 @@ def render_html(
         "contrasts_note": an.contrasts_note or "",
         "alpha": f"{C.ALPHA:g}",
         "frontier_alpha": f"{an.frontier.get('alpha', 0.05):g}",
-        "pareto": _pareto(an, pareto_figs or {}),
+        "pareto": pareto,
         "unplotted": page.unplotted,
         "constant": _constant(an, page),
-        "figures": frontier_figures(an, figures),
+        "figures": frontier,
         "flat_x": _flat_note(an.fixed_axes(["achieved_ratio"])),
         "validity": validity,
         "validity_note": an.validity.get("note"),
         "sweep": _sweep(an),
-        "sweep_png": sweep_fig["png_bytes"] if sweep_fig else None,
+        "sweep_fig": figures["sweep"],
+        "figures_json": Markup(figures_json(drawn)),  # no "<" in it: inert in <script>
         "examples": _examples(an),
         "audits": audit_blocks(page.audits),
         "ppi": ppi_blocks(an.ppi),

@@ -56,14 +56,11 @@ def means_blocks(an: Analysis, links: Sequence[str], *, undefined: str = "undefi
     return out
 
 
-def frontier_figures(an: Analysis, figures: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The per-metric frontier figures that a Pareto pair does not already show (the same axes twice)."""
+def frontier_figures(an: Analysis, figures: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The per-metric frontier figures (:func:`rageval.report.page_figures.page_figures`) that a Pareto pair does
+    not already show (the same axes twice)."""
     pareto_y = {p["y"] for p in an.frontier.get("pairs", []) if p.get("x") == "achieved_ratio"}
-    return [
-        {"png": f["png_bytes"], "metrics": f["metrics"]}
-        for f in figures.values()
-        if not (len(f["metrics"]) == 1 and f["metrics"][0] in pareto_y)
-    ]
+    return [f for f in figures.values() if not (len(f["panels"]) == 1 and f["panels"][0]["key"] in pareto_y)]
 
 
 def examples_split(settings: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -43,9 +43,11 @@ def _version(dist: str) -> str:
         return "unknown"
 
 
-def plots_key(an: Analysis) -> str:
-    """SHA-256 of what the figures depend on: the analysis, the plotting code and the versions."""
+def plots_key(an: Analysis, formats: Sequence[str] = plots.FORMATS) -> str:
+    """SHA-256 of what the figures depend on: the analysis, the plotting code, the versions and the formats
+    written (``png``, ``svg``)."""
     h = hashlib.sha256()
+    h.update(repr(tuple(formats)).encode())
     h.update(json.dumps(an.as_json(), sort_keys=True, default=str).encode())  # the manifest left out
     for source in _DRAWING:
         h.update(Path(source).read_bytes())
@@ -126,9 +128,10 @@ def _load(out: Path, key: str) -> Any | None:
         return None  # no record, or an unreadable one: draw
 
 
-def cached_plots(out: Path, an: Analysis, render: Callable[[], Any]) -> Any:
-    """``render()``'s result, from ``out/cache/plots.json`` when the figures are already drawn for this analysis."""
-    key = plots_key(an)
+def cached_plots(out: Path, an: Analysis, render: Callable[[], Any], formats: Sequence[str] = plots.FORMATS) -> Any:
+    """``render()``'s result, from ``out/cache/plots.json`` when the figures are already drawn for this analysis
+    in these ``formats``."""
+    key = plots_key(an, formats)
     hit = _load(out, key)
     if hit is not None:
         return hit

@@ -1,4 +1,7 @@
-"""Frontier plots: each metric against the **achieved** compression ratio, and the Pareto figures.
+"""Frontier plots as files: each metric against the **achieved** compression ratio, and the Pareto figures.
+
+Drawn only on request (``--figures png,svg``; :data:`FORMATS`): report.html draws the same figures itself from
+their data (:mod:`rageval.report.page_figures`), so a report imports matplotlib only when asked for the files.
 
 One line per compressor through its budgets (sorted by achieved ratio), each point
 labelled with its nominal budget, so a compressor that ignores its budget shows up
@@ -27,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rageval.cli.options import FIGURE_FORMATS, figure_formats
 from rageval.diagnostics import DERIVED, contrasted_by_default
 from rageval.io import write_bytes_atomic
 from rageval.report.figure_pool import draw_figures
@@ -34,6 +38,8 @@ from rageval.report.labels import place_labels
 from rageval.report.result import Analysis
 
 __all__ = [
+    "FORMATS",
+    "check_formats",
     "frontier_groups",
     "render_figures",
     "render_frontiers",
@@ -44,6 +50,11 @@ __all__ = [
     "unplotted_metrics",
     "constant_metrics",
 ]
+
+
+#: the figure files a report writes on request (``--figures png,svg``), in the order they are written
+FORMATS = FIGURE_FORMATS
+check_formats = figure_formats
 
 
 def budget_label(budget: Any, compressor: str | None) -> str:
@@ -160,13 +171,13 @@ def _jobs(an: Analysis) -> list[_Job]:
     return jobs
 
 
-def _draw_job(an: Analysis, out_dir: Path, job: _Job) -> dict[str, Any]:
+def _draw_job(an: Analysis, out_dir: Path, formats: Sequence[str], job: _Job) -> dict[str, Any]:
     kind, name, arg = job
     if kind == "frontier":
-        return _draw_frontier(an, out_dir, name, arg)
+        return _draw_frontier(an, out_dir, name, arg, formats)
     if kind == "pareto":
-        return _draw_pareto(an, out_dir, arg)
-    return _draw_sweep(an, out_dir)
+        return _draw_pareto(an, out_dir, arg, formats)
+    return _draw_sweep(an, out_dir, formats)
 
 
 def _cost(job: _Job) -> float:
@@ -176,18 +187,23 @@ def _cost(job: _Job) -> float:
 
 
 def render_figures(
-    an: Analysis, out_dir: str | Path, *, processes: int | None = None
+    an: Analysis, out_dir: str | Path, *, processes: int | None = None, formats: Sequence[str] = FORMATS
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, Any] | None]:
-    """Every figure of a report: ``(frontiers, pareto, sweep)`` as :func:`render_frontiers`,
+    """Every figure of a report as files: ``(frontiers, pareto, sweep)`` as :func:`render_frontiers`,
     :func:`render_pareto` and :func:`render_sweep` return them, with the same files.
 
-    The figures are drawn in ``processes`` forked worker processes (default and limits:
-    :func:`rageval.report.figure_pool.figure_processes`); each writes its own PNG and SVG.
+    ``formats``: ``png``, ``svg`` or both (the figure's ``png`` / ``svg`` path is None for a format not
+    written).  The figures are drawn in ``processes`` forked worker processes (default and limits:
+    :func:`rageval.report.figure_pool.figure_processes`); each writes its own files.  The report page draws
+    its own figures (:mod:`rageval.report.page_figures`): these files are written only on request
+    (``--figures png,svg``).
     """
+    formats = check_formats(formats)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = _jobs(an)
-    drawn = draw_figures(functools.partial(_draw_job, an, out_dir), jobs, cost=_cost, processes=processes)
+    draw = functools.partial(_draw_job, an, out_dir, formats)
+    drawn = draw_figures(draw, jobs, cost=_cost, processes=processes)
     by_kind: dict[str, dict[str, dict[str, Any]]] = {"frontier": {}, "pareto": {}, "sweep": {}}
     for (kind, name, _arg), result in zip(jobs, drawn):
         by_kind[kind][name] = result
@@ -210,14 +226,16 @@ def render_frontiers(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, A
     """Write ``frontier_<name>.png`` and ``.svg`` per group; return ``{name: {png, svg, png_bytes, metrics}}``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return {name: _draw_frontier(an, out_dir, name, metrics) for name, metrics in frontier_groups(an)}
+    return {name: _draw_frontier(an, out_dir, name, metrics, FORMATS) for name, metrics in frontier_groups(an)}
 
 
 #: inches right of a frontier figure's panels for its legend
 _LEGEND_IN = 1.1
 
 
-def _draw_frontier(an: Analysis, out_dir: Path, name: str, metrics: list[str]) -> dict[str, Any]:
+def _draw_frontier(
+    an: Analysis, out_dir: Path, name: str, metrics: list[str], formats: Sequence[str]
+) -> dict[str, Any]:
     """One frontier figure (a panel per metric), written as PNG and SVG."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -265,8 +283,7 @@ def _draw_frontier(an: Analysis, out_dir: Path, name: str, metrics: list[str]) -
             ax.set_ylim(ax.get_ylim())
             items = [(x, y, lab, color[c]) for c in comps for x, y, lab, _s in pts.get(c, [])]
             place_labels(ax, renderer, items)
-        png, svg = out_dir / f"frontier_{name}.png", out_dir / f"frontier_{name}.svg"
-        png_bytes = _save_figure(fig, png, svg)
+        png, svg, png_bytes = _save_figure(fig, out_dir / f"frontier_{name}", formats)
     return {"png": png, "svg": svg, "png_bytes": png_bytes, "metrics": metrics}
 
 
@@ -291,10 +308,10 @@ def render_pareto(an: Analysis, out_dir: str | Path) -> dict[str, dict[str, Any]
         return {}
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return {pareto_name(pair): _draw_pareto(an, out_dir, pair) for pair in pairs}
+    return {pareto_name(pair): _draw_pareto(an, out_dir, pair, FORMATS) for pair in pairs}
 
 
-def _draw_pareto(an: Analysis, out_dir: Path, pair: Mapping[str, Any]) -> dict[str, Any]:
+def _draw_pareto(an: Analysis, out_dir: Path, pair: Mapping[str, Any], formats: Sequence[str]) -> dict[str, Any]:
     """One Pareto figure: every setting with its intervals, the frontier ringed and joined, as PNG and SVG."""
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -352,30 +369,35 @@ def _draw_pareto(an: Analysis, out_dir: Path, pair: Mapping[str, Any]) -> dict[s
         ax.set_ylim(ax.get_ylim())
         place_labels(ax, renderer, items, fontsize=6.5)
         name = pareto_name(pair)
-        png, svg = out_dir / f"pareto_{name}.png", out_dir / f"pareto_{name}.svg"
-        png_bytes = _save_figure(fig, png, svg)
+        png, svg, png_bytes = _save_figure(fig, out_dir / f"pareto_{name}", formats)
     return {"png": png, "svg": svg, "png_bytes": png_bytes, "pair": pair}
 
 
-def _save_figure(fig: Any, png: Path, svg: Path) -> bytes:
-    """The PNG and the SVG of ``fig``, each written atomically (:mod:`rageval.io`); return the PNG bytes."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    write_bytes_atomic(png, buf.getvalue())
-    svg_buf = io.BytesIO()
-    fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None})
-    write_bytes_atomic(svg, svg_buf.getvalue())
-    return buf.getvalue()
+def _save_figure(fig: Any, stem: Path, formats: Sequence[str]) -> tuple[Path | None, Path | None, bytes | None]:
+    """``fig`` as ``<stem>.png`` and/or ``<stem>.svg`` (``formats``), each written atomically
+    (:mod:`rageval.io`); return ``(png path, svg path, PNG bytes)``, None for a format not written."""
+    png = svg = png_bytes = None
+    if "png" in formats:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        png, png_bytes = stem.with_name(stem.name + ".png"), buf.getvalue()
+        write_bytes_atomic(png, png_bytes)
+    if "svg" in formats:
+        svg_buf = io.BytesIO()
+        fig.savefig(svg_buf, format="svg", metadata={"Date": None, "Creator": None})
+        svg = stem.with_name(stem.name + ".svg")
+        write_bytes_atomic(svg, svg_buf.getvalue())
+    return png, svg, png_bytes
 
 
 def render_sweep(an: Analysis, out_dir: str | Path) -> dict[str, Any] | None:
     """The re-attribution threshold sweep (rate and grounded precision per setting), or None without data."""
     if not an.sweep:
         return None
-    return _draw_sweep(an, Path(out_dir))
+    return _draw_sweep(an, Path(out_dir), FORMATS)
 
 
-def _draw_sweep(an: Analysis, out_dir: Path) -> dict[str, Any]:
+def _draw_sweep(an: Analysis, out_dir: Path, formats: Sequence[str]) -> dict[str, Any]:
     import matplotlib
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -403,6 +425,5 @@ def _draw_sweep(an: Analysis, out_dir: Path) -> dict[str, Any]:
         if handles:
             axes[1].legend(handles, labels, fontsize=7, frameon=False)
         fig.subplots_adjust(left=0.07, right=0.98, bottom=0.13, top=0.92, wspace=0.15)
-        png, svg = out_dir / "reattribution_sweep.png", out_dir / "reattribution_sweep.svg"
-        png_bytes = _save_figure(fig, png, svg)
+        png, svg, png_bytes = _save_figure(fig, out_dir / "reattribution_sweep", formats)
     return {"png": png, "svg": svg, "png_bytes": png_bytes}

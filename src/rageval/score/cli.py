@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import out_dir_value, resamples_option, seed_option, threshold_option
+from rageval.cli.options import figures_option, out_dir_value, resamples_option, seed_option, threshold_option
 from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
@@ -118,6 +118,7 @@ def _diagnostics(value: str):
     help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
     "(docs/score.md#human-labels).",
 )
+@figures_option()
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
 @click.option(
@@ -151,6 +152,7 @@ def score_cmd(
     n_resamples,
     no_report,
     human_labels,
+    figures,
     no_progress,
     schema,
     as_json,
@@ -193,6 +195,7 @@ def score_cmd(
             no_report=no_report,
             no_progress=no_progress,
             human_labels=human_labels,
+            figures=figures,
         )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
@@ -229,6 +232,7 @@ def score_inputs(
     grounding: str = DEFAULT_GROUNDING,
     no_progress: bool,
     human_labels: str | None = None,
+    figures: tuple[str, ...] = (),
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
     :func:`score_cmd` receives it): score ``files`` into ``out_dir``.  :func:`rageval.evaluate` calls it too, with
@@ -259,6 +263,7 @@ def score_inputs(
         progress=not no_progress,
         build_report=not no_report,
         human_labels=human_labels,
+        figures=figures,
     )
 
 

@@ -70,7 +70,9 @@ _KEYWORDS = {
     "resamples": "n_resamples",
 }
 #: the options of ``rageval score`` evaluate has no keyword for (a console's, or its inputs' and output's own)
-CLI_ONLY = ("files", "out_dir", "no_report", "no_progress", "schema", "as_json", "example", "human_labels")
+CLI_ONLY = (
+    "files", "out_dir", "no_report", "figures", "no_progress", "schema", "as_json", "example", "human_labels",
+)  # fmt: skip
 
 
 def _default(param: str) -> Any:

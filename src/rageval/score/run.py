@@ -326,9 +326,11 @@ def score_files(
     build_report: bool = True,
     on_record: Callable[[Record], None] | None = None,
     human_labels: str | Path | None = None,
+    figures: Sequence[str] = (),
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
+    ``figures``: the report's figure files (``png``, ``svg``; default none: report.html draws its own).
     Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.  ``human_labels``: a filled label file of ``rageval label`` for
     this run, added to its report (docs/score.md#human-labels).
@@ -363,7 +365,9 @@ def score_files(
         )
         if build_report:
             labels = {} if human_labels is None else {"human_labels": human_labels}
-            result.report = _build(rundir.path, seed=options.seed, n_resamples=options.resamples, **labels)
+            result.report = _build(
+                rundir.path, seed=options.seed, n_resamples=options.resamples, figures=figures, **labels
+            )
     return result
 
 

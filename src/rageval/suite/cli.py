@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import non_blank, out_dir_value
+from rageval.cli.options import figures_option, non_blank, out_dir_value
 from rageval.escape import echo
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
@@ -205,6 +205,7 @@ def _plan_lines(suite) -> list[str]:
     help="Compute cached records that failed transiently (reader_error, judge_error) again.",
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
+@figures_option()
 @click.option(
     "--human-labels",
     "human_labels",
@@ -241,6 +242,7 @@ def suite_cmd(
     dataset_path,
     retry_failed,
     no_progress,
+    figures,
     ray_address,
     ray_judges,
     human_labels=None,
@@ -261,16 +263,17 @@ def suite_cmd(
             ray=ray_address,
             ray_judges=ray_judges,
             human_labels=human_labels,
+            figures=figures,
         )
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
     _summary(result)
     _fail_if_nothing_scored(result)
     if suite.audit is not None:
-        _suite_audit(result.out_dir, suite, allow_unavailable, human_labels)
+        _suite_audit(result.out_dir, suite, allow_unavailable, human_labels, figures)
 
 
-def _suite_audit(out_dir, suite, allow_unavailable: bool, human_labels=None) -> None:
+def _suite_audit(out_dir, suite, allow_unavailable: bool, human_labels=None, figures=None) -> None:
     """The suite's ``audit:`` section, run after the report, which is then rebuilt with the audit's section
     (docs/statistics.md#second-evaluator-audit)."""
     from rageval.audit.cli import echo_summary
@@ -299,11 +302,11 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool, human_labels=None) -> 
         raise click.ClickException(f"audit: {err}") from None
     echo_summary(result)
     from rageval.report import build_report
+    from rageval.suite.run import report_figures
 
     labels = {} if human_labels is None else {"human_labels": human_labels}
-    written = build_report(
-        out_dir, **labels
-    )  # again, now with the audit's section (its figures cached: the plots reused)
+    # again, now with the audit's section (its figure files, where asked for, cached: reused)
+    written = build_report(out_dir, figures=report_figures(suite, figures), **labels)
     echo(f"report (with the audit): {written['report_html']}")
 
 

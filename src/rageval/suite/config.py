@@ -218,6 +218,15 @@ class StatisticsSpec(_Strict):
         return parse_resamples(v)
 
 
+class ReportSpec(_Strict):
+    """The report's figure files (docs/suites.md#the-report-section); they change no record (not in the suite
+    hash).  report.html draws its own figures: files only on request."""
+
+    figures: list[Literal["png", "svg"]] = Field(
+        default_factory=list, description="figure files to write besides report.html: png, svg (default: none)"
+    )
+
+
 #: the suite's ``citations:`` section is the run's citation rules (rageval.scoring)
 CitationSpec = CitationConfig
 
@@ -240,6 +249,8 @@ class Suite(_Strict):
     frontier: FrontierSpec | None = None
     #: the report's replicates (rageval.stats.resolution; changes no record)
     statistics: StatisticsSpec = Field(default_factory=StatisticsSpec)
+    #: the report's figure files (changes no record; written to the manifest only when set)
+    report: ReportSpec = Field(default_factory=ReportSpec)
     #: the most tokens (the suite's tokenizer) a setting's context may hold, identity's included: a context over
     #: it is ``budget_check`` (docs/suites.md#context-limit); None: the reader's declared maximum input
     #: (``reader.params.max_input_tokens``), else none beyond the reader's own prompt check (``prompt_overflow``)
@@ -271,10 +282,13 @@ class Suite(_Strict):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
-        """``context_limit`` written only when set: a suite without it dumps (and hashes) as before it existed."""
+        """``context_limit`` and ``report`` written only when set: a suite without them dumps (and hashes) as
+        before they existed."""
         data = handler(self)
         if isinstance(data, dict) and data.get("context_limit", 0) is None:
             del data["context_limit"]
+        if isinstance(data, dict) and data.get("report") == {"figures": []}:
+            del data["report"]
         return data
 
     def context_limits(self) -> dict[str, int | None]:
@@ -334,6 +348,6 @@ class Suite(_Strict):
 def suite_hash(suite: Suite) -> str:
     """Hash of everything that can change a score (the source path is left out)."""
     payload = suite.model_dump(
-        mode="json", exclude={"source", "output_dir", "description", "audit", "frontier", "statistics"}
+        mode="json", exclude={"source", "output_dir", "description", "audit", "frontier", "statistics", "report"}
     )
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]

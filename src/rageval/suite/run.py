@@ -10,7 +10,7 @@ A resumed run ends with byte-identical files (docs/suites.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rageval.io import printable
@@ -24,7 +24,13 @@ from rageval.suite.config import Suite
 from rageval.suite.plan import build_plan, input_files
 from rageval.types import Record
 
-__all__ = ["run_suite", "RunResult"]
+__all__ = ["run_suite", "report_figures", "RunResult"]
+
+
+def report_figures(suite: Suite, figures: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The figure files the suite's report writes: ``figures`` where given (``--figures``), else the suite's
+    ``report.figures``."""
+    return tuple(figures) if figures is not None else tuple(suite.report.figures)
 
 
 def run_suite(
@@ -39,6 +45,7 @@ def run_suite(
     ray: str | None = None,
     ray_judges: int | None = None,
     human_labels: str | Path | None = None,
+    figures: Sequence[str] | None = None,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
@@ -55,6 +62,9 @@ def run_suite(
     scores, writes the records and the judge cache.  The outputs are the same bytes as without ``ray``.
     ``human_labels``: a filled label file of ``rageval label`` for this run, added to its report
     (docs/score.md#human-labels).
+
+    ``figures``: the report's figure files (``png``, ``svg``; default: the suite's ``report.figures``, else none:
+    report.html draws its own figures).
     """
     if ray is not None:
         require_ray()  # a clear install hint before the data is read
@@ -81,7 +91,7 @@ def run_suite(
             embeddings.save()
         if build_report:
             labels = {} if human_labels is None else {"human_labels": human_labels}
-            result.report = _build(rundir.path, seed=suite.seed, **labels)
+            result.report = _build(rundir.path, seed=suite.seed, figures=report_figures(suite, figures), **labels)
     return result
 
 
