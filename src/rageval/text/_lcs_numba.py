@@ -18,6 +18,41 @@ __all__ = ["pair_hits"]
 
 
 @numba.njit(cache=True, nogil=True)
+def _mark_lcs(tokens, a0, m, b0, n, table, union):
+    """Mark in ``union`` the positions of reference line ``tokens[a0:a0+m]`` on rouge_score's LCS with candidate
+    line ``tokens[b0:b0+n]`` (its table, then its walk from the corner)."""
+    for j in range(n + 1):
+        table[0, j] = 0
+    for i in range(1, m + 1):
+        x = tokens[a0 + i - 1]
+        left = 0
+        table[i, 0] = 0
+        for j in range(n):
+            if tokens[b0 + j] == x:
+                left = table[i - 1, j] + 1
+            else:
+                left = max(left, table[i - 1, j + 1])
+            table[i, j + 1] = left
+    i, j = m, n
+    while i > 0 and j > 0:
+        if tokens[a0 + i - 1] == tokens[b0 + j - 1]:
+            union[i - 1] = 1
+            i -= 1
+            j -= 1
+        elif table[i, j - 1] > table[i - 1, j]:
+            j -= 1
+        else:
+            i -= 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _count(tokens, start, stop, counts, value):
+    """``counts[t] += 1`` for each token of ``tokens[start:stop]`` (``value`` 1), or ``counts[t] = 0`` (0)."""
+    for q in range(start, stop):
+        counts[tokens[q]] = counts[tokens[q]] + 1 if value else 0
+
+
+@numba.njit(cache=True, nogil=True)
 def pair_hits(tokens, line_start, doc_line, ref_doc, hyp_doc, vocab, max_line):
     cnt_r = np.zeros(vocab, np.int32)
     cnt_c = np.zeros(vocab, np.int32)
@@ -27,51 +62,22 @@ def pair_hits(tokens, line_start, doc_line, ref_doc, hyp_doc, vocab, max_line):
     for p in range(ref_doc.shape[0]):
         r0, r1 = doc_line[ref_doc[p]], doc_line[ref_doc[p] + 1]
         c0, c1 = doc_line[hyp_doc[p]], doc_line[hyp_doc[p] + 1]
-        for q in range(line_start[r0], line_start[r1]):
-            cnt_r[tokens[q]] += 1
-        for q in range(line_start[c0], line_start[c1]):
-            cnt_c[tokens[q]] += 1
+        _count(tokens, line_start[r0], line_start[r1], cnt_r, 1)
+        _count(tokens, line_start[c0], line_start[c1], cnt_c, 1)
         hits = 0
         for rl in range(r0, r1):
             a0 = line_start[rl]
             m = line_start[rl + 1] - a0
-            for k in range(m):
-                union[k] = 0
+            union[:m] = 0
             for cl in range(c0, c1):
-                b0 = line_start[cl]
-                n = line_start[cl + 1] - b0
-                for j in range(n + 1):
-                    table[0, j] = 0
-                for i in range(1, m + 1):
-                    x = tokens[a0 + i - 1]
-                    left = 0
-                    table[i, 0] = 0
-                    for j in range(n):
-                        if tokens[b0 + j] == x:
-                            left = table[i - 1, j] + 1
-                        else:
-                            left = max(left, table[i - 1, j + 1])
-                        table[i, j + 1] = left
-                i, j = m, n
-                while i > 0 and j > 0:
-                    if tokens[a0 + i - 1] == tokens[b0 + j - 1]:
-                        union[i - 1] = 1
-                        i -= 1
-                        j -= 1
-                    elif table[i, j - 1] > table[i - 1, j]:
-                        j -= 1
-                    else:
-                        i -= 1
+                _mark_lcs(tokens, a0, m, line_start[cl], line_start[cl + 1] - line_start[cl], table, union)
             for k in range(m):
-                if union[k]:
-                    t = tokens[a0 + k]
-                    if cnt_c[t] > 0 and cnt_r[t] > 0:
-                        hits += 1
-                        cnt_c[t] -= 1
-                        cnt_r[t] -= 1
+                t = tokens[a0 + k]
+                if union[k] and cnt_c[t] > 0 and cnt_r[t] > 0:
+                    hits += 1
+                    cnt_c[t] -= 1
+                    cnt_r[t] -= 1
         out[p] = hits
-        for q in range(line_start[r0], line_start[r1]):
-            cnt_r[tokens[q]] = 0
-        for q in range(line_start[c0], line_start[c1]):
-            cnt_c[tokens[q]] = 0
+        _count(tokens, line_start[r0], line_start[r1], cnt_r, 0)
+        _count(tokens, line_start[c0], line_start[c1], cnt_c, 0)
     return out

@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -63,6 +63,7 @@ __all__ = [
     "rouge_lines",
     "rouge_tokens",
     "token_id",
+    "token_ids",
     "session",
     "on_reset",
     "clear",
@@ -125,6 +126,14 @@ def token_id(token: str) -> int:
             if i is None:
                 i = _vocab[token] = next(_next_id)
     return i
+
+
+def token_ids(tokens: Collection[str]) -> list[int]:
+    """The ids of ``tokens`` in their iteration order (new ids for new tokens), one vocabulary lookup each."""
+    found = list(map(_vocab.get, tokens))
+    if None not in found:
+        return found  # type: ignore[return-value]  # no None in it
+    return [token_id(t) if i is None else i for t, i in zip(tokens, found)]
 
 
 def vocab_size() -> int:
@@ -205,12 +214,7 @@ def normalized_ids(text: str) -> tuple[int, ...]:
         return tuple(map(token_id, normalize_answer(text).split()))
     hit = _norm_ids.d.get(text)
     if hit is None:
-        get = _vocab.get
-        ids = []
-        for tok in normalized(text).split():
-            i = get(tok)
-            ids.append(token_id(tok) if i is None else i)
-        hit = _norm_ids.put(text, tuple(ids))
+        hit = _norm_ids.put(text, tuple(token_ids(normalized(text).split())))
     return hit
 
 
@@ -241,15 +245,13 @@ def _word_id(word: str) -> int:
 def rouge_tokens(line: str) -> tuple[int, ...]:
     """The ids of ``rouge_score.tokenize.tokenize(line, PorterStemmer())``: one line, not memoized itself (its
     words' stems are); use inside a :func:`session`."""
-    stems = _stems.d
-    out = []
-    for word in _NON_ALPHANUM.sub(" ", line.lower()).split():
-        i = stems.get(word)
-        if i is None:
-            i = _stems.put(word, _word_id(word))
-        if i >= 0:
-            out.append(i)
-    return tuple(out)
+    words = _NON_ALPHANUM.sub(" ", line.lower()).split()
+    found = list(map(_stems.d.get, words))
+    if None in found:
+        found = [_stems.put(w, _word_id(w)) if i is None else i for w, i in zip(words, found)]
+    if -1 in found:
+        return tuple(i for i in found if i >= 0)  # type: ignore[operator,misc]  # no None left
+    return tuple(found)  # type: ignore[arg-type]  # no None left
 
 
 def rouge_lines(text: str) -> tuple[tuple[int, ...], ...]:

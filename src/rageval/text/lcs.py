@@ -12,18 +12,23 @@ sample's texts and on random token strings.
 **Kernels.**  :func:`summary_hits_python` is ``rouge_score``'s algorithm on tuples of ints, with one exact
 shortcut: a reference token absent from the candidate line never matches, and its row of the table equals the row
 above, so the walk passes it going up; such rows are left out of the table (the tests check this equality).
-:func:`summary_hits_numba` (the table in full, no shortcut) scores a whole batch of (reference, candidate) pairs in one compiled call, with numba
-(the ``fast`` extra: ``pip install 'rageval[fast]'``), imported lazily so the light core stays light.
+:func:`summary_hits_numba` (the table in full, no shortcut) scores a whole batch of (reference, candidate) pairs
+in one compiled call, with numba (the ``fast`` extra: ``pip install 'rageval[fast]'``), imported lazily so the
+light core stays light.
 
 **Why numba, and when.**  The work is a small dynamic-programming table per pair of lines, with a walk back through
 it: integer loops that no numpy operation vectorizes (each cell depends on its left neighbour), and no installed
 compiled package computes this particular walk (edit-distance libraries pick their own LCS, which changes the
-union).  numba compiles the two loops from this file, with no compiler at install time.  Its cost is fixed:
-importing numba and loading the compiled kernel from numba's on-disk cache (``cache=True``) takes about half a
-second, and the very first compile on a machine a few seconds more (docs/statistics.md#engine-and-speed has the
-measured figures).  So the compiled kernel is used only for a batch whose tables hold at least
-:data:`NUMBA_MIN_CELLS` cells (about what the Python kernel scores in that fixed time); smaller batches, or a
-machine without numba, use the Python kernel, and short runs are never slower.  ``RAGEVAL_LCS=python|numba``
+union).  numba compiles the loops of :mod:`rageval.text._lcs_numba` with no compiler at install time, and its
+kernel runs about 8 times faster than the Python one (5 against 40 ns a cell on the 2-core development machine).
+Its cost is fixed, once per process: importing numba and loading the compiled kernel from numba's on-disk cache
+(``cache=True``) took 0.5 s of CPU there, the very first compile on a machine 2.1 s (docs/benchmarks.md, section
+bench_alce_functions).  That is what the Python kernel spends on about :data:`NUMBA_MIN_CELLS` table cells -- an
+ASQA run of some 1,400 answers against two long answers each.  So a process scores with the Python kernel until
+the cells it has scored (this batch's included) reach that count, and with numba from then on (once loaded, for
+every batch of at least :data:`NUMBA_BATCH_CELLS` cells): a run that never gets there never imports numba and is
+never slower, and a long run pays the fixed cost at most once, after the Python kernel has spent about as much.
+Without numba (or when it fails to import) the Python kernel scores everything.  ``RAGEVAL_LCS=python|numba``
 forces a kernel (tests, benchmarks).
 
 >>> ref, hyp = ((1, 2, 3, 4, 5),), ((1, 2, 9), (3, 5))
@@ -36,11 +41,15 @@ forces a kernel (tests, benchmarks).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
+import sys
+from collections import Counter
 from collections.abc import Sequence
 
 __all__ = [
     "NUMBA_MIN_CELLS",
+    "NUMBA_BATCH_CELLS",
     "lcs_indices",
     "summary_hits_python",
     "summary_hits_numba",
@@ -53,9 +62,13 @@ __all__ = [
 Line = Sequence[int]
 Doc = Sequence[Line]
 
-#: the table cells (reference tokens x candidate tokens, summed over a batch's line pairs) from which the compiled
-#: kernel is worth its fixed start-up cost (measured: docs/statistics.md#engine-and-speed)
-NUMBA_MIN_CELLS = 4_000_000
+#: the table cells (reference tokens x candidate tokens, summed over line pairs) the Python kernel scores in a
+#: process before the compiled one is loaded: about the fixed cost of loading it (module doc)
+NUMBA_MIN_CELLS = 12_000_000
+#: once numba is loaded, the smallest batch (in cells) given to it; a smaller one is scored in Python
+NUMBA_BATCH_CELLS = 20_000
+_python_cells = 0  # cells the Python kernel has scored in this process
+_numba_failed = False  # numba was found but did not import: the Python kernel from then on
 
 
 def lcs_indices(ref: Line, can: Line) -> list[int]:
@@ -104,14 +117,12 @@ def lcs_indices(ref: Line, can: Line) -> list[int]:
 
 def summary_hits_python(ref: Doc, hyp: Doc) -> int:
     """rouge_score's summary-level LCS hits of a reference and a candidate, each a sequence of lines of ids."""
-    cnt_r: dict[int, int] = {}
-    cnt_c: dict[int, int] = {}
+    cnt_r: Counter[int] = Counter()
+    cnt_c: Counter[int] = Counter()
     for line in ref:
-        for t in line:
-            cnt_r[t] = cnt_r.get(t, 0) + 1
+        cnt_r.update(line)
     for line in hyp:
-        for t in line:
-            cnt_c[t] = cnt_c.get(t, 0) + 1
+        cnt_c.update(line)
     hits = 0
     for r in ref:
         union: set[int] = set()
@@ -143,12 +154,8 @@ def rouge_f(hits: int, m: int, n: int) -> float | int:
 
 @functools.lru_cache(maxsize=1)
 def numba_available() -> bool:
-    """numba can be imported (the ``fast`` extra)."""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """numba is installed (the ``fast`` extra); found without importing it."""
+    return importlib.util.find_spec("numba") is not None
 
 
 def backend(cells: int) -> str:
@@ -158,7 +165,14 @@ def backend(cells: int) -> str:
         if forced == "numba" and not numba_available():
             raise RuntimeError("RAGEVAL_LCS=numba but numba is not installed: pip install 'rageval[fast]'")
         return forced
-    return "numba" if cells >= NUMBA_MIN_CELLS and numba_available() else "python"
+    if _numba_failed or not numba_available():
+        return "python"
+    if _KERNEL in sys.modules:
+        return "numba" if cells >= NUMBA_BATCH_CELLS else "python"
+    return "numba" if _python_cells + cells >= NUMBA_MIN_CELLS else "python"
+
+
+_KERNEL = "rageval.text._lcs_numba"
 
 
 def summary_hits_numba(docs: Sequence[Doc], pairs: Sequence[tuple[int, int]], vocab: int) -> list[int]:
@@ -197,8 +211,15 @@ def summary_hits_numba(docs: Sequence[Doc], pairs: Sequence[tuple[int, int]], vo
 def summary_hits_batch(docs: Sequence[Doc], pairs: Sequence[tuple[int, int]], vocab: int) -> list[int]:
     """The hits of each ``(reference, candidate)`` pair of ``docs``, with the kernel :func:`backend` picks for the
     batch's table cells."""
+    global _python_cells, _numba_failed
     sizes = [sum(map(len, doc)) for doc in docs]
     cells = sum(sizes[a] * sizes[b] for a, b in pairs)
     if backend(cells) == "numba":
-        return summary_hits_numba(docs, pairs, vocab)
+        try:
+            return summary_hits_numba(docs, pairs, vocab)
+        except ImportError:
+            if os.environ.get("RAGEVAL_LCS", "").strip().lower() == "numba":
+                raise
+            _numba_failed = True  # installed but broken (e.g. a numpy it does not support): Python from now on
+    _python_cells += cells
     return [summary_hits_python(docs[a], docs[b]) for a, b in pairs]
