@@ -13,6 +13,7 @@ import json
 import random
 import re
 import string
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -219,16 +220,43 @@ def test_rouge_lsum_equals_rouge_score_on_the_alce_files(kernel):
             assert got[q]["rouge_lsum"] == want and type(got[q]["rouge_lsum"]) is type(want), (path.name, q)
 
 
-def test_a_large_batch_takes_the_compiled_kernel_only_when_it_pays(monkeypatch):
+def test_the_compiled_kernel_is_loaded_only_once_the_python_one_has_spent_as_much(monkeypatch):
     monkeypatch.delenv("RAGEVAL_LCS", raising=False)
+    monkeypatch.setattr(lcs, "numba_available", lambda: True)
+    monkeypatch.delitem(sys.modules, lcs._KERNEL, raising=False)
+    monkeypatch.setattr(lcs, "_python_cells", 0)
     assert lcs.backend(lcs.NUMBA_MIN_CELLS - 1) == "python"
-    expected = "numba" if lcs.numba_available() else "python"
-    assert lcs.backend(lcs.NUMBA_MIN_CELLS) == expected
+    assert lcs.backend(lcs.NUMBA_MIN_CELLS) == "numba"  # one batch as large as the fixed cost
+    monkeypatch.setattr(lcs, "_python_cells", lcs.NUMBA_MIN_CELLS - 10)
+    assert lcs.backend(9) == "python"
+    assert lcs.backend(10) == "numba"  # the process's cells reach it
+    # scoring in Python counts the cells (a batch of 2 x 3 = 6 cells)
+    monkeypatch.setattr(lcs, "_python_cells", 0)
+    assert lcs.summary_hits_batch([((1, 2),), ((2, 3, 1),)], [(0, 1)], 4) == [1]
+    assert lcs._python_cells == 6
+    # once loaded: every batch from NUMBA_BATCH_CELLS up
+    monkeypatch.setitem(sys.modules, lcs._KERNEL, object())
+    assert lcs.backend(lcs.NUMBA_BATCH_CELLS) == "numba"
+    assert lcs.backend(lcs.NUMBA_BATCH_CELLS - 1) == "python"
+    # without numba: the Python kernel whatever the size; forcing numba then is an error naming the extra
     monkeypatch.setattr(lcs, "numba_available", lambda: False)
-    assert lcs.backend(10**12) == "python"  # without numba: the Python kernel, whatever the size
+    assert lcs.backend(10**12) == "python"
     monkeypatch.setenv("RAGEVAL_LCS", "numba")
     with pytest.raises(RuntimeError, match="fast"):
         lcs.backend(1)
+
+
+def test_a_numba_that_fails_to_import_leaves_the_python_kernel(monkeypatch):
+    monkeypatch.delenv("RAGEVAL_LCS", raising=False)
+    monkeypatch.setattr(lcs, "_numba_failed", False)
+    monkeypatch.setattr(lcs, "backend", lambda cells: "numba")
+
+    def broken(*args):
+        raise ImportError("numba needs another numpy")
+
+    monkeypatch.setattr(lcs, "summary_hits_numba", broken)
+    assert lcs.summary_hits_batch([((1, 2),), ((2, 3, 1),)], [(0, 1)], 4) == [1]
+    assert lcs._numba_failed
 
 
 # -- the SQuAD/ALCE normalization and the metrics on it ----------------------------------------------------
