@@ -10,12 +10,19 @@ token F1/EM and the lexical judge's overlap against their string definitions.  S
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import string
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the backport, a dependency of mypy (the test extra)
+    import tomli as tomllib
 
 import pytest
 
@@ -381,3 +388,21 @@ def test_the_vocabulary_is_reset_past_its_bound_only_between_sessions(monkeypatc
 
 def test_the_lsum_memo_is_bounded():
     assert alce_metrics._lsum_text.cache_info().maxsize == alce_metrics.LSUM_MEMO_SIZE
+
+
+def test_the_light_core_does_not_need_numba():
+    """numba is the ``fast`` extra (and the test extra's), not a core dependency, and a short run never imports it."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert not [d for d in project["dependencies"] if d.lower().startswith("numba")]
+    assert project["optional-dependencies"]["fast"] == ["numba>=0.60"]
+    assert "numba>=0.60" in project["optional-dependencies"]["test"]
+    code = (
+        "import sys\n"
+        "from rageval.diagnostics.alce import rouge_lsum\n"
+        "r = rouge_lsum(['Paris is big. It has towers.'], [['Paris is a big city.']])\n"
+        "assert r['rouge_lsum'] > 0\n"
+        "print('numba' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAGEVAL_LCS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "False"
