@@ -91,7 +91,7 @@ def _content_tokens(text: str) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=LINE_MEMO_SIZE)
 def _line_ids(line: str) -> frozenset[int]:
-    return frozenset(map(text_ids.token_id, _stemmed(line)))
+    return frozenset(text_ids.token_ids(_stemmed(line)))
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)

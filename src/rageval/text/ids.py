@@ -11,7 +11,7 @@ tuple of integer ids once and keeps it:
 * :func:`rouge_lines`: a text as ``rouge-score``'s ROUGE-Lsum reads it (one sentence per line; each line
   lowercased, every character outside ``[a-z0-9]`` a space, split on whitespace, words longer than three
   characters through nltk's Porter stemmer, tokens outside ``^[a-z0-9]+$`` dropped), each line a tuple of ids,
-  for :func:`rageval.text.lcs.rouge_lsum_f` (docs/statistics.md#engine-and-speed).
+  for the summary-level LCS of :mod:`rageval.text.lcs`.
 
 **One vocabulary per run.**  Ids come from one process-wide vocabulary (token string -> id, ids never reused): two
 texts' ids are equal exactly when their tokens are.  Ids are handed out under a lock, so threads never give two
