@@ -15,6 +15,14 @@ question's pool, split into sentences):
    memoized across calls against the per-call premise cache it replaced; the
    probabilities are checked equal.
 
+And on the long answers of the 100 shipped ASQA questions (each annotator's against
+the other's, and against the next question's: ALCE's ``compute_rouge`` shape):
+
+3. ROUGE-Lsum: ``rouge_lsum`` on token ids (``rageval.text.ids``, ``rageval.text.lcs``,
+   the kernel it picks) against ``rouge-score``'s ``RougeScorer`` as rageval called it
+   before, both from the same sentences (split once, outside the timing) and from cold
+   memos; the F-measures are checked equal.
+
 Prints the load average and the thread counts beside every ratio (medians of the
 repeats, each timed with ``time.perf_counter`` in this process).
 """
@@ -128,6 +136,51 @@ def main() -> None:
         before_s=round(before, 3),
         now_s=round(after, 3),
         speed_up=round(before / after, 2),
+    )
+    rouge_rows(args.repeats)
+
+
+def rouge_rows(repeats: int) -> None:
+    """ROUGE-Lsum on ids against rouge_score on the shipped ASQA long answers (item 3 of the module doc)."""
+    from rouge_score import rouge_scorer
+
+    from rageval.diagnostics.alce import _lsum_text, answer_text, rouge_lsum
+    from rageval.text import ids
+
+    rows = load_examples("asqa", sample_path("asqa"))
+    longs = [list(ex.meta["long_answers"]) for ex in rows if ex.meta.get("long_answers")]
+    answers, refs = [], []
+    for i, two in enumerate(longs):
+        for k, text in enumerate(two):
+            answers.append(text)
+            refs.append([two[1 - k] if len(two) > 1 else two[0], longs[(i + 1) % len(longs)][0]])
+    answers = [answer_text(a, alce_compat=False) for a in answers]  # rouge_lsum reads an answer without its [k]
+    for t in answers + [r for rs in refs for r in rs]:
+        _lsum_text(t)  # the sentences split once for both sides (Punkt is not what is compared)
+    scorer = rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True)
+
+    def before() -> list[float]:
+        return [
+            max(scorer.score(_lsum_text(r), _lsum_text(a))["rougeLsum"].fmeasure for r in rs)
+            for a, rs in zip(answers, refs)
+        ]
+
+    def now() -> list[float]:
+        ids.clear()
+        return [q["rouge_lsum"] for q in rouge_lsum(answers, refs)["per_question"]]
+
+    assert before() == now(), "rouge_lsum differs from rouge_score"
+    b = _median_time(before, repeats)
+    a = _median_time(now, repeats)
+    print(
+        f"ROUGE-Lsum, {len(answers)} ASQA long answers against 2 references each: {b:.3f} s with rouge-score, "
+        f"{a:.3f} s on token ids: {b / a:.2f}x (same F-measures; memos emptied before each repeat)"
+    )
+    row(
+        what=f"ROUGE-Lsum, {len(answers)} answers x 2 references",
+        before_s=round(b, 4),
+        now_s=round(a, 4),
+        speed_up=round(b / a, 2),
     )
 
 

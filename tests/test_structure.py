@@ -24,6 +24,7 @@ LAZY = {
     "evaluate",
     "matplotlib",
     "ray",
+    "numba",
     "llama_cpp",
     "llmlingua",
     "datasets",

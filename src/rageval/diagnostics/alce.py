@@ -2,9 +2,10 @@
 
 Each is rageval's own implementation of the definition in ALCE's ``eval.py``
 (``compute_qampari_f1``, ``compute_rouge``, ``compute_len``, ``compute_claims``);
-docs/design.md#alce-answer-metrics.  Pure functions: no I/O, no globals; ROUGE uses
-the ``rouge-score`` library (imported on first use), claims recall the judge it is
-given.  Values are fractions in [0, 1] (ALCE reports x100); undefined is None.
+docs/design.md#alce-answer-metrics.  Pure functions of their arguments: no I/O; ROUGE-Lsum is
+``rouge-score``'s, computed on token ids (:mod:`rageval.text.ids`, :mod:`rageval.text.lcs`: bounded memos of the
+run's texts), claims recall uses the judge it is given.  Values are fractions in [0, 1] (ALCE reports x100);
+undefined is None.
 
 >>> r = qampari_f1(["Ann, Bob, Carl."], [[["Ann", "Anne"], ["Dora"]]])
 >>> r["qampari_precision"], r["qampari_recall"], r["qampari_recall_top5"]
@@ -15,12 +16,15 @@ given.  Values are fractions in [0, 1] (ALCE reports x100); undefined is None.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 from rageval.citations import alce_remove_citations
 from rageval.diagnostics._common import check_list, check_same_length, check_str, check_str_list, summarize
 from rageval.scoring import DEFAULT_JUDGE, DEFAULT_THRESHOLD
+from rageval.text import ids as text_ids
+from rageval.text.lcs import rouge_f, summary_hits_batch
 from rageval.text.normalize import normalize_answer, remove_citations
 from rageval.text.segment import nltk_sent_tokenize
 
@@ -114,8 +118,14 @@ def qampari_f1(predictions: Sequence[str], references: Sequence[Any], *, alce_co
     return summarize(per_question, "qampari_f1", extra=_QAMPARI_KEYS)
 
 
+#: the texts whose ROUGE-Lsum input (sentences, one per line) :func:`rouge_lsum` keeps between calls (a bounded LRU)
+LSUM_MEMO_SIZE = 16_384
+
+
+@functools.lru_cache(maxsize=LSUM_MEMO_SIZE)
 def _lsum_text(text: str) -> str:
-    """ALCE's ROUGE-Lsum input: lowercased, one nltk sentence per line."""
+    """ALCE's ROUGE-Lsum input: lowercased, one nltk sentence per line (memoized: a gold long answer comes back for
+    every setting; at most :data:`LSUM_MEMO_SIZE` texts are kept)."""
     return "\n".join(nltk_sent_tokenize(text.lower()))
 
 
@@ -128,21 +138,44 @@ def rouge_lsum(predictions: Sequence[str], references: Sequence[Any], *, alce_co
     counts.  ``references[q]``: a string or a list of strings (ASQA: its two annotators' long answers); a
     question without a non-blank reference has ROUGE-Lsum undefined.  ``answer_length`` (ALCE's
     ``compute_len``): the answer's whitespace-separated words, defined for every question.
-    """
-    from rouge_score import rouge_scorer
 
+    Computed as ``rouge-score`` computes it, on token ids (:func:`rageval.text.ids.rouge_lines`: each distinct
+    text tokenized and stemmed once per run) with its summary-level LCS (:mod:`rageval.text.lcs`: numba when the
+    ``fast`` extra is installed and the batch is large, else Python); the tests compare the values with
+    ``rouge-score``'s own.
+    """
     predictions = check_list(predictions, "predictions")
     references = check_list(references, "references")
     check_same_length(predictions=predictions, references=references)
-    scorer = rouge_scorer.RougeScorer(["rougeLsum"], use_stemmer=True)
+    lengths: list[int] = []
+    wanted: list[list[tuple[int, int]]] = []  # per question: its (reference, answer) pairs of document indexes
+    with text_ids.session():
+        docs: list[tuple[tuple[int, ...], ...]] = []
+        index: dict[int, int] = {}  # id() of a memoized document -> its place in docs (docs keeps it alive)
+
+        def doc(text: str) -> int:
+            lines = text_ids.rouge_lines(_lsum_text(text))
+            k = index.get(id(lines))
+            if k is None:
+                k = index[id(lines)] = len(docs)
+                docs.append(lines)
+            return k
+
+        for q, (pred, ref) in enumerate(zip(predictions, references)):
+            text = answer_text(check_str(pred, "predictions", q), alce_compat=alce_compat)
+            refs = [ref] if isinstance(ref, str) else check_str_list(ref, "references", q)
+            refs = [r for r in refs if r.strip()]
+            lengths.append(len(text.split()))
+            hyp = doc(text)
+            wanted.append([(doc(r), hyp) for r in refs])
+        pairs = [p for ps in wanted for p in ps]
+        hits = iter(summary_hits_batch(docs, pairs, text_ids.vocab_size()))
+        sizes = [sum(map(len, d)) for d in docs]
     per_question: list[dict[str, Any]] = []
-    for q, (pred, ref) in enumerate(zip(predictions, references)):
-        text = answer_text(check_str(pred, "predictions", q), alce_compat=alce_compat)
-        refs = [ref] if isinstance(ref, str) else check_str_list(ref, "references", q)
-        refs = [r for r in refs if r.strip()]
-        hyp = _lsum_text(text)
-        value = max((scorer.score(_lsum_text(r), hyp)["rougeLsum"].fmeasure for r in refs), default=None)
-        per_question.append({"rouge_lsum": value, "answer_length": len(text.split())})
+    for length, ps in zip(lengths, wanted):
+        # rouge_score's F-measure of each reference, the first best one (max keeps the first of equals)
+        value = max((rouge_f(next(hits), sizes[r], sizes[h]) for r, h in ps), default=None)
+        per_question.append({"rouge_lsum": value, "answer_length": length})
     return summarize(per_question, "rouge_lsum", extra=("answer_length",))
 
 

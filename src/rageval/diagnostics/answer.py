@@ -1,8 +1,10 @@
 """Answer-level diagnostics: answer-in-context, str-EM (ALCE's for ASQA, rageval's for QASPER), answer F1/EM
 (HotpotQA's, or QASPER's official scorer).
 
-Pure functions: no I/O, no globals, no model.  Definitions: docs/design.md#answer-in-context,
-#string-exact-match, #answer-f1.
+Pure functions of their arguments: no I/O, no model.  Definitions: docs/design.md#answer-in-context,
+#string-exact-match, #answer-f1.  Each distinct text is normalized once per run (:func:`rageval.text.ids.normalized`,
+a bounded memo); token F1/EM count integer token ids (:func:`rageval.text.ids.normalized_ids`); str-EM and
+answer-in-context stay substring tests on the normalized strings, as their definitions are.
 
 >>> answer_in_context(["Paris is the capital of France."], [["paris"]])["answer_in_context"]
 1.0
@@ -26,7 +28,9 @@ from rageval.diagnostics._common import (
     check_str_list,
     summarize,
 )
-from rageval.text.normalize import normalize_answer, remove_citations
+from rageval.text import ids as text_ids
+from rageval.text.ids import normalized
+from rageval.text.normalize import remove_citations
 
 __all__ = [
     "answer_in_context",
@@ -53,7 +57,7 @@ ANSWER_F1_CONVENTIONS = ("hotpotqa", "qasper")
 
 def is_yes_no(answer: str) -> bool:
     """True when the normalized gold answer is ``yes`` or ``no``."""
-    return normalize_answer(answer) in _YES_NO
+    return normalized(answer) in _YES_NO
 
 
 def contains_tokens(haystack_norm: str, needle_norm: str) -> bool:
@@ -97,7 +101,7 @@ def _searchable(aliases: Sequence[str]) -> tuple[list[str], set[str]]:
     """
     kept, dropped = [], set()
     for a in aliases:
-        g = normalize_answer(a)
+        g = normalized(a)
         if not g:
             dropped.add("empty")
         elif g in _YES_NO:
@@ -160,11 +164,11 @@ def answer_in_context(contexts: Sequence[Any], references: Sequence[Any], *, sep
     contexts = check_list(contexts, "contexts")
     references = check_list(references, "references")
     check_same_length(contexts=contexts, references=references)
-    separator_norm = normalize_answer(separator)
+    separator_norm = normalized(separator)
     per_question: list[dict[str, Any]] = []
     reasons = {"yes_no": 0, "unanswerable": 0, "no_alias": 0}
     for q, (ctx, ref) in enumerate(zip(contexts, references)):
-        units_norm = [normalize_answer(u) for u in _as_units(ctx, q)]
+        units_norm = [normalized(u) for u in _as_units(ctx, q)]
         packed_norm = _packed_tokens(units_norm, separator_norm)
         unit_values, packed_values, dropped = [], [], set()
         for aliases in _alias_groups(ref, q):
@@ -192,14 +196,14 @@ def _check_convention(value: Any, allowed: Sequence[str], fn: str) -> str:
 
 def _str_em_answer(pred: str, alce_compat: bool) -> str:
     if alce_compat:
-        return normalize_answer(alce_remove_citations(pred.strip().split("\n")[0]))
-    return normalize_answer(remove_citations(pred))
+        return normalized(alce_remove_citations(pred.strip().split("\n")[0]))
+    return normalized(remove_citations(pred))
 
 
 def _asqa_str_em(pred_norm: str, groups: list[list[str]], alce_compat: bool) -> float | None:
     pair_values = []
     for shorts in groups:
-        golds = [normalize_answer(s) for s in shorts]
+        golds = [normalized(s) for s in shorts]
         if not alce_compat:
             golds = [g for g in golds if g]
             if not golds:
@@ -218,7 +222,7 @@ def _qasper_hit(pred_norm: str, gold_norm: str) -> bool:
 def _qasper_str_em(pred_norm: str, annotators: list[list[str]]) -> float | None:
     hits = []
     for shorts in annotators:
-        golds = [g for g in (normalize_answer(s) for s in shorts) if g]
+        golds = [g for g in (normalized(s) for s in shorts) if g]
         if not golds or golds == [_UNANSWERABLE_NORM]:
             continue  # the annotator marked the question unanswerable (or gave nothing to look for)
         hits.append(1.0 if all(_qasper_hit(pred_norm, g) for g in golds) else 0.0)
@@ -279,6 +283,21 @@ def _annotator_groups(ref: Any, q: int) -> list[list[str]]:
     return [check_str_list(x, f"references[{q}]", j) for j, x in enumerate(ref)]
 
 
+def _overlap(pt: tuple[int, ...], gt: tuple[int, ...]) -> int:
+    """Tokens two id sequences share, counted with multiplicity (``sum((Counter(a) & Counter(b)).values())``)."""
+    if not pt or not gt:
+        return 0
+    return sum((Counter(pt) & Counter(gt)).values())
+
+
+def _squad_f1_ids(pt: tuple[int, ...], gt: tuple[int, ...]) -> float:
+    same = _overlap(pt, gt)
+    if same == 0:
+        return 0.0
+    prec, rec = same / len(pt), same / len(gt)
+    return 2 * prec * rec / (prec + rec)
+
+
 def squad_token_f1(prediction: str, gold: str) -> float:
     """SQuAD v1.1's token F1 on normalized tokens, as QASPER's official scorer (``token_f1_score``) computes it.
 
@@ -287,26 +306,29 @@ def squad_token_f1(prediction: str, gold: str) -> float:
     >>> squad_token_f1("Yes, it does", "Yes")
     0.5
     """
-    pt, gt = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    same = sum((Counter(pt) & Counter(gt)).values())
-    if same == 0:
-        return 0.0
-    prec, rec = same / len(pt), same / len(gt)
-    return 2 * prec * rec / (prec + rec)
+    with text_ids.session():
+        return _squad_f1_ids(text_ids.normalized_ids(prediction), text_ids.normalized_ids(gold))
 
 
-def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
-    """Official HotpotQA ``f1_score``: (f1, precision, recall) on normalized tokens, yes/no/noanswer exact."""
-    p, g = normalize_answer(prediction), normalize_answer(gold)
-    special = ("yes", "no", "noanswer")
-    if (p in special or g in special) and p != g:
+_SPECIAL = ("yes", "no", "noanswer")
+
+
+def _hotpot_f1_ids(prediction: str, gold: str) -> tuple[float, float, float]:
+    p, g = normalized(prediction), normalized(gold)
+    if (p in _SPECIAL or g in _SPECIAL) and p != g:
         return 0.0, 0.0, 0.0
-    pt, gt = p.split(), g.split()
-    same = sum((Counter(pt) & Counter(gt)).values())
+    pt, gt = text_ids.normalized_ids(prediction), text_ids.normalized_ids(gold)
+    same = _overlap(pt, gt)
     if same == 0:
         return 0.0, 0.0, 0.0
     prec, rec = same / len(pt), same / len(gt)
     return 2 * prec * rec / (prec + rec), prec, rec
+
+
+def token_f1(prediction: str, gold: str) -> tuple[float, float, float]:
+    """Official HotpotQA ``f1_score``: (f1, precision, recall) on normalized tokens, yes/no/noanswer exact."""
+    with text_ids.session():
+        return _hotpot_f1_ids(prediction, gold)
 
 
 def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, convention: str = "hotpotqa") -> dict[str, Any]:
@@ -325,18 +347,21 @@ def answer_f1(predictions: Sequence[str], references: Sequence[Any], *, conventi
     check_same_length(predictions=predictions, references=references)
     _check_convention(convention, ANSWER_F1_CONVENTIONS, "answer_f1")
     per_question: list[dict[str, Any]] = []
-    for q, (pred, ref) in enumerate(zip(predictions, references)):
-        pred = remove_citations(check_str(pred, "predictions", q))
-        aliases = [a for a in check_str_list(ref, "references", q) if normalize_answer(a)]
-        if not aliases:
-            per_question.append({"answer_f1": None, "answer_em": None})
-            continue
-        if convention == "qasper":
-            f1 = max(squad_token_f1(pred, a) for a in aliases)
-        else:
-            f1 = max(token_f1(pred, a)[0] for a in aliases)
-        em = max(1.0 if normalize_answer(pred) == normalize_answer(a) else 0.0 for a in aliases)
-        per_question.append({"answer_f1": f1, "answer_em": em})
+    with text_ids.session():
+        for q, (pred, ref) in enumerate(zip(predictions, references)):
+            pred = remove_citations(check_str(pred, "predictions", q))
+            aliases = [a for a in check_str_list(ref, "references", q) if normalized(a)]
+            if not aliases:
+                per_question.append({"answer_f1": None, "answer_em": None})
+                continue
+            if convention == "qasper":
+                pt = text_ids.normalized_ids(pred)
+                f1 = max(_squad_f1_ids(pt, text_ids.normalized_ids(a)) for a in aliases)
+            else:
+                f1 = max(_hotpot_f1_ids(pred, a)[0] for a in aliases)
+            pred_norm = normalized(pred)
+            em = max(1.0 if pred_norm == normalized(a) else 0.0 for a in aliases)
+            per_question.append({"answer_f1": f1, "answer_em": em})
     return summarize(per_question, "answer_f1", extra=("answer_em",))
 
 

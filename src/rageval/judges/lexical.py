@@ -10,7 +10,9 @@ hypothesis's distinct content tokens that occur in the premise::
     p = |content(h) ∩ content(p)| / |content(h)|      (0 when content(h) is empty)
 
 So at the default threshold 0.5 a claim is "entailed" when at least half of
-its content words appear in the evidence.  It never abstains (no NaN).  It knows nothing of negation,
+its content words appear in the evidence.  The judge counts the overlap on the
+content tokens' integer ids in the run's vocabulary (:mod:`rageval.text.ids`):
+the same sets, compared as integers.  It never abstains (no NaN).  It knows nothing of negation,
 numbers' meaning or word order: a transparent floor, not an NLI model
 (calibration against WiCE in ``docs/judges.md``).
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import functools
 
+from rageval.text import ids as text_ids
 from rageval.text.normalize import normalize_answer
 
 __all__ = ["LexicalJudge", "content_tokens", "clear_memo", "STOPWORDS"]
@@ -63,12 +66,16 @@ MEMO_SIZE = 16_384
 LINE_MEMO_SIZE = 32_768
 
 
-@functools.lru_cache(maxsize=LINE_MEMO_SIZE)
-def _line_tokens(line: str) -> frozenset[str]:
+def _stemmed(line: str) -> set[str]:
     toks = set(normalize_answer(line).split())
     toks -= STOPWORDS
     # the light stem (module doc): a trailing "s" dropped from a token longer than three that does not end in "ss"
-    return frozenset([t[:-1] if len(t) > 3 and t[-1] == "s" and t[-2] != "s" else t for t in toks])
+    return {t[:-1] if len(t) > 3 and t[-1] == "s" and t[-2] != "s" else t for t in toks}
+
+
+@functools.lru_cache(maxsize=LINE_MEMO_SIZE)
+def _line_tokens(line: str) -> frozenset[str]:
+    return frozenset(_stemmed(line))
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
@@ -78,10 +85,35 @@ def _content_tokens(text: str) -> frozenset[str]:
     return frozenset().union(*map(_line_tokens, text.split("\n")))
 
 
+# The judge's own overlap counts on ids (rageval.text.ids: the run's vocabulary), memoized as the strings are; the
+# id memos are emptied with the vocabulary (the reset hook below).
+
+
+@functools.lru_cache(maxsize=LINE_MEMO_SIZE)
+def _line_ids(line: str) -> frozenset[int]:
+    return frozenset(text_ids.token_ids(_stemmed(line)))
+
+
+@functools.lru_cache(maxsize=MEMO_SIZE)
+def _content_ids(text: str) -> frozenset[int]:
+    if "\n" not in text:
+        return _line_ids(text)
+    return frozenset().union(*map(_line_ids, text.split("\n")))
+
+
+def _clear_ids() -> None:
+    _content_ids.cache_clear()
+    _line_ids.cache_clear()
+
+
+text_ids.on_reset(_clear_ids)
+
+
 def clear_memo() -> None:
     """Forget every memoized text (benchmarks time the judge from a cold memo)."""
     _content_tokens.cache_clear()
     _line_tokens.cache_clear()
+    _clear_ids()
 
 
 class LexicalJudge:
@@ -94,9 +126,10 @@ class LexicalJudge:
 
     def predict(self, premises: list[str], hypotheses: list[str]) -> list[float]:
         out = []
-        for p, h in zip(premises, hypotheses):
-            hyp = _content_tokens(h)
-            out.append(len(hyp & _content_tokens(p)) / len(hyp) if hyp else 0.0)
+        with text_ids.session():  # the content tokens as ids of the run's vocabulary (the same sets, as integers)
+            for p, h in zip(premises, hypotheses):
+                hyp = _content_ids(h)
+                out.append(len(hyp & _content_ids(p)) / len(hyp) if hyp else 0.0)
         return out
 
     def __repr__(self) -> str:
