@@ -511,8 +511,9 @@ def _validity_one_setting(an, m):
 VALIDITY_INTERVAL = re.compile(
     r"^r\(answer-in-context, `(?P<m>[^`]+)`\) − r\(retrieval recall, `(?P=m)`\) = (?P<d>\S+) \(95% "
     r"cluster-bootstrap CI \[(?P<lo>\S+), (?P<hi>\S+)\] over (?P<k>\d+) (?P<unit>question|cluster)s?, "
-    r"test-inversion p (?:(?P<p>\d\S*)|below 1/(?P<b>\d+): every replicate on one side)\): the interval excludes 0, "
-    r"answer-in-context's correlation is the (?P<side>higher|lower)\.$"
+    r"test-inversion p (?:(?P<p>\d\S*)|below 1/(?P<b>\d+): every replicate on one side)\): (?:the interval excludes 0, "
+    r"answer-in-context's correlation is the (?P<side>higher|lower)|(?P<incl>the interval includes 0, so these data do "
+    r"not tell the two correlations apart))\.$"
 )
 
 
@@ -527,8 +528,11 @@ def _validity_interval(an, m):
     assert m["d"] == _signed_printed(pooled["r_diff"])
     assert (m["lo"], m["hi"]) == (_signed_printed(pooled["r_diff_ci_low"]), _signed_printed(pooled["r_diff_ci_high"]))
     lo, hi = float(m["lo"]), float(m["hi"])
-    assert lo > 0 or hi < 0  # "the interval excludes 0", as printed
-    assert m["side"] == ("higher" if lo > 0 else "lower")  # the sign the interval prints
+    if m["incl"]:  # "the interval includes 0", as printed
+        assert lo <= 0 <= hi
+    else:
+        assert lo > 0 or hi < 0  # "the interval excludes 0", as printed
+        assert m["side"] == ("higher" if lo > 0 else "lower")  # the sign the interval prints
     k = int(m["k"])
     assert k == pooled["n_clusters"] and m["unit"] == ("cluster" if an.suite.get("cluster_key") else "question")
     if m["p"] is not None:
@@ -769,6 +773,7 @@ CHECKS: dict[str, Callable[..., None]] = {
     "validity_constant": _validity_constant,
     "validity_one_setting": _validity_one_setting,
     "validity_interval": _validity_interval,
+    "validity_interval_includes": _validity_interval,
     "structural_fixed": _structural(True),
     "structural_relation": _structural(False),
     "mediation": _mediation_check,
@@ -852,7 +857,7 @@ def check_findings(an: Analysis) -> set[str]:
             seen.add(tid)
         elif kind == "validity" and (mi := VALIDITY_INTERVAL.match(text)):
             _validity_interval(an, mi)
-            seen.add("validity_interval")
+            seen.add("validity_interval_includes" if mi["incl"] else "validity_interval")
         elif kind == "validity":
             m = VALIDITY.match(text)
             assert m, f"a validity sentence no template matches: {text!r}"

@@ -77,6 +77,7 @@ TEMPLATES = (
     "validity_constant",
     "validity_one_setting",
     "validity_interval",
+    "validity_interval_includes",
     "structural_fixed",
     "structural_relation",
     "mediation",
@@ -254,24 +255,27 @@ def _validity(an: Analysis) -> list[Finding]:
 
 
 def _validity_interval(an: Analysis) -> list[Finding]:
-    """The pooled r_AIC − r_recall when its cluster-bootstrap interval excludes 0 (docs/statistics.md#findings)."""
+    """The pooled r_AIC − r_recall with its cluster-bootstrap interval and test-inversion p, saying whether the
+    interval excludes 0 (docs/statistics.md#findings)."""
     v = an.validity
     pooled = v.get("pooled") or {}
     d, lo, hi, p = (pooled.get(k) for k in ("r_diff", "r_diff_ci_low", "r_diff_ci_high", "r_diff_p"))
-    if d is None or lo is None or hi is None or p is None or not (lo > 0 or hi < 0):
+    if d is None or lo is None or hi is None or p is None:
         return []
     unit = "cluster" if an.suite.get("cluster_key") else "question"
     k = int(pooled["n_clusters"])
     p_text = f"p {fmt_p(p)}" if p > 0 else f"p below 1/{int(pooled['n_resamples'])}: every replicate on one side"
-    side = "higher" if lo > 0 else "lower"
+    if lo > 0 or hi < 0:
+        said = f"the interval excludes 0, answer-in-context's correlation is the {'higher' if lo > 0 else 'lower'}"
+    else:
+        said = "the interval includes 0, so these data do not tell the two correlations apart"
     return [
         {
             "kind": "validity",
             "text": (
                 f"r(answer-in-context, `{v['answer_metric']}`) − r(retrieval recall, `{v['answer_metric']}`) = "
                 f"{_signed(d)} (95% cluster-bootstrap CI [{_signed(lo)}, {_signed(hi)}] over {k} {unit}"
-                f"{'s' if k != 1 else ''}, test-inversion {p_text}): the interval excludes 0, answer-in-context's "
-                f"correlation is the {side}."
+                f"{'s' if k != 1 else ''}, test-inversion {p_text}): {said}."
             ),
         }
     ]
