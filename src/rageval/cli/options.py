@@ -139,6 +139,19 @@ def _figures(ctx: click.Context, param: click.Parameter, value: str | None) -> t
         raise click.BadParameter(str(err), ctx, param) from None
 
 
+def human_labels_option():
+    """``--human-labels FILE`` (``rageval report``, ``score``, ``suite``): a filled label file of ``rageval label``
+    for the run; its report adds the judge-error correction (docs/score.md#human-labels)."""
+    return click.option(
+        "--human-labels",
+        "human_labels",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        default=None,
+        help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
+        "(PPI++ means and contrasts beside the judge-only ones; ppi.csv, ppi.md; docs/score.md#human-labels).",
+    )
+
+
 def figures_option():
     """``--figures png,svg`` (``rageval report``, ``score``, ``suite``): the figure files to write besides
     report.html, which draws its own figures; default: none (matplotlib is not imported)."""

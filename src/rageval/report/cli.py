@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import accept_edits_option, figures_option, out_dir_value, resamples_option, seed_option
+from rageval.cli.options import (
+    accept_edits_option,
+    figures_option,
+    human_labels_option,
+    out_dir_value,
+    resamples_option,
+    seed_option,
+)
 from rageval.escape import echo
 from rageval.labels.errors import LabelError
 from rageval.report.console import echo_holm
@@ -44,14 +51,7 @@ __all__ = ["report_cmd"]
     help="With several runs: Holm over every row of every run (suite) or per family name across the runs "
     "(family). Default: the scope the runs' suites declare.",
 )
-@click.option(
-    "--human-labels",
-    "human_labels",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="A filled label file of `rageval label` (one run): add the judge-error correction (PPI++ means and "
-    "contrasts beside the judge-only ones; ppi.csv, ppi.md). Docs: docs/score.md#human-labels.",
-)
+@human_labels_option()
 @accept_edits_option()
 def report_cmd(
     run_dirs: tuple[Path, ...],

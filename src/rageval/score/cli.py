@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import figures_option, out_dir_value, resamples_option, seed_option, threshold_option
+from rageval.cli.options import (
+    figures_option,
+    human_labels_option,
+    out_dir_value,
+    resamples_option,
+    seed_option,
+    threshold_option,
+)
 from rageval.data.formats import FORMATS, parse_mapping
 from rageval.data.formats.layout import ScoreInputError, json_schema
 from rageval.errors import ModelUnavailable, NothingScored
@@ -110,14 +117,7 @@ def _diagnostics(value: str):
 @seed_option(default=0, what="Resampling seed of the statistics")
 @resamples_option(default="auto", default_help="auto")
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
-@click.option(
-    "--human-labels",
-    "human_labels",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
-    "(docs/score.md#human-labels).",
-)
+@human_labels_option()
 @figures_option()
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
@@ -231,7 +231,7 @@ def score_inputs(
     no_report: bool,
     grounding: str = DEFAULT_GROUNDING,
     no_progress: bool,
-    human_labels: str | None = None,
+    human_labels: str | Path | None = None,
     figures: tuple[str, ...] = (),
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as

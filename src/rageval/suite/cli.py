@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import figures_option, non_blank, out_dir_value
+from rageval.cli.options import figures_option, human_labels_option, non_blank, out_dir_value
 from rageval.escape import echo
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
@@ -206,14 +206,7 @@ def _plan_lines(suite) -> list[str]:
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @figures_option()
-@click.option(
-    "--human-labels",
-    "human_labels",
-    type=click.Path(exists=True, dir_okay=False),
-    default=None,
-    help="A filled label file of `rageval label` for this run: the report adds the judge-error correction "
-    "(docs/score.md#human-labels).",
-)
+@human_labels_option()
 @click.option(
     "--ray",
     "ray_address",
