@@ -39,6 +39,8 @@ ROWS = (
     '"answers": ["Paris"]}\n{"id": "q2", "question": "Who?", "answer": "Shakespeare [1].", '
     '"contexts": ["Shakespeare wrote it."], "answers": ["Shakespeare"]}\n'
 )
+#: the figure files (report.html draws its own figures; only files are drawn by forked workers)
+FILES = ["--figures", "png,svg"]
 ENV = {**os.environ, "RAGEVAL_FIGURE_PROCESSES": "2"}  # forked workers even on a busy machine
 
 
@@ -127,8 +129,8 @@ def test_report_killed_while_drawing(suite_run, tmp_path):
     rng = random.Random(0)
     for _ in range(3):
         _forget_figures(out)
-        kill_while_drawing(["report", out], rng)
-        rerun(["report", out], out)
+        kill_while_drawing(["report", out, *FILES], rng)
+        rerun(["report", out, *FILES], out)
 
 
 def test_suite_killed_while_drawing(suite_run, tmp_path):
@@ -136,8 +138,8 @@ def test_suite_killed_while_drawing(suite_run, tmp_path):
     rng = random.Random(1)
     for _ in range(2):
         _forget_figures(out)
-        kill_while_drawing(["suite", path, "--out", out, "--no-progress"], rng)
-        rerun(["suite", path, "--out", out, "--no-progress"], out)
+        kill_while_drawing(["suite", path, "--out", out, "--no-progress", *FILES], rng)
+        rerun(["suite", path, "--out", out, "--no-progress", *FILES], out)
 
 
 def test_rescore_killed_while_drawing(suite_run, tmp_path):
@@ -145,8 +147,8 @@ def test_rescore_killed_while_drawing(suite_run, tmp_path):
     rng = random.Random(2)
     for _ in range(2):
         _forget_figures(out / "rescore-lexical")
-        kill_while_drawing(["rescore", out], rng)
-        rerun(["rescore", out], out)
+        kill_while_drawing(["rescore", out, *FILES], rng)
+        rerun(["rescore", out, *FILES], out)
 
 
 def test_score_killed_while_drawing(tmp_path):
@@ -156,7 +158,7 @@ def test_score_killed_while_drawing(tmp_path):
         data[name].write_text(ROWS)
     out = tmp_path / "out"
     # the example's two systems differ in achieved ratio, so figures are drawn (identical files draw none: no axis varies)
-    args = ["score", EXAMPLE, *data.values(), "--out", out]
+    args = ["score", EXAMPLE, *data.values(), "--out", out, *FILES]
     rng = random.Random(3)
     for i in range(2):
         if i:

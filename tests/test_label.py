@@ -16,6 +16,7 @@ from rageval.calibrate.core import _premise, load_wice
 from rageval.citations import parse_answer
 from rageval.cli import main
 from rageval.labels.apply import human_values, read_labels
+from rageval.labels.correct import flip_of
 from rageval.labels.export import LabelError, draw_sample, export_labels
 from rageval.labels.pairs import pair_id
 from rageval.report import build_report
@@ -252,3 +253,26 @@ def test_a_report_without_labels_has_no_correction(tmp_path):
     build_report(run, plots=False)  # again without: the same bytes as before, no stale correction beside them
     assert {f: (run / f).read_bytes() for f in first} == first
     assert not (run / "ppi.md").exists() and not (run / "ppi.csv").exists()
+
+
+def test_a_flip_of_sign_between_two_tiny_effects_is_a_sign_flip():
+    """Their product underflows to 0; the signs still differ (a sign flip, not a change of significance)."""
+    assert flip_of(-1e-200, 0.01, 1e-200, 0.5, 0.05) == "sign"
+    assert flip_of(1e-200, 0.01, 1e-200, 0.5, 0.05) == "lost"
+
+
+def test_an_export_never_overwrites_filled_labels(tmp_path):
+    """A second export into a folder whose labels.jsonl holds labels is refused (a person's work is not lost); an
+    unfilled one is written again."""
+    run = wice_run(tmp_path, wice_rows()[:10])
+    lab = tmp_path / "lab"
+    export_labels(run, lab, n=4, seed=1)
+    export_labels(run, lab, n=3, seed=2)  # nothing filled yet: written again
+    assert len((lab / "labels.jsonl").read_text().splitlines()) == 3
+    fill(lab / "labels.jsonl", lab / "labels.jsonl", lambda r: True)
+    before = (lab / "labels.jsonl").read_bytes()
+    with pytest.raises(LabelError, match=r"labels\.jsonl holds 3 filled labels: rageval label would overwrite it"):
+        export_labels(run, lab, n=4, seed=1)
+    assert (lab / "labels.jsonl").read_bytes() == before
+    res = CliRunner().invoke(main, ["label", str(run), "--n", "4", "--out", str(lab)])
+    assert res.exit_code == 2 and "holds 3 filled labels" in res.output

@@ -227,7 +227,7 @@ def test_each_family_is_one_registry_with_the_same_hints():
     with pytest.raises(UnknownNameError, match=r"^Unknown dataset 'musiqe'\. Did you mean 'musique'\?$"):
         load_examples("musiqe", "x.json")
 
-    assert METHODS == ("given", "bm25")
+    assert METHODS == ("given", "bm25", "dense")
     ex = load_examples("hotpotqa", __import__("rageval.data").data.sample_path("hotpotqa"), limit=1)[0]
     with pytest.raises(UnknownNameError, match=r"^Unknown retrieval method 'givn'\. Did you mean 'given'\?$"):
         retrieve(ex, method="givn")

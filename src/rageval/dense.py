@@ -210,17 +210,17 @@ class DenseEncoder:
     def _load(self) -> None:
         if self._model is not None:
             return
+        path = self.model_arg or minilm_path()  # the default model first: its extra (minilm) brings torch too
         require("torch", "transformers", what=f"the dense retriever ({self.name})")
         from transformers import AutoModel, AutoTokenizer
 
-        path = self.model_arg or minilm_path()
         self._tokenizer = AutoTokenizer.from_pretrained(path)
         self._model = AutoModel.from_pretrained(path).eval()
 
     def _compute(self, texts: list[str]) -> np.ndarray:
+        self._load()  # first: without torch it says how to install it
         import torch
 
-        self._load()
         out = []
         for i in range(0, len(texts), self.batch_size):
             enc = self._tokenizer(

@@ -153,7 +153,7 @@ def human_labels_option():
 
 
 def figures_option():
-    """``--figures png,svg`` (``rageval report``, ``score``, ``suite``): the figure files to write besides
+    """``--figures png,svg`` (``rageval report``, ``score``, ``suite``, ``rescore``): the figure files to write besides
     report.html, which draws its own figures; default: none (matplotlib is not imported)."""
     return click.option(
         "--figures",

@@ -25,9 +25,14 @@ def hub_records(hub_id: str, config: str | None, split: str | None, ds: str) -> 
     try:
         data = datasets.load_dataset(hub_id, config, split=split)
     except Exception as e:
+        shipped = (
+            f"or use the shipped sample (rageval.data.sample_path({LOADERS.meta(ds).sample!r}))"
+            if LOADERS.meta(ds).sample
+            else f"rageval ships no {ds} rows"
+        )
         raise DataUnavailable(
             f"could not load hub dataset {hub_id!r} (config={config!r}, split={split!r}): {type(e).__name__}: {e}. "
-            "Without hub access, download the file elsewhere and pass path=..., or use a shipped sample: "
-            "rageval.data.sample_path(name)."
+            f"Without hub access, download the file elsewhere and pass it (a suite: --dataset-path FILE; the API: "
+            f"path=...); {shipped}."
         ) from e
     return [dict(row) for row in data], f"hub:{hub_id}[{split}]"

@@ -134,7 +134,7 @@ def flip_of(judge_effect: Any, judge_p_holm: Any, ppi_effect: Any, ppi_p_holm: A
     je, jp, pe, pp = (_num(x) for x in (judge_effect, judge_p_holm, ppi_effect, ppi_p_holm))
     if je is None or pe is None:
         return None
-    if je * pe < 0:
+    if (je > 0 > pe) or (je < 0 < pe):  # compared, not multiplied: a product of two tiny effects underflows to 0
         return "sign"
     if jp is None or pp is None:
         return None

@@ -125,6 +125,7 @@ def export_labels(run_dir: str | Path, out: str | Path, *, n: int, seed: int = 0
     sample = draw_sample(cohort, n, seed)
     rows = _lines(run, sample)
     out = Path(out)
+    _refuse_filled(out)
     out.mkdir(parents=True, exist_ok=True)
     files = {
         "labels_jsonl": out / "labels.jsonl",
@@ -148,6 +149,25 @@ def export_labels(run_dir: str | Path, out: str | Path, *, n: int, seed: int = 0
     }
     write_text_atomic(files["sample_json"], json_text(info, indent=1) + "\n")
     return {**info, "files": files}
+
+
+def _refuse_filled(out: Path) -> None:
+    """Refuse to write over a label file that holds labels (a person's work); an unfilled one is written again."""
+    from rageval.labels.apply import read_labels  # the reader of label files (which imports this module)
+
+    for name in ("labels.jsonl", "labels.csv"):
+        path = out / name
+        if not path.is_file():
+            continue
+        try:
+            filled = sum(r.label is not None for r in read_labels(path))
+        except LabelError:
+            filled = -1  # not a label file as written: not ours to overwrite either
+        if filled:
+            what = f"holds {filled} filled label{'s' if filled != 1 else ''}" if filled > 0 else "is not as written"
+            raise LabelError(
+                f"{path} {what}: rageval label would overwrite it; choose another --out, or move the file away"
+            )
 
 
 def labels_csv(rows: Sequence[dict[str, Any]]) -> str:

@@ -24,7 +24,7 @@ throughout.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -67,11 +67,14 @@ def rescore_dir_name(judge: str) -> str:
     return f"rescore-{spec_slug(judge)}"
 
 
-def rescore(run_dir: str | Path, *, judge: str | None = None, accept_edits: bool = False) -> RescoreResult:
+def rescore(
+    run_dir: str | Path, *, judge: str | None = None, accept_edits: bool = False, figures: Sequence[str] = ()
+) -> RescoreResult:
     """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``.
 
     A record edited after rageval wrote it (its digest does not match) is refused, unless ``accept_edits``: then it
-    is rescored and the new run's manifest lists it (``accepted_edits``)."""
+    is rescored and the new run's manifest lists it (``accepted_edits``).  ``figures``: the report's figure files
+    (``png``, ``svg``; default none: report.html draws its own)."""
     from rageval.judges.checks import judge_problems
     from rageval.judges.spec import JudgeSpec
     from rageval.run.engine import execute
@@ -98,7 +101,7 @@ def rescore(run_dir: str | Path, *, judge: str | None = None, accept_edits: bool
         result = execute(plan, out, progress_bar=False)
 
         records.close()
-        build_report(out.path, seed=manifest.suite.seed)
+        build_report(out.path, seed=manifest.suite.seed, figures=tuple(figures))
     rescored = records.ok
     judge_id = str(result.models.get("judge", scoring.judge.spec))
     return RescoreResult(out.path, result.n_records, rescored, scoring.judge.spec, judge_id)
