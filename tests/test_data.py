@@ -384,7 +384,9 @@ def test_hub_failure_says_how_to_work_offline(monkeypatch):
 
     fake = _FakeDatasets(error=ConnectionError("Couldn't reach 'x/y' on the Hub (OfflineModeIsEnabled)"))
     monkeypatch.setitem(__import__("sys").modules, "datasets", fake)
-    with pytest.raises(DataUnavailable, match=r"could not load hub dataset 'x/y'.*pass path=.*sample_path"):
+    with pytest.raises(
+        DataUnavailable, match=r"could not load hub dataset 'x/y'.*--dataset-path FILE.*path=.*sample_path\('qasper'\)"
+    ):
         load_examples("qasper", hub_id="x/y")
 
 

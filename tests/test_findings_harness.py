@@ -512,7 +512,7 @@ VALIDITY_INTERVAL = re.compile(
     r"^r\(answer-in-context, `(?P<m>[^`]+)`\) − r\(retrieval recall, `(?P=m)`\) = (?P<d>\S+) \(95% "
     r"cluster-bootstrap CI \[(?P<lo>\S+), (?P<hi>\S+)\] over (?P<k>\d+) (?P<unit>question|cluster)s?, "
     r"test-inversion p (?:(?P<p>\d\S*)|below 1/(?P<b>\d+): every replicate on one side)\): (?:the interval excludes 0, "
-    r"answer-in-context's correlation is the (?P<side>higher|lower)|(?P<incl>the interval includes 0, so these data do "
+    r"answer-in-context's r is the (?P<side>higher|lower) \(signed, not by \|r\|\)|(?P<incl>the interval includes 0, so these data do "
     r"not tell the two correlations apart))\.$"
 )
 

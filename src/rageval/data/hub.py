@@ -26,7 +26,7 @@ def hub_records(hub_id: str, config: str | None, split: str | None, ds: str) -> 
         data = datasets.load_dataset(hub_id, config, split=split)
     except Exception as e:
         shipped = (
-            f"or use the shipped sample (rageval.data.sample_path({LOADERS.meta(ds).sample!r}))"
+            f"or use the shipped sample (rageval.data.sample_path({ds!r}))"
             if LOADERS.meta(ds).sample
             else f"rageval ships no {ds} rows"
         )

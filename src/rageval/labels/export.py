@@ -23,6 +23,7 @@ from rageval.diagnostics.inputs import scoring_options
 from rageval.escape import csv_text
 from rageval.io import json_text, write_text_atomic
 from rageval.labels.errors import LabelError
+from rageval.labels.files import read_labels
 from rageval.labels.page import label_page
 from rageval.labels.pairs import judged_diagnostics, pair_id, record_pairs, scoring_input
 from rageval.rundir.manifest import Manifest, RunDir, RunDirError
@@ -153,8 +154,6 @@ def export_labels(run_dir: str | Path, out: str | Path, *, n: int, seed: int = 0
 
 def _refuse_filled(out: Path) -> None:
     """Refuse to write over a label file that holds labels (a person's work); an unfilled one is written again."""
-    from rageval.labels.apply import read_labels  # the reader of label files (which imports this module)
-
     for name in ("labels.jsonl", "labels.csv"):
         path = out / name
         if not path.is_file():

@@ -266,7 +266,7 @@ def _validity_interval(an: Analysis) -> list[Finding]:
     k = int(pooled["n_clusters"])
     p_text = f"p {fmt_p(p)}" if p > 0 else f"p below 1/{int(pooled['n_resamples'])}: every replicate on one side"
     if lo > 0 or hi < 0:
-        said = f"the interval excludes 0, answer-in-context's correlation is the {'higher' if lo > 0 else 'lower'}"
+        said = f"the interval excludes 0, answer-in-context's r is the {'higher' if lo > 0 else 'lower'} (signed, not by |r|)"
     else:
         said = "the interval includes 0, so these data do not tell the two correlations apart"
     return [
