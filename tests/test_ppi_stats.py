@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from rageval.errors import ModelUnavailable
 from rageval.stats.holm import holm
 from rageval.stats.ppi import Interval, PPIEstimate, plan_labels, ppi_holm, ppi_mean, ppi_paired
 
@@ -206,7 +207,9 @@ def test_undefined_and_degenerate_inputs():
 
 def test_without_ppi_py_the_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "ppi_py", None)
-    with pytest.raises(ImportError, match=r"pip install 'rageval\[ppi\]'"):
+    with pytest.raises(
+        ModelUnavailable, match=r"^judge-error correction \(PPI\) needs ppi-python, .*pip install 'rageval\[ppi\]'"
+    ):
         ppi_mean(Y, YHAT, YHAT_UNL)
 
 

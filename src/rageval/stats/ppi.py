@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.errors import install_hint
+from rageval.errors import require
 from rageval.stats.holm import holm
 
 __all__ = ["Interval", "PPIEstimate", "ppi_mean", "ppi_paired", "ppi_holm", "plan_labels"]
@@ -117,15 +117,12 @@ _NAN_INTERVAL = Interval(math.nan, math.nan, math.nan)
 
 
 def _ppi_py() -> Any:
-    """ppi_py (the ``ppi`` extra), imported on first use: its import loads numba, statsmodels and scikit-learn."""
-    try:
-        import ppi_py
-    except ImportError as err:
-        why = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise ImportError(
-            f"judge-error correction (PPI) needs ppi-python, which cannot be imported here ({why}); "
-            f"install it with: {install_hint('ppi')}"
-        ) from None
+    """ppi_py (the ``ppi`` extra), imported on first use: its import loads numba, statsmodels and scikit-learn.
+    Without it: :class:`~rageval.errors.ModelUnavailable`, one line naming the extra (the commands print it as
+    such)."""
+    require("ppi_py", what="judge-error correction (PPI)")
+    import ppi_py
+
     return ppi_py
 
 
