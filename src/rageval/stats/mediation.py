@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.moments import cluster_moments, covariances, interval_columns, replicate_moments
+from rageval.stats.moments import cluster_moments, covariances, interval_columns, pooled_and_by_group, replicate_moments
 
 __all__ = ["MEDIATION_KEYS", "mediation_analysis", "mediation_replicates", "mediation_stats"]
 
@@ -130,16 +130,10 @@ def mediation_analysis(
     """``{"pooled": stats, "by_group": {group: stats}}`` of :func:`mediation_stats` (groups in first-seen order;
     each analysis draws its replicates from ``np.random.default_rng(seed)`` afresh)."""
     r, m, y = _aligned(recall, aic, quality)
-    g = list(groups)
-    if len(g) != r.size:
-        raise ValueError(f"groups has {len(g)} entries, the metrics {r.size}")
-    garr = np.array(g, dtype=object)
-    carr = np.array(list(clusters), dtype=object) if clusters is not None else None
-    opts = {"seed": seed, "n_resamples": n_resamples, "confidence": confidence}
 
-    def one(sel: np.ndarray) -> dict[str, Any]:
-        cl = carr[sel].tolist() if carr is not None else None
-        return mediation_stats(r[sel], m[sel], y[sel], clusters=cl, **opts)  # type: ignore[arg-type]
+    def one(sel: np.ndarray, cl: list[Any] | None) -> dict[str, Any]:
+        return mediation_stats(
+            r[sel], m[sel], y[sel], clusters=cl, seed=seed, n_resamples=n_resamples, confidence=confidence
+        )
 
-    by = {name: one(garr == name) for name in dict.fromkeys(g)}
-    return {"pooled": one(np.ones(r.size, dtype=bool)), "by_group": by}
+    return pooled_and_by_group(r.size, groups, clusters, one)

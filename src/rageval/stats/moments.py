@@ -18,14 +18,22 @@ undefined (a constant column in the resample) is left out and counted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
 
-__all__ = ["cluster_moments", "covariances", "interval_columns", "inversion_p", "moment_ci", "replicate_moments"]
+__all__ = [
+    "cluster_moments",
+    "covariances",
+    "interval_columns",
+    "inversion_p",
+    "moment_ci",
+    "pooled_and_by_group",
+    "replicate_moments",
+]
 
 #: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
 _CONSTANT = 1e-12
@@ -124,3 +132,27 @@ def inversion_p(values: np.ndarray) -> float | None:
     low = _sup_at_most(v)  # the lower bound at alpha/2 <= low is <= 0
     high = 1.0 - _sup_at_most(-v[::-1])  # the upper bound at 1 - alpha/2 >= high is >= 0
     return float(min(1.0, 2.0 * min(low, 1.0 - high)))
+
+
+def pooled_and_by_group(
+    n: int,
+    groups: Sequence[str],
+    clusters: Sequence[Any] | None,
+    one: Callable[[np.ndarray, list[Any] | None], dict[str, Any]],
+) -> dict[str, Any]:
+    """``{"pooled": one(every row), "by_group": {group: one(its rows)}}`` over ``n`` aligned rows (groups in
+    first-seen order): ``one(selection, the selected rows' clusters or None)`` computes one analysis, as the
+    validity and mediation analyses do per setting and pooled."""
+    g = list(groups)
+    if len(g) != n:
+        raise ValueError(f"groups has {len(g)} entries, the metrics {n}")
+    if clusters is not None and len(clusters) != n:
+        raise ValueError(f"clusters has {len(clusters)} entries, the metrics {n}")
+    garr = np.array(g, dtype=object)
+    carr = np.array(list(clusters), dtype=object) if clusters is not None else None
+
+    def run(sel: np.ndarray) -> dict[str, Any]:
+        return one(sel, carr[sel].tolist() if carr is not None else None)
+
+    by = {name: run(garr == name) for name in dict.fromkeys(g)}
+    return {"pooled": run(np.ones(n, dtype=bool)), "by_group": by}

@@ -24,7 +24,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.moments import cluster_moments, covariances, interval_columns, inversion_p, replicate_moments
+from rageval.stats.moments import (
+    cluster_moments,
+    covariances,
+    interval_columns,
+    inversion_p,
+    pooled_and_by_group,
+    replicate_moments,
+)
 
 __all__ = ["INTERVAL_KEYS", "validity_analysis", "validity_replicates", "validity_stats"]
 
@@ -209,24 +216,15 @@ def validity_analysis(
     ``clusters`` (one resampling unit per row: its question, or its QASPER paper) adds the cluster-bootstrap
     intervals, ``r_diff`` and its test-inversion p (``n_resamples`` replicates drawn from
     ``np.random.default_rng(seed)``, afresh for the pooled rows and for each group)."""
-    g = list(groups)
     f1, aic, recall = (np.asarray(v, dtype=np.float64) for v in (f1, aic, recall))
-    if len(g) != f1.size:
-        raise ValueError(f"groups has {len(g)} entries, the metrics {f1.size}")
-    if clusters is not None and len(clusters) != f1.size:
-        raise ValueError(f"clusters has {len(clusters)} entries, the metrics {f1.size}")
-    names = list(dict.fromkeys(g))
-    garr = np.array(g, dtype=object)
-    carr = np.array(list(clusters), dtype=object) if clusters is not None else None
 
-    def one(sel: np.ndarray) -> dict[str, Any]:
+    def one(sel: np.ndarray, cl: list[Any] | None) -> dict[str, Any]:
         y, a, r = f1[sel], aic[sel], recall[sel]
         stats = validity_stats(y, a, r)
-        if carr is None:
+        if cl is None:
             return stats
         ok = np.isfinite(y) & np.isfinite(a) & np.isfinite(r)
-        cl = carr[sel][ok].tolist()
-        return _with_intervals(stats, y[ok], a[ok], r[ok], cl, seed, n_resamples, confidence)
+        kept = [c for c, keep in zip(cl, ok.tolist(), strict=True) if keep]
+        return _with_intervals(stats, y[ok], a[ok], r[ok], kept, seed, n_resamples, confidence)
 
-    by = {name: one(garr == name) for name in names}
-    return {"pooled": one(np.ones(f1.size, dtype=bool)), "by_group": by}
+    return pooled_and_by_group(f1.size, groups, clusters, one)
