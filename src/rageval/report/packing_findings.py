@@ -36,9 +36,11 @@ def _pct(x: float) -> str:
     return ("0" if s == "-0" else s) + "%"
 
 
-def _ci(v: Mapping[str, Any], key: str, pct: bool = False) -> str:
-    """``[lo, hi]`` of ``key``'s interval as printed (signed, or whole percents), "" without one."""
-    lo, hi = v.get(f"{key}_ci_low"), v.get(f"{key}_ci_high")
+def _ci(v: Mapping[str, Any], key: str = "", pct: bool = False) -> str:
+    """``[lo, hi]`` of ``key``'s interval (``<key>_ci_low``/``_ci_high``; without a key a gain group's
+    ``ci_low``/``ci_high``) as printed, signed or in whole percents; "" without one."""
+    pre = f"{key}_" if key else ""
+    lo, hi = v.get(f"{pre}ci_low"), v.get(f"{pre}ci_high")
     if lo is None or hi is None:
         return ""
     return f"[{_pct(lo)}, {_pct(hi)}]" if pct else f"[{signed(lo)}, {signed(hi)}]"
@@ -107,7 +109,7 @@ def _gain_sentence(c: Mapping[str, Any]) -> str:
         extra = []
         if v["share"] is not None and not small:
             extra.append(f"{_pct(v['share'])} of the effect")
-        if key in ("new", "lost") and (ci := _group_ci(v)):
+        if key in ("new", "lost") and (ci := _ci(v)):
             extra.append(f"95% CI {ci}")
         tail = f" ({'; '.join(extra)})" if extra else ""
         parts.append(f"{signed(v['contribution'])}{tail} from the {v['n']} {said.format(a=c['a'], b=c['b'])}")
@@ -116,11 +118,6 @@ def _gain_sentence(c: Mapping[str, Any]) -> str:
         f"`{c['a']}` − `{c['b']}` on `{c['metric']}`, {signed(g['effect'])} over {g['n']} "
         f"paired question{'s' if g['n'] != 1 else ''}{zero}: {'; '.join(parts)}."
     )
-
-
-def _group_ci(v: Mapping[str, Any]) -> str:
-    lo, hi = v.get("ci_low"), v.get("ci_high")
-    return "" if lo is None or hi is None else f"[{signed(lo)}, {signed(hi)}]"
 
 
 def gain_findings(an: Analysis) -> list[Finding]:
