@@ -364,9 +364,12 @@ def score_files(
             read.notes,
         )
         if build_report:
-            labels = {} if human_labels is None else {"human_labels": human_labels}
             result.report = _build(
-                rundir.path, seed=options.seed, n_resamples=options.resamples, figures=figures, **labels
+                rundir.path,
+                seed=options.seed,
+                n_resamples=options.resamples,
+                figures=figures,
+                human_labels=human_labels,
             )
     return result
 

@@ -297,9 +297,8 @@ def _suite_audit(out_dir, suite, allow_unavailable: bool, human_labels=None, fig
     from rageval.report import build_report
     from rageval.suite.run import report_figures
 
-    labels = {} if human_labels is None else {"human_labels": human_labels}
     # again, now with the audit's section (its figure files, where asked for, cached: reused)
-    written = build_report(out_dir, figures=report_figures(suite, figures), **labels)
+    written = build_report(out_dir, figures=report_figures(suite, figures), human_labels=human_labels)
     echo(f"report (with the audit): {written['report_html']}")
 
 

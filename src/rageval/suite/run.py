@@ -90,8 +90,9 @@ def run_suite(
         if embeddings is not None:  # a first run's: once the engine has claimed the directory
             embeddings.save()
         if build_report:
-            labels = {} if human_labels is None else {"human_labels": human_labels}
-            result.report = _build(rundir.path, seed=suite.seed, figures=report_figures(suite, figures), **labels)
+            result.report = _build(
+                rundir.path, seed=suite.seed, figures=report_figures(suite, figures), human_labels=human_labels
+            )
     return result
 
 
