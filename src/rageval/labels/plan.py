@@ -65,8 +65,21 @@ def plan_rows(
 
 
 def plan_more(run_dir: str | Path, labels_file: str | Path, width: float, *, metric: str | None = None) -> list[str]:
-    """The planning lines: the most questions any row needs, then each row."""
-    rows = plan_rows(run_dir, labels_file, width, metric=metric)
+    """The planning lines: the most questions any row needs, then one line per metric (its widest setting and how
+    many settings cannot reach the width), or with ``metric`` one line per setting of it.
+
+    >>> rows = [{"setting": "a", "metric": "m", "n_labelled": 10, "total": 40, "why": None},
+    ...         {"setting": "b", "metric": "m", "n_labelled": 10, "total": 90, "why": None},
+    ...         {"setting": "c", "metric": "m", "n_labelled": 10, "total": None, "why": "no variance"}]
+    >>> print("\\n".join(_lines(rows, 0.1, by_setting=False)))
+    label 80 more questions (90 in total) for a 95% CI half-width of 0.1 on every mean below (the widest: b m)
+      m: 10 labelled, 90 needed (80 more) for the widest of 3 settings (b); 1 setting cannot reach it (c: no variance)
+    (--metric NAME lists each setting of one metric)
+    """
+    return _lines(plan_rows(run_dir, labels_file, width, metric=metric), width, by_setting=metric is not None)
+
+
+def _lines(rows: list[dict[str, Any]], width: float, *, by_setting: bool) -> list[str]:
     reach = [r for r in rows if r["total"] is not None]
     lines = []
     if reach:
@@ -76,12 +89,34 @@ def plan_more(run_dir: str | Path, labels_file: str | Path, width: float, *, met
             f"label {more} more questions ({worst['total']} in total) for a 95% CI half-width of {width:g} on every "
             f"mean below (the widest: {worst['setting']} {worst['metric']})"
         )
-    for r in rows:
-        if r["total"] is None:
-            lines.append(f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled; {r['why']}")
-        else:
-            more = max(0, r["total"] - r["n_labelled"])
-            lines.append(
-                f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled, {r['total']} needed ({more} more)"
+    if by_setting:
+        for r in rows:
+            if r["total"] is None:
+                lines.append(f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled; {r['why']}")
+            else:
+                more = max(0, r["total"] - r["n_labelled"])
+                lines.append(
+                    f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled, {r['total']} needed ({more} more)"
+                )
+        return lines
+    for m in dict.fromkeys(r["metric"] for r in rows):
+        of = [r for r in rows if r["metric"] == m]
+        ok = [r for r in of if r["total"] is not None]
+        out = [r for r in of if r["total"] is None]
+        labelled = max(r["n_labelled"] for r in of)
+        line = f"  {m}: {labelled} labelled"
+        if ok:
+            w = max(ok, key=lambda r: r["total"])
+            more = max(0, w["total"] - w["n_labelled"])
+            which = f"the widest of {len(of)} settings" if len(of) > 1 else "its one setting"
+            line += f", {w['total']} needed ({more} more) for {which} ({w['setting']})"
+        if out:
+            first = out[0]
+            line += (
+                f"{';' if ok else ':'} {len(out)} setting{'s' if len(out) > 1 else ''} cannot reach it "
+                f"({first['setting']}: {first['why']}{', …' if len(out) > 1 else ''})"
             )
+        lines.append(line)
+    if not by_setting and len({r["setting"] for r in rows}) > 1:
+        lines.append("(--metric NAME lists each setting of one metric)")
     return lines
