@@ -14,9 +14,10 @@ from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report import validity_tables as V
-from rageval.report.analysis import analyze, holm_family_counts
+from rageval.report.analysis import _resolve_seed, analyze, holm_family_counts, scalar_metric_names
 from rageval.report.audit_section import load_audits
-from rageval.report.explorer import explorer_data
+from rageval.report.examples import reference_setting
+from rageval.report.explorer import ExplorerPass, explorer_data
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.page_figures import page_figures
@@ -88,13 +89,20 @@ def build_report(
         if out_dir is None:
             _note_edits(run)
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
-        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
+        # the explorer's data from the analysis' one pass over the records (each record parsed once for both)
+        explorer = ExplorerPass(
+            run.setting_names,
+            _explorer_metrics(scalar_metric_names(run.columns)),
+            seed=_resolve_seed(run.suite, seed),
+            reference=reference_setting(run.settings, run.setting_names),
+        )
+        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m, also=explorer.add)
         if holm is not None:
             (an,) = adjust_union([an], scope=holm)
         if human_labels is not None:
             an = _with_ppi(run, an, human_labels)
         out = Path(out_dir) if out_dir is not None else run.path
-        return write_report_files(run, an, out, plots=plots, figures=figures)
+        return write_report_files(run, an, out, plots=plots, figures=figures, explorer=_explorer_of(run, an, explorer))
 
 
 def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
@@ -171,13 +179,20 @@ def _build_reports(
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
 def write_report_files(
-    run: Run, an: Analysis, out: Path, *, plots: bool = True, figures: str | Sequence[str] | None = None
+    run: Run,
+    an: Analysis,
+    out: Path,
+    *,
+    plots: bool = True,
+    figures: str | Sequence[str] | None = None,
+    explorer: dict[str, Any] | None = None,
 ) -> dict[str, Path]:
     """Every table, ``report.json`` and ``report.html`` of one analysed run into ``out``, and the figure files
     of the ``figures`` formats (``png``, ``svg``; default none: the page draws its own figures).
 
     ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
-    killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``)."""
+    killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``).
+    ``explorer``: the explorer's data when a pass already made it (:func:`_explorer_of`; default: a pass here)."""
     out.mkdir(parents=True, exist_ok=True)
     claim(out)
     if not owned(out):
@@ -217,26 +232,41 @@ def write_report_files(
         for name in ("ppi.csv", "ppi.md"):
             (out / name).unlink(missing_ok=True)
     written["report_json"] = _write(out / "report.json", an.to_json())
-    page = _page_parts(run, an, plots=plots)
+    page = _page_parts(run, an, plots=plots, explorer=explorer)
     html = render_html(an, page_figures(an) if plots else None, page=page)
     written["report_html"] = _write(out / "report.html", html)
     return written
 
 
-def _page_parts(run: Run, an: Analysis, *, plots: bool) -> PageParts:
+def _explorer_metrics(metric_names: Sequence[str]) -> list[str]:
+    """The metrics the explorer shows: the contrasted ones."""
+    return [m for m in metric_names if contrasted_by_default(m)]
+
+
+def _explorer_args(run: Run, an: Analysis) -> tuple[list[str], list[str], int, str | None]:
+    """The explorer's settings, metrics, seed and reference for the analysis ``an`` of ``run``."""
+    return list(run.setting_names), _explorer_metrics(an.metric_names), an.seed, an.examples.get("reference")
+
+
+def _explorer_of(run: Run, an: Analysis, p: ExplorerPass) -> dict[str, Any] | None:
+    """The data of the pass ``p`` made beside the analysis ``an``, when it saw every record with the arguments
+    the page's own pass takes (else None: the page makes its pass)."""
+    if (p.settings, p.metric_keys, p.seed, p.reference) != _explorer_args(run, an) or p.n_total != len(run.records):
+        return None
+    return p.result()
+
+
+def _page_parts(run: Run, an: Analysis, *, plots: bool, explorer: dict[str, Any] | None = None) -> PageParts:
     """What the HTML page shows beside the analysis: the metrics the figures leave out (with the figures), the
     run's counters, the audits written into the run directory and the explorer's data (one pass over the
-    records)."""
+    records, unless ``explorer`` is that pass' data already)."""
+    if explorer is None:
+        settings, metrics, seed, reference = _explorer_args(run, an)
+        explorer = explorer_data(run.records, settings, metrics, seed=seed, reference=reference)
     return PageParts(
         unplotted=tuple(unplotted_metrics(an)) if plots else (),
         constant_metrics=tuple(constant_metrics(an)) if plots else (),
         run_counters=_run_counters(run.path),
         audits=tuple(load_audits(run.path)),
-        explorer=explorer_data(
-            run.records,
-            run.setting_names,
-            [m for m in an.metric_names if contrasted_by_default(m)],
-            seed=an.seed,
-            reference=an.examples.get("reference"),
-        ),
+        explorer=explorer,
     )

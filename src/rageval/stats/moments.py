@@ -18,7 +18,8 @@ undefined (a constant column in the resample) is left out and counted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = [
     "moment_ci",
     "pooled_and_by_group",
     "replicate_moments",
+    "shared_draws",
 ]
 
 #: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
@@ -49,6 +51,59 @@ def cluster_moments(columns: Sequence[np.ndarray], clusters: Sequence[Any]) -> n
     return out
 
 
+#: the draws kept by :func:`shared_draws` (None outside it): generator state and shape -> the count blocks and the
+#: state after them
+_SHARED: dict[tuple[Any, ...], tuple[list[tuple[int, np.ndarray]], dict[str, Any]]] | None = None
+
+#: count cells :func:`shared_draws` keeps at most (float32: 64 MiB); draws beyond are made again when asked for
+_SHARED_CELLS = 2**24
+
+
+@contextlib.contextmanager
+def shared_draws() -> Iterator[None]:
+    """Within: the count blocks of :func:`replicate_moments` drawn once per generator state and shape, and handed
+    again (the generator moved on as a fresh draw would leave it) to each analysis that draws them from the same
+    state — the validity and mediation analyses of every group draw ``np.random.default_rng(seed)``'s first
+    chunks over the same number of clusters, so the same counts.  The numbers are those of a fresh draw, bit for
+    bit; at most :data:`_SHARED_CELLS` cells are kept, and none after the block."""
+    global _SHARED
+    outer = _SHARED
+    _SHARED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _SHARED = outer
+
+
+def _state_key(rng: np.random.Generator, b: int, k: int) -> tuple[Any, ...] | None:
+    """The generator's state and the draw's shape, or None for a state not kept (another bit generator)."""
+    st = rng.bit_generator.state
+    inner = st.get("state")
+    if st.get("bit_generator") != "PCG64" or not isinstance(inner, dict):
+        return None
+    return inner.get("state"), inner.get("inc"), st.get("has_uint32"), st.get("uinteger"), b, k
+
+
+def _shared_counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
+    """:func:`rageval.stats.resample._counts`, each drawn once within :func:`shared_draws` (the blocks it hands
+    are read only)."""
+    memo = _SHARED
+    key = _state_key(rng, b, k) if memo is not None and b * k <= _SHARED_CELLS else None
+    if memo is None or key is None:
+        yield from _counts(rng, b, k)
+        return
+    hit = memo.get(key)
+    if hit is None:
+        blocks = list(_counts(rng, b, k))
+        if sum(W.size for kept, _ in memo.values() for _, W in kept) + b * k <= _SHARED_CELLS:
+            memo[key] = (blocks, rng.bit_generator.state)
+        yield from blocks
+        return
+    blocks, after = hit
+    rng.bit_generator.state = after
+    yield from blocks
+
+
 def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.random.Generator | None) -> np.ndarray:
     """``B x p x p``: each bootstrap replicate's moments (``K`` clusters drawn with replacement, the resample
     engine's draws)."""
@@ -59,7 +114,7 @@ def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.rand
     with _blas_threads(min(n_resamples, _CHUNK) * K * p * p):  # one BLAS thread for products of ordinary size
         for start in range(0, n_resamples, _CHUNK):
             b = min(_CHUNK, n_resamples - start)
-            for lo, W in _counts(rng, b, K):
+            for lo, W in _shared_counts(rng, b, K):
                 out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
     return out.reshape(n_resamples, p, p)
 
