@@ -487,9 +487,7 @@ def analyze(
         validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
-        examples=setting_examples(
-            run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t), also=also
-        ),
+        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t), also=also),
         judge_stats=run.manifest.get("judge_stats") or {},
         notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings
