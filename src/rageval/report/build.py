@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -84,7 +85,7 @@ def build_report(
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
-    with _writing_into([run_dir] if out_dir is None else []):
+    with _frozen_heap(), _writing_into([run_dir] if out_dir is None else []):
         run = load_run(run_dir, accept_edits=accept_edits)
         if out_dir is None:
             _note_edits(run)
@@ -121,6 +122,22 @@ def _note_edits(run: Run) -> None:
 
 
 @contextlib.contextmanager
+def _frozen_heap() -> Iterator[None]:
+    """Within: the objects alive on entry (a suite's, when it reports in its own process) left out of the cyclic
+    garbage collector's passes (``gc.freeze``), which the report's many allocations would otherwise make walk
+    them all again; they return to it on exit.  Objects made within are collected as ever.  Nothing is frozen
+    when something is already (a caller's own freeze is left as it is)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
 def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
     """Hold the lock of each run directory the report is written into, and claim it, *before* its manifest and
     records are read: no writer changes them between the read and the report, and a link there is refused
@@ -154,7 +171,7 @@ def build_reports(
     test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
     """
-    with _writing_into(run_dirs):
+    with _frozen_heap(), _writing_into(run_dirs):
         return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures)
 
 

@@ -84,6 +84,13 @@ def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _joined(sources: Mapping[str, str], ids: Sequence[str]) -> str:
+    """The snippets ``ids`` joined by a space, white space collapsed (each snippet is :func:`_clip`'s: collapsed
+    already, so only an empty or missing one needs the collapse)."""
+    parts = [sources.get(i, "") for i in ids]
+    return " ".join(parts) if all(parts) else " ".join(" ".join(parts).split())
+
+
 def _units(rec: Mapping[str, Any], sources: Mapping[str, str]) -> list[list[Any]]:
     out = []
     for u in (rec.get("context") or {}).get("units") or []:
@@ -91,7 +98,7 @@ def _units(rec: Mapping[str, Any], sources: Mapping[str, str]) -> list[list[Any]
             continue
         ids = list(u.get("source_ids") or []) or None
         text = " ".join(str(u.get("text") or "").split())
-        joined = " ".join(" ".join(sources.get(i, "") for i in ids).split()) if ids else None
+        joined = _joined(sources, ids) if ids else None
         out.append([None if ids and text == joined else _clip(text), ids])
     return out
 
@@ -170,7 +177,9 @@ class ExplorerPass:
         inv = key.translate(_INVERT)
         if len(heap) >= self.k and inv <= heap[0][0]:
             return
-        q = self.questions.setdefault(qid, _question(rec))
+        q = self.questions.get(qid)
+        if q is None:  # a question's text, gold and sources from its first record (made once, not per record)
+            q = self.questions[qid] = _question(rec)
         item = (inv, i, _slim(rec, self.metric_keys, q["sources"]))
         if len(heap) < self.k:
             heapq.heappush(heap, item)
