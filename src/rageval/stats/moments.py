@@ -53,7 +53,7 @@ def cluster_moments(columns: Sequence[np.ndarray], clusters: Sequence[Any]) -> n
 
 #: the draws kept by :func:`shared_draws` (None outside it): generator state and shape -> the count blocks and the
 #: state after them
-_SHARED: dict[tuple[Any, ...], tuple[list[tuple[int, np.ndarray]], dict[str, Any]]] | None = None
+_SHARED: dict[tuple[Any, ...], tuple[list[tuple[int, np.ndarray]], Mapping[str, Any]]] | None = None
 
 #: count cells :func:`shared_draws` keeps at most (float32: 64 MiB); draws beyond are made again when asked for
 _SHARED_CELLS = 2**24
