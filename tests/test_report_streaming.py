@@ -8,6 +8,7 @@ import json
 import os
 import random
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -503,3 +504,21 @@ def test_the_report_freezes_the_heap_it_finds_and_leaves_it_as_it_was(tmp_path, 
     assert gc.get_freeze_count() == 0
     build.build_report(make_run(tmp_path / "run"), n_resamples=200)
     assert seen[0] > 0 and gc.get_freeze_count() == 0
+
+
+def test_the_run_directory_is_claimed_once_per_report(tmp_path, monkeypatch):
+    from rageval.report import build
+
+    calls = []
+    real = build.claim
+    monkeypatch.setattr(build, "claim", lambda d, *a: calls.append(Path(d).resolve()) or real(d, *a))
+    run_dir = make_run(tmp_path / "run")
+    build.build_report(run_dir, n_resamples=200)
+    assert calls == [run_dir.resolve()]  # before the read, under the lock held until the files are written
+    calls.clear()
+    build.build_report(run_dir, n_resamples=200, out_dir=tmp_path / "elsewhere")
+    assert calls == [(tmp_path / "elsewhere").resolve()]  # the run only read; the other folder claimed to write
+    calls.clear()
+    other = make_run(tmp_path / "other")
+    build.build_reports([run_dir, other], n_resamples=200)
+    assert calls == [run_dir.resolve(), other.resolve()]

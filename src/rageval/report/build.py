@@ -85,7 +85,7 @@ def build_report(
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
-    with _frozen_heap(), _writing_into([run_dir] if out_dir is None else []):
+    with _frozen_heap(), _writing_into([run_dir] if out_dir is None else []) as claimed:
         run = load_run(run_dir, accept_edits=accept_edits)
         if out_dir is None:
             _note_edits(run)
@@ -103,7 +103,15 @@ def build_report(
         if human_labels is not None:
             an = _with_ppi(run, an, human_labels)
         out = Path(out_dir) if out_dir is not None else run.path
-        return write_report_files(run, an, out, plots=plots, figures=figures, explorer=_explorer_of(run, an, explorer))
+        return write_report_files(
+            run,
+            an,
+            out,
+            plots=plots,
+            figures=figures,
+            explorer=_explorer_of(run, an, explorer),
+            claimed=out.resolve() in claimed,
+        )
 
 
 def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
@@ -138,11 +146,13 @@ def _frozen_heap() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
+def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[set[Path]]:
     """Hold the lock of each run directory the report is written into, and claim it, *before* its manifest and
     records are read: no writer changes them between the read and the report, and a link there is refused
     before anything is read through it.  (A run reported into another ``--out`` is only read: it may be
-    read-only.)"""
+    read-only.)  Gives the directories claimed (resolved): claimed under the lock held throughout, they need no
+    second claim before the report's files are written."""
+    claimed: set[Path] = set()
     with contextlib.ExitStack() as stack:
         for d in run_dirs:
             if not Path(d).is_dir():
@@ -150,7 +160,8 @@ def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
             stack.enter_context(OutDirLock(Path(d), "rageval report"))
             if owned(Path(d)):  # else not a run: reading it says so (and the writer claims it, if it gets there)
                 claim(d)
-        yield
+                claimed.add(Path(d).resolve())
+        yield claimed
 
 
 def build_reports(
@@ -171,12 +182,12 @@ def build_reports(
     test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
     """
-    with _frozen_heap(), _writing_into(run_dirs):
-        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures)
+    with _frozen_heap(), _writing_into(run_dirs) as claimed:
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures, claimed)
 
 
 def _build_reports(
-    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None
+    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None, claimed=frozenset()
 ) -> dict[Path, dict[str, Path]]:
     runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
     for r in runs:
@@ -191,7 +202,10 @@ def _build_reports(
     m = union_family_size([holm_family_counts(r) for r in runs], holm)
     analyses = [analyze(r, seed=seed, n_resamples=n_resamples, family_size=m) for r in runs]
     analyses = adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
-    return {r.path: write_report_files(r, an, r.path, plots=plots, figures=figures) for r, an in zip(runs, analyses)}
+    return {
+        r.path: write_report_files(r, an, r.path, plots=plots, figures=figures, claimed=r.path.resolve() in claimed)
+        for r, an in zip(runs, analyses)
+    }
 
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
@@ -203,15 +217,18 @@ def write_report_files(
     plots: bool = True,
     figures: str | Sequence[str] | None = None,
     explorer: dict[str, Any] | None = None,
+    claimed: bool = False,
 ) -> dict[str, Path]:
     """Every table, ``report.json`` and ``report.html`` of one analysed run into ``out``, and the figure files
     of the ``figures`` formats (``png``, ``svg``; default none: the page draws its own figures).
 
     ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
     killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``).
-    ``explorer``: the explorer's data when a pass already made it (:func:`_explorer_of`; default: a pass here)."""
+    ``explorer``: the explorer's data when a pass already made it (:func:`_explorer_of`; default: a pass here);
+    ``claimed``: ``out`` was claimed already, under the lock held since (:func:`_writing_into`)."""
     out.mkdir(parents=True, exist_ok=True)
-    claim(out)
+    if not claimed:
+        claim(out)
     if not owned(out):
         mark_run(out, str(run.suite.get("name") or run.path.name), run.suite.get("hash"))
     written: dict[str, Path] = {}
