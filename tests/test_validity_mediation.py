@@ -297,11 +297,12 @@ def test_a_shared_draw_leaves_the_generator_where_a_fresh_one_does():
             after = rng.integers(0, 10**9, size=4)
             fresh = np.random.default_rng(3)
             assert all(np.array_equal(W, F) for W, (_, F) in zip(blocks, resample._counts(fresh, 700, 9), strict=True))
+            assert all(W.dtype == np.float32 for W in blocks)
             assert np.array_equal(after, fresh.integers(0, 10**9, size=4))
 
 
 def test_shared_draws_keep_at_most_their_bound(monkeypatch):
-    monkeypatch.setattr(moments, "_SHARED_CELLS", 1000)
+    monkeypatch.setattr(moments, "_SHARED_BYTES", 4000)  # 1,000 float32 counts
     with moments.shared_draws():
         list(moments._shared_counts(np.random.default_rng(0), 100, 10))  # 1,000 cells: kept
         list(moments._shared_counts(np.random.default_rng(1), 100, 10))  # 1,000 more: drawn, not kept
