@@ -495,17 +495,6 @@ def test_a_text_of_few_brackets_is_not_walked_for_its_depth(monkeypatch):
     assert walked == [1]
 
 
-def test_the_report_freezes_the_heap_it_finds_and_leaves_it_as_it_was(tmp_path, monkeypatch):
-    from rageval.report import build
-
-    seen = []
-    real = build.analyze
-    monkeypatch.setattr(build, "analyze", lambda *a, **k: seen.append(gc.get_freeze_count()) or real(*a, **k))
-    assert gc.get_freeze_count() == 0
-    build.build_report(make_run(tmp_path / "run"), n_resamples=200)
-    assert seen[0] > 0 and gc.get_freeze_count() == 0
-
-
 def test_the_run_directory_is_claimed_once_per_report(tmp_path, monkeypatch):
     from rageval.report import build
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -85,7 +84,7 @@ def build_report(
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
-    with _frozen_heap(), _writing_into([run_dir] if out_dir is None else []) as claimed:
+    with _writing_into([run_dir] if out_dir is None else []) as claimed:
         run = load_run(run_dir, accept_edits=accept_edits)
         if out_dir is None:
             _note_edits(run)
@@ -130,22 +129,6 @@ def _note_edits(run: Run) -> None:
 
 
 @contextlib.contextmanager
-def _frozen_heap() -> Iterator[None]:
-    """Within: the objects alive on entry (a suite's, when it reports in its own process) left out of the cyclic
-    garbage collector's passes (``gc.freeze``), which the report's many allocations would otherwise make walk
-    them all again; they return to it on exit.  Objects made within are collected as ever.  Nothing is frozen
-    when something is already (a caller's own freeze is left as it is)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-@contextlib.contextmanager
 def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[set[Path]]:
     """Hold the lock of each run directory the report is written into, and claim it, *before* its manifest and
     records are read: no writer changes them between the read and the report, and a link there is refused
@@ -182,7 +165,7 @@ def build_reports(
     test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
     """
-    with _frozen_heap(), _writing_into(run_dirs) as claimed:
+    with _writing_into(run_dirs) as claimed:
         return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures, claimed)
 
 
