@@ -233,3 +233,24 @@ def test_no_two_labels_overlap_in_the_demos_densest_band_nor_cover_the_legend():
             assert not a.overlaps(b), (a, b)  # never one label over another
     legend = ax.get_legend().get_window_extent(renderer)
     assert not any(b.overlaps(legend) for b in boxes)  # nor over the legend
+
+
+def test_the_intervals_are_those_of_the_engine_with_its_full_test(tmp_path, monkeypatch):
+    """The intervals draw one sign-flip replicate (their p-values are not read): the bootstrap comes first from the
+    generator, so every interval is the one of the engine run with its full test."""
+    from rageval.report import frontier
+
+    run = load_run(_run(tmp_path))
+    fast = analyze(run, n_resamples=1500).frontier
+    real = frontier.paired_tests
+    counts = []
+
+    def full(*a, **k):
+        counts.append(k.pop("n_test_resamples", None))
+        return real(*a, **k)
+
+    monkeypatch.setattr(frontier, "paired_tests", full)
+    slow = analyze(run, n_resamples=1500).frontier
+    assert counts[0] == 1  # the intervals' call
+    assert fast["intervals"] == slow["intervals"]
+    assert any(v["ci_low"] is not None for per in fast["intervals"].values() for v in per.values())

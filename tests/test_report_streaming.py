@@ -8,6 +8,7 @@ import json
 import os
 import random
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -427,3 +428,86 @@ def test_examples_from_one_pass_are_those_of_a_walk_over_every_record():
         assert got["by_setting"] == _examples_walk(recs, settings, qids)
         assert sum(v["emitted_not_grounded"]["n"] for v in got["by_setting"].values()) > 0
         assert sum(v["left_context"]["n"] for v in got["by_setting"].values()) > 0
+
+
+# ------------------------------------------------------------------ the explorer in the examples' pass
+
+
+def test_the_explorer_made_in_the_analysis_pass_is_the_page_s_own_pass(tmp_path, monkeypatch):
+    from rageval.report import build
+    from rageval.report.explorer import explorer_json
+
+    made = []
+    real = build.explorer_data
+    monkeypatch.setattr(build, "explorer_data", lambda *a, **k: made.append(1) or real(*a, **k))
+    run_dir = make_run(tmp_path / "run")
+    build.build_report(run_dir, n_resamples=200)
+    assert made == []  # the page made no pass of its own
+    run = load_run(run_dir)
+    an = analysis.analyze(run, n_resamples=200)
+    settings, metrics, seed, reference = build._explorer_args(run, an)
+    own = real(run.records, settings, metrics, seed=seed, reference=reference)
+    html = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert explorer_json(own) in html
+    assert own["n_shown"] == len(run.records) > 0 and own["reference"] == "identity"
+
+
+def test_a_pass_that_missed_records_or_took_other_arguments_is_not_used(tmp_path):
+    from rageval.report import build
+    from rageval.report.explorer import ExplorerPass
+
+    run = load_run(make_run(tmp_path / "run"))
+    an = analysis.analyze(run, n_resamples=200)
+    settings, metrics, seed, reference = build._explorer_args(run, an)
+    full = ExplorerPass(settings, metrics, seed=seed, reference=reference)
+    for rec in run.records:
+        full.add(rec)
+    assert build._explorer_of(run, an, full) == full.result()
+    short = ExplorerPass(settings, metrics, seed=seed, reference=reference)
+    short.add(run.records[0])
+    other_seed = ExplorerPass(settings, metrics, seed=seed + 1, reference=reference)
+    for rec in run.records:
+        other_seed.add(rec)
+    assert build._explorer_of(run, an, short) is None
+    assert build._explorer_of(run, an, other_seed) is None
+
+
+def test_joined_snippets_are_the_collapsed_join():
+    from rageval.report.explorer import _clip, _joined
+
+    rng = random.Random(5)
+    words = ["a", "b\u00a0c", "  d ", "\te\n", "", "f" * 700, "g\u2028h", " "]
+    for _ in range(500):
+        sources = {str(i): _clip(rng.choice(words) + rng.choice(words), 600) for i in range(4)}
+        ids = [str(rng.randrange(6)) for _ in range(rng.randint(1, 4))]  # "4" and "5": no such snippet
+        assert _joined(sources, ids) == " ".join(" ".join(sources.get(i, "") for i in ids).split())
+
+
+def test_a_text_of_few_brackets_is_not_walked_for_its_depth(monkeypatch):
+    from rageval import infiles
+
+    walked = []
+    real = infiles._too_deep
+    monkeypatch.setattr(infiles, "_too_deep", lambda v: walked.append(1) or real(v))
+    loads(json.dumps([[{"a": [1, 2]}]] * 10), "t")  # 40 opening brackets
+    assert walked == []
+    loads(json.dumps([[1]] * MAX_DEPTH), "t")  # MAX_DEPTH + 1 of them (and a depth of 2): walked
+    assert walked == [1]
+
+
+def test_the_run_directory_is_claimed_once_per_report(tmp_path, monkeypatch):
+    from rageval.report import build
+
+    calls = []
+    real = build.claim
+    monkeypatch.setattr(build, "claim", lambda d, *a: calls.append(Path(d).resolve()) or real(d, *a))
+    run_dir = make_run(tmp_path / "run")
+    build.build_report(run_dir, n_resamples=200)
+    assert calls == [run_dir.resolve()]  # before the read, under the lock held until the files are written
+    calls.clear()
+    build.build_report(run_dir, n_resamples=200, out_dir=tmp_path / "elsewhere")
+    assert calls == [(tmp_path / "elsewhere").resolve()]  # the run only read; the other folder claimed to write
+    calls.clear()
+    other = make_run(tmp_path / "other")
+    build.build_reports([run_dir, other], n_resamples=200)
+    assert calls == [run_dir.resolve(), other.resolve()]

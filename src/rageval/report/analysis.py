@@ -10,7 +10,7 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -48,6 +48,7 @@ from rageval.report.result import (
 from rageval.rundir.columns import RecordColumns
 from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
+from rageval.stats.moments import shared_draws
 from rageval.stats.resolution import AUTO
 from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
@@ -370,8 +371,9 @@ def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples:
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
     groups = [cols.settings[i] for i in s_idx[ok].tolist()]
     opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
-    stats = validity_analysis(f1, aic, recall, groups, **opts)
-    med = mediation_analysis(recall, aic, f1, groups, **opts)
+    with shared_draws():  # every analysis draws the same counts (same seed and clusters): drawn once
+        stats = validity_analysis(f1, aic, recall, groups, **opts)
+        med = mediation_analysis(recall, aic, f1, groups, **opts)
     order = _setting_order(run)
 
     def in_order(by: Mapping[str, Any]) -> dict[str, Any]:
@@ -434,12 +436,19 @@ def check_settings(n: int, where: str) -> None:
 
 
 def analyze(
-    run: Run, *, seed: int | None = None, n_resamples: int | str | None = None, family_size: int | None = None
+    run: Run,
+    *,
+    seed: int | None = None,
+    n_resamples: int | str | None = None,
+    family_size: int | None = None,
+    also: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Analysis:
     """Every number of the report of ``run`` (see the module doc), its findings included.
 
     ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
-    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
+    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest);
+    ``also``: called with every record, in order, in the one pass over the records the analysis makes (the
+    examples': :func:`rageval.report.examples.setting_examples`).
     """
     check_settings(len(run.settings), printable(run.path))
     suite = run.suite
@@ -478,7 +487,7 @@ def analyze(
         validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
-        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t)),
+        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t), also=also),
         judge_stats=run.manifest.get("judge_stats") or {},
         notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings

@@ -14,9 +14,10 @@ from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report import validity_tables as V
-from rageval.report.analysis import analyze, holm_family_counts
+from rageval.report.analysis import _resolve_seed, analyze, holm_family_counts, scalar_metric_names
 from rageval.report.audit_section import load_audits
-from rageval.report.explorer import explorer_data
+from rageval.report.examples import reference_setting
+from rageval.report.explorer import ExplorerPass, explorer_data
 from rageval.report.html import render_html
 from rageval.report.load import Run, RunError, load_run
 from rageval.report.page_figures import page_figures
@@ -83,18 +84,33 @@ def build_report(
     be reported honestly (records of different suites mixed, unknown settings in
     the contrasts, ...).
     """
-    with _writing_into([run_dir] if out_dir is None else []):
+    with _writing_into([run_dir] if out_dir is None else []) as claimed:
         run = load_run(run_dir, accept_edits=accept_edits)
         if out_dir is None:
             _note_edits(run)
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
-        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
+        # the explorer's data from the analysis' one pass over the records (each record parsed once for both)
+        explorer = ExplorerPass(
+            run.setting_names,
+            _explorer_metrics(scalar_metric_names(run.columns)),
+            seed=_resolve_seed(run.suite, seed),
+            reference=reference_setting(run.settings, run.setting_names),
+        )
+        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m, also=explorer.add)
         if holm is not None:
             (an,) = adjust_union([an], scope=holm)
         if human_labels is not None:
             an = _with_ppi(run, an, human_labels)
         out = Path(out_dir) if out_dir is not None else run.path
-        return write_report_files(run, an, out, plots=plots, figures=figures)
+        return write_report_files(
+            run,
+            an,
+            out,
+            plots=plots,
+            figures=figures,
+            explorer=_explorer_of(run, an, explorer),
+            claimed=out.resolve() in claimed,
+        )
 
 
 def _with_ppi(run: Run, an: Any, human_labels: str | Path) -> Any:
@@ -113,11 +129,13 @@ def _note_edits(run: Run) -> None:
 
 
 @contextlib.contextmanager
-def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
+def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[set[Path]]:
     """Hold the lock of each run directory the report is written into, and claim it, *before* its manifest and
     records are read: no writer changes them between the read and the report, and a link there is refused
     before anything is read through it.  (A run reported into another ``--out`` is only read: it may be
-    read-only.)"""
+    read-only.)  Gives the directories claimed (resolved): claimed under the lock held throughout, they need no
+    second claim before the report's files are written."""
+    claimed: set[Path] = set()
     with contextlib.ExitStack() as stack:
         for d in run_dirs:
             if not Path(d).is_dir():
@@ -125,7 +143,8 @@ def _writing_into(run_dirs: Sequence[str | Path]) -> Iterator[None]:
             stack.enter_context(OutDirLock(Path(d), "rageval report"))
             if owned(Path(d)):  # else not a run: reading it says so (and the writer claims it, if it gets there)
                 claim(d)
-        yield
+                claimed.add(Path(d).resolve())
+        yield claimed
 
 
 def build_reports(
@@ -146,12 +165,12 @@ def build_reports(
     test's replicates are sized for the union's largest family.  Returns
     ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
     """
-    with _writing_into(run_dirs):
-        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures)
+    with _writing_into(run_dirs) as claimed:
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures, claimed)
 
 
 def _build_reports(
-    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None
+    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None, claimed=frozenset()
 ) -> dict[Path, dict[str, Path]]:
     runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
     for r in runs:
@@ -166,20 +185,33 @@ def _build_reports(
     m = union_family_size([holm_family_counts(r) for r in runs], holm)
     analyses = [analyze(r, seed=seed, n_resamples=n_resamples, family_size=m) for r in runs]
     analyses = adjust_union(analyses, scope=holm, names=[str(d) for d in run_dirs])
-    return {r.path: write_report_files(r, an, r.path, plots=plots, figures=figures) for r, an in zip(runs, analyses)}
+    return {
+        r.path: write_report_files(r, an, r.path, plots=plots, figures=figures, claimed=r.path.resolve() in claimed)
+        for r, an in zip(runs, analyses)
+    }
 
 
 @holds_out_dir("out", "rageval report")  # one writer per output directory (docs/suites.md#one-writer-per-directory)
 def write_report_files(
-    run: Run, an: Analysis, out: Path, *, plots: bool = True, figures: str | Sequence[str] | None = None
+    run: Run,
+    an: Analysis,
+    out: Path,
+    *,
+    plots: bool = True,
+    figures: str | Sequence[str] | None = None,
+    explorer: dict[str, Any] | None = None,
+    claimed: bool = False,
 ) -> dict[str, Path]:
     """Every table, ``report.json`` and ``report.html`` of one analysed run into ``out``, and the figure files
     of the ``figures`` formats (``png``, ``svg``; default none: the page draws its own figures).
 
     ``out`` is claimed first (:func:`rageval.rundir.claim.claim`: no user's file of an output name, no link, a
-    killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``)."""
+    killed writer's temporary files removed); a fresh ``out`` gets rageval's marker (``cache/suite.json``).
+    ``explorer``: the explorer's data when a pass already made it (:func:`_explorer_of`; default: a pass here);
+    ``claimed``: ``out`` was claimed already, under the lock held since (:func:`_writing_into`)."""
     out.mkdir(parents=True, exist_ok=True)
-    claim(out)
+    if not claimed:
+        claim(out)
     if not owned(out):
         mark_run(out, str(run.suite.get("name") or run.path.name), run.suite.get("hash"))
     written: dict[str, Path] = {}
@@ -217,26 +249,41 @@ def write_report_files(
         for name in ("ppi.csv", "ppi.md"):
             (out / name).unlink(missing_ok=True)
     written["report_json"] = _write(out / "report.json", an.to_json())
-    page = _page_parts(run, an, plots=plots)
+    page = _page_parts(run, an, plots=plots, explorer=explorer)
     html = render_html(an, page_figures(an) if plots else None, page=page)
     written["report_html"] = _write(out / "report.html", html)
     return written
 
 
-def _page_parts(run: Run, an: Analysis, *, plots: bool) -> PageParts:
+def _explorer_metrics(metric_names: Sequence[str]) -> list[str]:
+    """The metrics the explorer shows: the contrasted ones."""
+    return [m for m in metric_names if contrasted_by_default(m)]
+
+
+def _explorer_args(run: Run, an: Analysis) -> tuple[list[str], list[str], int, str | None]:
+    """The explorer's settings, metrics, seed and reference for the analysis ``an`` of ``run``."""
+    return list(run.setting_names), _explorer_metrics(an.metric_names), an.seed, an.examples.get("reference")
+
+
+def _explorer_of(run: Run, an: Analysis, p: ExplorerPass) -> dict[str, Any] | None:
+    """The data of the pass ``p`` made beside the analysis ``an``, when it saw every record with the arguments
+    the page's own pass takes (else None: the page makes its pass)."""
+    if (p.settings, p.metric_keys, p.seed, p.reference) != _explorer_args(run, an) or p.n_total != len(run.records):
+        return None
+    return p.result()
+
+
+def _page_parts(run: Run, an: Analysis, *, plots: bool, explorer: dict[str, Any] | None = None) -> PageParts:
     """What the HTML page shows beside the analysis: the metrics the figures leave out (with the figures), the
     run's counters, the audits written into the run directory and the explorer's data (one pass over the
-    records)."""
+    records, unless ``explorer`` is that pass' data already)."""
+    if explorer is None:
+        settings, metrics, seed, reference = _explorer_args(run, an)
+        explorer = explorer_data(run.records, settings, metrics, seed=seed, reference=reference)
     return PageParts(
         unplotted=tuple(unplotted_metrics(an)) if plots else (),
         constant_metrics=tuple(constant_metrics(an)) if plots else (),
         run_counters=_run_counters(run.path),
         audits=tuple(load_audits(run.path)),
-        explorer=explorer_data(
-            run.records,
-            run.setting_names,
-            [m for m in an.metric_names if contrasted_by_default(m)],
-            seed=an.seed,
-            reference=an.examples.get("reference"),
-        ),
+        explorer=explorer,
     )

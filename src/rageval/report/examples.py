@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,7 @@ def setting_examples(
     *,
     per_kind: int = PER_KIND,
     reference_aic: Sequence[float] | np.ndarray | None = None,
+    also: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Examples:
     """``{"reference": name | None, "by_setting": {setting: {"left_context": {...}, "emitted_not_grounded": {...}}}}``;
     each kind holds ``n`` (every case over the cohort) and ``shown`` (the first ``per_kind`` in question order).
@@ -100,7 +101,8 @@ def setting_examples(
     One pass over ``records``, holding ``per_kind`` examples per kind and setting.  ``reference_aic``: the
     reference setting's ``answer_in_context`` aligned with ``question_ids`` (the report's cohort table has it);
     without it, it is read from ``records`` first (a second pass: ``records`` must then be a list or a
-    re-readable :class:`~rageval.report.load.Records`).
+    re-readable :class:`~rageval.report.load.Records`).  ``also``: called with every record of that pass, in
+    order (another reader riding on it: the explorer's :class:`~rageval.report.explorer.ExplorerPass`).
     """
     names = [s["name"] for s in settings]
     order = {q: i for i, q in enumerate(question_ids)}
@@ -110,6 +112,8 @@ def setting_examples(
     kinds = ("left_context", "emitted_not_grounded")
     found = {s: {k: _First(per_kind) for k in kinds} for s in names}
     for r in records:
+        if also is not None:
+            also(r)
         i = order.get(r["question_id"])
         s = r["setting"]["name"]
         if i is not None and r.get("status") == "ok" and s in found:

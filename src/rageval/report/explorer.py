@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["EXPLORER_LIMIT", "explorer_data", "explorer_json", "sample_key"]
+__all__ = ["EXPLORER_LIMIT", "ExplorerPass", "explorer_data", "explorer_json", "sample_key"]
 
 #: records embedded at most (above: the stratified sample)
 EXPLORER_LIMIT = 5000
@@ -84,6 +84,13 @@ def _sentences(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _joined(sources: Mapping[str, str], ids: Sequence[str]) -> str:
+    """The snippets ``ids`` joined by a space, white space collapsed (each snippet is :func:`_clip`'s: collapsed
+    already, so only an empty or missing one needs the collapse)."""
+    parts = [sources.get(i, "") for i in ids]
+    return " ".join(parts) if all(parts) else " ".join(" ".join(parts).split())
+
+
 def _units(rec: Mapping[str, Any], sources: Mapping[str, str]) -> list[list[Any]]:
     out = []
     for u in (rec.get("context") or {}).get("units") or []:
@@ -91,7 +98,7 @@ def _units(rec: Mapping[str, Any], sources: Mapping[str, str]) -> list[list[Any]
             continue
         ids = list(u.get("source_ids") or []) or None
         text = " ".join(str(u.get("text") or "").split())
-        joined = " ".join(" ".join(sources.get(i, "") for i in ids).split()) if ids else None
+        joined = _joined(sources, ids) if ids else None
         out.append([None if ids and text == joined else _clip(text), ids])
     return out
 
@@ -137,6 +144,70 @@ def _slim(rec: Mapping[str, Any], keys: Sequence[str], sources: Mapping[str, str
     }
 
 
+class ExplorerPass:
+    """The explorer's data built record by record (:meth:`add`, in the records' order), for a pass over the
+    records that serves another reader too (the report's examples: one parse of each record for both);
+    :func:`explorer_data` is one such pass on its own.  ``settings``, ``metric_keys``, ``seed``, ``limit`` and
+    ``reference``: as :func:`explorer_data`."""
+
+    def __init__(
+        self,
+        settings: Sequence[str],
+        metric_keys: Sequence[str],
+        *,
+        seed: int,
+        limit: int = EXPLORER_LIMIT,
+        reference: str | None = None,
+    ) -> None:
+        self.settings, self.metric_keys, self.seed = list(settings), list(metric_keys), seed
+        self.limit, self.reference = limit, reference
+        self.k = max(1, limit // max(1, len(self.settings)))
+        self.heaps: dict[str, list[tuple[str, int, dict[str, Any]]]] = {s: [] for s in self.settings}
+        self.questions: dict[str, dict[str, Any]] = {}
+        self.n_total = 0
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        """The next record of the pass."""
+        i = self.n_total
+        self.n_total += 1
+        qid, s = rec["question_id"], rec["setting"]["name"]
+        key = sample_key(qid, self.seed)
+        heap = self.heaps.setdefault(s, [])
+        # a max-heap of the k smallest keys (negated order through the inverted hex digits)
+        inv = key.translate(_INVERT)
+        if len(heap) >= self.k and inv <= heap[0][0]:
+            return
+        q = self.questions.get(qid)
+        if q is None:  # a question's text, gold and sources from its first record (made once, not per record)
+            q = self.questions[qid] = _question(rec)
+        item = (inv, i, _slim(rec, self.metric_keys, q["sources"]))
+        if len(heap) < self.k:
+            heapq.heappush(heap, item)
+        else:
+            heapq.heapreplace(heap, item)
+
+    def result(self) -> dict[str, Any]:
+        """The data of the records added so far (:func:`explorer_data`'s)."""
+        settings = self.settings
+        order = {s: j for j, s in enumerate(settings)}
+        kept = sorted(
+            (x for h in self.heaps.values() for x in h), key=lambda x: (order.get(x[2]["s"], len(order)), x[1])
+        )
+        chosen = [x[2] for x in kept]
+        used = {r["q"] for r in chosen}
+        return {
+            "records": chosen,
+            "questions": {q: v for q, v in self.questions.items() if q in used},
+            "n_total": self.n_total,
+            "n_shown": len(chosen),
+            "limit": self.limit,
+            "sampled": len(chosen) < self.n_total,
+            "settings": list(settings),
+            "metrics": list(self.metric_keys),
+            "reference": self.reference,
+        }
+
+
 def explorer_data(
     records: Iterable[Mapping[str, Any]],
     settings: Sequence[str],
@@ -149,40 +220,10 @@ def explorer_data(
     """``{"records", "questions", "n_total", "n_shown", "limit", "sampled", "settings", "metrics", "reference"}``
     from one pass over ``records`` (see the module doc): at most ``limit`` records (``k`` per setting when the run
     has more), in setting then question order."""
-    k = max(1, limit // max(1, len(settings)))
-    heaps: dict[str, list[tuple[str, int, dict[str, Any]]]] = {s: [] for s in settings}
-    questions: dict[str, dict[str, Any]] = {}
-    n_total = 0
-    for i, rec in enumerate(records):
-        n_total += 1
-        qid, s = rec["question_id"], rec["setting"]["name"]
-        key = sample_key(qid, seed)
-        heap = heaps.setdefault(s, [])
-        # a max-heap of the k smallest keys (negated order through the inverted hex digits)
-        inv = key.translate(_INVERT)
-        if len(heap) >= k and inv <= heap[0][0]:
-            continue
-        q = questions.setdefault(qid, _question(rec))
-        item = (inv, i, _slim(rec, metric_keys, q["sources"]))
-        if len(heap) < k:
-            heapq.heappush(heap, item)
-        else:
-            heapq.heapreplace(heap, item)
-    order = {s: j for j, s in enumerate(settings)}
-    kept = sorted((x for h in heaps.values() for x in h), key=lambda x: (order.get(x[2]["s"], len(order)), x[1]))
-    chosen = [x[2] for x in kept]
-    used = {r["q"] for r in chosen}
-    return {
-        "records": chosen,
-        "questions": {q: v for q, v in questions.items() if q in used},
-        "n_total": n_total,
-        "n_shown": len(chosen),
-        "limit": limit,
-        "sampled": len(chosen) < n_total,
-        "settings": list(settings),
-        "metrics": list(metric_keys),
-        "reference": reference,
-    }
+    p = ExplorerPass(settings, metric_keys, seed=seed, limit=limit, reference=reference)
+    for rec in records:
+        p.add(rec)
+    return p.result()
 
 
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
