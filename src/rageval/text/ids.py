@@ -230,9 +230,10 @@ def _porter() -> Any:
     """nltk's Porter stemmer in its default mode (NLTK_EXTENSIONS), as ``rouge_score``'s tokenizer builds it."""
     global _stemmer
     if _stemmer is None:
-        from nltk.stem.porter import PorterStemmer  # imported on the first ROUGE text
+        from rageval.text._nltk import nltk_modules
 
-        _stemmer = PorterStemmer()
+        with nltk_modules("nltk.stem.porter") as (porter,):  # on the first ROUGE text, without the rest of nltk
+            _stemmer = porter.PorterStemmer()
     return _stemmer
 
 
