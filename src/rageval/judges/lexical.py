@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 
 from rageval.text import ids as text_ids
-from rageval.text.normalize import _ARTICLES, _DROP_PUNCT  # normalize_answer's own
+from rageval.text.normalize import normalize_answer
 
 __all__ = ["LexicalJudge", "content_tokens", "clear_memo", "STOPWORDS"]
 
@@ -66,22 +66,9 @@ MEMO_SIZE = 16_384
 LINE_MEMO_SIZE = 32_768
 
 
-_DROPPED = STOPWORDS | {"a", "an", "the"}
-
-
 def _stemmed(line: str) -> set[str]:
-    # normalize_answer(line).split() without its joining and splitting again: lowercase, punctuation out, articles
-    # out; when every character left is a letter, a digit or white space the articles are whole tokens (a word
-    # boundary of the articles' pattern falls only at white space then) and leave with the stopwords
-    if not isinstance(line, str):
-        raise TypeError(f"normalize_answer takes a string, got {type(line).__name__}: {line!r:.60}")
-    s = line.lower().translate(_DROP_PUNCT)
-    if "".join(s.split()).isalnum():
-        toks = set(s.split())
-        toks -= _DROPPED
-    else:
-        toks = set(_ARTICLES.sub(" ", s).split())
-        toks -= STOPWORDS
+    toks = set(normalize_answer(line).split())
+    toks -= STOPWORDS
     # the light stem (module doc): a trailing "s" dropped from a token longer than three that does not end in "ss"
     return {t[:-1] if len(t) > 3 and t[-1] == "s" and t[-2] != "s" else t for t in toks}
 
@@ -103,16 +90,14 @@ def _content_tokens(text: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=LINE_MEMO_SIZE)
-def _line_ids(line: str) -> tuple[int, ...]:
-    # a tuple of distinct ids, not a set: a tuple of integers leaves the collector's care after its first collection
-    # (a set never does), and a run keeps tens of thousands of these
-    return tuple(text_ids.token_ids(_stemmed(line)))
+def _line_ids(line: str) -> frozenset[int]:
+    return frozenset(text_ids.token_ids(_stemmed(line)))
 
 
 @functools.lru_cache(maxsize=MEMO_SIZE)
 def _content_ids(text: str) -> frozenset[int]:
     if "\n" not in text:
-        return frozenset(_line_ids(text))
+        return _line_ids(text)
     return frozenset().union(*map(_line_ids, text.split("\n")))
 
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -61,28 +59,6 @@ class _FormatChoice(click.Choice):
     @choices.setter
     def choices(self, value: object) -> None:  # click.Choice sets it in __init__: the registry decides instead
         pass
-
-
-#: the collector's thresholds while ``rageval score`` runs (generation 0, 1, 2; Python's defaults are 700, 10, 10)
-RUN_GC_THRESHOLDS = (20_000, 10, 10)
-
-
-@contextlib.contextmanager
-def collector_for_runs() -> Iterator[None]:
-    """The cyclic garbage collector less eager for the length of a command, its thresholds restored after.
-
-    Scoring makes millions of small objects that live for the whole run (the judge's and the text memos, the
-    records); with Python's default thresholds the collector walks that growing heap again and again (ten full
-    collections, about 0.45 CPU-s or 8% of ``rageval score --format alce`` of 2,000 ALCE items; none with these,
-    the same peak memory: ``bench/bench_alce_functions.py``).  Reference counting frees everything else as before;
-    only reference cycles wait longer to be freed (a young collection every 20,000 new objects, not every 700).
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(*RUN_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _diagnostics(value: str):
@@ -198,30 +174,29 @@ def score_cmd(
     if not files:
         raise click.UsageError("give at least one FILE (or --example, or --schema)")
     try:
-        with collector_for_runs():
-            result = score_inputs(
-                files,
-                fmt=fmt,
-                mapping=mapping,
-                split=split,
-                out_dir=out_dir,
-                judge=judge,
-                threshold=threshold,
-                citations=citations,
-                max_citations=max_citations,
-                diagnostics=diagnostics,
-                baseline=baseline,
-                all_pairs=all_pairs,
-                tokenizer=tokenizer,
-                retrieval_k=retrieval_k,
-                grounding=grounding,
-                seed=seed,
-                n_resamples=n_resamples,
-                no_report=no_report,
-                no_progress=no_progress,
-                human_labels=human_labels,
-                figures=figures,
-            )
+        result = score_inputs(
+            files,
+            fmt=fmt,
+            mapping=mapping,
+            split=split,
+            out_dir=out_dir,
+            judge=judge,
+            threshold=threshold,
+            citations=citations,
+            max_citations=max_citations,
+            diagnostics=diagnostics,
+            baseline=baseline,
+            all_pairs=all_pairs,
+            tokenizer=tokenizer,
+            retrieval_k=retrieval_k,
+            grounding=grounding,
+            seed=seed,
+            n_resamples=n_resamples,
+            no_report=no_report,
+            no_progress=no_progress,
+            human_labels=human_labels,
+            figures=figures,
+        )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
     except Exception as err:  # the rest: environment errors (exit 1, one line) from the command group, bugs raise
