@@ -18,8 +18,9 @@ shipped ASQA sample's long answers and passages with their frequencies there (``
 default: a real text's share of distinct words, which a memo of words cannot shortcut), or from a list of 40
 (``--vocabulary toy``, the items before this option, so a run compares with the earlier figures).
 
-**The functions** (each timed in this process, the sides alternated, every memo emptied before each run: the
-lexical judge's, the sentence splitter's, the token ids and ROUGE inputs):
+**The functions** (each timed in this process in CPU seconds of the process, the sides alternated, every memo
+emptied before each run: the lexical judge's, the sentence splitter's, the token ids and ROUGE inputs; runs before
+2026-12-04 02:30 UTC timed wall-clock seconds, which on a loaded machine count other processes' turns too):
 
 * **str-EM**: ALCE ``compute_str_em`` (citations removed first, as ``main()`` does) against
   ``rageval.str_em(outputs, short answers, alce_compat=True)``;
@@ -283,19 +284,21 @@ def time_functions(alce, items: list[dict], path: Path, out: Path, repeat: int, 
             for side, got in times.items():
                 data = _copy(items)  # a fresh copy: ALCE's functions change the items
                 _clear_memos()
-                t = time.perf_counter()
+                t = time.process_time()  # CPU time: the machine is shared (its load printed with each ratio)
                 if side == "ALCE":
                     alce_fn(data)
                 elif side == "function":
                     rageval_fn(data)
                 else:
                     rageval_score(path, out, diagnostics)
-                got.append(time.perf_counter() - t)
+                got.append(time.process_time() - t)
                 del data
         med = {k: statistics.median(v) for k, v in times.items()}
         medians[name] = med
-        runs = "; ".join(f"{k} {', '.join(f'{x:.3f}' for x in v)} s" for k, v in times.items())
-        print(f"{name}: ALCE {n / med['ALCE']:,.0f} items/s (medians of {repeat}; runs: {runs})", flush=True)
+        runs = "; ".join(f"{k} {', '.join(f'{x:.3f}' for x in v)} s CPU" for k, v in times.items())
+        print(
+            f"{name}: ALCE {n / med['ALCE']:,.0f} items per CPU-second (medians of {repeat}; runs: {runs})", flush=True
+        )
         _print_ratios(name, med, n)
     if gc_mode == "off":
         gc.enable()

@@ -10,7 +10,10 @@ that the load of the moment does not choose how many workers draw them):
 
 - ``demo``: ``rageval suite suites/demo.yaml --out DIR --no-progress``;
 - ``score``: ``rageval score FILE --out DIR --no-progress`` on 10,000 generic records written by
-  ``bench_score.make_file`` (report included: it reads the records back and draws figures).
+  ``bench_score.make_file`` (report included: it reads the records back and draws figures);
+- ``alce``: ``rageval score FILE --format alce --judge lexical --out DIR --no-progress`` on the 2,000 generated
+  ALCE ASQA items of ``bench_alce_functions.make_items`` (report included): the command whose sentences are
+  split by nltk's Punkt.
 
 Every run goes through this script's ``--child`` mode, which runs the command line in-process after switching
 the named tricks off by monkeypatching (the shipped code is not touched), so "with" and "without" differ in
@@ -21,7 +24,7 @@ the trick alone.  "Without" a trick means the plain code it replaces:
 - ``legend_memo``: matplotlib's ``loc="best"`` legend search at every layout pass, leader lines clipped anew
   at every request (no ``best_once``, a plain ``Arc3`` connection);
 - ``nltk_swap``: ``import nltk`` whole (its ``__init__`` imports scikit-learn, scipy, pandas) instead of the
-  bare-package swap in ``sys.modules``;
+  bare-package swap in ``sys.modules`` (``rageval.text._nltk.nltk_modules``);
 - ``bracket_scan``: JSON depth checked by walking the parsed values (the code the scan replaced) instead of
   reading the brackets off the text;
 - ``line_store``: lines kept as ``bytes`` in a list instead of 28 bytes of place and digest per line.
@@ -56,7 +59,7 @@ from bench_score import make_file  # the generic-records generator the other ben
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve()
 TRICKS = ("heap_frozen", "collector_paused", "legend_memo", "nltk_swap", "bracket_scan", "line_store")
-COMMANDS = ("demo", "score")
+COMMANDS = ("demo", "score", "alce")
 
 
 # --- the child: the tricks switched off, then the command line in this process -------------------------------
@@ -98,6 +101,7 @@ def _site_modules() -> None:
         "rageval.rescore.run",
         "rageval.rescoring.run",
         "rageval.data.formats.generic",
+        "rageval.text._nltk",
         "rageval.text.segment",
         "rageval.infiles",
         "rageval.speed",
@@ -124,12 +128,15 @@ def _off(trick: str) -> None:
     elif trick == "nltk_swap":
 
         @contextlib.contextmanager
-        def whole_nltk():
+        def whole_nltk(*names):
+            import importlib
+
             import nltk  # noqa: F401 - the whole package, its __init__ included
 
-            yield
+            yield [importlib.import_module(n) for n in names]
 
-        _replace("rageval.text.segment", "_nltk_modules", whole_nltk)
+        _replace("rageval.text._nltk", "nltk_modules", whole_nltk)
+        _replace("rageval.text.segment", "_nltk_modules", whole_nltk)  # where a tree has the earlier swap
     elif trick == "bracket_scan":
         from rageval import infiles
 
@@ -281,6 +288,9 @@ def _env() -> dict[str, str]:
 def _argv(command: str, out: Path, data: Path) -> list[str]:
     if command == "demo":
         return ["suite", str(ROOT / "suites" / "demo.yaml"), "--out", str(out), "--no-progress"]
+    if command == "alce":
+        alce = data.with_name("asqa_result.json")
+        return ["score", str(alce), "--format", "alce", "--judge", "lexical", "--out", str(out), "--no-progress"]
     return ["score", str(data), "--out", str(out), "--no-progress"]
 
 
@@ -371,9 +381,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-tricks-") as tmp:
         work = Path(tmp)
         data = work / "records.jsonl"
-        make_file(data, args.records)
+        if "score" in commands:
+            make_file(data, args.records)
+        if "alce" in commands:  # the ALCE benchmark's items, its own generator
+            from bench_alce_functions import make_items
+
+            items = {"args": {"dataset_name": "asqa"}, "data": make_items(2000)}
+            data.with_name("asqa_result.json").write_text(json.dumps(items), encoding="utf-8")
         print(
-            f"{args.records:,} records; commands: "
+            (f"{args.records:,} records; " if "score" in commands else "")
+            + "commands: "
             + "; ".join(f"rageval {' '.join(_argv(c, Path('DIR'), Path('FILE')))}" for c in commands)
         )
         if args.profile:

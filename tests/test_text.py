@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import pytest
 
 from rageval.data import passage_to_snippets
@@ -90,6 +93,32 @@ def test_nltk_sent_tokenize_remembers_break_decisions_and_splits_as_plain_punkt(
     clear_memo()
     assert _nltk_punkt()[0].text_contains_sentbreak.cache_info().currsize == 0
     assert nltk_sent_tokenize("Dr. Smith went home. He slept.") == ["Dr. Smith went home.", "He slept."]
+
+
+def test_punkt_and_porter_load_without_nltks_package_init_and_nltk_imports_whole_afterwards():
+    """nltk's __init__ imports scikit-learn, scipy and pandas: ALCE-mode splitting and ROUGE's stems load
+    Punkt's and Porter's own modules only, leave no nltk module behind, and a later `import nltk` is the whole
+    package, splitting and stemming alike."""
+    script = (
+        "import sys\n"
+        "from rageval.text import ids\n"
+        "from rageval.text.segment import nltk_sent_tokenize\n"
+        "text = 'Dr. Smith went home at 5 p.m. on Jan. 3. He slept. Then, he left [1].'\n"
+        "ours = nltk_sent_tokenize(text)\n"
+        "stems = [ids._porter().stem(w) for w in ('running', 'generously', 'cats')]\n"
+        "print(sorted(m for m in ('sklearn', 'scipy', 'pandas') if m in sys.modules))\n"
+        "print([m for m in sys.modules if m == 'nltk' or m.startswith('nltk.')])\n"
+        "import nltk\n"
+        "from nltk.stem.porter import PorterStemmer\n"
+        "from nltk.tokenize.punkt import PunktSentenceTokenizer\n"
+        "from rageval.text.segment import _nltk_punkt\n"
+        "theirs = PunktSentenceTokenizer(_nltk_punkt()[0]._params).tokenize(text)\n"
+        "same = stems == [PorterStemmer().stem(w) for w in ('running', 'generously', 'cats')]\n"
+        "print(hasattr(nltk, 'sent_tokenize'), ours == theirs, len(ours), same, stems)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.splitlines() == ["[]", "[]", "True True 3 True ['run', 'gener', 'cat']"]
 
 
 def test_split_sentences_rejects_non_text():

@@ -233,9 +233,12 @@ def _claim_support(predictions, units, sources, claims, *, judge, cache_dir, rec
     # per mode, per question: its claims with their premises, every pair of a mode decided in one batched call
     checked: dict[str, list[list[_Claim]]] = {}
     for mode in MODES:
-        checked[mode] = [
-            [_Claim(c, _premises(q, rec, mode, joint, pools)) for c in cs] for q, cs in zip(questions, texts)
-        ]
+        checked[mode] = []
+        for q, cs in zip(questions, texts):
+            # the same premises for each claim of a question: written once (one string object each, its hash taken
+            # once by the judge's memo and the token counts); the claims share the list and never change it
+            premises = _premises(q, rec, mode, joint, pools) if cs else []
+            checked[mode].append([_Claim(c, premises) for c in cs])
         asks = [(cl, p) for cls in checked[mode] for cl in cls for p in cl.premises]
         decided = (
             runner.decide([p for _, p in asks], [cl.text for cl, _ in asks], threshold=opts.threshold) if asks else []
@@ -257,7 +260,7 @@ def _question(checked: dict[str, list[_Claim]], given: bool, runner: Any) -> dic
     r: dict[str, Any] = dict.fromkeys(("claim_support", *_KEYS))
     r.update(claim_support_claims=n, claim_support_claims_given=int(given))
     structural = abstained = 0
-    pairs: dict[tuple[str, str], None] = {}
+    counts: dict[tuple[str, str], tuple[int, int]] = {}  # each distinct pair's verifier tokens, asked once
     for mode in MODES:
         claims = checked[mode]
         statuses = [c.status for c in claims]
@@ -266,9 +269,11 @@ def _question(checked: dict[str, list[_Claim]], given: bool, runner: Any) -> dic
         before = after = 0
         for c in claims:
             for p in c.premises:
-                b, a = runner.token_counts(p, c.text)
-                before, after = before + b, after + a
-                pairs[(p, c.text)] = None
+                pair = (p, c.text)
+                got = counts.get(pair)
+                if got is None:
+                    got = counts[pair] = runner.token_counts(p, c.text)
+                before, after = before + got[0], after + got[1]
         r[f"claim_support_verifier_tokens_{mode}"] = before
         r[f"claim_support_verifier_tokens_{mode}_after_truncation"] = after
         if n:
@@ -278,7 +283,7 @@ def _question(checked: dict[str, list[_Claim]], given: bool, runner: Any) -> dic
             r[f"claim_support_{mode}_excl_abstain"] = ok / kept if kept else None
     r["claim_support_structural_rejections"] = structural
     r["claim_support_abstentions"] = abstained
-    r["claim_support_inputs_truncated"] = sum(a < b for b, a in (runner.token_counts(*pq) for pq in pairs))
+    r["claim_support_inputs_truncated"] = sum(a < b for b, a in counts.values())
     if n:
         r["claim_support_gap"] = r["claim_support_emitted"] - r["claim_support_grounded"]
     r["claim_support"] = r["claim_support_grounded"]  # the aggregate under the name: the sources' question

@@ -240,6 +240,7 @@ class JudgeRunner:
         self._counts["unique"] += len(unique)
         todo = [pq for pq in unique if pq not in self._memo]
         self._counts["memory_hits"] += len(unique) - len(todo)
+        keys: dict[tuple[str, str], str] = {}  # each pair's disk-cache key, taken once (a sha256 each)
         if todo and self._disk is not None:
             keys = {pq: pair_key(self.id, *pq) for pq in todo}
             found = self._disk.get_many(list(keys.values()))
@@ -254,7 +255,7 @@ class JudgeRunner:
             self._counts["cache_misses"] += len(rest)
             todo = rest
         if todo:
-            self._run(todo, first)
+            self._run(todo, first, keys)
         out = [self._memo[pq] for pq in pairs]
         self._counts["abstained"] += sum(math.isnan(p) for p in out)
         return out
@@ -263,7 +264,9 @@ class JudgeRunner:
         length = getattr(self.judge, "length", None)
         return int(length(*pq)) if length is not None else len(pq[0]) + len(pq[1])
 
-    def _run(self, todo: list[tuple[str, str]], first: dict[tuple[str, str], int]) -> None:
+    def _run(
+        self, todo: list[tuple[str, str]], first: dict[tuple[str, str], int], keys: dict[tuple[str, str], str]
+    ) -> None:
         order = sorted(todo, key=self._sort_key)
         ctx: Any = contextlib.nullcontext()
         if self.uses_torch:
@@ -281,7 +284,7 @@ class JudgeRunner:
                 for pq, p in zip(batch, probs):
                     self._memo[pq] = p
                 if self._disk is not None:
-                    self._disk.put_many([(pair_key(self.id, *pq), p) for pq, p in zip(batch, probs)])
+                    self._disk.put_many([(keys[pq], p) for pq, p in zip(batch, probs)])
 
     def _check(self, probs: Any, batch: list[tuple[str, str]], first: dict[tuple[str, str], int]) -> list[float]:
         """The protocol: one probability in [0, 1] or NaN per pair; anything else is a :class:`JudgeError`.

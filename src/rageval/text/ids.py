@@ -52,6 +52,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rageval.text._nltk import nltk_modules
 from rageval.text.normalize import normalize_answer
 
 __all__ = [
@@ -230,9 +231,8 @@ def _porter() -> Any:
     """nltk's Porter stemmer in its default mode (NLTK_EXTENSIONS), as ``rouge_score``'s tokenizer builds it."""
     global _stemmer
     if _stemmer is None:
-        from nltk.stem.porter import PorterStemmer  # imported on the first ROUGE text
-
-        _stemmer = PorterStemmer()
+        with nltk_modules("nltk.stem.porter") as (porter,):  # on the first ROUGE text, without the rest of nltk
+            _stemmer = porter.PorterStemmer()
     return _stemmer
 
 

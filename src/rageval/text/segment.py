@@ -26,6 +26,8 @@ import functools
 import warnings
 from collections import defaultdict
 
+from rageval.text._nltk import nltk_modules
+
 __all__ = ["split_sentences", "nltk_sent_tokenize", "punkt_tokenizer", "punkt_notes", "clear_memo", "snippet_id"]
 
 
@@ -82,14 +84,13 @@ def punkt_tokenizer():
     :class:`~nltk.tokenize.punkt.PunktSentenceTokenizer` as ``load_punkt_params`` loads the files; else, with a
     warning and a manifest note (:func:`punkt_notes`), nupunkt's parameters.
     """
-    from nltk.tokenize.punkt import PunktSentenceTokenizer, PunktTokenizer
-
-    if _punkt_tab_installed():
-        return PunktTokenizer("english"), PUNKT_TAB_SOURCE
-    params = _english_params()
-    if params is not None:
-        return PunktSentenceTokenizer(params), WHEEL_SOURCE
-    return PunktSentenceTokenizer(_nupunkt_params()), SUBSTITUTE_SOURCE
+    with nltk_modules("nltk.tokenize.punkt") as (punkt,):  # nltk's own Punkt, without the rest of nltk
+        if _punkt_tab_installed():
+            return punkt.PunktTokenizer("english"), PUNKT_TAB_SOURCE
+        params = _english_params()
+        if params is not None:
+            return punkt.PunktSentenceTokenizer(params), WHEEL_SOURCE
+        return punkt.PunktSentenceTokenizer(_nupunkt_params()), SUBSTITUTE_SOURCE
 
 
 def _english_params():
@@ -99,13 +100,12 @@ def _english_params():
     As ``nltk.tokenize.punkt.load_punkt_params`` fills them from the four files: the abbreviations, sentence
     starters and collocations as sets, the orthographic context as a ``defaultdict(int)``.
     """
-    from nltk.tokenize.punkt import PunktParameters
-
     try:
         from punkt.data import english
     except ImportError:
         return None
-    params = PunktParameters()
+    with nltk_modules("nltk.tokenize.punkt") as (punkt,):
+        params = punkt.PunktParameters()
     params.collocations = {tuple(pair) for pair in english.COLLOCATIONS}
     params.sent_starters = set(english.SENT_STARTERS)
     params.abbrev_types = set(english.ABBREV_TYPES)
@@ -115,10 +115,9 @@ def _english_params():
 
 def _nupunkt_params():
     """nupunkt's shipped Punkt parameters as nltk's :class:`~nltk.tokenize.punkt.PunktParameters`."""
-    from nltk.tokenize.punkt import PunktParameters
-
     src = _nupunkt().load_default_model()._params
-    params = PunktParameters()
+    with nltk_modules("nltk.tokenize.punkt") as (punkt,):
+        params = punkt.PunktParameters()
     params.abbrev_types = set(src.abbrev_types)
     params.collocations = set(src.collocations)
     params.sent_starters = set(src.sent_starters)
@@ -129,13 +128,12 @@ def _nupunkt_params():
 
 def _punkt_tab_installed() -> bool:
     """True when nltk finds the english ``punkt_tab`` (``$NLTK_DATA`` and nltk's own data folders)."""
-    import nltk.data
-
-    try:
-        nltk.data.find("tokenizers/punkt_tab/english/")
-    except LookupError:
-        return False
-    return True
+    with nltk_modules("nltk.data") as (data,):
+        try:
+            data.find("tokenizers/punkt_tab/english/")
+        except LookupError:
+            return False
+        return True
 
 
 def nltk_sent_tokenize(text: str) -> list[str]:
