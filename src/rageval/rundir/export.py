@@ -16,12 +16,22 @@ from typing import Any
 
 import pyarrow as pa
 
-from rageval.rundir.store import PART_NAME, RUN_ROWS, TABLE_IDS, part_schema, scalar_values, schema_problem
+from rageval.rundir.manifest import RunDirError
+from rageval.rundir.store import (
+    PART_NAME,
+    RUN_ROWS,
+    TABLE_IDS,
+    floats,
+    part_schema,
+    scalar_values,
+    schema_problem,
+    strings,
+)
 
 __all__ = ["StoreError", "run_parts", "run_table", "run_texts", "table_of_records"]
 
 
-class StoreError(Exception):
+class StoreError(RunDirError):
     """A run's store cannot give what was asked (no completed run in it): one line."""
 
 
@@ -99,6 +109,6 @@ def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:
         scalars.append(scalar_values(r))
     schema = part_schema(sorted({k for row in scalars for k in row}))
     schema = pa.schema([f for f in schema if f.name not in ("digest", "record")])
-    cols = [pa.array(ids[n], pa.string()) for n in TABLE_IDS]
-    cols += [pa.array([row.get(n) for row in scalars], pa.float64()) for n in schema.names[len(TABLE_IDS) :]]
+    cols = [strings(ids[n]) for n in TABLE_IDS]
+    cols += [floats([row.get(n) for row in scalars]) for n in schema.names[len(TABLE_IDS) :]]
     return pa.Table.from_arrays(cols, schema=schema)

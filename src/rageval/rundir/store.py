@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from rageval.io import check_folders, current_umask
@@ -121,6 +122,36 @@ def schema_problem(schema: pa.Schema) -> str | None:
         if not (f.name.startswith(METRIC_PREFIX) or f.name in CONTEXT_FIELDS) or f.type != pa.float64():
             return f"an unexpected column {f.name!r} ({f.type})"
     return None
+
+
+# Arrays built from buffers: ``pa.array`` on a list imports pandas (some 50 MB of memory a run never uses).
+
+
+def strings(values: Sequence[str | None]) -> pa.Array:
+    """A string array of ``values`` (None: null)."""
+    data = [v.encode("utf-8") if v is not None else b"" for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return pa.Array.from_buffers(
+        pa.string(), len(data), [_validity(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
+    )
+
+
+def floats(values: Sequence[float | None]) -> pa.Array:
+    """A float64 array of ``values`` (None: null)."""
+    data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
+    return pa.Array.from_buffers(pa.float64(), len(values), [_validity(values), pa.py_buffer(data)])
+
+
+def ints(values: Sequence[int]) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(np.asarray(values, dtype=np.int64))])
+
+
+def _validity(values: Sequence[Any]) -> pa.Buffer | None:
+    present = np.array([v is not None for v in values], dtype=bool)
+    if present.all():
+        return None
+    return pa.py_buffer(np.packbits(present, bitorder="little"))
 
 
 def _encodable(*texts: str) -> bool:
@@ -260,10 +291,8 @@ class RecordStore:
             return
         names = sorted({k for row in self._scalars for k in row})
         schema = part_schema(names)
-        columns = [pa.array(self._pending[n], pa.string()) for n in BASE_FIELDS]
-        columns += [
-            pa.array([row.get(n) for row in self._scalars], pa.float64()) for n in schema.names[len(BASE_FIELDS) :]
-        ]
+        columns = [strings(self._pending[n]) for n in BASE_FIELDS]
+        columns += [floats([row.get(n) for row in self._scalars]) for n in schema.names[len(BASE_FIELDS) :]]
         batch = pa.record_batch(columns, schema=schema)
         path = self.folder / f"part-{self._new:06d}.arrow"
         self._write(path, schema, [batch])
@@ -426,7 +455,7 @@ class RecordStore:
                 while j < len(places) and self._at(places[j])[:2] == (part, b):
                     rows.append(self._at(places[j])[2])
                     j += 1
-                batch = self._whole_batch(part, b).take(pa.array(rows, pa.int64()))
+                batch = self._whole_batch(part, b).take(ints(rows))
                 pieces.append(_aligned(batch, schema))
                 held += batch.num_rows
                 i = j
@@ -458,17 +487,11 @@ class RecordStore:
                     self._remove(part)
         self._batches.clear()
 
-    def store_bytes(self) -> int:
-        return sum(p.path.stat().st_size for p in self.parts.values() if p.path.exists())
-
 
 def _aligned(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` with ``schema``'s columns (a scalar column it lacks: nulls)."""
     have = set(batch.schema.names)
-    cols = [
-        batch.column(f.name) if f.name in have else pa.nulls(batch.num_rows, f.type)
-        for f in schema  # type: ignore[attr-defined]
-    ]
+    cols = [batch.column(f.name) if f.name in have else pa.nulls(batch.num_rows, f.type) for f in schema]
     return pa.record_batch(cols, schema=schema)
 
 
