@@ -190,7 +190,9 @@ def test_a_first_run_killed_before_its_marker_resumes(tmp_path):
 # -- writes through links --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["cache", "cache/judge", "cache/records", "cache/quarantine", "rescore-lexical"])
+@pytest.mark.parametrize(
+    "where", ["cache", "cache/judge", "cache/records", "cache/store", "cache/quarantine", "rescore-lexical"]
+)
 def test_a_linked_folder_under_the_run_dir_is_refused(tmp_path, where):
     out = scored(tmp_path, tmp_path / "out")
     target = tmp_path / "target"
