@@ -16,17 +16,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from rageval.rundir.arrays import floats, strings
 from rageval.rundir.manifest import RunDirError
-from rageval.rundir.store import (
-    PART_NAME,
-    RUN_ROWS,
-    TABLE_IDS,
-    floats,
-    part_schema,
-    scalar_values,
-    schema_problem,
-    strings,
-)
+from rageval.rundir.store import PART_NAME, RUN_ROWS, TABLE_IDS, part_schema, scalar_values, schema_problem
 
 __all__ = ["StoreError", "run_parts", "run_table", "run_texts", "table_of_records"]
 

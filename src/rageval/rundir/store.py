@@ -12,12 +12,11 @@ per batch).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, the
   counts 0/1), and ``context.achieved_ratio``, ``context.achieved_tokens``: what the report and the statistics
   read, without the record's JSON.
 
-Reading is memory-mapped with column projection (:meth:`RecordStore.read`, :func:`run_table`): a reader decodes
-only the columns it asks for.  When a run completes, its parts are folded into one (:meth:`RecordStore.fold`):
-the run's records first, in the run's order (the order of ``records.jsonl``; the schema's
-``rageval.run_rows`` says how many), then the entries of questions this run did not hold; the older parts are
-removed.  ``records.jsonl`` stays the run's record file (docs/run-directory.md): the store replaces the cache's
-second copy of the JSON, not the file.
+Reading is memory-mapped with column projection (:meth:`RecordStore.read`, :mod:`rageval.rundir.export`): a
+reader decodes only the columns it asks for.  A completed run's parts are folded into one (:meth:`~RecordStore.fold`):
+the run's records first, in the order of ``records.jsonl`` (the schema's ``rageval.run_rows`` says how many), then
+those of questions it did not hold.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
+store): the store replaces the cache's second copy of the JSON, not the file.
 
 A part that cannot be read (truncated, not Arrow, not this schema) is never fatal and never trusted: it is moved
 to ``cache/quarantine/store/`` with a one-line warning, counted, and its records are computed again.  A row found
@@ -40,10 +39,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from rageval.io import check_folders, current_umask
+from rageval.rundir.arrays import floats, ints, strings
 from rageval.rundir.columns import metric_value
 
 __all__ = [
@@ -122,36 +121,6 @@ def schema_problem(schema: pa.Schema) -> str | None:
         if not (f.name.startswith(METRIC_PREFIX) or f.name in CONTEXT_FIELDS) or f.type != pa.float64():
             return f"an unexpected column {f.name!r} ({f.type})"
     return None
-
-
-# Arrays built from buffers: ``pa.array`` on a list imports pandas (some 50 MB of memory a run never uses).
-
-
-def strings(values: Sequence[str | None]) -> pa.Array:
-    """A string array of ``values`` (None: null)."""
-    data = [v.encode("utf-8") if v is not None else b"" for v in values]
-    offsets = np.zeros(len(data) + 1, dtype=np.int32)
-    np.cumsum([len(d) for d in data], out=offsets[1:])
-    return pa.Array.from_buffers(
-        pa.string(), len(data), [_validity(values), pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]
-    )
-
-
-def floats(values: Sequence[float | None]) -> pa.Array:
-    """A float64 array of ``values`` (None: null)."""
-    data = np.array([0.0 if v is None else v for v in values], dtype=np.float64)
-    return pa.Array.from_buffers(pa.float64(), len(values), [_validity(values), pa.py_buffer(data)])
-
-
-def ints(values: Sequence[int]) -> pa.Array:
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(np.asarray(values, dtype=np.int64))])
-
-
-def _validity(values: Sequence[Any]) -> pa.Buffer | None:
-    present = np.array([v is not None for v in values], dtype=bool)
-    if present.all():
-        return None
-    return pa.py_buffer(np.packbits(present, bitorder="little"))
 
 
 def _encodable(*texts: str) -> bool:
@@ -283,6 +252,8 @@ class RecordStore:
             p[name].append(value)
         self._scalars.append(scalar_values(record))
         self.index.setdefault(setting, {})[question_id] = (self._new << 40) | row
+        if row + 1 >= FOLD_ROWS * 8:  # rows added with no flush between (an older layout's, read back): a part
+            self.flush()
         return True
 
     def flush(self) -> None:
@@ -311,18 +282,22 @@ class RecordStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as fh:
-                with pa.ipc.new_file(fh, schema, options=_OPTIONS) as writer:
-                    for batch in batches:
-                        writer.write_batch(batch)
-                fh.flush()
-                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
-                if self.durable:
-                    os.fsync(fh.fileno())
+            os.fchmod(fd, 0o666 & ~current_umask())
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, schema, options=_OPTIONS) as writer:
+                for batch in batches:  # Arrow writes the file itself: no Python copy of its buffers
+                    writer.write_batch(batch)
+            if self.durable:
+                os.fsync(fd)
+            os.close(fd)
+            fd = -1
             os.replace(tmp, path)
-        except BaseException:
+        except BaseException as err:
+            if fd >= 0:
+                os.close(fd)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+            if isinstance(err, OSError) and err.filename in (None, tmp):
+                err.filename = str(path)  # a full disk named by the part it could not write
             raise
 
     # -- reading
@@ -455,7 +430,9 @@ class RecordStore:
                 while j < len(places) and self._at(places[j])[:2] == (part, b):
                     rows.append(self._at(places[j])[2])
                     j += 1
-                batch = self._whole_batch(part, b).take(ints(rows))
+                batch = self._whole_batch(part, b)
+                if rows != list(range(batch.num_rows)):  # else the whole batch in its order: no copy
+                    batch = batch.take(ints(rows))
                 pieces.append(_aligned(batch, schema))
                 held += batch.num_rows
                 i = j
