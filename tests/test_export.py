@@ -125,3 +125,9 @@ def test_a_store_row_edited_is_refused_not_exported(run, tmp_path):
     got = _export(str(edited), "--out", str(out))
     assert got.exit_code == 2 and "record 4 of the record store is unfit" in got.output
     assert not out.exists()  # nothing half written
+
+
+def test_rageval_help_lists_export():
+    got = CliRunner().invoke(main, ["--help"])
+    assert got.exit_code == 0
+    assert "export           Export a run's records" in got.output
