@@ -40,6 +40,11 @@ SCORE_FILES = (
 )
 
 
+def _bytes(folder: Path) -> int:
+    """The bytes of the files under ``folder`` (0: none)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -71,6 +76,14 @@ def main() -> None:
                     f"{step:11s} {n:>9,} records: wall {r['wall']:8.1f} s  CPU {r['cpu']:8.1f} s  "
                     f"peak RSS {r['maxrss_mb']:8.0f} MB ({1024 * r['maxrss_mb'] / n:6.1f} KB per record)  "
                     f"load before {load:.1f}",
+                    flush=True,
+                )
+            if out.is_dir():  # the run directory's bytes on disk (the score step's; the report's files if run)
+                disk, store, size = _bytes(out), _bytes(out / "cache" / "store"), data.stat().st_size
+                print(
+                    f"disk   {n:>9,} records: run directory {disk / 1e6:,.1f} MB = {disk / size:.1f}x the input's "
+                    f"{size / 1e6:,.1f} MB (records.jsonl {(out / 'records.jsonl').stat().st_size / 1e6:,.1f} MB); "
+                    f"record store {store / n:,.0f} bytes per record",
                     flush=True,
                 )
             if "report" not in args.steps:

@@ -1,6 +1,9 @@
-"""The packed record cache of ``rageval score`` (rageval.run.packs.Pack): one pack per setting, one write per
-batch, the last entry of a question the one that counts, torn and unreadable lines computed again, packs folded
-into one when a run completes; and a score run SIGKILLed at random moments resumes to the same bytes."""
+"""The record cache of ``rageval score`` in the run directory's record store (rageval.rundir.store): typed columns,
+one Arrow IPC part per flushed batch, the last row of a question the one that counts, folded into one part in the
+run's order when a run completes; a part that cannot be read (truncated, not Arrow, another schema) or a row edited
+after it was written is quarantined and computed again, never fatal; packs and per-record files of the layouts
+before are still read (a run directory from before resumes to the same bytes); and a score run SIGKILLed at random
+moments resumes to the same bytes."""
 
 from __future__ import annotations
 
@@ -13,73 +16,178 @@ import sys
 import time
 from pathlib import Path
 
-from rageval.run.cache import RecordCache
+import pyarrow as pa
+import pytest
+
+from rageval.run.cache import RecordCache, _entry_prefix, safe_name
+from rageval.rundir.export import run_texts
+from rageval.rundir.store import RUN_ROWS
 from rageval.types import Record, Setting
 
 
-def _rec(qid: str, status: str = "ok", h: str = "h1") -> Record:
-    return Record(question_id=qid, setting=Setting("s", "identity"), status=status, input_hash=h)
+def _rec(qid: str, status: str = "ok", h: str = "h1", metrics: dict | None = None) -> Record:
+    return Record(question_id=qid, setting=Setting("s", "identity"), status=status, input_hash=h, metrics=metrics or {})
 
 
-def _packs(out: Path) -> list[Path]:
-    return sorted((out / "cache" / "records").rglob("pack-*.jsonl"))
+def _parts(out: Path) -> list[Path]:
+    return sorted((out / "cache" / "store").glob("part-*.arrow"))
 
 
-def test_entries_go_out_at_flush_and_the_last_one_of_a_question_counts(tmp_path):
+def _table(part: Path) -> pa.Table:
+    return pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+
+
+def test_rows_go_out_at_flush_typed_and_the_last_one_of_a_question_counts(tmp_path):
     cache = RecordCache(tmp_path, packed=True)
-    text = cache.write("s", "q1", "h1", _rec("q1"))
+    text = cache.write("s", "q1", "h1", _rec("q1", metrics={"m": 0.25, "flag": True, "none": None, "list": [1]}))
     cache.write("s", "q2", "h1", _rec("q2"))
-    assert _packs(tmp_path) == []  # nothing written before the batch is flushed
-    assert cache.read_line("s", "q1", "h1") == text  # read back: flushed first
-    [pack] = _packs(tmp_path)
+    assert _parts(tmp_path) == []  # nothing written before the batch is flushed
+    assert cache.read_line("s", "q1", "h1") == text  # read back before the flush: the pending row
+    cache.flush()
+    [part] = _parts(tmp_path)
     cache.close(complete=False)
-    assert len(pack.read_bytes().splitlines()) == 2
-    # the line is the text a per-record file would hold: {"input_hash", "record"}, the record as records.jsonl has it
-    assert json.loads(pack.read_bytes().splitlines()[0]) == {"input_hash": "h1", "record": json.loads(text)}
+    t = _table(part)
+    assert t.num_rows == 2
+    assert t.schema.field("record").type == pa.string() and t.schema.field("metrics.m").type == pa.float64()
+    row = t.slice(0, 1).to_pylist()[0]
+    # the record column is the text records.jsonl gets; the digest column its digest; bools count 0/1, None and
+    # a list (not a scalar) are null; a metric another record lacks is null there
+    assert row["record"] == text and row["digest"] == json.loads(text)["digest"]
+    assert (row["setting"], row["question_id"], row["input_hash"], row["status"]) == ("s", "q1", "h1", "ok")
+    assert (row["metrics.m"], row["metrics.flag"], row["metrics.none"], row["metrics.list"]) == (0.25, 1.0, None, None)
+    assert t.column("metrics.m").to_pylist() == [0.25, None]
 
     again = RecordCache(tmp_path, packed=True)
     assert again.read_entry("s", "q1", "h1")[1] == text
     assert again.read_entry("s", "q1", "h2") is None  # another input: computed again
     again.write("s", "q1", "h2", _rec("q1", "judge_error", "h2"))
-    again.close(complete=True)  # two packs folded into one with each question's last entry
-    [folded] = _packs(tmp_path)
-    assert folded.name == "pack-000003.jsonl"
-    lines = [json.loads(x) for x in folded.read_bytes().splitlines()]
-    assert sorted((x["record"]["question_id"], x["input_hash"]) for x in lines) == [("q1", "h2"), ("q2", "h1")]
+    again.close(complete=True)  # two parts folded into one with each question's last row
+    [folded] = _parts(tmp_path)
+    assert folded.name == "part-000003.arrow"
+    t = _table(folded)
+    assert sorted(zip(t.column("question_id").to_pylist(), t.column("input_hash").to_pylist())) == [
+        ("q1", "h2"),
+        ("q2", "h1"),
+    ]
     third = RecordCache(tmp_path, packed=True)
     assert third.read_entry("s", "q1", "h2")[0].status == "judge_error"
     assert third.read_entry("s", "q2", "h1")[0].status == "ok"
-    third.close(complete=True)
-    assert _packs(tmp_path) == [folded]  # one pack and nothing written: left as it is
 
 
-def test_a_torn_last_line_is_skipped_and_an_unreadable_one_warned_about(tmp_path, caplog):
+def test_the_fold_puts_the_run_in_its_order_first_and_a_rerun_leaves_it(tmp_path):
     cache = RecordCache(tmp_path, packed=True)
-    for q in ("q1", "q2", "q3"):
+    texts = {q: cache.write("s", q, "h1", _rec(q)) for q in ("a", "b", "c")}
+    cache.flush()
+    cache.write("s", "old", "h1", _rec("old"))  # a question this run does not list (another input's)
+    for q in ("c", "a", "b"):  # records.jsonl's order (RecordsFile tells each line)
+        cache.written("s", q)
+    cache.close(complete=True)
+    [part] = _parts(tmp_path)
+    t = _table(part)
+    assert t.schema.metadata[RUN_ROWS] == b"3"
+    assert t.column("question_id").to_pylist() == ["c", "a", "b", "old"]
+    assert list(run_texts(tmp_path)) == [texts["c"], texts["a"], texts["b"]]
+
+    again = RecordCache(tmp_path, packed=True)  # the same run read back in the same order: nothing written
+    for q in ("c", "a", "b"):
+        assert again.read_entry("s", q, "h1") is not None
+        again.written("s", q)
+    again.close(complete=True)
+    assert _parts(tmp_path) == [part]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "not arrow", "other schema"])
+def test_a_part_that_cannot_be_read_is_quarantined_and_its_records_computed_again(tmp_path, caplog, damage):
+    cache = RecordCache(tmp_path, packed=True)
+    for q in ("q1", "q2"):
         cache.write("s", q, "h1", _rec(q))
     cache.close(complete=True)
-    [pack] = _packs(tmp_path)
-    lines = pack.read_bytes().splitlines(keepends=True)
-    pack.write_bytes(lines[0] + b'{"input_hash": "h1", "rec\n' + lines[2][:20])  # q2 garbled, q3 torn by a kill
+    [part] = _parts(tmp_path)
+    raw = part.read_bytes()
+    if damage == "truncated":
+        part.write_bytes(raw[: len(raw) // 2])
+    elif damage == "not arrow":
+        part.write_bytes(b'{"input_hash": "h1"}\n')
+    else:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, pa.schema([("question_id", pa.int64())])) as w:
+            w.write_batch(pa.record_batch([pa.array([1])], names=["question_id"]))
+        part.write_bytes(sink.getvalue().to_pybytes())
     with caplog.at_level(logging.WARNING, logger="rageval"):
         again = RecordCache(tmp_path, packed=True)
-        got = [again.read_entry("s", q, "h1") is not None for q in ("q1", "q2", "q3")]
-    assert got == [True, False, False]
+        assert [again.read_entry("s", q, "h1") for q in ("q1", "q2")] == [None, None]
     warnings = [r.getMessage() for r in caplog.records if r.name == "rageval"]
-    assert len(warnings) == 1 and "1 unreadable line(s) skipped" in warnings[0]  # the torn tail is no fault
+    assert len(warnings) == 1 and f"cache part cache/store/{part.name} is unreadable" in warnings[0]
+    assert again.quarantined == [tmp_path / "cache" / "quarantine" / "store" / part.name]
+    assert _parts(tmp_path) == []
 
 
-def test_an_entry_that_is_not_a_valid_record_is_not_trusted(tmp_path, caplog):
+def _edited(part: Path, row: int, change) -> None:
+    """Rewrite ``part`` with the record text of ``row`` changed by ``change`` (a valid Arrow part still)."""
+    t = _table(part)
+    texts = t.column("record").to_pylist()
+    texts[row] = change(texts[row])
+    t = t.set_column(t.schema.get_field_index("record"), "record", pa.array(texts, pa.string()))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema) as w:
+        w.write_table(t)
+    part.write_bytes(sink.getvalue().to_pybytes())
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda text: text.replace('"status": "ok"', '"status": "reader_error"'), "not to trust"),  # digest
+        (lambda text: text.replace('"status": "ok"', '"status": "exploded"'), "not a valid record"),
+        (lambda text: text[:-5], "not JSON"),
+    ],
+)
+def test_a_row_edited_after_it_was_written_is_not_trusted_and_its_part_quarantined(tmp_path, caplog, change, why):
     cache = RecordCache(tmp_path, packed=True)
-    cache.write("s", "q1", "h1", _rec("q1"))
+    texts = [cache.write("s", q, "h1", _rec(q)) for q in ("q1", "q2")]
     cache.close(complete=True)
-    [pack] = _packs(tmp_path)
-    entry = json.loads(pack.read_bytes())
-    entry["record"]["status"] = "exploded"  # not a status: not a valid record
-    pack.write_text(json.dumps(entry) + "\n")
+    [part] = _parts(tmp_path)
+    _edited(part, 0, change)
     with caplog.at_level(logging.WARNING, logger="rageval"):
-        assert RecordCache(tmp_path, packed=True).read_entry("s", "q1", "h1") is None
-    assert any("unreadable (not a valid record" in r.getMessage() for r in caplog.records)
+        again = RecordCache(tmp_path, packed=True)
+        assert again.read_entry("s", "q1", "h1") is None  # computed again
+        assert again.read_entry("s", "q2", "h1")[1] == texts[1]  # its neighbour is checked on its own
+    [warning] = [r.getMessage() for r in caplog.records if r.name == "rageval"]
+    assert "the row of question 'q1', setting 's' is unfit" in warning and why in warning
+    again.write("s", "q1", "h1", _rec("q1"))
+    again.written("s", "q1")
+    again.written("s", "q2")
+    again.close(complete=True)  # the fold keeps the rows read and checked; the part goes to the quarantine
+    assert again.quarantined == [tmp_path / "cache" / "quarantine" / "store" / part.name]
+    assert list(run_texts(tmp_path)) == texts
+
+
+def _old_pack(out: Path, setting: str, entries: list[tuple[str, str]]) -> Path:
+    """A pack of the layout before the store: ``{"input_hash", "record"}`` lines (the record's text)."""
+    folder = out / "cache" / "records" / safe_name(setting)
+    folder.mkdir(parents=True, exist_ok=True)
+    pack = folder / "pack-000001.jsonl"
+    pack.write_text("".join(_entry_prefix(h) + text + "}\n" for h, text in entries))
+    return pack
+
+
+def test_packs_and_record_files_of_the_layouts_before_are_read_and_moved_into_the_store(tmp_path):
+    writer = RecordCache(tmp_path / "w")  # per-record files: the texts an older run wrote
+    a, b = writer.write("s", "a", "h1", _rec("a")), writer.write("s", "b", "h1", _rec("b"))
+    pack = _old_pack(tmp_path, "s", [("h1", a)])
+    old_file = RecordCache(tmp_path).path("s", "b")
+    old_file.parent.mkdir(parents=True, exist_ok=True)
+    old_file.write_bytes(writer.path("s", "b").read_bytes())
+
+    cache = RecordCache(tmp_path, packed=True)
+    assert cache.read_entry("s", "a", "h1")[1] == a  # from the pack
+    assert cache.read_entry("s", "b", "h1")[1] == b  # from its file
+    assert cache.read_line("s", "a", "h1") == a  # this run's record of it: the store's row
+    cache.written("s", "a")
+    cache.written("s", "b")
+    cache.close(complete=True)
+    assert not pack.exists()  # the run completed: what it read of the pack is in the store
+    assert list(run_texts(tmp_path)) == [a, b]
 
 
 def _rows(n: int) -> str:
@@ -94,31 +202,57 @@ def _rows(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
+def _score(src: Path, out: Path, **kw) -> subprocess.Popen:
+    args = [sys.executable, "-m", "rageval.cli", "score", str(src), "--out", str(out), "--no-report"]
+    return subprocess.Popen(args + ["--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+
+
+def _done(proc: subprocess.Popen) -> None:
+    assert proc.wait(timeout=600) == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+
+
+def test_a_run_directory_of_the_pack_layout_resumes_to_the_same_bytes(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(_rows(40))
+    out = tmp_path / "out"
+    _done(_score(src, out))
+    expected = (out / "records.jsonl").read_bytes()
+    # the run as the layout before the store left it: the records in a pack, no store, records.jsonl lost
+    t = _table(_parts(out)[0])
+    rows = t.select(["setting", "input_hash", "record"]).to_pylist()
+    [setting] = {r["setting"] for r in rows}
+    pack = _old_pack(out, setting, [(r["input_hash"], r["record"]) for r in rows])
+    for p in _parts(out):
+        p.unlink()
+    (out / "records.jsonl").unlink()
+    _done(_score(src, out))
+    assert (out / "records.jsonl").read_bytes() == expected
+    stats = json.loads((out / "run_stats.json").read_text())
+    assert (stats["records_reused"], stats["records_computed"]) == (40, 0)
+    assert not pack.exists() and len(_parts(out)) == 1
+    assert "\n".join(run_texts(out)) + "\n" == expected.decode()
+
+
 def test_score_sigkilled_at_random_moments_resumes_to_the_same_bytes(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text(_rows(3000))
-
-    def score(out: Path, **kw):
-        args = [sys.executable, "-m", "rageval.cli", "score", str(src), "--out", str(out), "--no-report"]
-        return subprocess.Popen(args + ["--no-progress"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
-
     ref = tmp_path / "ref"
-    proc = score(ref)
-    assert proc.wait(timeout=600) == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+    _done(_score(src, ref))
     expected = (ref / "records.jsonl").read_bytes()
     rng = random.Random(7)
     killed_mid_run = 0
+    kept_parts = 0
     for trial in range(2):
         out = tmp_path / f"trial{trial}"
         for _ in range(rng.randint(1, 3)):
-            proc = score(out)
+            proc = _score(src, out)
             time.sleep(rng.uniform(0.5, 4.0))
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 killed_mid_run += 1
+                kept_parts += len(_parts(out))  # a killed run keeps every batch it finished
             proc.wait(timeout=600)
-        proc = score(out)
-        assert proc.wait(timeout=600) == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+        _done(_score(src, out))
         assert (out / "records.jsonl").read_bytes() == expected, f"trial {trial}: records.jsonl differs"
-        assert len(_packs(out)) == 1
+        assert len(_parts(out)) == 1 and "\n".join(run_texts(out)) + "\n" == expected.decode()
     assert killed_mid_run >= 1, "no kill landed mid-run: the test did not exercise resume"

@@ -12,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -101,9 +102,13 @@ def test_every_record_carries_its_digest_and_the_manifest_the_new_format(scored)
 
 
 def test_the_cache_entry_holds_the_very_text_of_the_line(scored):
-    packs = sorted((scored / "cache" / "records").rglob("pack-*.jsonl"))
-    texts = {json.loads(x)["record"][DIGEST] for p in packs for x in p.read_text().splitlines()}
-    assert texts == {json.loads(x)[DIGEST] for x in _lines(scored)}
+    [part] = (scored / "cache" / "store").glob("part-*.arrow")  # the record store: one part between runs
+    table = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    assert {json.loads(x)[DIGEST] for x in table.column("record").to_pylist()} == {
+        json.loads(x)[DIGEST] for x in _lines(scored)
+    }
+    assert table.column("record").to_pylist() == _lines(scored)  # the very text, in the run's order
+    assert table.column("digest").to_pylist() == [json.loads(x)[DIGEST] for x in _lines(scored)]
 
 
 def test_an_unedited_run_reads_without_note_or_edit(scored, caplog):
@@ -234,17 +239,19 @@ def test_bounds_by_hand(value, refused, tmp_path):
 
 
 def test_an_edited_cache_entry_is_recomputed_not_reused(run):
-    packs = sorted((run / "cache" / "records").rglob("pack-*.jsonl"))
-    assert packs
-    lines = packs[0].read_text(encoding="utf-8").splitlines()
-    entry = json.loads(lines[0])
-    qid = entry["record"]["question_id"]
-    entry["record"]["metrics"] = {
-        k: (0.0 if isinstance(v, float) else v) for k, v in entry["record"]["metrics"].items()
-    }
-    entry["record"]["answer"]["text"] = "edited"
-    lines[0] = json.dumps(entry, sort_keys=True)
-    packs[0].write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    [part] = (run / "cache" / "store").glob("part-*.arrow")
+    table = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    texts = table.column("record").to_pylist()
+    record = json.loads(texts[0])
+    qid = record["question_id"]
+    record["metrics"] = {k: (0.0 if isinstance(v, float) else v) for k, v in record["metrics"].items()}
+    record["answer"]["text"] = "edited"  # its digest left as it was
+    texts[0] = json.dumps(record, sort_keys=True)
+    table = table.set_column(table.schema.get_field_index("record"), "record", pa.array(texts, pa.string()))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    part.write_bytes(sink.getvalue().to_pybytes())
     before = _lines(run)
     res = _cli("score", str(EXAMPLE), "--out", str(run), "--no-progress", "--no-report")
     assert res.exit_code == 0, res.output

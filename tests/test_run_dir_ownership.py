@@ -190,7 +190,9 @@ def test_a_first_run_killed_before_its_marker_resumes(tmp_path):
 # -- writes through links --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("where", ["cache", "cache/judge", "cache/records", "cache/quarantine", "rescore-lexical"])
+@pytest.mark.parametrize(
+    "where", ["cache", "cache/judge", "cache/records", "cache/store", "cache/quarantine", "rescore-lexical"]
+)
 def test_a_linked_folder_under_the_run_dir_is_refused(tmp_path, where):
     out = scored(tmp_path, tmp_path / "out")
     target = tmp_path / "target"
@@ -235,7 +237,7 @@ def test_links_at_files_and_at_audit_folders_are_refused(tmp_path):
     out = scored(tmp_path, tmp_path / "out")
     victim = tmp_path / "victim"
     victim.write_text("precious")
-    rec = next((out / "cache" / "records").rglob("pack-*.jsonl"))  # the setting's pack of cached records
+    rec = next((out / "cache" / "store").glob("part-*.arrow"))  # the record store's part
     saved = rec.read_bytes()
     rec.unlink()
     rec.symlink_to(victim)
@@ -278,7 +280,7 @@ def test_claim_sweeps_temps_in_rageval_folders_only(tmp_path):
         out / ".report.html.abcdEF12.tmp",
         out / ".frontier_answer_f1.png.a_b1C2d3.tmp",
         out / "cache" / ".suite.json.zzzzzzzz.tmp",
-        next((out / "cache" / "records").iterdir()) / ".x.json.12345678.tmp",
+        out / "cache" / "store" / ".part-000009.arrow.12345678.tmp",
         out / "audit-nli" / ".audit.md.12345678.tmp",
     ]
     theirs = [out / ".notes.md.abcdEF12.tmp", out / "rescore-lexical" / ".summary.md.abcdEF12.tmp"]

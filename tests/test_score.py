@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -601,13 +602,16 @@ def test_rerun_reuses_records_and_a_changed_line_is_recomputed(tmp_path):
     write_jsonl(f, rows)
     res3, _ = run(tmp_path, [f])
     assert (res3.computed, res3.reused) == (1, 1)
-    # a killed run: records.jsonl missing and the last cache entry torn (killed while its batch was written) ->
-    # the rest reused, same bytes at the end; the cache is one pack per setting between runs
+    # a killed run: records.jsonl missing and the last batch lost (killed before its part was written) -> the
+    # rest reused, same bytes at the end; the record store is one part between runs
     (out / "records.jsonl").unlink()
-    [pack] = sorted((out / "cache" / "records").rglob("pack-*.jsonl"))
-    lines = pack.read_bytes().splitlines(keepends=True)
-    assert len(lines) == 2
-    pack.write_bytes(lines[0] + lines[1][: len(lines[1]) // 2])
+    [part] = sorted((out / "cache" / "store").glob("part-*.arrow"))
+    table = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    assert table.num_rows == 2
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table.slice(0, 1))
+    part.write_bytes(sink.getvalue().to_pybytes())
     res4, _ = run(tmp_path, [f])
     assert (res4.computed, res4.reused) == (1, 1)
     res5, _ = run(tmp_path, [f], options=ScoreOptions(threshold=0.9))  # another threshold: every record again
@@ -828,8 +832,9 @@ def test_record_files_are_not_fsynced_one_by_one(tmp_path, monkeypatch):
     res, out = run(tmp_path, [write_jsonl(tmp_path / "many.jsonl", rows)])
     assert res.computed == 30
     assert len(calls) < 10  # suite.json, records.jsonl, unmatched/manifest/run_stats: not one per record
-    [pack] = list((out / "cache" / "records").rglob("*.jsonl"))  # the entries of a setting: one pack
-    assert len(pack.read_bytes().splitlines()) == 30 and not list((out / "cache" / "records").rglob("*.json"))
+    [part] = list((out / "cache" / "store").glob("part-*.arrow"))  # the run's records: one part of the store
+    assert pa.ipc.open_file(pa.memory_map(str(part))).read_all().num_rows == 30
+    assert not (out / "cache" / "records").exists()  # no file per record, no pack
 
 
 def test_an_answer_is_split_only_when_a_selected_diagnostic_reads_its_claims(tmp_path):

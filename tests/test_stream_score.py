@@ -13,6 +13,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from rageval.data.formats import read_input
@@ -183,18 +184,20 @@ def test_a_line_edited_during_the_run_is_an_error_naming_it_never_a_record(tmp_p
     with pytest.raises(ScoreInputError, match=r"in\.jsonl line 200: changed since the run read it first"):
         score_files([str(p)], out, build_report=False, on_record=on_record)
     assert not (out / "records.jsonl").exists()
-    cached = [json.loads(x)["record"]["question_id"] for x in next(out.rglob("pack-*.jsonl")).read_text().splitlines()]
+    [part] = (out / "cache" / "store").glob("part-*.arrow")
+    cached = pa.ipc.open_file(pa.memory_map(str(part))).read_all().column("question_id").to_pylist()
     assert cached == [f"q{i}" for i in range(16)]  # the first batch only: nothing of line 200 or after
 
 
-def test_records_go_in_question_order_the_cache_in_each_files_line_order(tmp_path):
+def test_records_go_in_question_order_and_the_record_store_in_the_same_order(tmp_path):
     a = _write(tmp_path / "A.jsonl", [_row(1), _row(2), _row(3)])
     b = _write(tmp_path / "B.jsonl", [_row(3), _row(1), _row(9)])  # q9 is B's own; q2 missing in B
     out = tmp_path / "out"
     got = score_files([str(a), str(b)], out, build_report=False)
     assert _records(out) == [("A", "q1"), ("A", "q2"), ("A", "q3"), ("B", "q1"), ("B", "q3"), ("B", "q9")]
-    [pack_b] = (out / "cache" / "records").glob("B-*/pack-*.jsonl")
-    assert [json.loads(x)["record"]["question_id"] for x in pack_b.read_text().splitlines()] == ["q3", "q1", "q9"]
+    [part] = (out / "cache" / "store").glob("part-*.arrow")  # folded in the run's order (B computed q3, q1, q9)
+    table = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    assert list(zip(table.column("setting").to_pylist(), table.column("question_id").to_pylist())) == _records(out)
     assert [(u.question_id, u.question, u.missing) for u in got.unmatched] == [
         ("q2", "Question 2?", ("B",)),
         ("q9", "Question 9?", ("A",)),

@@ -48,6 +48,10 @@ _LAZY: dict[str, tuple[str, str]] = {
         "rageval.evaluate_support.export:export_metrics_cmd",
         "Write Hub-ready evaluate module folders (Spaces card, app.py, requirements.txt).",
     ),
+    "export": (
+        "rageval.cli.export:export_cmd",
+        "Export a run's records: jsonl (records.jsonl's bytes), parquet or csv (ids, status, scalar metrics).",
+    ),
     "score": ("rageval.score.cli:score_cmd", "Score your RAG system's outputs (generic, ALCE, RAGChecker, RAGAS)."),
     "new-metric": (
         "rageval.evaluate_support.scaffold:new_metric_cmd",

@@ -6,10 +6,14 @@ most the batch in flight.  A record is reused only when its input hash matches
 (:func:`rageval.suite.plan.record_hash`).
 
 Packed (``RecordCache(packed=True)``, ``rageval score``: a file per record cost
-more than scoring it): the same entries are lines of the setting's packs,
-``cache/records/<setting>/pack-<n>.jsonl``, each run's appended to a new pack in
-one write per batch and the packs folded into one when the run completes
-(:class:`Pack`).  Per-record files in the folder are still read.
+more than scoring it): the entries are rows of the run directory's record store
+(:class:`~rageval.rundir.store.RecordStore`, ``cache/store/part-<n>.arrow``: typed
+columns, the record's text one of them), one part per batch, folded into one in
+the run's order when the run completes.  The layouts before it are still read (a
+run directory written so resumes): a setting's packs
+(``cache/records/<setting>/pack-<n>.jsonl``, :class:`Pack`) and per-record files;
+an entry read there is moved into the store, and the packs are removed when the
+run completes.
 
 ``records.jsonl`` is streamed (:class:`RecordsFile`): each record's JSON is
 encoded once, written to its cache file and to ``records.jsonl`` as soon as the
@@ -51,7 +55,8 @@ from rageval.errors import RunFailure
 from rageval.io import check_folders, dump_json_line, utf8, write_text_atomic
 from rageval.run.packs import Pack
 from rageval.rundir.claim import mark_run
-from rageval.rundir.records import digest_problem, record_text
+from rageval.rundir.records import DIGEST, digest_problem, record_text
+from rageval.rundir.store import RecordStore
 from rageval.types import Record
 
 __all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
@@ -137,9 +142,10 @@ class RecordCache:
         self.root = self.out_dir / "cache" / "records"
         self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
         self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
-        #: True: each setting's records in packs (:class:`Pack`, ``rageval score``), not one file per record
+        #: True: the records in the record store (:class:`RecordStore`, ``rageval score``), not one file per record
         self.packed = packed
-        self._packs: dict[str, Pack] = {}
+        self._packs: dict[str, Pack] = {}  # an older layout's packs, read only
+        self._store: RecordStore | None = None
 
     def path(self, setting: str, question_id: str) -> Path:
         return self.root / safe_name(setting) / f"{safe_name(question_id)}.json"
@@ -158,17 +164,29 @@ class RecordCache:
         The text is the record's line of ``records.jsonl``: the very text the file holds after its input hash.
         """
         if self.packed:
-            found = self._pack(setting).read(question_id)
+            store = self.store
+            row = store.read(setting, question_id)
+            if row is not None:
+                found_hash, digest, text = row
+                if found_hash != input_hash:
+                    return None  # an older input: computed again
+                checked = _record_of(text, question_id, setting)
+                if isinstance(checked, str) or checked[1].get(DIGEST) != digest:
+                    store.drop(setting, question_id, checked if isinstance(checked, str) else "not its digest")
+                    return None
+                return checked[0], text
+            pack = self._pack(setting)
+            found = pack.read(question_id)
             if found is not None:
                 entry = _entry(found[0], question_id, setting, input_hash)
                 if isinstance(entry, tuple):
-                    return entry
+                    return self._moved(setting, question_id, input_hash, entry)
                 if entry is not None:  # the line reads as JSON but not as this question's record
-                    self._pack(setting).drop(question_id, entry)
+                    pack.drop(question_id, entry)
                 return None  # an older input, or a line not to trust: computed again
-            if not self._pack(setting).has_files:
+            if not pack.has_files:
                 return None
-            # a question the setting's packs do not hold: the per-record file of an older layout
+            # a question the store and the packs lack: the per-record file of an older layout
         path = self.path(setting, question_id)
         try:
             raw = path.read_bytes()
@@ -186,7 +204,22 @@ class RecordCache:
         if isinstance(entry, str):
             self._quarantine(path, entry)
             return None
+        if entry is not None and self.packed:
+            return self._moved(setting, question_id, input_hash, entry)
         return entry
+
+    def _moved(self, setting: str, question_id: str, input_hash: str, entry: tuple[Record, str]) -> tuple[Record, str]:
+        """An entry of an older layout, added to the store (this run's record of it is the store's)."""
+        value = json.loads(entry[1])
+        self.store.append(setting, question_id, input_hash, entry[1], value, value[DIGEST])
+        return entry
+
+    @property
+    def store(self) -> RecordStore:
+        """The run directory's record store (packed layout), opened at first use."""
+        if self._store is None:
+            self._store = RecordStore(self.out_dir, durable=self.durable, quarantined=self.quarantined)
+        return self._store
 
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
@@ -216,14 +249,17 @@ class RecordCache:
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> str:
         """Write the record's cache entry; return its JSON text (one encoding: the entry's and the line's).
 
-        Per-record layout: its file, written atomically now.  Packed layout: a line of the setting's pack,
-        appended at the next :meth:`flush` (the engine flushes after each batch).
+        Per-record layout: its file, written atomically now.  Packed layout: a row of the record store, written at
+        the next :meth:`flush` (the engine flushes after each batch); a setting or question that cannot be a
+        string column (a lone surrogate) gets its per-record file instead.
         """
-        text = record_text(record.to_dict())  # the record's JSON with its digest (the one writer of it)
-        entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
+        value = record.to_dict()
+        text = record_text(value)  # the record's JSON with its digest (the one writer of it)
         if self.packed:
-            self._pack(setting).append(question_id, entry)
-            return text
+            digest = text[text.rindex('"' + DIGEST + '": "') + len(DIGEST) + 5 : -2]
+            if self.store.append(setting, question_id, input_hash, text, value, digest):
+                return text
+        entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
         write_text_atomic(
             self.path(setting, question_id),
             entry,
@@ -233,37 +269,52 @@ class RecordCache:
         return text
 
     def flush(self) -> None:
-        """Append the entries written since the last flush to their packs (packed layout; one write per pack)."""
-        for pack in self._packs.values():
-            pack.flush()
+        """Write the entries written since the last flush as a part of the store (packed layout; one file)."""
+        if self._store is not None:
+            self._store.flush()
+
+    def written(self, setting: str, question_id: str) -> None:
+        """The record went into ``records.jsonl`` (its next line): the store folds the run in that order."""
+        if self.packed:
+            self.store.written(setting, question_id)
 
     def close(self, *, complete: bool) -> None:
-        """Flush and close the packs; when the run ``complete`` d, fold each setting's packs into one."""
+        """Flush the store; when the run ``complete`` d, fold its parts into one in the run's order and remove
+        the packs of an older layout it read (their entries of this run are in the store)."""
         try:
-            for pack in self._packs.values():
-                pack.flush()
-                if complete:
-                    pack.compact()
+            if self._store is not None:
+                self._store.close(complete=complete)
+            if complete:
+                for pack in self._packs.values():
+                    pack.remove()
         finally:
             for pack in self._packs.values():
                 pack.close()
             self._packs.clear()
+            self._store = None
 
     def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
         """The record text of a cache entry this run wrote or reused (:class:`RecordsFile` reading back what its
         buffer let go); :class:`CacheChanged` if another process changed it meanwhile."""
-        if self.packed:
-            found = self._pack(setting).read(question_id)
-            path = self._pack(setting).folder
-            if found is None:
+        if self.packed and self.store.has(setting, question_id):
+            row = self.store.read(setting, question_id)
+            path = self.store.folder
+            if row is None:
                 raise CacheChanged(self._changed(path, f"lost the record of question {question_id!r}"))
-            raw = found[0]
-        else:
-            path = self.path(setting, question_id)
+            if row[0] != input_hash:
+                raise CacheChanged(self._changed(path, "holds a record of other inputs"))
             try:
-                raw = path.read_bytes().decode("utf-8")
-            except (OSError, ValueError) as err:
+                value = json.loads(row[2])
+            except (ValueError, RecursionError) as err:
                 raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
+            if not isinstance(value, dict) or digest_problem(value) is not None:
+                raise CacheChanged(self._changed(path, "holds a record edited since it was written"))
+            return row[2]
+        path = self.path(setting, question_id)  # a per-record file (a key the store cannot hold, in packed layout)
+        try:
+            raw = path.read_bytes().decode("utf-8")
+        except (OSError, ValueError) as err:
+            raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
         try:
             data = json.loads(raw)
             record, found_hash = data["record"], data.get("input_hash")
@@ -280,7 +331,7 @@ class RecordCache:
         if pack is None:
             folder = self.root / safe_name(setting)
             check_folders(folder, self.out_dir)  # no folder of the cache may be a link placed in the run directory
-            pack = self._packs[setting] = Pack(folder, self.out_dir, durable=self.durable)
+            pack = self._packs[setting] = Pack(folder, self.out_dir)
         return pack
 
     def mark_suite(self, name: str, suite_hash: str) -> None:
@@ -302,18 +353,41 @@ def _entry(text: str, question_id: str, setting: str, input_hash: str) -> tuple[
         return "not a cached record (no 'input_hash' string)"
     if data["input_hash"] != input_hash:
         return None  # an older input: recomputed and overwritten, nothing wrong with the entry
+    checked = _checked(data["record"], question_id, setting)
+    if isinstance(checked, str):
+        return checked
+    return checked, _record_text(text, input_hash, data["record"])
+
+
+def _record_of(text: str, question_id: str, setting: str) -> tuple[Record, dict[str, Any]] | str:
+    """A record's text (a row of the store): ``(record, its value)``, else why it cannot be trusted."""
     try:
-        rec = Record.from_dict(data["record"])
+        value = json.loads(text)
+    except ValueError as err:
+        return f"not JSON ({err})"
+    except RecursionError:
+        return "JSON nested deeper than Python parses"
+    if not isinstance(value, dict):
+        return f"not a record (a JSON {type(value).__name__})"
+    checked = _checked(value, question_id, setting)
+    return checked if isinstance(checked, str) else (checked, value)
+
+
+def _checked(value: dict[str, Any], question_id: str, setting: str) -> Record | str:
+    """The record of ``value`` when it is this question's and setting's, valid and as its digest says; else why
+    not (one sentence)."""
+    try:
+        rec = Record.from_dict(value)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         return f"not a valid record ({type(err).__name__}: {str(err)[:120]})"
     if rec.question_id != question_id or rec.setting.name != setting:
         return f"holds question {rec.question_id!r} of setting {rec.setting.name!r}"
     if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
         return "not a valid record ('metrics' and 'extra' must be objects)"
-    edited = digest_problem(data["record"])
+    edited = digest_problem(value)
     if edited is not None:  # edited after it was written (or written before digests): computed again, never reused
         return f"not to trust: {edited}"
-    return rec, _record_text(text, input_hash, data["record"])
+    return rec
 
 
 def _entry_prefix(input_hash: str) -> str:

@@ -346,7 +346,8 @@ def _execute(
         computed = 0
         complete = False
         try:
-            with RecordsFile.open(cache) as out:  # records.jsonl replaced only when every record is in it
+            # records.jsonl replaced only when every record is in it; the store told each line's record, its order
+            with RecordsFile.open(cache, on_line=cache.written) as out:
                 work = run.work(bar, out)  # a generator: setting by setting, as the batches are consumed
                 batches = _local_batches(work) if session is None else session.batches(work)
                 for w, batch, records in batches:
@@ -363,7 +364,7 @@ def _execute(
                         if on_record is not None:
                             on_record(rec)
                         bar.update(1)
-                    cache.flush()  # a packed cache: the batch's entries in one write
+                    cache.flush()  # a packed cache: the batch's entries in one part of the store
                 bar.close()
             complete = True
         finally:

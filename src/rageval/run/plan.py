@@ -251,8 +251,8 @@ class Plan:
     #: fsync each record file (False, the default: renamed into place only, atomic for a killed process;
     #: docs/suites.md#files)
     durable: bool = False
-    #: each setting's cached records in packs, one write per batch (``rageval score``: a record costs less to
-    #: score than a file of its own to create), not one file per record (:mod:`rageval.run.cache`)
+    #: the cached records in the run directory's record store, one part per batch (``rageval score``: a record
+    #: costs less to score than a file of its own to create), not one file per record (:mod:`rageval.run.cache`)
     packed: bool = False
     first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
     inputs: tuple[Path, ...] = ()  # the local files the run reads (refused inside its run directory)

@@ -83,7 +83,7 @@ OUTPUT_FOLDERS = (re.compile(r"^cache$"), re.compile(r"^rescore-.+$"), re.compil
 _MARKERS = ("manifest.json", "cache/suite.json")
 #: what must be a file, and what a folder, where it exists (rageval would fail writing it otherwise)
 _FILES_IN = frozenset({"cache/suite.json", "cache/plots.json"})
-_FOLDERS_IN = frozenset({"cache/records", "cache/judge", "cache/quarantine"})
+_FOLDERS_IN = frozenset({"cache/records", "cache/store", "cache/judge", "cache/quarantine"})
 
 
 class OwnershipError(RunDirError):

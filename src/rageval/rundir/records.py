@@ -35,7 +35,7 @@ import hashlib
 import json
 import math
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,8 +262,11 @@ class RecordsFile:
     bytes while it waits.  A failed run leaves the previous ``records.jsonl``.
     """
 
-    def __init__(self, cache: RecordSource, fh: _Sink, *, keep: int = 1024):
+    def __init__(
+        self, cache: RecordSource, fh: _Sink, *, keep: int = 1024, on_line: Callable[[str, str], None] | None = None
+    ):
         self.cache, self.fh, self.keep = cache, fh, keep
+        self.on_line = on_line  # told each line's (setting, question) as it is written (the record store's order)
         self.count = 0
         #: the announced settings' questions still to write: (setting, its (question, input hash or None) pairs)
         self._order: deque[tuple[str, Iterator[tuple[str, str | None]]]] = deque()
@@ -276,11 +279,18 @@ class RecordsFile:
 
     @classmethod
     @contextmanager
-    def open(cls, cache: RecordSource, *, keep: int = 1024, durable: bool = True) -> Iterator[RecordsFile]:
+    def open(
+        cls,
+        cache: RecordSource,
+        *,
+        keep: int = 1024,
+        durable: bool = True,
+        on_line: Callable[[str, str], None] | None = None,
+    ) -> Iterator[RecordsFile]:
         """The run's ``records.jsonl``, replacing the old one atomically when the block ends without an error
         and with every expected record written (:func:`rageval.io.atomic_file`)."""
         with atomic_file(cache.out_dir / "records.jsonl", root=cache.out_dir, durable=durable) as fh:
-            out = cls(cache, fh, keep=keep)
+            out = cls(cache, fh, keep=keep, on_line=on_line)
             yield out
             out.check_complete()
 
@@ -330,6 +340,8 @@ class RecordsFile:
             else:
                 self._held.pop((setting, qid), None)
             self.fh.write(text.encode("utf-8") + b"\n")
+            if self.on_line is not None:
+                self.on_line(setting, qid)
             self.count += 1
             self._head = None
 

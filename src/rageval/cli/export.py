@@ -1,0 +1,154 @@
+"""``rageval export RUN --format jsonl|parquet|csv [--out FILE] [--force]``: a run's records out of its directory.
+
+* ``jsonl``: the run's records in the run's order, byte for byte the lines of its ``records.jsonl``; from the
+  record store (``cache/store/``, :mod:`rageval.rundir.store`) when ``records.jsonl`` is missing (each record's
+  digest checked on the way);
+* ``parquet``, ``csv``: one row per record: ``setting``, ``question_id``, ``input_hash``, ``status``, a float64
+  column per scalar metric (``metrics.<name>``, empty/null where undefined or not a scalar) and
+  ``context.achieved_ratio``, ``context.achieved_tokens``; read from ``records.jsonl`` (each record checked as the
+  report checks it), or from the store's columns when the file is missing.
+
+Without ``--out`` the jsonl and csv go to standard output (parquet needs ``--out``).  An existing ``--out`` is
+refused unless ``--force`` (rageval writes over no file of yours without being told).  Errors (not a run
+directory, an unknown format, an existing ``--out``) are one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from rageval.errors import ConfigError
+from rageval.io import atomic_file
+from rageval.rundir.manifest import RunDir, RunDirError
+from rageval.rundir.records import digest_problem
+
+__all__ = ["FORMATS", "export_cmd", "export_run"]
+
+FORMATS = ("jsonl", "parquet", "csv")
+
+
+@click.command("export")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", default="jsonl", show_default=True, help="jsonl, parquet or csv.")
+@click.option(
+    "--out", "out", type=click.Path(path_type=Path), default=None, help="The file to write (default: stdout)."
+)
+@click.option("--force", is_flag=True, help="Write over an existing --out.")
+def export_cmd(run: Path, fmt: str, out: Path | None, force: bool) -> None:
+    """Export a run's records: jsonl (records.jsonl's bytes), or parquet/csv (ids, status, scalar metrics)."""
+    export_run(run, fmt, out, force=force)
+
+
+def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False) -> None:
+    """Write the export (see the module doc); :class:`ConfigError` / :class:`RunDirError` in one line."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format {fmt!r} is unknown: give one of {', '.join(FORMATS)}")
+    rundir = RunDir(run)
+    if not rundir.path.is_dir():
+        raise RunDirError(f"{rundir.path} is not a folder: give a run directory (rageval score/suite --out DIR)")
+    rundir.read_manifest_data()  # not a run: one line
+    if out is not None and (out.exists() or out.is_symlink()) and not force:
+        raise ConfigError(f"{out} exists: rageval export writes over it only with --force; or choose another --out")
+    if out is not None and out.is_dir():
+        raise ConfigError(f"{out} is a folder: give a file name for --out")
+    if fmt == "parquet" and out is None:
+        raise ConfigError("--format parquet writes a binary file: give --out FILE")
+    have_file = rundir.records_path.is_file()
+    if fmt == "jsonl":
+        chunks = _file_chunks(rundir.records_path) if have_file else _store_lines(rundir)
+        _write(out, chunks)
+        return
+    table = _table_of_file(rundir) if have_file else _store_table(rundir)
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        sink = _buffer()
+        pq.write_table(table, sink)
+        _write(out, iter([sink.getvalue().to_pybytes()]))
+    else:
+        import pyarrow.csv as pcsv
+
+        sink = _buffer()
+        pcsv.write_csv(table, sink)
+        _write(out, iter([sink.getvalue().to_pybytes()]))
+
+
+def _buffer() -> Any:
+    import pyarrow as pa
+
+    return pa.BufferOutputStream()
+
+
+def _write(out: Path | None, chunks: Iterator[bytes]) -> None:
+    if out is None:
+        stdout = sys.stdout.buffer
+        for c in chunks:
+            stdout.write(c)
+        stdout.flush()
+        return
+    with atomic_file(out, durable=True) as fh:  # a reader never sees half of it; a failed export leaves none
+        for c in chunks:
+            fh.write(c)
+
+
+def _file_chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            yield chunk
+
+
+def _store_error(rundir: RunDir, err: Exception) -> RunDirError:
+    return RunDirError(f"{rundir.records_path} is missing and {err}")
+
+
+def _store_lines(rundir: RunDir) -> Iterator[bytes]:
+    """The lines of the run's ``records.jsonl`` from its store, each record's digest checked."""
+    from rageval.rundir.export import StoreError, run_texts
+
+    try:
+        texts = run_texts(rundir.path)
+        for i, text in enumerate(texts, 1):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                value = None
+            why = digest_problem(value) if isinstance(value, Mapping) else "not a record"
+            if why is not None:
+                raise RunDirError(
+                    f"{rundir.records_path} is missing and record {i} of the record store is unfit ({why}); rerun "
+                    "the command that wrote the run"
+                )
+            yield text.encode("utf-8") + b"\n"
+    except StoreError as err:
+        raise _store_error(rundir, err) from None
+
+
+def _table_of_file(rundir: RunDir) -> Any:
+    from rageval.rundir.export import table_of_records
+
+    checks = rundir.record_checks()
+
+    def values() -> Iterator[Mapping[str, Any]]:
+        for i, _offset, _raw, value in rundir.records_source():
+            problem = checks.problem(value, i)
+            if problem is not None:
+                raise RunDirError(problem)
+            if isinstance(value, Mapping):
+                yield value
+
+    return table_of_records(values())
+
+
+def _store_table(rundir: RunDir) -> Any:
+    from rageval.rundir.export import StoreError, run_table
+
+    try:
+        return run_table(rundir.path)
+    except StoreError as err:
+        raise _store_error(rundir, err) from None

@@ -1,0 +1,106 @@
+"""A run's records out of its record store (:mod:`rageval.rundir.store`), and records as the same table: what
+``rageval export`` writes.
+
+The store's folded part (written when a run completes) holds the run's records first, in the run's order
+(:data:`~rageval.rundir.store.RUN_ROWS`): :func:`run_texts` gives their texts (the lines of ``records.jsonl``),
+:func:`run_table` their id and scalar columns, memory-mapped and projected (no record text decoded).
+:func:`table_of_records` makes the same table from records as ``records.jsonl`` holds them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from rageval.rundir.arrays import floats, strings
+from rageval.rundir.manifest import RunDirError
+from rageval.rundir.store import PART_NAME, RUN_ROWS, TABLE_IDS, part_schema, scalar_values, schema_problem
+
+__all__ = ["StoreError", "run_parts", "run_table", "run_texts", "table_of_records"]
+
+
+class StoreError(RunDirError):
+    """A run's store cannot give what was asked (no completed run in it): one line."""
+
+
+def run_parts(out_dir: Path) -> tuple[Path, int]:
+    """The folded part holding the last completed run's records and how many: :class:`StoreError` if none."""
+    folder = Path(out_dir) / "cache" / "store"
+    found: list[tuple[int, Path, int]] = []
+    if folder.is_dir():
+        for e in os.scandir(folder):
+            m = PART_NAME.match(e.name)
+            if not m:
+                continue
+            try:
+                schema = pa.ipc.open_file(pa.memory_map(e.path)).schema
+            except (pa.ArrowException, OSError, ValueError):
+                continue
+            rows = (schema.metadata or {}).get(RUN_ROWS)
+            if rows is not None and schema_problem(schema) is None:
+                found.append((int(m.group(1)), Path(e.path), int(rows)))
+    if not found:
+        raise StoreError(
+            f"{folder} holds no completed run's records (the run was not completed since rageval stores them "
+            "there, or it was written by a command that keeps one file per record): rerun the command that "
+            "wrote the run"
+        )
+    _, path, rows = max(found)
+    return path, rows
+
+
+def _run_batches(out_dir: Path, fields: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+    path, rows = run_parts(out_dir)
+    reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    if fields is not None:
+        keep = [reader.schema.get_field_index(f) for f in fields]
+        reader = pa.ipc.open_file(pa.memory_map(str(path)), options=pa.ipc.IpcReadOptions(included_fields=keep))
+    left = rows
+    for b in range(reader.num_record_batches):
+        if left <= 0:
+            return
+        batch = reader.get_batch(b)
+        if batch.num_rows > left:
+            batch = batch.slice(0, left)
+        left -= batch.num_rows
+        yield batch
+
+
+def run_texts(out_dir: Path) -> Iterator[str]:
+    """The last completed run's record texts in its order (the lines of its ``records.jsonl``)."""
+    for batch in _run_batches(out_dir, ["record"]):
+        yield from batch.column(0).to_pylist()
+
+
+def run_table(out_dir: Path) -> pa.Table:
+    """The last completed run's records as a table of ids, setting, status and scalar columns (no text)."""
+    path, _ = run_parts(out_dir)
+    full = pa.ipc.open_file(pa.memory_map(str(path))).schema
+    names = [n for n in full.names if n not in ("record", "digest")]
+    schema = pa.schema([full.field(n) for n in names])
+    return pa.Table.from_batches(list(_run_batches(out_dir, names)), schema=schema)
+
+
+def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Records (as ``records.jsonl`` holds them) as the table :func:`run_table` reads from a store: the id
+    columns, then a float64 column per scalar metric (sorted) and the context's measures."""
+    ids: dict[str, list[Any]] = {n: [] for n in TABLE_IDS}
+    scalars: list[dict[str, float | None]] = []
+    for r in records:
+        s = r.get("setting")
+        s = s.get("name") if isinstance(s, Mapping) else s
+        for name, v in (("setting", s), ("question_id", r.get("question_id"))):
+            ids[name].append(v if isinstance(v, str) else None)
+        for name in ("input_hash", "status"):
+            v = r.get(name)
+            ids[name].append(v if isinstance(v, str) else None)
+        scalars.append(scalar_values(r))
+    schema = part_schema(sorted({k for row in scalars for k in row}))
+    schema = pa.schema([f for f in schema if f.name not in ("digest", "record")])
+    cols = [strings(ids[n]) for n in TABLE_IDS]
+    cols += [floats([row.get(n) for row in scalars]) for n in schema.names[len(TABLE_IDS) :]]
+    return pa.Table.from_arrays(cols, schema=schema)

@@ -1,0 +1,133 @@
+"""``rageval export RUN --format jsonl|parquet|csv``: jsonl is records.jsonl's bytes (from the record store when the
+file is missing); parquet and csv are the ids, the status and the scalar columns, one row per record, the same from
+the file or from the store; errors are one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from rageval.cli import main
+from rageval.score import score_files
+
+
+def _run(tmp_path: Path) -> Path:
+    rows = []
+    for i in range(12):
+        ctx = [f"Paris is the capital of France {i}.", f"The Seine flows through Paris {i}."]
+        answer = f"Paris is the capital of France {i} [1]." if i % 3 else "I do not know."
+        rows.append(
+            {"id": f"q{i}", "question": f"Capital {i}?", "answer": answer, "contexts": ctx, "answers": ["Paris"]}
+        )
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "run"
+    score_files([str(src)], out, build_report=False)
+    return out
+
+
+def _export(*args: str):
+    return CliRunner().invoke(main, ["export", *args])
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> Path:
+    return _run(tmp_path_factory.mktemp("export"))
+
+
+def test_jsonl_is_the_bytes_of_records_jsonl_and_from_the_store_once_the_file_is_gone(run, tmp_path):
+    expected = (run / "records.jsonl").read_bytes()
+    got = _export(str(run))
+    assert got.exit_code == 0 and got.stdout_bytes == expected
+    csv_of_file = tmp_path / "file.csv"
+    assert _export(str(run), "--format", "csv", "--out", str(csv_of_file)).exit_code == 0
+
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()  # deleted by the user
+    out = tmp_path / "again.jsonl"
+    got = _export(str(gone), "--format", "jsonl", "--out", str(out))
+    assert got.exit_code == 0, got.output
+    assert out.read_bytes() == expected
+    csv_of_store = tmp_path / "store.csv"
+    assert _export(str(gone), "--format", "csv", "--out", str(csv_of_store)).exit_code == 0
+    assert csv_of_store.read_bytes() == csv_of_file.read_bytes()
+
+
+def test_parquet_holds_one_row_per_record_with_its_ids_status_and_scalar_metrics(run, tmp_path):
+    out = tmp_path / "r.parquet"
+    got = _export(str(run), "--format", "parquet", "--out", str(out))
+    assert got.exit_code == 0, got.output
+    table = pq.read_table(out)
+    records = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
+    assert table.num_rows == len(records) == 12
+    assert table.schema.names[:4] == ["setting", "question_id", "input_hash", "status"]
+    assert table.schema.field("metrics.answer_f1").type == pa.float64()
+    assert table.column("question_id").to_pylist() == [r["question_id"] for r in records]
+    assert table.column("status").to_pylist() == [r["status"] for r in records]
+    for name in ("answer_f1", "grounded_recall"):
+        want = [r["metrics"].get(name) for r in records]
+        want = [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in want]
+        assert table.column(f"metrics.{name}").to_pylist() == want
+    ratio = [r["context"].get("achieved_ratio") for r in records]
+    assert table.column("context.achieved_ratio").to_pylist() == ratio
+
+
+def test_errors_are_one_line_exit_2(run, tmp_path):
+    def one_line(got) -> str:
+        assert got.exit_code == 2, got.output
+        lines = got.output.strip().splitlines()
+        assert len(lines) == 1, got.output
+        return lines[0]
+
+    assert "is missing: is" in one_line(_export(str(tmp_path)))  # not a run directory (no manifest.json)
+    assert "--format 'xml' is unknown" in one_line(_export(str(run), "--format", "xml"))
+    there = tmp_path / "there.csv"
+    there.write_text("mine\n")
+    assert "exists" in one_line(_export(str(run), "--format", "csv", "--out", str(there)))
+    assert there.read_text() == "mine\n"  # untouched
+    assert _export(str(run), "--format", "csv", "--out", str(there), "--force").exit_code == 0
+    assert there.read_text().startswith('"setting","question_id"')
+    assert "give --out" in one_line(_export(str(run), "--format", "parquet"))
+
+
+def test_without_records_jsonl_or_a_completed_store_the_export_is_refused(run, tmp_path):
+    bare = tmp_path / "bare"
+    shutil.copytree(run, bare)
+    (bare / "records.jsonl").unlink()
+    shutil.rmtree(bare / "cache" / "store")
+    got = _export(str(bare))
+    assert got.exit_code == 2 and "holds no completed run's records" in got.output
+    assert len(got.output.strip().splitlines()) == 1
+
+
+def test_a_store_row_edited_is_refused_not_exported(run, tmp_path):
+    edited = tmp_path / "edited"
+    shutil.copytree(run, edited)
+    (edited / "records.jsonl").unlink()
+    [part] = (edited / "cache" / "store").glob("part-*.arrow")
+    t = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    texts = t.column("record").to_pylist()
+    texts[3] = texts[3].replace('"status": "ok"', '"status": "reader_error"')
+    t = t.set_column(t.schema.get_field_index("record"), "record", pa.array(texts, pa.string()))
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, t.schema) as w:
+        w.write_table(t)
+    part.write_bytes(sink.getvalue().to_pybytes())
+    out = tmp_path / "x.jsonl"
+    got = _export(str(edited), "--out", str(out))
+    assert got.exit_code == 2 and "record 4 of the record store is unfit" in got.output
+    assert not out.exists()  # nothing half written
+
+
+def test_rageval_help_lists_export():
+    got = CliRunner().invoke(main, ["--help"])
+    assert got.exit_code == 0
+    assert "export           Export a run's records" in got.output
