@@ -43,6 +43,8 @@ FORMATS = ("jsonl", "parquet", "csv")
 def export_cmd(run: Path, fmt: str, out: Path | None, force: bool) -> None:
     """Export a run's records: jsonl (records.jsonl's bytes), or parquet/csv (ids, status, scalar metrics)."""
     export_run(run, fmt, out, force=force)
+    if out is not None:
+        click.echo(f"wrote {out} ({fmt})", err=True)
 
 
 def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False) -> None:
