@@ -31,13 +31,18 @@ cells at once; a larger family is done in column blocks that draw the same
 resamples again (the same replicates as one block, up to the float32 rounding of
 a product of another shape, ~1e-7 relative; a family that fits one block, every
 family of today's suites, takes the one-block path unchanged).  Within a chunk, the
-draws are counted (and the sign bits unpacked) in row blocks of at most
-``_MAX_DRAW_CELLS`` cells, so a chunk over many questions never holds its
-intermediates whole: up to 65,535 questions (or clusters) the counts are assembled
-into the chunk's one matrix (the same products and bits as before); above, the
-int64 draws, whose stream does not depend on how it is split, are made and
-multiplied a row block at a time (a product of another shape: ~1e-7 relative, as
-for column blocks).  A report over 500,000 questions holds about 100 MB here.
+draws are made, counted and multiplied in row blocks of at most ``_MAX_DRAW_CELLS`` replicate x block cells
+(and the sign bits drawn and unpacked so), so the intermediates of a chunk are bounded whatever the number of
+questions (or clusters), and so are those of every consumer of the counts (:mod:`rageval.stats.gain`,
+:mod:`rageval.stats.moments`: a float64 copy of a row block, never of the chunk).  A chunk that fits one block
+(``1000 * K <= _MAX_DRAW_CELLS``: up to 4,194 questions, every shipped suite) is drawn as before, one uint16
+draw, and gives the same bits.  A larger chunk draws uint32 row blocks, whose stream does not depend on how it
+is split: a seed gives the same counts whatever the block size (the products of blocks of another shape may
+round differently, ~1e-7 relative).  Above 65,535 blocks these are the values of the int64 draws of before;
+from 4,195 to 65,535 blocks they replace the chunk's one uint16 draw of before (whose stream would move with
+the split), so intervals there differ from those of earlier versions as two valid Monte-Carlo runs do.  The
+sign bits are the same bytes as one draw at any size (blocks of whole 32-bit words).  Each block holds about
+100 MB of intermediates at most (the draws, their flat indexes, the counts).
 
 The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
 run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
@@ -68,8 +73,8 @@ ONE_THREAD_WORK = 10**8
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
 
-#: replicate x block cells counted or multiplied at once (a chunk of more, from about 4,200 questions or clusters
-#: on, is counted in row blocks: ~80 MiB of intermediates; float64 sign bits 32 MiB)
+#: replicate x block cells drawn, counted or multiplied at once (a chunk of more, from 4,195 questions or clusters on,
+#: is drawn in row blocks: ~100 MiB of intermediates; float64 sign bits 32 MiB)
 _MAX_DRAW_CELLS = 2**22
 
 
@@ -177,24 +182,23 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
     """``(first row, counts)`` blocks of a b x k float32 matrix: how often each of k blocks is drawn in each of b
     resamples of size k.
 
-    At most 65,535 blocks: one block, the whole chunk's uint16 draws made at once (2 bytes a cell) and counted
-    in row blocks of at most ``_MAX_DRAW_CELLS`` cells (the same matrix and the same products as one count).
-    Above, when ``b * k`` exceeds ``_MAX_DRAW_CELLS``, row blocks of int64 draws, whose stream does not depend on
-    how it is split: the same counts, multiplied a block at a time (a product of another shape: the replicate
-    means may differ from one product's in the last float32 bits, ~1e-7 relative).  Counts are small integers,
-    exact in float32; float32 halves the cost of the products, and their rounding (~1e-7 relative on a replicate
-    mean) is far below the Monte-Carlo error of a percentile (~1e-3).
+    Up to 4,194 blocks (a whole chunk, ``_CHUNK * k``, fits ``_MAX_DRAW_CELLS`` cells) the chunk is one block:
+    its uint16 draws made at once, 2 bytes a cell, as before.  Over more blocks every chunk (the last, shorter one
+    too) is drawn and counted in row blocks of at most ``_MAX_DRAW_CELLS`` cells, as uint32 draws: their stream
+    does not depend on how it is split (numpy's bounded uint16 draws share a 32-bit word between two draws
+    within one call, so splitting them would move the stream), so a seed gives the same counts whatever the
+    block size, and they are the values the int64 draws of before gave above 65,535 blocks.  From 4,195 to
+    65,535 blocks these draws replace the chunk's one uint16 draw of before: other resamples, as valid, for the
+    same seed.  Counts
+    are small integers, exact in float32; float32 halves the cost of the products, and their rounding (~1e-7
+    relative on a replicate mean) is far below the Monte-Carlo error of a percentile (~1e-3).
     """
-    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
-    if k <= 65535:
-        drawn = rng.integers(0, k, size=(b, k), dtype=np.uint16)
-        out = np.empty((b, k), dtype=np.float32)
-        for lo in range(0, b, rows):
-            out[lo : lo + rows] = _bincount_rows(drawn[lo : lo + rows], k)
-        yield 0, out
+    if _CHUNK * k <= _MAX_DRAW_CELLS and k <= 65535:
+        yield 0, _bincount_rows(rng.integers(0, k, size=(b, k), dtype=np.uint16), k)
         return
+    rows = max(1, _MAX_DRAW_CELLS // k)
     for lo in range(0, b, rows):
-        yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.int64), k)
+        yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.uint32), k)
 
 
 def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
@@ -207,11 +211,13 @@ def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first row, bits)`` blocks of a b x k float64 matrix of fair coin flips in {0, 1} (sign = 2 * bit - 1),
-    8 flips per random byte, drawn at once and unpacked in row blocks of at most ``_MAX_DRAW_CELLS`` cells."""
-    raw = rng.integers(0, 256, size=(b, (k + 7) // 8), dtype=np.uint8)
-    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
+    8 flips per random byte, drawn and unpacked in row blocks of at most ``_MAX_DRAW_CELLS`` cells (a multiple of
+    4 rows: numpy hands out the bytes of 32-bit words, and a block of whole words leaves none unused, so the
+    blocks' bytes are those of one draw of the whole chunk, whatever the block size)."""
+    rows = b if b * k <= _MAX_DRAW_CELLS else max(4, _MAX_DRAW_CELLS // k // 4 * 4)
     for lo in range(0, b, rows):
-        yield lo, np.unpackbits(raw[lo : lo + rows], axis=1, count=k).astype(np.float64)
+        raw = rng.integers(0, 256, size=(min(rows, b - lo), (k + 7) // 8), dtype=np.uint8)
+        yield lo, np.unpackbits(raw, axis=1, count=k).astype(np.float64)
 
 
 def _all_signs(k: int, start: int = 0, stop: int | None = None) -> np.ndarray:
