@@ -292,10 +292,32 @@ class RecordColumns:
 
 
 def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
-    """``values[mask]`` placed at ``at`` in ``n`` NaNs (a later value for one place wins)."""
+    """``values[mask]`` placed at ``at`` in ``n`` NaNs (a later value for one place wins).
+
+    When the records of ``mask`` are evenly spaced and fill the ``n`` places in order (every question of the
+    cohort once, in cohort order: a run whose settings' records come one setting after the other, or interleaved,
+    with no record out of the cohort), the result is a read-only view of ``values``, not a copy: the same
+    numbers, and a report's metric tables add no second float64 per record and metric."""
+    view = _strided(values, mask, at, n)
+    if view is not None:
+        return view
     out = np.full(n, np.nan)
     out[at] = values[mask]
     return out
+
+
+def _strided(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray | None:
+    """``values[mask]`` as a read-only strided view when it is ``values[mask]`` placed at ``at`` in ``n`` places
+    (``at`` is ``0, 1, ..., n - 1`` and ``mask``'s records evenly spaced), else None."""
+    if n == 0 or at.size != n or at[0] != 0 or (n > 1 and not (np.diff(at) == 1).all()):
+        return None
+    idx = np.flatnonzero(mask)
+    step = int(idx[1] - idx[0]) if n > 1 else 1
+    if step < 1 or (n > 2 and not (np.diff(idx) == step).all()):
+        return None
+    view = values[int(idx[0]) : int(idx[-1]) + 1 : step].view()
+    view.flags.writeable = False
+    return view
 
 
 def metric_value(v: Any) -> float:

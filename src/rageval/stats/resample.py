@@ -201,12 +201,23 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
         yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.uint32), k)
 
 
+#: draws counted by one bincount (its int64 indexes and counts: 16 MiB)
+_COUNT_CELLS = 2**20
+
+
 def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
-    """Per row of ``drawn`` (indexes in ``[0, k)``), how often each index occurs (float32)."""
+    """Per row of ``drawn`` (indexes in ``[0, k)``), how often each index occurs (float32), counted
+    ``_COUNT_CELLS`` draws at a time (whole rows; counts are integers: the same matrix however they are split)."""
     r = drawn.shape[0]
-    idx = drawn.astype(np.intp)
-    idx += (np.arange(r, dtype=np.intp) * k)[:, None]
-    return np.bincount(idx.ravel(), minlength=r * k).reshape(r, k).astype(np.float32)
+    out = np.empty((r, k), dtype=np.float32)
+    step = max(1, _COUNT_CELLS // max(k, 1))
+    for lo in range(0, r, step):
+        part = drawn[lo : lo + step]
+        m = part.shape[0]
+        idx = part.astype(np.intp)
+        idx += (np.arange(m, dtype=np.intp) * k)[:, None]
+        out[lo : lo + m] = np.bincount(idx.ravel(), minlength=m * k).reshape(m, k)
+    return out
 
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
