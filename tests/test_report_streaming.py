@@ -243,6 +243,29 @@ def test_the_sweep_keeps_each_value_s_record_index(tmp_path):
             assert r == want
 
 
+def test_the_metric_table_is_made_on_access_from_the_columns():
+    recs = [
+        {"question_id": q, "setting": {"name": s}, "status": st, "metrics": {"m": v, "k": 2.0}}
+        for q, s, st, v in [
+            ("q2", "a", "ok", 1.0), ("q1", "a", "ok", None), ("q1", "b", "ok", 0.5), ("q2", "b", "reader_error", 3.0),
+            ("q3", "b", "ok", 7.0),
+        ]
+    ]  # fmt: skip
+    cols = RecordColumns.of(recs)
+    t = cols.metric_table(["q1", "q2", "q3"], ["a", "b"], ["m", "k", "absent"], ok_only=True)
+    # by hand: q1 a undefined, q2 a 1.0, q3 a no record; q1 b 0.5, q2 b not ok, q3 b 7.0
+    assert np.array_equal(t[("a", "m")], [np.nan, 1.0, np.nan], equal_nan=True)
+    assert np.array_equal(t[("b", "m")], [0.5, np.nan, 7.0], equal_nan=True)
+    assert np.array_equal(t[("b", "absent")], [np.nan] * 3, equal_nan=True)
+    assert t[("a", "m")] is not t[("a", "m")]  # a new array at each access: the table holds no copy
+    assert ("a", "k") in t and ("c", "m") not in t and ("a", "x") not in t
+    with pytest.raises(KeyError):
+        t[("a", "x")]
+    t[("a", "ctx")] = np.zeros(3)
+    assert list(t) == [(s, m) for s in "ab" for m in ("m", "k", "absent")] + [("a", "ctx")] and len(t) == 7
+    assert t.get(("b", "ctx")) is None and t[("a", "ctx")].tolist() == [0.0, 0.0, 0.0]
+
+
 # ------------------------------------------------------------------ the statistics' draws in blocks
 
 
