@@ -106,7 +106,8 @@ def test_the_intervals_do_not_depend_on_the_row_blocks(monkeypatch, clusters):
     K = len(set(clusters)) if clusters is not None else len(cols[0])
     got = []
     for rows in (7, 3):  # 1,000 x K cells in row blocks of 7, then 3 replicates: uint32 draws, one stream
-        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", rows * K)
+        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", rows * K)  # a chunk no longer fits one block
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", rows * K)
         got.append(gain_decomposition(*cols, clusters=clusters, seed=11, n_resamples=1500))
     lo, hi = _independent(*cols, clusters, seed=11, B=1500, dtype=np.uint32)
     for g in got:

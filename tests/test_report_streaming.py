@@ -286,6 +286,7 @@ def test_counts_in_row_blocks_are_one_uint32_draw_whatever_the_block_size(monkey
     u32 = _by_row(np.random.default_rng(9).integers(0, k, size=(b, k), dtype=np.uint32), k)
     for rows, starts in [(2, [0, 2, 4, 6, 8, 10, 12]), (5, [0, 5, 10])]:
         monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", rows * k)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", rows * k)
         blocked = list(resample._counts(np.random.default_rng(9), b, k))
         assert [lo for lo, _ in blocked] == starts
         assert all(w.shape == (min(rows, b - lo), k) for lo, w in blocked)
@@ -300,6 +301,7 @@ def test_sign_bits_in_row_blocks_are_the_bytes_of_one_draw(monkeypatch, k):
     whole = np.unpackbits(raw, axis=1, count=k).astype(np.float64)
     for cells, starts in [(10**9, [0]), (2 * k, [0, 4, 8, 12]), (9 * k, [0, 8])]:  # blocks of whole 32-bit words
         monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", cells)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", cells)
         blocked = list(resample._sign_bits(np.random.default_rng(9), b, k))
         assert [lo for lo, _ in blocked] == starts
         assert np.array_equal(np.vstack([w for _, w in blocked]), whole)
@@ -315,7 +317,7 @@ def test_a_large_bootstrap_gives_the_same_replicates_for_two_block_sizes(monkeyp
     sizes = np.ones(K, dtype=np.float32)
     est, const = X.sum(axis=0) / N.sum(axis=0), np.zeros(C, dtype=bool)
     default = resample._bootstrap_means(np.random.default_rng(4), X, N, sizes, 1500, est, const)
-    monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", K * 64)
+    monkeypatch.setattr(resample, "_BLOCK_CELLS", K * 64)
     small = resample._bootstrap_means(np.random.default_rng(4), X, N, sizes, 1500, est, const)
     # the same draws; products of another shape round alike or within float32's last bits
     np.testing.assert_allclose(small, default, rtol=1e-6, atol=1e-9)
@@ -331,6 +333,7 @@ def test_paired_tests_in_row_blocks_of_two_sizes_give_the_same_intervals_and_p_v
     got = []
     for rows in (64, 100):
         monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 3000 * rows)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", 3000 * rows)
         got.append(resample.paired_tests(D, n_resamples=2000, seed=4))
     np.testing.assert_allclose(got[0].ci_low, got[1].ci_low, rtol=1e-6)
     np.testing.assert_allclose(got[0].ci_high, got[1].ci_high, rtol=1e-6)

@@ -165,7 +165,7 @@ def gain_decomposition(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     B = int(n_resamples)
     reps = np.empty((B, G))
-    n_per_block = N[:, 0]
+    n_per_block = N[:, 0].astype(np.float64)  # N is the bool mask itself without clusters
     for start in range(0, B, _CHUNK):
         b = min(_CHUNK, B - start)
         for lo, W in _counts(rng, b, K):

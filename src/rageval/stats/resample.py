@@ -31,18 +31,21 @@ cells at once; a larger family is done in column blocks that draw the same
 resamples again (the same replicates as one block, up to the float32 rounding of
 a product of another shape, ~1e-7 relative; a family that fits one block, every
 family of today's suites, takes the one-block path unchanged).  Within a chunk, the
-draws are made, counted and multiplied in row blocks of at most ``_MAX_DRAW_CELLS`` replicate x block cells
-(and the sign bits drawn and unpacked so), so the intermediates of a chunk are bounded whatever the number of
-questions (or clusters), and so are those of every consumer of the counts (:mod:`rageval.stats.gain`,
-:mod:`rageval.stats.moments`: a float64 copy of a row block, never of the chunk).  A chunk that fits one block
-(``1000 * K <= _MAX_DRAW_CELLS``: up to 4,194 questions, every shipped suite) is drawn as before, one uint16
-draw, and gives the same bits.  A larger chunk draws uint32 row blocks, whose stream does not depend on how it
-is split: a seed gives the same counts whatever the block size (the products of blocks of another shape may
-round differently, ~1e-7 relative).  Above 65,535 blocks these are the values of the int64 draws of before;
-from 4,195 to 65,535 blocks they replace the chunk's one uint16 draw of before (whose stream would move with
-the split), so intervals there differ from those of earlier versions as two valid Monte-Carlo runs do.  The
-sign bits are the same bytes as one draw at any size (blocks of whole 32-bit words).  Each block holds about
-100 MB of intermediates at most (the draws, their flat indexes, the counts).
+draws are made, counted and multiplied in row blocks, so the intermediates of a chunk are bounded whatever the
+number of questions (or clusters), and so are those of every consumer of the counts (:mod:`rageval.stats.gain`,
+:mod:`rageval.stats.moments`: a float64 copy of a row block, never of the chunk).  A chunk that fits
+``_MAX_DRAW_CELLS`` cells (``1000 * K``: up to 4,194 questions, every shipped suite and test fixture) is one
+block, drawn as before (one uint16 draw) and giving the same bits.  A larger chunk draws uint32 row blocks of
+at most ``_BLOCK_CELLS`` cells, whose stream does not depend on how it is split: a seed gives the same counts
+whatever the block size (the products of blocks of another shape may round differently, ~1e-7 relative).  Above
+65,535 blocks these are the values of the int64 draws of before; from 4,195 to 65,535 blocks they replace the
+chunk's one uint16 draw of before (whose stream would move with the split: numpy's bounded uint16 draws share
+a 32-bit word between two draws within one call), so the intervals there, and the p-values drawn after them
+from the same generator, differ from those of earlier versions as two valid Monte-Carlo runs do.  The sign
+bits are the same bytes as one draw at any size (blocks of whole 32-bit words).  A row block holds about 30 MB
+of intermediates (the draws, the counts counted a million cells at a time, a consumer's float64 copy), a chunk
+drawn whole about 60 MB; per question and contrast the engine keeps the differences, their mask and float32
+copies (about 25 bytes), never a float64 count matrix.
 
 The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
 run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
@@ -73,9 +76,12 @@ ONE_THREAD_WORK = 10**8
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
 
-#: replicate x block cells drawn, counted or multiplied at once (a chunk of more, from 4,195 questions or clusters on,
-#: is drawn in row blocks: ~100 MiB of intermediates; float64 sign bits 32 MiB)
+#: replicate x block cells of a chunk drawn as one block (up to 4,194 questions or clusters: one uint16 draw)
 _MAX_DRAW_CELLS = 2**22
+
+#: replicate x block cells of a row block, over more questions or clusters (uint32 draws 4 MiB, float32 counts
+#: 4 MiB, float64 sign bits 8 MiB)
+_BLOCK_CELLS = 2**20
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
@@ -184,7 +190,7 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
 
     Up to 4,194 blocks (a whole chunk, ``_CHUNK * k``, fits ``_MAX_DRAW_CELLS`` cells) the chunk is one block:
     its uint16 draws made at once, 2 bytes a cell, as before.  Over more blocks every chunk (the last, shorter one
-    too) is drawn and counted in row blocks of at most ``_MAX_DRAW_CELLS`` cells, as uint32 draws: their stream
+    too) is drawn and counted in row blocks of at most ``_BLOCK_CELLS`` cells, as uint32 draws: their stream
     does not depend on how it is split (numpy's bounded uint16 draws share a 32-bit word between two draws
     within one call, so splitting them would move the stream), so a seed gives the same counts whatever the
     block size, and they are the values the int64 draws of before gave above 65,535 blocks.  From 4,195 to
@@ -196,7 +202,7 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
     if _CHUNK * k <= _MAX_DRAW_CELLS and k <= 65535:
         yield 0, _bincount_rows(rng.integers(0, k, size=(b, k), dtype=np.uint16), k)
         return
-    rows = max(1, _MAX_DRAW_CELLS // k)
+    rows = max(1, _BLOCK_CELLS // k)
     for lo in range(0, b, rows):
         yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.uint32), k)
 
@@ -222,10 +228,11 @@ def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first row, bits)`` blocks of a b x k float64 matrix of fair coin flips in {0, 1} (sign = 2 * bit - 1),
-    8 flips per random byte, drawn and unpacked in row blocks of at most ``_MAX_DRAW_CELLS`` cells (a multiple of
-    4 rows: numpy hands out the bytes of 32-bit words, and a block of whole words leaves none unused, so the
-    blocks' bytes are those of one draw of the whole chunk, whatever the block size)."""
-    rows = b if b * k <= _MAX_DRAW_CELLS else max(4, _MAX_DRAW_CELLS // k // 4 * 4)
+    8 flips per random byte, drawn and unpacked at once for a chunk of at most ``_MAX_DRAW_CELLS`` cells, else in
+    row blocks of at most ``_BLOCK_CELLS`` cells (a multiple of 4 rows: numpy hands out the bytes of 32-bit words,
+    and a block of whole words leaves none unused, so the blocks' bytes are those of one draw of the whole chunk,
+    whatever the block size)."""
+    rows = b if b * k <= _MAX_DRAW_CELLS else max(4, _BLOCK_CELLS // k // 4 * 4)
     for lo in range(0, b, rows):
         raw = rng.integers(0, 256, size=(min(rows, b - lo), (k + 7) // 8), dtype=np.uint8)
         yield lo, np.unpackbits(raw, axis=1, count=k).astype(np.float64)
@@ -257,10 +264,11 @@ def _as_matrix(diffs: np.ndarray | Sequence[float]) -> np.ndarray:
 
 def _blocks(D0: np.ndarray, M: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, ...]:
     """``(X, N, sizes)``: per block (a question, or a cluster) and contrast the sum of the defined differences
-    (``D0``: 0 where undefined) and their count, and each block's questions (float32)."""
+    (``D0``: 0 where undefined) and their count (a question's: ``M`` itself, 1 byte a cell; every use of it is
+    elementwise, where True is 1.0 exactly), and each block's questions (float32)."""
     n, C = D0.shape
     if clusters is None:
-        return D0, M.astype(np.float64), np.ones(n).astype(np.float32)
+        return D0, M, np.ones(n).astype(np.float32)
     if len(clusters) != n:
         raise ValueError(f"clusters has {len(clusters)} entries but diffs has {n} questions")
     codes, K = _factorize(list(clusters))
@@ -355,11 +363,11 @@ def _centres(X: np.ndarray, N: np.ndarray, estimate: np.ndarray) -> np.ndarray:
     """
     C = X.shape[1]
     centre = np.zeros(C)
-    defined = N > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(defined, X / np.where(defined, N, 1.0), np.nan)
-    for c in np.flatnonzero(defined.any(axis=0)):
-        m = means[defined[:, c], c]
+    for c in range(C):  # a column at a time: no questions x contrasts temporaries
+        defined = N[:, c] > 0
+        if not defined.any():
+            continue
+        m = X[defined, c] / N[defined, c]
         top = float(np.abs(m).max())
         spread = float(m.max() - m.min())
         if top > 0 and spread < _CENTRE_BELOW * top:
@@ -369,8 +377,8 @@ def _centres(X: np.ndarray, N: np.ndarray, estimate: np.ndarray) -> np.ndarray:
 
 def _constant(D: np.ndarray, M: np.ndarray, n_def: np.ndarray) -> np.ndarray:
     """Per column: whether its defined differences are all equal (exactly, as given)."""
-    low = np.where(M, D, np.inf).min(axis=0, initial=np.inf)
-    high = np.where(M, D, -np.inf).max(axis=0, initial=-np.inf)
+    low = D.min(axis=0, where=M, initial=np.inf)
+    high = D.max(axis=0, where=M, initial=-np.inf)
     return (n_def > 0) & (low == high)
 
 
