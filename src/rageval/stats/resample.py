@@ -326,7 +326,9 @@ def _bootstrap_means(
         reps.fill(np.nan)
         return reps
     centre = np.where(constant, estimate, _centres(X, N, estimate))
-    X32 = (X - N * centre).astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
+    X32 = X.astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
+    for c in np.flatnonzero(centre):  # a column at a time: no questions x contrasts float64 temporaries
+        X32[:, c] = X[:, c] - N[:, c] * centre[c]
     # columns without an undefined pair share one denominator: the resampled question count
     partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
     N32 = N[:, partial].astype(np.float32)
@@ -449,7 +451,7 @@ def paired_tests(
     D = _as_matrix(diffs)
     n, C = D.shape
     M = np.isfinite(D)
-    X, N, sizes = _blocks(np.where(M, D, 0.0), M, clusters)
+    X, N, sizes = _blocks(D if M.all() else np.where(M, D, 0.0), M, clusters)  # D itself when all defined
     K = X.shape[0]
     n_def = M.sum(axis=0)
     k_def = (N > 0).sum(axis=0)
