@@ -10,7 +10,7 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -45,7 +45,7 @@ from rageval.report.result import (
     SweepRow,
     Validity,
 )
-from rageval.rundir.columns import RecordColumns
+from rageval.rundir.columns import MetricTable, RecordColumns
 from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resolution import AUTO
@@ -121,7 +121,7 @@ class _Table:
     qids: list[str]
     settings: list[str]
     metric_names: list[str]
-    values: MutableMapping[tuple[str, str], np.ndarray]  # made on access from the columns (MetricTable)
+    values: MetricTable  # each array made on access from the columns
     columns: RecordColumns  # every record's (rageval.rundir.columns)
     pos: np.ndarray  # per record: its question's place in qids, -1 outside the cohort (RecordColumns.positions)
 
