@@ -195,9 +195,8 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
     within one call, so splitting them would move the stream), so a seed gives the same counts whatever the
     block size, and they are the values the int64 draws of before gave above 65,535 blocks.  From 4,195 to
     65,535 blocks these draws replace the chunk's one uint16 draw of before: other resamples, as valid, for the
-    same seed.  Counts
-    are small integers, exact in float32; float32 halves the cost of the products, and their rounding (~1e-7
-    relative on a replicate mean) is far below the Monte-Carlo error of a percentile (~1e-3).
+    same seed.  Counts are small integers, exact in float32; float32 halves the cost of the products, and their
+    rounding (~1e-7 relative on a replicate mean) is far below the Monte-Carlo error of a percentile (~1e-3).
     """
     if _CHUNK * k <= _MAX_DRAW_CELLS and k <= 65535:
         yield 0, _bincount_rows(rng.integers(0, k, size=(b, k), dtype=np.uint16), k)
