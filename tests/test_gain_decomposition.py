@@ -59,9 +59,10 @@ def test_the_parts_of_a_small_table_by_hand():
     }
 
 
-def _independent(qa, qb, aa, ab, clusters, seed, B, confidence=0.95):
+def _independent(qa, qb, aa, ab, clusters, seed, B, confidence=0.95, dtype=np.uint16):
     """Percentile intervals of the group contributions, resampling the units (questions, or clusters in order of
-    first appearance) with the draws rageval's bootstrap makes: 1,000 replicates a chunk, uint16 indices."""
+    first appearance) with the draws rageval's bootstrap makes: 1,000 replicates a chunk, uint16 indices (uint32
+    where a chunk is drawn in row blocks)."""
     d = qa - qb
     paired = np.isfinite(d)
     units = list(dict.fromkeys(clusters)) if clusters is not None else list(range(len(qa)))
@@ -76,7 +77,7 @@ def _independent(qa, qb, aa, ab, clusters, seed, B, confidence=0.95):
     rng = np.random.default_rng(seed)
     reps = []
     for start in range(0, B, 1000):
-        drawn = rng.integers(0, K, size=(min(1000, B - start), K), dtype=np.uint16)
+        drawn = rng.integers(0, K, size=(min(1000, B - start), K), dtype=dtype)
         for row in drawn:
             qs = [i for u in row for i in members[int(u)] if paired[i]]
             # a resample without a paired question has no mean: left out of the interval
@@ -95,6 +96,27 @@ def test_the_intervals_equal_an_independent_resampling_with_the_same_draws(clust
     assert g.clustered is (clusters is not None)
     for k in range(len(GAIN_GROUPS)):
         assert g.ci_low[k] <= g.contribution[k] <= g.ci_high[k]
+
+
+@pytest.mark.parametrize("clusters", [None, CLUSTERS])
+def test_the_intervals_do_not_depend_on_the_row_blocks(monkeypatch, clusters):
+    from rageval.stats import resample
+
+    cols = _cols()
+    K = len(set(clusters)) if clusters is not None else len(cols[0])
+    got = []
+    for rows in (7, 3):  # 1,000 x K cells in row blocks of 7, then 3 replicates: uint32 draws, one stream
+        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", rows * K)  # a chunk no longer fits one block
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", rows * K)
+        got.append(gain_decomposition(*cols, clusters=clusters, seed=11, n_resamples=1500))
+    lo, hi = _independent(*cols, clusters, seed=11, B=1500, dtype=np.uint32)
+    for g in got:
+        np.testing.assert_allclose(g.ci_low, lo, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(g.ci_high, hi, rtol=1e-12, atol=1e-12)
+    monkeypatch.undo()  # the whole chunk in one block: numpy's uint16 draws, as before (other resamples)
+    one = gain_decomposition(*cols, clusters=clusters, seed=11, n_resamples=1500)
+    lo16, _ = _independent(*cols, clusters, seed=11, B=1500)
+    np.testing.assert_allclose(one.ci_low, lo16, rtol=1e-12, atol=1e-12)
 
 
 def test_the_parts_sum_to_the_contrast_estimate_of_the_paired_tests():

@@ -244,35 +244,105 @@ def test_the_sweep_keeps_each_value_s_record_index(tmp_path):
             assert r == want
 
 
+def test_the_metric_table_is_made_on_access_from_the_columns():
+    recs = [
+        {"question_id": q, "setting": {"name": s}, "status": st, "metrics": {"m": v, "k": 2.0}}
+        for q, s, st, v in [
+            ("q2", "a", "ok", 1.0), ("q1", "a", "ok", None), ("q1", "b", "ok", 0.5), ("q2", "b", "reader_error", 3.0),
+            ("q3", "b", "ok", 7.0),
+        ]
+    ]  # fmt: skip
+    cols = RecordColumns.of(recs)
+    t = cols.metric_table(["q1", "q2", "q3"], ["a", "b"], ["m", "k", "absent"], ok_only=True)
+    # by hand: q1 a undefined, q2 a 1.0, q3 a no record; q1 b 0.5, q2 b not ok, q3 b 7.0
+    assert np.array_equal(t[("a", "m")], [np.nan, 1.0, np.nan], equal_nan=True)
+    assert np.array_equal(t[("b", "m")], [0.5, np.nan, 7.0], equal_nan=True)
+    assert np.array_equal(t[("b", "absent")], [np.nan] * 3, equal_nan=True)
+    assert t[("a", "m")] is not t[("a", "m")]  # a new array at each access: the table holds no copy
+    assert ("a", "k") in t and ("c", "m") not in t and ("a", "x") not in t
+    with pytest.raises(KeyError):
+        t[("a", "x")]
+    t[("a", "ctx")] = np.zeros(3)
+    assert list(t) == [(s, m) for s in "ab" for m in ("m", "k", "absent")] + [("a", "ctx")] and len(t) == 7
+    assert t.get(("b", "ctx")) is None and t[("a", "ctx")].tolist() == [0.0, 0.0, 0.0]
+
+
 # ------------------------------------------------------------------ the statistics' draws in blocks
 
 
+def _by_row(drawn, k):
+    """Per row, how often each of ``k`` indexes was drawn (a bincount a row: the counts by hand)."""
+    return np.array([np.bincount(row.astype(np.int64), minlength=k) for row in drawn], dtype=np.float32)
+
+
 @pytest.mark.parametrize("k", [300, 1001, 70_000])
-def test_counts_and_signs_drawn_in_row_blocks_are_those_of_one_draw(monkeypatch, k):
-    b = 7
-    whole_counts = [w for _, w in resample._counts(np.random.default_rng(9), b, k)]
-    whole_bits = [w for _, w in resample._sign_bits(np.random.default_rng(9), b, k)]
-    assert len(whole_counts) == 1 and len(whole_bits) == 1
-    monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 2 * k)  # two rows per block
-    blocked = list(resample._counts(np.random.default_rng(9), b, k))
-    # up to 65,535 blocks the counts are assembled into one matrix (one product, the same bits as before)
-    assert [lo for lo, _ in blocked] == ([0] if k <= 65535 else [0, 2, 4, 6])
-    assert np.array_equal(np.vstack([w for _, w in blocked]), whole_counts[0])
-    assert (np.vstack([w for _, w in blocked]).sum(axis=1) == k).all()  # each resample draws k blocks
-    bits = np.vstack([w for _, w in resample._sign_bits(np.random.default_rng(9), b, k)])
-    assert np.array_equal(bits, whole_bits[0])
+def test_counts_in_row_blocks_are_one_uint32_draw_whatever_the_block_size(monkeypatch, k):
+    b = 13
+    one = list(resample._counts(np.random.default_rng(9), b, k))  # 13 x k cells: one block
+    assert [lo for lo, _ in one] == [0]
+    # one block: up to 65,535 blocks numpy's uint16 draw of the whole chunk (as before); above, uint32 draws,
+    # the values of the int64 draws of before
+    whole = np.random.default_rng(9).integers(0, k, size=(b, k), dtype=np.uint16 if k <= 65535 else np.int64)
+    assert np.array_equal(one[0][1], _by_row(whole, k))
+    u32 = _by_row(np.random.default_rng(9).integers(0, k, size=(b, k), dtype=np.uint32), k)
+    for rows, starts in [(2, [0, 2, 4, 6, 8, 10, 12]), (5, [0, 5, 10])]:
+        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", rows * k)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", rows * k)
+        blocked = list(resample._counts(np.random.default_rng(9), b, k))
+        assert [lo for lo, _ in blocked] == starts
+        assert all(w.shape == (min(rows, b - lo), k) for lo, w in blocked)
+        assert np.array_equal(np.vstack([w for _, w in blocked]), u32)  # one uint32 draw of the chunk
+        assert (u32.sum(axis=1) == k).all()  # each resample draws k blocks
 
 
-def test_paired_tests_in_row_blocks_give_the_same_intervals_and_p_values(monkeypatch):
+@pytest.mark.parametrize("k", [300, 1001, 70_001])
+def test_sign_bits_in_row_blocks_are_the_bytes_of_one_draw(monkeypatch, k):
+    b = 13
+    raw = np.random.default_rng(9).integers(0, 256, size=(b, (k + 7) // 8), dtype=np.uint8)
+    whole = np.unpackbits(raw, axis=1, count=k).astype(np.float64)
+    for cells, starts in [(10**9, [0]), (2 * k, [0, 4, 8, 12]), (9 * k, [0, 8])]:  # blocks of whole 32-bit words
+        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", cells)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", cells)
+        blocked = list(resample._sign_bits(np.random.default_rng(9), b, k))
+        assert [lo for lo, _ in blocked] == starts
+        assert np.array_equal(np.vstack([w for _, w in blocked]), whole)
+
+
+def test_a_large_bootstrap_gives_the_same_replicates_for_two_block_sizes(monkeypatch):
+    rng = np.random.default_rng(0)
+    K, C = 5000, 3  # 1,000 x 5,000 cells: more than one block (4,194 questions fit one)
+    X = rng.normal(0.1, 1.0, size=(K, C))
+    N = np.ones((K, C))
+    N[:50, 1] = 0
+    X[:50, 1] = 0.0
+    sizes = np.ones(K, dtype=np.float32)
+    est, const = X.sum(axis=0) / N.sum(axis=0), np.zeros(C, dtype=bool)
+    default = resample._bootstrap_means(np.random.default_rng(4), X, N, sizes, 1500, est, const)
+    monkeypatch.setattr(resample, "_BLOCK_CELLS", K * 64)
+    small = resample._bootstrap_means(np.random.default_rng(4), X, N, sizes, 1500, est, const)
+    # the same draws; products of another shape round alike or within float32's last bits
+    np.testing.assert_allclose(small, default, rtol=1e-6, atol=1e-9)
+    # the first replicate by hand: the resample's mean of each column's defined differences
+    w = np.bincount(np.random.default_rng(4).integers(0, K, size=K, dtype=np.uint32), minlength=K)
+    np.testing.assert_allclose(default[0], (w @ X) / (w @ N), rtol=1e-5)
+
+
+def test_paired_tests_in_row_blocks_of_two_sizes_give_the_same_intervals_and_p_values(monkeypatch):
     rng = np.random.default_rng(0)
     D = rng.normal(0.1, 1.0, size=(3000, 3))
     D[rng.random(D.shape) < 0.1] = np.nan
+    got = []
+    for rows in (64, 100):
+        monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 3000 * rows)
+        monkeypatch.setattr(resample, "_BLOCK_CELLS", 3000 * rows)
+        got.append(resample.paired_tests(D, n_resamples=2000, seed=4))
+    np.testing.assert_allclose(got[0].ci_low, got[1].ci_low, rtol=1e-6)
+    np.testing.assert_allclose(got[0].ci_high, got[1].ci_high, rtol=1e-6)
+    np.testing.assert_array_equal(got[0].p_value, got[1].p_value)
+    monkeypatch.undo()  # 3,000 questions fit one block: the chunk's one uint16 draw, other resamples
     one = resample.paired_tests(D, n_resamples=2000, seed=4)
-    monkeypatch.setattr(resample, "_MAX_DRAW_CELLS", 3000 * 64)
-    blocked = resample.paired_tests(D, n_resamples=2000, seed=4)
-    np.testing.assert_allclose(blocked.ci_low, one.ci_low, rtol=1e-6)
-    np.testing.assert_allclose(blocked.ci_high, one.ci_high, rtol=1e-6)
-    np.testing.assert_array_equal(blocked.p_value, one.p_value)
+    np.testing.assert_array_equal(one.p_value, got[0].p_value)  # the sign bits are the same bytes
+    np.testing.assert_allclose(one.ci_low, got[0].ci_low, atol=0.02)  # two Monte-Carlo intervals
 
 
 # ------------------------------------------------------------------ the run read as a stream

@@ -45,7 +45,7 @@ from rageval.report.result import (
     SweepRow,
     Validity,
 )
-from rageval.rundir.columns import RecordColumns
+from rageval.rundir.columns import MetricTable, RecordColumns
 from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
 from rageval.stats.moments import shared_draws
@@ -122,7 +122,7 @@ class _Table:
     qids: list[str]
     settings: list[str]
     metric_names: list[str]
-    values: dict[tuple[str, str], np.ndarray]
+    values: MetricTable  # each array made on access from the columns
     columns: RecordColumns  # every record's (rageval.rundir.columns)
     pos: np.ndarray  # per record: its question's place in qids, -1 outside the cohort (RecordColumns.positions)
 

@@ -29,7 +29,7 @@ recall under a fixed retriever) is listed as constant and not plotted.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,16 +110,33 @@ def _defined(vals, settings, x: str, y: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _values(t: Any, keys: Sequence[str]) -> dict[tuple[str, str], np.ndarray]:
-    vals: dict[tuple[str, str], np.ndarray] = {}
-    for k in keys:
-        if k in AXIS_KEYS:
-            for s, v in t.context(k).items():
-                vals[(s, k)] = v
-        else:
-            for s in t.settings:
-                vals[(s, k)] = t.values[(s, k)]
-    return vals
+class _Values(Mapping[tuple[str, str], np.ndarray]):
+    """Per (setting, key) the cohort's values: the context axes held, a metric's made from the table when asked
+    for (the table holds no copy: neither does this, so the intervals' matrix is the one copy held)."""
+
+    def __init__(self, t: Any, keys: Sequence[str]) -> None:
+        self._t = t
+        self._order = [(s, k) for k in keys for s in t.settings]
+        self._held = {(s, k): v for k in keys if k in AXIS_KEYS for s, v in t.context(k).items()}
+
+    def __getitem__(self, key: tuple[str, str]) -> np.ndarray:
+        held = self._held.get(key)
+        if held is not None:
+            return held
+        if key not in self._order:
+            raise KeyError(key)
+        out: np.ndarray = self._t.values[key]
+        return out
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
+def _values(t: Any, keys: Sequence[str]) -> Mapping[tuple[str, str], np.ndarray]:
+    return _Values(t, keys)
 
 
 def _f(x: float) -> float | None:

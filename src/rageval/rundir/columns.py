@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ import numpy as np
 from rageval.stats.cohort import Cohort, cohort_of, wholly_unavailable_columns
 
 __all__ = [
+    "MetricTable",
     "RecordColumns",
     "as_record_dict",
     "common_cohort",
@@ -276,19 +277,18 @@ class RecordColumns:
         *,
         ok_only: bool = False,
         pos: np.ndarray | None = None,
-    ) -> dict[tuple[str, str], np.ndarray]:
+    ) -> MetricTable:
         """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent; ``ok_only``:
         from the ``ok`` records alone; ``pos``: :meth:`positions` of ``question_ids``, when already known.  Each
-        setting's records are found once, for all its metrics."""
+        setting's records are found once, for all its metrics; each value array is made when asked for
+        (:class:`MetricTable`: the table holds no copy of the columns)."""
         pos = self.positions(question_ids) if pos is None else pos
-        n = len(question_ids)
         columns = {m: self.column(m) for m in metrics if m in self.metrics}
-        out: dict[tuple[str, str], np.ndarray] = {}
+        slots = {}
         for s in settings:
             mask, at = self._slots(s, pos, ok_only=ok_only)
-            for m in metrics:
-                out[(s, m)] = _placed(columns[m], mask, at, n) if m in columns else np.full(n, np.nan)
-        return out
+            slots[s] = (np.flatnonzero(mask), at)
+        return MetricTable(columns, slots, metrics, len(question_ids))
 
 
 def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
@@ -296,6 +296,71 @@ def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.
     out = np.full(n, np.nan)
     out[at] = values[mask]
     return out
+
+
+class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
+    """``{(setting, metric): values aligned with the questions}`` (NaN where undefined or absent), each made from
+    the record columns when asked for: a new float64 array at each access, so a table of many metrics and
+    settings holds no second copy of the columns (a report of a million records would otherwise hold every metric
+    twice).  A key set in it (``table[key] = values``, ``update``) is held as given; keys iterate in table order
+    (setting, then metric), then the keys set.
+
+    ``slots``: per setting, the records placed (their indexes, in order) and the place of each
+    (:meth:`RecordColumns._slots`); ``columns``: per metric, its value per record."""
+
+    def __init__(
+        self,
+        columns: Mapping[str, np.ndarray],
+        slots: Mapping[str, tuple[np.ndarray, np.ndarray]],
+        metrics: Sequence[str],
+        n: int,
+    ) -> None:
+        self._columns, self._slots, self._n = dict(columns), dict(slots), n
+        self._metrics = set(metrics)
+        self._order = [(s, m) for s in self._slots for m in dict.fromkeys(metrics)]
+        self._set: dict[tuple[str, str], np.ndarray] = {}
+        self._gone: set[tuple[str, str]] = set()
+
+    def _made(self, key: tuple[str, str]) -> bool:
+        return (
+            isinstance(key, tuple) and len(key) == 2 and key[0] in self._slots and key[1] in self._metrics
+        ) and key not in self._gone
+
+    def __getitem__(self, key: tuple[str, str]) -> np.ndarray:
+        if key in self._set:
+            return self._set[key]
+        if not self._made(key):
+            raise KeyError(key)
+        col = self._columns.get(key[1])
+        if col is None:
+            return np.full(self._n, np.nan)
+        at_record, at = self._slots[key[0]]
+        out = np.full(self._n, np.nan)
+        out[at] = col[at_record]
+        return out
+
+    def __setitem__(self, key: tuple[str, str], value: np.ndarray) -> None:
+        self._set[key] = value
+
+    def __delitem__(self, key: tuple[str, str]) -> None:
+        if key in self._set:
+            del self._set[key]
+        elif self._made(key):
+            self._gone.add(key)
+        else:
+            raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._set or self._made(key)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        made = [k for k in self._order if k not in self._gone]
+        seen = set(made)
+        yield from made
+        yield from (k for k in self._set if k not in seen)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def metric_value(v: Any) -> float:
@@ -311,7 +376,7 @@ def metric_value(v: Any) -> float:
 
 def metric_table(
     records: Iterable[Any], question_ids: Sequence[str], settings: Sequence[str], metrics: Sequence[str]
-) -> dict[tuple[str, str], np.ndarray]:
+) -> MetricTable:
     """``{(setting, metric): values aligned with question_ids}``, NaN where undefined or absent."""
     wanted, names = set(question_ids), set(settings)
     mine = (r for r in map(as_record_dict, records) if r.get("question_id") in wanted and setting_name(r) in names)

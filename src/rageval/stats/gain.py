@@ -165,15 +165,22 @@ def gain_decomposition(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     B = int(n_resamples)
     reps = np.empty((B, G))
-    n_per_block = N[:, 0]
+    n_per_block = N[:, 0].astype(np.float64)  # N is the bool mask itself without clusters
     for start in range(0, B, _CHUNK):
         b = min(_CHUNK, B - start)
         for lo, W in _counts(rng, b, K):
-            W64 = W.astype(np.float64)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                reps[start + lo : start + lo + W.shape[0]] = (W64 @ X) / (W64 @ n_per_block)[:, None]
+            reps[start + lo : start + lo + W.shape[0]] = _block_means(W, X, n_per_block)
     alpha = 1.0 - confidence
     (lo_, hi_), _ = percentile_columns(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     return GainDecomposition(
         n, int(d.size - n), effect, counts, contribution, lo_, hi_, share, B, confidence, clusters is not None
     )
+
+
+def _block_means(W: np.ndarray, X: np.ndarray, n_per_block: np.ndarray) -> np.ndarray:
+    """Each replicate's contributions for a row block of counts ``W``: its float64 copy (a row block, never the
+    chunk) lives only here, not while the next block is drawn."""
+    W64 = W.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = (W64 @ X) / (W64 @ n_per_block)[:, None]
+    return out

@@ -10,7 +10,8 @@ cluster.  Its moments are ``sum_k w_k M_k`` (``w_k``: how often cluster ``k`` wa
 :mod:`rageval.stats.mediation` compute their statistics.
 
 The draws are :mod:`rageval.stats.resample`'s (``_counts``: ``np.random.default_rng(seed)``, chunks of 1,000
-replicates of ``rng.integers(0, K, size=(b, K))``), so a seed fixes every replicate, and replicate ``i`` takes the
+replicates of ``rng.integers(0, K, size=(b, K))``, uint16 up to 4,194 clusters, past that uint32 row blocks of
+one stream whatever the block size), so a seed fixes every replicate, and replicate ``i`` takes the
 clusters ``rng.integers`` drew in its row.  Intervals are the percentile intervals of the defined replicates
 (numpy's linear rule, :func:`rageval.stats.resample.percentile_columns`); a replicate where a statistic is
 undefined (a constant column in the resample) is left out and counted.

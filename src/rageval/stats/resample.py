@@ -31,13 +31,21 @@ cells at once; a larger family is done in column blocks that draw the same
 resamples again (the same replicates as one block, up to the float32 rounding of
 a product of another shape, ~1e-7 relative; a family that fits one block, every
 family of today's suites, takes the one-block path unchanged).  Within a chunk, the
-draws are counted (and the sign bits unpacked) in row blocks of at most
-``_MAX_DRAW_CELLS`` cells, so a chunk over many questions never holds its
-intermediates whole: up to 65,535 questions (or clusters) the counts are assembled
-into the chunk's one matrix (the same products and bits as before); above, the
-int64 draws, whose stream does not depend on how it is split, are made and
-multiplied a row block at a time (a product of another shape: ~1e-7 relative, as
-for column blocks).  A report over 500,000 questions holds about 100 MB here.
+draws are made, counted and multiplied in row blocks, so the intermediates of a chunk are bounded whatever the
+number of questions (or clusters), and so are those of every consumer of the counts (:mod:`rageval.stats.gain`,
+:mod:`rageval.stats.moments`: a float64 copy of a row block, never of the chunk).  A chunk that fits
+``_MAX_DRAW_CELLS`` cells (``1000 * K``: up to 4,194 questions, every shipped suite and test fixture) is one
+block, drawn as before (one uint16 draw) and giving the same bits.  A larger chunk draws uint32 row blocks of
+at most ``_BLOCK_CELLS`` cells, whose stream does not depend on how it is split: a seed gives the same counts
+whatever the block size (the products of blocks of another shape may round differently, ~1e-7 relative).  Above
+65,535 blocks these are the values of the int64 draws of before; from 4,195 to 65,535 blocks they replace the
+chunk's one uint16 draw of before (whose stream would move with the split: numpy's bounded uint16 draws share
+a 32-bit word between two draws within one call), so the intervals there, and the p-values drawn after them
+from the same generator, differ from those of earlier versions as two valid Monte-Carlo runs do.  The sign
+bits are the same bytes as one draw at any size (blocks of whole 32-bit words).  A row block holds about 30 MB
+of intermediates (the draws, the counts counted a million cells at a time, a consumer's float64 copy), a chunk
+drawn whole about 60 MB; per question and contrast the engine keeps the differences, their mask and float32
+copies (about 25 bytes), never a float64 count matrix.
 
 The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
 run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
@@ -68,9 +76,12 @@ ONE_THREAD_WORK = 10**8
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
 
-#: replicate x block cells counted or multiplied at once (a chunk of more, from about 4,200 questions or clusters
-#: on, is counted in row blocks: ~80 MiB of intermediates; float64 sign bits 32 MiB)
+#: replicate x block cells of a chunk drawn as one block (up to 4,194 questions or clusters: one uint16 draw)
 _MAX_DRAW_CELLS = 2**22
+
+#: replicate x block cells of a row block, over more questions or clusters (uint32 draws 4 MiB, float32 counts
+#: 4 MiB, float64 sign bits 8 MiB)
+_BLOCK_CELLS = 2**20
 
 
 def _blas_threads(work: int) -> contextlib.AbstractContextManager[Any]:
@@ -177,41 +188,53 @@ def _counts(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.
     """``(first row, counts)`` blocks of a b x k float32 matrix: how often each of k blocks is drawn in each of b
     resamples of size k.
 
-    At most 65,535 blocks: one block, the whole chunk's uint16 draws made at once (2 bytes a cell) and counted
-    in row blocks of at most ``_MAX_DRAW_CELLS`` cells (the same matrix and the same products as one count).
-    Above, when ``b * k`` exceeds ``_MAX_DRAW_CELLS``, row blocks of int64 draws, whose stream does not depend on
-    how it is split: the same counts, multiplied a block at a time (a product of another shape: the replicate
-    means may differ from one product's in the last float32 bits, ~1e-7 relative).  Counts are small integers,
-    exact in float32; float32 halves the cost of the products, and their rounding (~1e-7 relative on a replicate
-    mean) is far below the Monte-Carlo error of a percentile (~1e-3).
+    Up to 4,194 blocks (a whole chunk, ``_CHUNK * k``, fits ``_MAX_DRAW_CELLS`` cells) the chunk is one block:
+    its uint16 draws made at once, 2 bytes a cell, as before.  Over more blocks every chunk (the last, shorter one
+    too) is drawn and counted in row blocks of at most ``_BLOCK_CELLS`` cells, as uint32 draws: their stream
+    does not depend on how it is split (numpy's bounded uint16 draws share a 32-bit word between two draws
+    within one call, so splitting them would move the stream), so a seed gives the same counts whatever the
+    block size, and they are the values the int64 draws of before gave above 65,535 blocks.  From 4,195 to
+    65,535 blocks these draws replace the chunk's one uint16 draw of before: other resamples, as valid, for the
+    same seed.  Counts are small integers, exact in float32; float32 halves the cost of the products, and their
+    rounding (~1e-7 relative on a replicate mean) is far below the Monte-Carlo error of a percentile (~1e-3).
     """
-    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
-    if k <= 65535:
-        drawn = rng.integers(0, k, size=(b, k), dtype=np.uint16)
-        out = np.empty((b, k), dtype=np.float32)
-        for lo in range(0, b, rows):
-            out[lo : lo + rows] = _bincount_rows(drawn[lo : lo + rows], k)
-        yield 0, out
+    if _CHUNK * k <= _MAX_DRAW_CELLS and k <= 65535:
+        yield 0, _bincount_rows(rng.integers(0, k, size=(b, k), dtype=np.uint16), k)
         return
+    rows = max(1, _BLOCK_CELLS // k)
     for lo in range(0, b, rows):
-        yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.int64), k)
+        yield lo, _bincount_rows(rng.integers(0, k, size=(min(rows, b - lo), k), dtype=np.uint32), k)
+
+
+#: draws counted by one bincount (its int64 indexes and counts: 16 MiB)
+_COUNT_CELLS = 2**20
 
 
 def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
-    """Per row of ``drawn`` (indexes in ``[0, k)``), how often each index occurs (float32)."""
+    """Per row of ``drawn`` (indexes in ``[0, k)``), how often each index occurs (float32), counted
+    ``_COUNT_CELLS`` draws at a time (whole rows; counts are integers: the same matrix however they are split)."""
     r = drawn.shape[0]
-    idx = drawn.astype(np.intp)
-    idx += (np.arange(r, dtype=np.intp) * k)[:, None]
-    return np.bincount(idx.ravel(), minlength=r * k).reshape(r, k).astype(np.float32)
+    out = np.empty((r, k), dtype=np.float32)
+    step = max(1, _COUNT_CELLS // max(k, 1))
+    for lo in range(0, r, step):
+        part = drawn[lo : lo + step]
+        m = part.shape[0]
+        idx = part.astype(np.intp)
+        idx += (np.arange(m, dtype=np.intp) * k)[:, None]
+        out[lo : lo + m] = np.bincount(idx.ravel(), minlength=m * k).reshape(m, k)
+    return out
 
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
     """``(first row, bits)`` blocks of a b x k float64 matrix of fair coin flips in {0, 1} (sign = 2 * bit - 1),
-    8 flips per random byte, drawn at once and unpacked in row blocks of at most ``_MAX_DRAW_CELLS`` cells."""
-    raw = rng.integers(0, 256, size=(b, (k + 7) // 8), dtype=np.uint8)
-    rows = b if b * k <= _MAX_DRAW_CELLS else max(1, _MAX_DRAW_CELLS // k)
+    8 flips per random byte, drawn and unpacked at once for a chunk of at most ``_MAX_DRAW_CELLS`` cells, else in
+    row blocks of at most ``_BLOCK_CELLS`` cells (a multiple of 4 rows: numpy hands out the bytes of 32-bit words,
+    and a block of whole words leaves none unused, so the blocks' bytes are those of one draw of the whole chunk,
+    whatever the block size)."""
+    rows = b if b * k <= _MAX_DRAW_CELLS else max(4, _BLOCK_CELLS // k // 4 * 4)
     for lo in range(0, b, rows):
-        yield lo, np.unpackbits(raw[lo : lo + rows], axis=1, count=k).astype(np.float64)
+        raw = rng.integers(0, 256, size=(min(rows, b - lo), (k + 7) // 8), dtype=np.uint8)
+        yield lo, np.unpackbits(raw, axis=1, count=k).astype(np.float64)
 
 
 def _all_signs(k: int, start: int = 0, stop: int | None = None) -> np.ndarray:
@@ -240,10 +263,11 @@ def _as_matrix(diffs: np.ndarray | Sequence[float]) -> np.ndarray:
 
 def _blocks(D0: np.ndarray, M: np.ndarray, clusters: Sequence[Any] | None) -> tuple[np.ndarray, ...]:
     """``(X, N, sizes)``: per block (a question, or a cluster) and contrast the sum of the defined differences
-    (``D0``: 0 where undefined) and their count, and each block's questions (float32)."""
+    (``D0``: 0 where undefined) and their count (a question's: ``M`` itself, 1 byte a cell; every use of it is
+    elementwise, where True is 1.0 exactly), and each block's questions (float32)."""
     n, C = D0.shape
     if clusters is None:
-        return D0, M.astype(np.float64), np.ones(n).astype(np.float32)
+        return D0, M, np.ones(n).astype(np.float32)
     if len(clusters) != n:
         raise ValueError(f"clusters has {len(clusters)} entries but diffs has {n} questions")
     codes, K = _factorize(list(clusters))
@@ -301,7 +325,9 @@ def _bootstrap_means(
         reps.fill(np.nan)
         return reps
     centre = np.where(constant, estimate, _centres(X, N, estimate))
-    X32 = (X - N * centre).astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
+    X32 = X.astype(np.float32)  # X itself where the centre is 0 (every ordinary column)
+    for c in np.flatnonzero(centre):  # a column at a time: no questions x contrasts float64 temporaries
+        X32[:, c] = X[:, c] - N[:, c] * centre[c]
     # columns without an undefined pair share one denominator: the resampled question count
     partial = np.flatnonzero(~(N == sizes[:, None]).all(axis=0))
     N32 = N[:, partial].astype(np.float32)
@@ -338,11 +364,11 @@ def _centres(X: np.ndarray, N: np.ndarray, estimate: np.ndarray) -> np.ndarray:
     """
     C = X.shape[1]
     centre = np.zeros(C)
-    defined = N > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(defined, X / np.where(defined, N, 1.0), np.nan)
-    for c in np.flatnonzero(defined.any(axis=0)):
-        m = means[defined[:, c], c]
+    for c in range(C):  # a column at a time: no questions x contrasts temporaries
+        defined = N[:, c] > 0
+        if not defined.any():
+            continue
+        m = X[defined, c] / N[defined, c]
         top = float(np.abs(m).max())
         spread = float(m.max() - m.min())
         if top > 0 and spread < _CENTRE_BELOW * top:
@@ -352,8 +378,8 @@ def _centres(X: np.ndarray, N: np.ndarray, estimate: np.ndarray) -> np.ndarray:
 
 def _constant(D: np.ndarray, M: np.ndarray, n_def: np.ndarray) -> np.ndarray:
     """Per column: whether its defined differences are all equal (exactly, as given)."""
-    low = np.where(M, D, np.inf).min(axis=0, initial=np.inf)
-    high = np.where(M, D, -np.inf).max(axis=0, initial=-np.inf)
+    low = D.min(axis=0, where=M, initial=np.inf)
+    high = D.max(axis=0, where=M, initial=-np.inf)
     return (n_def > 0) & (low == high)
 
 
@@ -424,7 +450,7 @@ def paired_tests(
     D = _as_matrix(diffs)
     n, C = D.shape
     M = np.isfinite(D)
-    X, N, sizes = _blocks(np.where(M, D, 0.0), M, clusters)
+    X, N, sizes = _blocks(D if M.all() else np.where(M, D, 0.0), M, clusters)  # D itself when all defined
     K = X.shape[0]
     n_def = M.sum(axis=0)
     k_def = (N > 0).sum(axis=0)
