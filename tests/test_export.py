@@ -131,3 +131,62 @@ def test_rageval_help_lists_export():
     got = CliRunner().invoke(main, ["--help"])
     assert got.exit_code == 0
     assert "export           Export a run's records" in got.output
+
+
+def test_csv_text_cells_are_inert_as_in_every_csv_rageval_writes(tmp_path):
+    data = tmp_path / "hostile.jsonl"
+    rows = [{"id": "=1+2", "question": "Q", "answer": "A", "answers": ["A"], "system": '=HYPERLINK("x")'}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run"
+    assert CliRunner().invoke(main, ["score", str(data), "--out", str(run), "--no-report"]).exit_code == 0
+    got = _export(str(run), "--format", "csv")
+    assert got.exit_code == 0, got.output
+    lines = got.stdout.splitlines()
+    assert len(lines) == 2 and "'=1+2" in lines[1] and "'=HYPERLINK" in lines[1]
+    assert '"=1+2"' not in lines[1]
+
+
+def test_a_part_damaged_inside_is_one_line_naming_it(run, tmp_path):
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()
+    part = max((gone / "cache" / "store").glob("part-*.arrow"))
+    raw = bytearray(part.read_bytes())
+    for i in range(16, len(raw) // 2):  # the body, not the footer the part is found by
+        raw[i] ^= 0xFF
+    part.write_bytes(bytes(raw))
+    for fmt in ("jsonl", "csv"):
+        got = _export(str(gone), "--format", fmt, "--out", str(tmp_path / f"x.{fmt}"))
+        assert got.exit_code == 2, got.output
+        assert "part-" in got.output and "Errno" not in got.output and len(got.output.strip().splitlines()) == 1
+        assert not (tmp_path / f"x.{fmt}").exists()
+
+
+def test_a_closed_pipe_is_quiet(run):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        f"{sys.executable} -m rageval export {run} | head -c 10 > /dev/null; exit ${{PIPESTATUS[0]}}",
+        shell=True,
+        check=False,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0 and "Error" not in proc.stderr, proc.stderr
+
+
+def test_an_edited_record_is_refused_unless_accept_edits(run, tmp_path):
+    edited = tmp_path / "edited"
+    shutil.copytree(run, edited)
+    lines = (edited / "records.jsonl").read_text().splitlines()
+    rec = json.loads(lines[0])
+    rec["metrics"]["answer_f1"] = 0.123456
+    lines[0] = json.dumps(rec)
+    (edited / "records.jsonl").write_text("\n".join(lines) + "\n")
+    got = _export(str(edited), "--format", "csv")
+    assert got.exit_code == 2 and "--accept-edits" in got.output
+    got = _export(str(edited), "--format", "csv", "--accept-edits")
+    assert got.exit_code == 0, got.output
+    assert "0.123456" in got.stdout.splitlines()[1]

@@ -200,7 +200,7 @@ def test_label_cli_exports_and_plans(tmp_path):
     r = CliRunner().invoke(main, ["label", str(run), "--plan", "--width", "0.2", "--labels", str(filled)])
     assert r.exit_code == 0, r.output
     assert "emitted_recall: 30 labelled," in r.output and "for a 95% CI half-width of 0.2" in r.output
-    assert "for its one setting (" in r.output  # one line per metric, naming its widest setting
+    assert "its one setting: " in r.output  # one line per metric, naming its widest setting
     r = CliRunner().invoke(
         main, ["label", str(run), "--plan", "--width", "0.2", "--labels", str(filled)] + ["--metric", "emitted_recall"]
     )

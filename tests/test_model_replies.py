@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 from fault_http import FaultServer, _response
@@ -79,7 +80,7 @@ def test_a_reply_reads_as_its_rule_says(reply, p):
 
 
 _FILLER = st.text(alphabet=st.sampled_from("abcdefghijklmnoprstuvwz .,;:'-"), max_size=60)
-_NEUTRAL = _FILLER.filter(lambda t: not ({"yes", "no"} & set(t.lower().replace(",", " ").split())))
+_NEUTRAL = _FILLER.filter(lambda t: not ({"yes", "no"} & set(re.findall(r"[a-z]+", t.lower()))))  # as words
 _NEUTRAL = _NEUTRAL.filter(lambda t: not is_refusal(t) and not is_refusal("Yes " + t))
 _THIRD_PERSON = st.sampled_from(["cannot", "can't", "unable", "won't", "refuse", "decline", "not allowed", "sorry"])
 _SUBJECT = st.sampled_from(["the premise", "the author", "they", "she", "it", "the claim"])

@@ -144,25 +144,6 @@ def test_md_text_cases(text, written):
     assert md_text(text) == written
 
 
-def _md_text_walk(text, spans=False):
-    """md_text's definition: every character through the control rule, then the escape rule (no shortcut)."""
-    from rageval.escape import _is_control, _md_char
-
-    s = "".join(" " if _is_control(ch) else ch for ch in str(text))
-    return "".join("`" if spans and s[i] == "`" else _md_char(s, i) for i in range(len(s)))
-
-
-#: the characters the rules look at, and neighbours of every kind (letters and digits of other scripts, a
-#: superscript digit (isalnum), a combining mark (not), an underscore, spaces)
-_MD_ALPHABET = "ab_Z9 \t\n\x85\u202e\u2066\\|*`~<>[]()!/?^:&#éß²\u0301_ \u00a0"
-
-
-@settings(max_examples=600, deadline=None)
-@given(st.one_of(st.text(alphabet=_MD_ALPHABET, max_size=12), HOSTILE, st.text()), st.booleans())
-def test_md_text_is_its_character_walk(text, spans):
-    assert md_text(text, spans=spans) == _md_text_walk(text, spans)
-
-
 @settings(max_examples=300, deadline=None)
 @given(HOSTILE)
 def test_md_text_renders_as_plain_text(text):

@@ -553,18 +553,6 @@ def test_joined_snippets_are_the_collapsed_join():
         assert _joined(sources, ids) == " ".join(" ".join(sources.get(i, "") for i in ids).split())
 
 
-def test_a_text_of_few_brackets_is_not_walked_for_its_depth(monkeypatch):
-    from rageval import infiles
-
-    walked = []
-    real = infiles._too_deep
-    monkeypatch.setattr(infiles, "_too_deep", lambda v: walked.append(1) or real(v))
-    loads(json.dumps([[{"a": [1, 2]}]] * 10), "t")  # 40 opening brackets
-    assert walked == []
-    loads(json.dumps([[1]] * MAX_DEPTH), "t")  # MAX_DEPTH + 1 of them (and a depth of 2): walked
-    assert walked == [1]
-
-
 def test_the_run_directory_is_claimed_once_per_report(tmp_path, monkeypatch):
     from rageval.report import build
 

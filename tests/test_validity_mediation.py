@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from rageval.stats import mediation_analysis, mediation_stats, moments, resample, validity_analysis
+from rageval.stats import mediation_analysis, mediation_stats, validity_analysis
 from rageval.stats.mediation import MEDIATION_KEYS, mediation_replicates
 from rageval.stats.moments import cluster_moments, inversion_p, replicate_moments
 from rageval.stats.validity import INTERVAL_KEYS, validity_replicates, validity_stats
@@ -267,44 +267,3 @@ def test_r2_of_collinear_or_constant_predictors_is_least_squares():
         got = validity_replicates(cluster_moments([y, a, r, (a >= 0.5).astype(float)], [0] * y.size))
         assert got["r2_recall_aic"][0] == pytest.approx(_ols(y, [r, a])[1], abs=1e-9)
         assert got["r2_recall_aic"][0] == pytest.approx(got["r2_recall"][0], abs=1e-9)
-
-
-# ---- draws shared between analyses --------------------------------------------------------------------------------
-
-
-def _validity_and_mediation(rng, n_rows=60, k=12):
-    y, a, r = rng.random(n_rows), (rng.random(n_rows) < 0.5).astype(float), rng.random(n_rows)
-    groups = [f"g{i % 3}" for i in range(n_rows)]
-    clusters = [f"c{i % k}" for i in range(n_rows)]
-    opts = {"clusters": clusters, "seed": 5, "n_resamples": 2500}
-    return validity_analysis(y, a, r, groups, **opts), mediation_analysis(r, a, y, groups, **opts)
-
-
-def test_shared_draws_give_the_numbers_of_fresh_draws():
-    fresh = _validity_and_mediation(np.random.default_rng(0))
-    with moments.shared_draws():
-        shared = _validity_and_mediation(np.random.default_rng(0))
-        assert moments._SHARED  # the groups' draws were kept (each group has the 12 clusters: the same counts)
-    assert shared == fresh  # every number, bit for bit
-    assert moments._SHARED is None  # nothing kept after the block
-
-
-def test_a_shared_draw_leaves_the_generator_where_a_fresh_one_does():
-    with moments.shared_draws():
-        for _ in range(2):  # a miss, then a hit
-            rng = np.random.default_rng(3)
-            blocks = [W.copy() for _, W in moments._shared_counts(rng, 700, 9)]
-            after = rng.integers(0, 10**9, size=4)
-            fresh = np.random.default_rng(3)
-            assert all(np.array_equal(W, F) for W, (_, F) in zip(blocks, resample._counts(fresh, 700, 9), strict=True))
-            assert all(W.dtype == np.float32 for W in blocks)
-            assert np.array_equal(after, fresh.integers(0, 10**9, size=4))
-
-
-def test_shared_draws_keep_at_most_their_bound(monkeypatch):
-    monkeypatch.setattr(moments, "_SHARED_BYTES", 4000)  # 1,000 float32 counts
-    with moments.shared_draws():
-        list(moments._shared_counts(np.random.default_rng(0), 100, 10))  # 1,000 cells: kept
-        list(moments._shared_counts(np.random.default_rng(1), 100, 10))  # 1,000 more: drawn, not kept
-        list(moments._shared_counts(np.random.default_rng(2), 101, 10))  # over the bound alone: not kept
-        assert len(moments._SHARED) == 1

@@ -103,24 +103,13 @@ def _md_char(s: str, i: int) -> str:
     return ch
 
 
-#: a character :func:`md_text` may change (a control, or one :func:`_md_char` may escape), the underscore aside
-_MD_SPECIAL = re.compile(
-    "[\\x00-\\x1f\\x7f-\\x9f" + "".join(sorted(BIDI_CONTROLS)) + "".join(map(re.escape, "\\|*`~<[]&")) + "]"
-)
-#: an underscore :func:`_md_char` escapes: one not between two alphanumeric characters (``[^\W_]``: ``str.isalnum``)
-_MD_LOOSE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
-
-
 def md_text(text: Any, *, spans: bool = False) -> str:
     """``text`` as inert Markdown text (a table cell or a sentence): no link, image, raw HTML, autolink,
     emphasis, code span, entity or cell boundary can come from it; a control character (a line break) is a space.
     Text with none of these forms is unchanged (``[+0.120, +0.340]``, ``p < 0.05``, ``full_context``).
     ``spans``: backquotes are kept (a message's own `code` spans; inside a span nothing is interpreted, so a
     backquote in the data can at most show some of the escaped text as code)."""
-    s = str(text)
-    if not _MD_SPECIAL.search(s) and not _MD_LOOSE_UNDERSCORE.search(s):
-        return s  # nothing to change (most cells: numbers, names): the character walk below would give s
-    s = "".join(" " if _is_control(ch) else ch for ch in s)
+    s = "".join(" " if _is_control(ch) else ch for ch in str(text))
     return "".join("`" if spans and s[i] == "`" else _md_char(s, i) for i in range(len(s)))
 
 

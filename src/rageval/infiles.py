@@ -271,8 +271,7 @@ def loads(
         raise error(_deep(where)) from None
     except ValueError:  # Python's limit on the digits of an integer (4,300)
         raise error(f"{where}: a JSON number has more digits than Python reads (4,300); write it as a string") from None
-    # no deeper than the text has opening brackets (in strings too): a text of at most MAX_DEPTH needs no walk
-    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(value):
+    if _too_deep(value):
         raise error(_deep(where))
     return value
 

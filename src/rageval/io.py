@@ -158,7 +158,7 @@ def atomic_file(
             os.unlink(tmp)
         except FileNotFoundError:
             pass
-        if isinstance(err, OSError) and err.filename in (None, tmp):
+        if isinstance(err, OSError) and err.errno is not None and err.filename in (None, tmp):
             err.filename = str(path)
         raise
 

@@ -136,6 +136,10 @@ class LazyGroup(click.Group):
                 err.exit_code = code
             err.message = console_text(printable(redact_urls(err.message)))
             raise
+        except BrokenPipeError:  # the reader of the output went away (`rageval export RUN | head`): quiet, done
+            with contextlib.suppress(OSError, ValueError):
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+            raise click.exceptions.Exit(0) from None
         except KeyboardInterrupt:
             if _debug(ctx):
                 raise

@@ -3,7 +3,8 @@
 * ``jsonl``: the run's records in the run's order, byte for byte the lines of its ``records.jsonl``; from the
   record store (``cache/store/``, :mod:`rageval.rundir.store`) when ``records.jsonl`` is missing (each record's
   digest checked on the way);
-* ``parquet``, ``csv``: one row per record: ``setting``, ``question_id``, ``input_hash``, ``status``, a float64
+* ``parquet``, ``csv``: one row per record (csv: a text cell starting with a formula character quoted, as in
+  every CSV rageval writes): ``setting``, ``question_id``, ``input_hash``, ``status``, a float64
   column per scalar metric (``metrics.<name>``, empty/null where undefined or not a scalar) and
   ``context.achieved_ratio``, ``context.achieved_tokens``; read from ``records.jsonl`` (each record checked as the
   report checks it), or from the store's columns when the file is missing.
@@ -24,6 +25,7 @@ from typing import Any
 import click
 
 from rageval.errors import ConfigError
+from rageval.escape import csv_cell
 from rageval.io import atomic_file
 from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.rundir.records import digest_problem
@@ -35,19 +37,25 @@ FORMATS = ("jsonl", "parquet", "csv")
 
 @click.command("export")
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", default="jsonl", show_default=True, help="jsonl, parquet or csv.")
+@click.option("--format", "fmt", metavar="[jsonl|parquet|csv]", default="jsonl", show_default=True, help="The format.")
 @click.option(
     "--out", "out", type=click.Path(path_type=Path), default=None, help="The file to write (default: stdout)."
 )
 @click.option("--force", is_flag=True, help="Write over an existing --out.")
-def export_cmd(run: Path, fmt: str, out: Path | None, force: bool) -> None:
+@click.option(
+    "--accept-edits",
+    is_flag=True,
+    help="parquet/csv: read records edited after rageval wrote them (their digest does not match) instead of "
+    "refusing; nothing is written into the run (docs/security.md#run-directories-digests-and-bounds).",
+)
+def export_cmd(run: Path, fmt: str, out: Path | None, force: bool, accept_edits: bool) -> None:
     """Export a run's records: jsonl (records.jsonl's bytes), or parquet/csv (ids, status, scalar metrics)."""
-    export_run(run, fmt, out, force=force)
+    export_run(run, fmt, out, force=force, accept_edits=accept_edits)
     if out is not None:
         click.echo(f"wrote {out} ({fmt})", err=True)
 
 
-def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False) -> None:
+def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False, accept_edits: bool = False) -> None:
     """Write the export (see the module doc); :class:`ConfigError` / :class:`RunDirError` in one line."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r} is unknown: give one of {', '.join(FORMATS)}")
@@ -66,7 +74,7 @@ def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False) ->
         chunks = _file_chunks(rundir.records_path) if have_file else _store_lines(rundir)
         _write(out, chunks)
         return
-    table = _table_of_file(rundir) if have_file else _store_table(rundir)
+    table = _table_of_file(rundir, accept_edits) if have_file else _store_table(rundir)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -77,7 +85,7 @@ def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False) ->
         import pyarrow.csv as pcsv
 
         sink = _buffer()
-        pcsv.write_csv(table, sink)
+        pcsv.write_csv(_inert_text(table), sink)
         _write(out, iter([sink.getvalue().to_pybytes()]))
 
 
@@ -131,10 +139,23 @@ def _store_lines(rundir: RunDir) -> Iterator[bytes]:
         raise _store_error(rundir, err) from None
 
 
-def _table_of_file(rundir: RunDir) -> Any:
+def _inert_text(table: Any) -> Any:
+    """``table`` with each text cell made inert as every CSV rageval writes (:func:`rageval.escape.csv_cell`: a
+    leading formula character quoted)."""
+    import pyarrow as pa
+
+    from rageval.rundir.arrays import strings
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type):
+            table = table.set_column(i, field, strings([csv_cell(v) for v in table.column(i).to_pylist()]))
+    return table
+
+
+def _table_of_file(rundir: RunDir, accept_edits: bool = False) -> Any:
     from rageval.rundir.export import table_of_records
 
-    checks = rundir.record_checks()
+    checks = rundir.record_checks(accept_edits=accept_edits)
 
     def values() -> Iterator[Mapping[str, Any]]:
         for i, _offset, _raw, value in rundir.records_source():

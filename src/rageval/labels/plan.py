@@ -65,58 +65,62 @@ def plan_rows(
 
 
 def plan_more(run_dir: str | Path, labels_file: str | Path, width: float, *, metric: str | None = None) -> list[str]:
-    """The planning lines: the most questions any row needs, then one line per metric (its widest setting and how
+    """The planning lines: the most questions any mean needs, then one line per metric (its widest setting and how
     many settings cannot reach the width), or with ``metric`` one line per setting of it.
 
     >>> rows = [{"setting": "a", "metric": "m", "n_labelled": 10, "total": 40, "why": None},
     ...         {"setting": "b", "metric": "m", "n_labelled": 10, "total": 90, "why": None},
     ...         {"setting": "c", "metric": "m", "n_labelled": 10, "total": None, "why": "no variance"}]
     >>> print("\\n".join(_lines(rows, 0.1, by_setting=False)))
-    label 80 more questions (90 in total) for a 95% CI half-width of 0.1 on every mean below (the widest: b m)
-      m: 10 labelled, 90 needed (80 more) for the widest of 3 settings (b); 1 setting cannot reach it (c: no variance)
+    label 80 more questions (90 in all) for a 95% CI half-width of 0.1 on every mean that can reach it
+      m: 10 labelled, 90 needed (80 more), widest of 3 settings: b; 1 cannot reach it (--metric m says why)
     (--metric NAME lists each setting of one metric)
+    >>> print("\\n".join(_lines(rows, 0.1, by_setting=True)))
+    label 80 more questions (90 in all) for a 95% CI half-width of 0.1 on every mean that can reach it
+      a m: 10 labelled, 40 needed (30 more)
+      b m: 10 labelled, 90 needed (80 more)
+      c m: 10 labelled; no variance
     """
     return _lines(plan_rows(run_dir, labels_file, width, metric=metric), width, by_setting=metric is not None)
 
 
 def _lines(rows: list[dict[str, Any]], width: float, *, by_setting: bool) -> list[str]:
-    reach = [r for r in rows if r["total"] is not None]
-    lines = []
-    if reach:
-        worst = max(reach, key=lambda r: r["total"])
-        more = max(0, worst["total"] - worst["n_labelled"])
-        lines.append(
-            f"label {more} more questions ({worst['total']} in total) for a 95% CI half-width of {width:g} on every "
-            f"mean below (the widest: {worst['setting']} {worst['metric']})"
-        )
+    lines = [_headline(rows, width)]
     if by_setting:
-        for r in rows:
-            if r["total"] is None:
-                lines.append(f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled; {r['why']}")
-            else:
-                more = max(0, r["total"] - r["n_labelled"])
-                lines.append(
-                    f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled, {r['total']} needed ({more} more)"
-                )
+        lines += [_setting_line(r) for r in rows]
         return lines
-    for m in dict.fromkeys(r["metric"] for r in rows):
-        of = [r for r in rows if r["metric"] == m]
-        ok = [r for r in of if r["total"] is not None]
-        out = [r for r in of if r["total"] is None]
-        labelled = max(r["n_labelled"] for r in of)
-        line = f"  {m}: {labelled} labelled"
-        if ok:
-            w = max(ok, key=lambda r: r["total"])
-            more = max(0, w["total"] - w["n_labelled"])
-            which = f"the widest of {len(of)} settings" if len(of) > 1 else "its one setting"
-            line += f", {w['total']} needed ({more} more) for {which} ({w['setting']})"
-        if out:
-            first = out[0]
-            line += (
-                f"{';' if ok else ':'} {len(out)} setting{'s' if len(out) > 1 else ''} cannot reach it "
-                f"({first['setting']}: {first['why']}{', …' if len(out) > 1 else ''})"
-            )
-        lines.append(line)
-    if not by_setting and len({r["setting"] for r in rows}) > 1:
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    lines += [_metric_line(m, [r for r in rows if r["metric"] == m]) for m in metrics]
+    if len({r["setting"] for r in rows}) > 1:
         lines.append("(--metric NAME lists each setting of one metric)")
     return lines
+
+
+def _headline(rows: list[dict[str, Any]], width: float) -> str:
+    reach = [r for r in rows if r["total"] is not None]
+    if not reach:
+        return f"no mean can reach a 95% CI half-width of {width:g} with more labels (below: why)"
+    worst = max(reach, key=lambda r: r["total"])
+    more = max(0, worst["total"] - worst["n_labelled"])
+    which = "every mean below" if len(reach) == len(rows) else "every mean that can reach it"
+    return f"label {more} more questions ({worst['total']} in all) for a 95% CI half-width of {width:g} on {which}"
+
+
+def _setting_line(r: dict[str, Any]) -> str:
+    if r["total"] is None:
+        return f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled; {r['why']}"
+    more = max(0, r["total"] - r["n_labelled"])
+    return f"  {r['setting']} {r['metric']}: {r['n_labelled']} labelled, {r['total']} needed ({more} more)"
+
+
+def _metric_line(m: str, of: list[dict[str, Any]]) -> str:
+    ok = [r for r in of if r["total"] is not None]
+    out = len(of) - len(ok)
+    line = f"  {m}: {max(r['n_labelled'] for r in of)} labelled"
+    if ok:
+        w = max(ok, key=lambda r: r["total"])
+        which = f"widest of {len(of)} settings" if len(of) > 1 else "its one setting"
+        line += f", {w['total']} needed ({max(0, w['total'] - w['n_labelled'])} more), {which}: {w['setting']}"
+    if out:
+        line += f"{';' if ok else ':'} {out} cannot reach it (--metric {m} says why)"
+    return line

@@ -48,7 +48,6 @@ from rageval.report.result import (
 from rageval.rundir.columns import MetricTable, RecordColumns
 from rageval.stats import Cohort, mediation_analysis, validity_analysis
 from rageval.stats.contrasts import ContrastRow
-from rageval.stats.moments import shared_draws
 from rageval.stats.resolution import AUTO
 from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
@@ -371,9 +370,8 @@ def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples:
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
     groups = [cols.settings[i] for i in s_idx[ok].tolist()]
     opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
-    with shared_draws():  # every analysis draws the same counts (same seed and clusters): drawn once
-        stats = validity_analysis(f1, aic, recall, groups, **opts)
-        med = mediation_analysis(recall, aic, f1, groups, **opts)
+    stats = validity_analysis(f1, aic, recall, groups, **opts)
+    med = mediation_analysis(recall, aic, f1, groups, **opts)
     order = _setting_order(run)
 
     def in_order(by: Mapping[str, Any]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ def run_parts(out_dir: Path) -> tuple[Path, int]:
             if not m:
                 continue
             try:
-                schema = pa.ipc.open_file(pa.memory_map(e.path)).schema
+                schema = pa.ipc.open_file(pa.memory_map(os.fsencode(e.path))).schema
             except (pa.ArrowException, OSError, ValueError):
                 continue
             rows = (schema.metadata or {}).get(RUN_ROWS)
@@ -55,10 +55,19 @@ def run_parts(out_dir: Path) -> tuple[Path, int]:
 
 def _run_batches(out_dir: Path, fields: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
     path, rows = run_parts(out_dir)
-    reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    try:
+        yield from _batches_of(path, rows, fields)
+    except (pa.ArrowException, OSError) as err:  # a part damaged inside (its footer whole): one line, not Arrow's
+        raise StoreError(
+            f"{path} is unreadable ({type(err).__name__}: {err}): rerun the command that wrote the run"
+        ) from None
+
+
+def _batches_of(path: Path, rows: int, fields: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
+    reader = pa.ipc.open_file(pa.memory_map(os.fsencode(path)))
     if fields is not None:
         keep = [reader.schema.get_field_index(f) for f in fields]
-        reader = pa.ipc.open_file(pa.memory_map(str(path)), options=pa.ipc.IpcReadOptions(included_fields=keep))
+        reader = pa.ipc.open_file(pa.memory_map(os.fsencode(path)), options=pa.ipc.IpcReadOptions(included_fields=keep))
     left = rows
     for b in range(reader.num_record_batches):
         if left <= 0:
@@ -79,7 +88,7 @@ def run_texts(out_dir: Path) -> Iterator[str]:
 def run_table(out_dir: Path) -> pa.Table:
     """The last completed run's records as a table of ids, setting, status and scalar columns (no text)."""
     path, _ = run_parts(out_dir)
-    full = pa.ipc.open_file(pa.memory_map(str(path))).schema
+    full = pa.ipc.open_file(pa.memory_map(os.fsencode(path))).schema
     names = [n for n in full.names if n not in ("record", "digest")]
     schema = pa.schema([full.field(n) for n in names])
     return pa.Table.from_batches(list(_run_batches(out_dir, names)), schema=schema)

@@ -143,7 +143,7 @@ class _Part:
         self.batch_rows: list[int] = []
 
     def reader(self, fields: Sequence[str] | None = None) -> pa.ipc.RecordBatchFileReader:
-        source = pa.memory_map(str(self.path))
+        source = pa.memory_map(os.fsencode(self.path))
         if fields is None:
             return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(use_threads=False))
         schema = self.schema if self.schema is not None else pa.ipc.open_file(source).schema
@@ -285,7 +285,7 @@ class RecordStore:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, 0o666 & ~current_umask())
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, schema, options=_OPTIONS) as writer:
+            with pa.OSFile(os.fsencode(tmp), "wb") as sink, pa.ipc.new_file(sink, schema, options=_OPTIONS) as writer:
                 for batch in batches:  # Arrow writes the file itself: no Python copy of its buffers
                     writer.write_batch(batch)
             if self.durable:

@@ -19,12 +19,10 @@ undefined (a constant column in the resample) is left out and counted.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
 
@@ -36,7 +34,6 @@ __all__ = [
     "moment_ci",
     "pooled_and_by_group",
     "replicate_moments",
-    "shared_draws",
 ]
 
 #: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
@@ -53,63 +50,6 @@ def cluster_moments(columns: Sequence[np.ndarray], clusters: Sequence[Any]) -> n
     return out
 
 
-#: the draws kept by :func:`shared_draws` (None outside it): generator state and shape -> the count blocks and the
-#: state after them
-_SHARED: dict[tuple[Any, ...], tuple[list[tuple[int, np.ndarray]], Mapping[str, Any]]] | None = None
-
-#: bytes of counts :func:`shared_draws` keeps at most (64 MiB); draws beyond are made again when asked for
-_SHARED_BYTES = 2**26
-
-
-@contextlib.contextmanager
-def shared_draws() -> Iterator[None]:
-    """Within: the count blocks of :func:`replicate_moments` drawn once per generator state and shape, and handed
-    again (the generator moved on as a fresh draw would leave it) to each analysis that draws them from the same
-    state — the validity and mediation analyses of every group draw ``np.random.default_rng(seed)``'s first
-    chunks over the same number of clusters, so the same counts.  The numbers are those of a fresh draw, bit for
-    bit; at most :data:`_SHARED_BYTES` are kept, and none after the block."""
-    global _SHARED
-    outer = _SHARED
-    _SHARED = {} if outer is None else outer
-    try:
-        yield
-    finally:
-        _SHARED = outer
-
-
-def _state_key(rng: np.random.Generator, b: int, k: int, dtype: np.dtype) -> tuple[Any, ...] | None:
-    """The generator's state, the draw's shape and the blocks' type, or None for a state not kept (another bit
-    generator)."""
-    st = rng.bit_generator.state
-    inner = st.get("state")
-    if st.get("bit_generator") != "PCG64" or not isinstance(inner, dict):
-        return None
-    return inner.get("state"), inner.get("inc"), st.get("has_uint32"), st.get("uinteger"), b, k, dtype.str
-
-
-def _shared_counts(
-    rng: np.random.Generator, b: int, k: int, dtype: npt.DTypeLike = np.float32
-) -> Iterator[tuple[int, np.ndarray]]:
-    """:func:`rageval.stats.resample._counts` as ``dtype`` (counts: exact in either float type), each drawn once
-    within :func:`shared_draws` (the blocks it hands are read only)."""
-    memo, dt = _SHARED, np.dtype(dtype)
-    key = _state_key(rng, b, k, dt) if memo is not None and b * k * dt.itemsize <= _SHARED_BYTES else None
-    if memo is None or key is None:
-        for lo, W in _counts(rng, b, k):
-            yield lo, W.astype(dt, copy=False)
-        return
-    hit = memo.get(key)
-    if hit is None:
-        blocks = [(lo, W.astype(dt, copy=False)) for lo, W in _counts(rng, b, k)]
-        if sum(W.nbytes for kept, _ in memo.values() for _, W in kept) + b * k * dt.itemsize <= _SHARED_BYTES:
-            memo[key] = (blocks, rng.bit_generator.state)
-        yield from blocks
-        return
-    blocks, after = hit
-    rng.bit_generator.state = after
-    yield from blocks
-
-
 def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.random.Generator | None) -> np.ndarray:
     """``B x p x p``: each bootstrap replicate's moments (``K`` clusters drawn with replacement, the resample
     engine's draws)."""
@@ -120,8 +60,8 @@ def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.rand
     with _blas_threads(min(n_resamples, _CHUNK) * K * p * p):  # one BLAS thread for products of ordinary size
         for start in range(0, n_resamples, _CHUNK):
             b = min(_CHUNK, n_resamples - start)
-            for lo, W in _shared_counts(rng, b, K, np.float64):  # each count block made float64 once
-                out[start + lo : start + lo + W.shape[0]] = W @ flat
+            for lo, W in _counts(rng, b, K):
+                out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
     return out.reshape(n_resamples, p, p)
 
 
