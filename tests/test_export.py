@@ -190,3 +190,13 @@ def test_an_edited_record_is_refused_unless_accept_edits(run, tmp_path):
     got = _export(str(edited), "--format", "csv", "--accept-edits")
     assert got.exit_code == 0, got.output
     assert "0.123456" in got.stdout.splitlines()[1]
+
+
+def test_report_without_records_jsonl_names_the_export_that_rebuilds_it(run, tmp_path):
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()
+    got = CliRunner().invoke(main, ["report", str(gone)])
+    assert got.exit_code == 2 and "rageval export" in got.output, got.output
+    assert _export(str(gone), "--out", str(gone / "records.jsonl")).exit_code == 0
+    assert (gone / "records.jsonl").read_bytes() == (run / "records.jsonl").read_bytes()

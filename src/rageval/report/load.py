@@ -195,9 +195,15 @@ def load_run(
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
     if not rec_path.exists():  # not a regular file: refused by the reader
+        store = path / "cache" / "store"
+        again = (
+            f"rebuild it from the run's record store (rageval export {path} --out {rec_path}), or rerun the "
+            "command that writes it"
+            if store.is_dir() and any(store.glob("part-*.arrow"))
+            else "run the command that writes it first"
+        )
         raise RunError(
-            f"{rec_path} is missing: run the command that writes it first (rageval suite FILE --out {path}, "
-            f"or rageval score FILES --out {path})"
+            f"{rec_path} is missing: {again} (rageval suite FILE --out {path}, or rageval score FILES --out {path})"
         )
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
