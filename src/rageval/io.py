@@ -56,6 +56,7 @@ __all__ = [
     "remove_temps",
     "UnsafePathError",
     "check_folders",
+    "move_aside",
     "current_umask",
     "dump_json_line",
     "json_text",
@@ -111,12 +112,22 @@ class _Writer:
     """The file :func:`atomic_file` yields: ``write(bytes)``, buffered up to 1 MiB, through ``os.write``."""
 
     def __init__(self, fd: int):
-        self.fd, self.buf = fd, bytearray()
+        self.fd, self.buf, self.written = fd, bytearray(), 0
 
     def write(self, data: bytes) -> None:
         self.buf += data
+        self.written += len(data)
         if len(self.buf) >= 1 << 20:
             self.flush()
+
+    def tell(self) -> int:
+        """The bytes written so far (a writer of a format with offsets, Arrow's IPC file, asks)."""
+        return self.written
+
+    @property
+    def closed(self) -> bool:
+        """Open for the block's length (its file is :func:`atomic_file`'s to close; a file-like's reader asks)."""
+        return False
 
     def flush(self) -> None:
         with memoryview(self.buf) as view:
@@ -124,6 +135,19 @@ class _Writer:
             while done < len(view):
                 done += os.write(self.fd, view[done:])
         self.buf.clear()
+
+
+def move_aside(path: Path, dest: Path, root: Path) -> Path:
+    """Move ``path`` to ``dest`` (a quarantine), never over an earlier file there (``dest.1``, ``dest.2``, … then)
+    and through no link among ``dest``'s folders under ``root``; the path it went to."""
+    check_folders(dest.parent, root)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    free, n = dest, 1
+    while free.exists():
+        free = dest.with_name(f"{dest.name}.{n}")
+        n += 1
+    os.replace(path, free)
+    return free
 
 
 @contextmanager

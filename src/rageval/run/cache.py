@@ -46,13 +46,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 from rageval.errors import RunFailure
-from rageval.io import check_folders, dump_json_line, utf8, write_text_atomic
+from rageval.io import check_folders, dump_json_line, move_aside, utf8, write_text_atomic
 from rageval.run.packs import Pack
 from rageval.rundir.claim import mark_run
 from rageval.rundir.records import DIGEST, digest_problem, record_text
@@ -224,14 +223,7 @@ class RecordCache:
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable cache file aside (never overwriting an earlier one), warn once, count it."""
         rel = path.relative_to(self.root)
-        dest = self.quarantine_root / rel
-        check_folders(dest.parent, self.out_dir)  # no folder of the quarantine may be a link
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        n = 1
-        while dest.exists():
-            dest = self.quarantine_root / rel.parent / f"{rel.name}.{n}"
-            n += 1
-        os.replace(path, dest)
+        dest = move_aside(path, self.quarantine_root / rel, self.out_dir)
         self.quarantined.append(dest)
         log.warning(
             "rageval: warning: cache record %s is unreadable (%s); moved to %s, recomputing it",

@@ -27,12 +27,10 @@ read and checked).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import os
 import re
-import tempfile
 from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -41,7 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rageval.io import check_folders, current_umask
+from rageval.io import atomic_file, check_folders, move_aside
 from rageval.rundir.arrays import floats, ints, strings
 from rageval.rundir.columns import metric_value
 
@@ -213,14 +211,7 @@ class RecordStore:
 
     def _quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable part aside (never overwriting an earlier one), warn once, count it."""
-        dest = self.quarantine_root / path.name
-        check_folders(dest.parent, self.out_dir)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        n = 1
-        while dest.exists():
-            dest = self.quarantine_root / f"{path.name}.{n}"
-            n += 1
-        os.replace(path, dest)
+        dest = move_aside(path, self.quarantine_root / path.name, self.out_dir)
         self.quarantined.append(dest)
         log.warning(
             "rageval: warning: cache part %s is unreadable (%s); moved to %s, its records are computed again",
@@ -280,27 +271,11 @@ class RecordStore:
         """Write a part as ``batches`` come (never the whole part in memory): a temporary file in the folder
         (named as :mod:`rageval.io` names them: a killed writer's is removed by the next run), fsync'd when
         durable, renamed into place."""
-        check_folders(path.parent, self.out_dir)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            os.fchmod(fd, 0o666 & ~current_umask())
-            with pa.OSFile(os.fsencode(tmp), "wb") as sink, pa.ipc.new_file(sink, schema, options=_OPTIONS) as writer:
-                for batch in batches:  # Arrow writes the file itself: no Python copy of its buffers
+        with atomic_file(path, root=self.out_dir, durable=self.durable) as out:
+            sink = pa.PythonFile(out, mode="w")
+            with pa.ipc.new_file(sink, schema, options=_OPTIONS) as writer:
+                for batch in batches:
                     writer.write_batch(batch)
-            if self.durable:
-                os.fsync(fd)
-            os.close(fd)
-            fd = -1
-            os.replace(tmp, path)
-        except BaseException as err:
-            if fd >= 0:
-                os.close(fd)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            if isinstance(err, OSError) and err.filename in (None, tmp):
-                err.filename = str(path)  # a full disk named by the part it could not write
-            raise
 
     # -- reading
 
