@@ -54,7 +54,7 @@ from rageval.errors import RunFailure
 from rageval.io import check_folders, dump_json_line, move_aside, utf8, write_text_atomic
 from rageval.run.packs import Pack
 from rageval.rundir.claim import mark_run
-from rageval.rundir.records import DIGEST, digest_problem, record_text
+from rageval.rundir.records import DIGEST, digest_problem, record_text, text_digest
 from rageval.rundir.store import RecordStore
 from rageval.types import Record
 
@@ -247,10 +247,8 @@ class RecordCache:
         """
         value = record.to_dict()
         text = record_text(value)  # the record's JSON with its digest (the one writer of it)
-        if self.packed:
-            digest = text[text.rindex('"' + DIGEST + '": "') + len(DIGEST) + 5 : -2]
-            if self.store.append(setting, question_id, input_hash, text, value, digest):
-                return text
+        if self.packed and self.store.append(setting, question_id, input_hash, text, value, text_digest(text)):
+            return text
         entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
         write_text_atomic(
             self.path(setting, question_id),

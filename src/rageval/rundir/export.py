@@ -18,7 +18,15 @@ import pyarrow as pa
 
 from rageval.rundir.arrays import floats, strings
 from rageval.rundir.manifest import RunDirError
-from rageval.rundir.store import PART_NAME, RUN_ROWS, TABLE_IDS, part_schema, scalar_values, schema_problem
+from rageval.rundir.store import (
+    PART_NAME,
+    RUN_ROWS,
+    TABLE_IDS,
+    open_part,
+    part_schema,
+    scalar_values,
+    schema_problem,
+)
 
 __all__ = ["StoreError", "run_parts", "run_table", "run_texts", "table_of_records"]
 
@@ -27,71 +35,64 @@ class StoreError(RunDirError):
     """A run's store cannot give what was asked (no completed run in it): one line."""
 
 
-def run_parts(out_dir: Path) -> tuple[Path, int]:
-    """The folded part holding the last completed run's records and how many: :class:`StoreError` if none."""
+def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
+    """The folded part holding the last completed run's records, how many, and its schema: :class:`StoreError` if
+    none."""
     folder = Path(out_dir) / "cache" / "store"
-    found: list[tuple[int, Path, int]] = []
+    found: list[tuple[int, Path, int, pa.Schema]] = []
     if folder.is_dir():
         for e in os.scandir(folder):
             m = PART_NAME.match(e.name)
             if not m:
                 continue
             try:
-                schema = pa.ipc.open_file(pa.memory_map(os.fsencode(e.path))).schema
+                schema = open_part(Path(e.path)).schema
             except (pa.ArrowException, OSError, ValueError):
                 continue
             rows = (schema.metadata or {}).get(RUN_ROWS)
             if rows is not None and schema_problem(schema) is None:
-                found.append((int(m.group(1)), Path(e.path), int(rows)))
+                found.append((int(m.group(1)), Path(e.path), int(rows), schema))
     if not found:
         raise StoreError(
             f"{folder} holds no completed run's records (the run was not completed since rageval stores them "
             "there, or it was written by a command that keeps one file per record): rerun the command that "
             "wrote the run"
         )
-    _, path, rows = max(found)
-    return path, rows
+    _, path, rows, schema = max(found, key=lambda f: f[0])
+    return path, rows, schema
 
 
-def _run_batches(out_dir: Path, fields: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
-    path, rows = run_parts(out_dir)
+def _run_batches(path: Path, rows: int, schema: pa.Schema, fields: Sequence[str]) -> Iterator[pa.RecordBatch]:
+    """The first ``rows`` rows of the part at ``path``, ``fields`` decoded."""
     try:
-        yield from _batches_of(path, rows, fields)
+        reader = open_part(path, fields, schema)
+        left = rows
+        for b in range(reader.num_record_batches):
+            if left <= 0:
+                return
+            batch = reader.get_batch(b)
+            if batch.num_rows > left:
+                batch = batch.slice(0, left)
+            left -= batch.num_rows
+            yield batch
     except (pa.ArrowException, OSError) as err:  # a part damaged inside (its footer whole): one line, not Arrow's
         raise StoreError(
             f"{path} is unreadable ({type(err).__name__}: {err}): rerun the command that wrote the run"
         ) from None
 
 
-def _batches_of(path: Path, rows: int, fields: Sequence[str] | None) -> Iterator[pa.RecordBatch]:
-    reader = pa.ipc.open_file(pa.memory_map(os.fsencode(path)))
-    if fields is not None:
-        keep = [reader.schema.get_field_index(f) for f in fields]
-        reader = pa.ipc.open_file(pa.memory_map(os.fsencode(path)), options=pa.ipc.IpcReadOptions(included_fields=keep))
-    left = rows
-    for b in range(reader.num_record_batches):
-        if left <= 0:
-            return
-        batch = reader.get_batch(b)
-        if batch.num_rows > left:
-            batch = batch.slice(0, left)
-        left -= batch.num_rows
-        yield batch
-
-
 def run_texts(out_dir: Path) -> Iterator[str]:
     """The last completed run's record texts in its order (the lines of its ``records.jsonl``)."""
-    for batch in _run_batches(out_dir, ["record"]):
+    for batch in _run_batches(*run_parts(out_dir), ["record"]):
         yield from batch.column(0).to_pylist()
 
 
 def run_table(out_dir: Path) -> pa.Table:
     """The last completed run's records as a table of ids, setting, status and scalar columns (no text)."""
-    path, _ = run_parts(out_dir)
-    full = pa.ipc.open_file(pa.memory_map(os.fsencode(path))).schema
+    path, rows, full = run_parts(out_dir)
     names = [n for n in full.names if n not in ("record", "digest")]
     schema = pa.schema([full.field(n) for n in names])
-    return pa.Table.from_batches(list(_run_batches(out_dir, names)), schema=schema)
+    return pa.Table.from_batches(list(_run_batches(path, rows, full, names)), schema=schema)
 
 
 def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -101,11 +102,8 @@ def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:
     scalars: list[dict[str, float | None]] = []
     for r in records:
         s = r.get("setting")
-        s = s.get("name") if isinstance(s, Mapping) else s
-        for name, v in (("setting", s), ("question_id", r.get("question_id"))):
-            ids[name].append(v if isinstance(v, str) else None)
-        for name in ("input_hash", "status"):
-            v = r.get(name)
+        values = {n: r.get(n) for n in TABLE_IDS} | {"setting": s.get("name") if isinstance(s, Mapping) else s}
+        for name, v in values.items():
             ids[name].append(v if isinstance(v, str) else None)
         scalars.append(scalar_values(r))
     schema = part_schema(sorted({k for row in scalars for k in row}))

@@ -49,6 +49,7 @@ __all__ = [
     "RUN_ROWS",
     "RecordStore",
     "TABLE_IDS",
+    "open_part",
     "scalar_values",
     "schema_problem",
 ]
@@ -131,6 +132,18 @@ def _encodable(*texts: str) -> bool:
     return True
 
 
+def open_part(
+    path: Path, fields: Sequence[str] | None = None, schema: pa.Schema | None = None
+) -> pa.ipc.RecordBatchFileReader:
+    """A part's reader, memory-mapped, decoding only ``fields`` (all when None; ``schema``: the part's, when known)."""
+    source = pa.memory_map(os.fsencode(path))
+    if fields is None:
+        return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(use_threads=False))
+    schema = schema if schema is not None else pa.ipc.open_file(source).schema
+    keep = [schema.get_field_index(f) for f in fields]
+    return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(included_fields=keep, use_threads=False))
+
+
 class _Part:
     """One part file: its path and, once opened, its memory-mapped reader (projected columns decoded on demand)."""
 
@@ -141,13 +154,7 @@ class _Part:
         self.batch_rows: list[int] = []
 
     def reader(self, fields: Sequence[str] | None = None) -> pa.ipc.RecordBatchFileReader:
-        source = pa.memory_map(os.fsencode(self.path))
-        if fields is None:
-            return pa.ipc.open_file(source, options=pa.ipc.IpcReadOptions(use_threads=False))
-        schema = self.schema if self.schema is not None else pa.ipc.open_file(source).schema
-        keep = [schema.get_field_index(f) for f in fields]
-        options = pa.ipc.IpcReadOptions(included_fields=keep, use_threads=False)
-        return pa.ipc.open_file(source, options=options)
+        return open_part(self.path, fields, self.schema)
 
 
 class RecordStore:
