@@ -1,9 +1,9 @@
 """The record store of a run directory: each cached record as a row of typed columns, in Arrow IPC files.
 
-``cache/store/part-<n>.arrow``: one file per flushed batch (the engine flushes after each batch), written
-atomically (a temporary name, fsync'd when the cache is durable, renamed), so a killed run keeps every batch it
-finished and never leaves half a part (a Parquet file killed before its footer is unreadable: hence IPC files, one
-per batch).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, then the scalars):
+``cache/store/part-<n>.arrow``: one file per flush (the record cache flushes when a batch is done, at most about
+once a second: :mod:`rageval.run.cache`), written atomically (a temporary name, fsync'd when the cache is durable,
+renamed), so a killed run keeps every part it wrote and never leaves half a part (a Parquet file killed before its
+footer is unreadable: hence IPC files, one per flush).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, then the scalars):
 
 * ``setting``, ``question_id``, ``input_hash`` (the record cache's key), ``status``, ``digest`` (strings);
 * ``record``: the record's exact text, the line ``records.jsonl`` holds (:func:`rageval.rundir.records.record_text`),
@@ -256,10 +256,11 @@ class RecordStore:
             self.flush()
         return True
 
-    def flush(self) -> None:
-        """Write the rows added since the last flush as one part (atomically; fsync'd when durable)."""
+    def flush(self) -> bool:
+        """Write the rows added since the last flush as one part (atomically; fsync'd when durable); False when there
+        were none (nothing written)."""
         if not self._pending["record"]:
-            return
+            return False
         names = sorted({k for row in self._scalars for k in row})
         schema = part_schema(names)
         columns = [strings(self._pending[n]) for n in BASE_FIELDS]
@@ -273,6 +274,7 @@ class RecordStore:
         self._new += 1
         self._pending = {n: [] for n in BASE_FIELDS}
         self._scalars = []
+        return True
 
     def _write(self, path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
         """Write a part as ``batches`` come (never the whole part in memory): a temporary file in the folder
