@@ -71,7 +71,7 @@ from rageval.rundir.records import DIGEST, digest_problem, record_text, text_dig
 from rageval.rundir.store import RecordStore
 from rageval.types import Record
 
-__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+__all__ = ["CacheChanged", "CacheTally", "FLUSH_SECONDS", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
