@@ -63,3 +63,8 @@ def edit_rows(part: Path, change: Callable[[dict], None]) -> None:
     with pa.ipc.new_file(str(tmp), table.schema) as writer:
         writer.write_table(pa.Table.from_pylist(rows, schema=table.schema))
     tmp.replace(part)
+
+
+def store_keys(out: Path) -> list[tuple[str, str]]:
+    """The (setting, question) of each row of the run directory's record store."""
+    return [(r["setting"], r["question_id"]) for r in store_rows(out)]

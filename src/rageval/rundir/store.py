@@ -15,7 +15,7 @@ footer is unreadable: hence IPC files, one per flush).  Buffers are zstd-compres
 Reading is memory-mapped with column projection (:meth:`RecordStore.read`, :mod:`rageval.rundir.export`): a
 reader decodes only the columns it asks for.  A completed run's parts are folded into one (:meth:`~RecordStore.fold`):
 the run's records first, in the order of ``records.jsonl`` (the schema's ``rageval.run_rows`` says how many), then
-those of questions it did not hold.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
+those of questions it did not hold, as ``part-000001.arrow``.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
 store): the store replaces the cache's second copy of the JSON, not the file.
 
 A part that cannot be read (truncated, not Arrow, not this schema) is never fatal and never trusted: it is moved
@@ -378,10 +378,14 @@ class RecordStore:
         for part in self.parts.values():
             self._remove(part)
         self._whole = None
-        folded = _Part(self._new, path)
+        # renamed part-000001 once it is the only one: a completed run's store is the same file however the run went
+        # (how many parts it wrote, killed, resumed, on Ray); a kill before the rename leaves it under its number
+        first = self.folder / f"part-{1:06d}.arrow"
+        os.replace(path, first)
+        folded = _Part(1, first)
         folded.schema = schema
-        self.parts = {self._new: folded}
-        self._new += 1
+        self.parts = {1: folded}
+        self._new = 2
         self.index.clear()  # stale: the run is over
         self.order = array("q")
 
