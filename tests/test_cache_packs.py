@@ -317,6 +317,7 @@ def _keys(out: Path) -> set[tuple[str, str]]:
     return keys
 
 
+@pytest.mark.slow
 def test_a_suite_sigkilled_at_random_moments_reuses_every_written_part_and_ends_with_the_same_bytes(tmp_path):
     suite = tmp_path / "kill.yaml"
     suite.write_text(SUITE)
@@ -348,6 +349,7 @@ def test_a_suite_sigkilled_at_random_moments_reuses_every_written_part_and_ends_
     assert killed_mid_run >= 1, "no kill landed mid-run: the test did not exercise resume"
 
 
+@pytest.mark.slow
 def test_a_suite_run_directory_of_per_record_files_resumes_to_the_same_bytes(tmp_path):
     """A suite run written before the record store (a file per record), killed: the files are read, moved into
     the store and removed; the run ends with the same bytes."""

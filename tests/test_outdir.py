@@ -208,8 +208,8 @@ def assert_consistent(out: Path, settings: list[str]) -> None:
     assert [r["setting"]["name"] for r in recs] == [s for s in settings for _ in range(len(recs) // len(settings))]
     store = RecordCache(out).store
     for r in recs:
-        input_hash, _, text = store.read(r["setting"]["name"], r["question_id"])
-        assert input_hash == r["input_hash"] and json.loads(text) == r
+        row = store.read(r["setting"]["name"], r["question_id"])
+        assert row is not None and row[0] == r["input_hash"] and json.loads(row[2]) == r
 
 
 # -- records.jsonl ---------------------------------------------------------------------------------------
