@@ -6,9 +6,9 @@
 Each run is a fresh ``rageval suite demo`` into a new folder (records, statistics,
 report), in this process through :func:`rageval.suite.run.run_suite`; the two
 modes alternate so a change in the machine's load hits both.  "fsync" is the
-engine's record cache with ``durable=True`` (an ``fsync`` per part of the record
-store before its rename; a part when a batch is done, at most about once a
-second), "rename" is ``durable=False`` (the rename alone: still atomic for a
+engine's record cache with ``durable=True`` (the default: an ``fsync`` per part
+of the record store before its rename; a part when a batch is done, at most
+about once a second), "rename" is ``durable=False`` (the rename alone: still atomic for a
 killed process; after a power loss a part may be empty, and a rerun moves it to
 quarantine and recomputes its records).  Before the record store, the suite's
 cache was a file per record, and an fsync each cost 15% of the demo's wall time.  ``records.jsonl`` is checked to be the same
