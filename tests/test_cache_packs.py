@@ -99,6 +99,24 @@ def test_a_part_when_a_batch_is_done_at_most_once_a_second_the_first_at_once(tmp
     assert [_table(p).column("question_id").to_pylist() for p in _parts(tmp_path)][-1] == ["d"]
 
 
+def test_the_same_rows_fold_into_the_same_file_however_many_parts_held_them(tmp_path):
+    folded = []
+    for name, cuts in (("one", ()), ("many", (100, 800, 1250))):
+        cache = RecordCache(tmp_path / name)
+        for i in range(1300):  # 1300 rows: two batches of 512 rows and one of 276, whatever the parts were
+            cache.write("s", f"q{i:04d}", "h1", _rec(f"q{i:04d}", metrics={"m": i / 1300}))
+            if i + 1 in cuts:
+                cache.flush()
+            cache.written("s", f"q{i:04d}")
+        cache.close(complete=True)
+        [part] = _parts(tmp_path / name)
+        assert part.name == "part-000001.arrow"
+        folded.append(part.read_bytes())
+    assert folded[0] == folded[1]
+    reader = pa.ipc.open_file(pa.py_buffer(folded[1]))
+    assert [reader.get_batch(b).num_rows for b in range(reader.num_record_batches)] == [512, 512, 276]
+
+
 def test_the_fold_puts_the_run_in_its_order_first_and_a_rerun_leaves_it(tmp_path):
     cache = RecordCache(tmp_path)
     texts = {q: cache.write("s", q, "h1", _rec(q)) for q in ("a", "b", "c")}
@@ -345,6 +363,7 @@ def test_a_suite_sigkilled_at_random_moments_reuses_every_written_part_and_ends_
         assert (stats["records_reused"], stats["records_computed"]) == (len(kept), total - len(kept))
         assert (out / "records.jsonl").read_bytes() == expected, f"trial {trial}: records.jsonl differs"
         assert len(_parts(out)) == 1 and "\n".join(run_texts(out)) + "\n" == expected.decode()
+        assert _parts(out)[0].read_bytes() == _parts(ref)[0].read_bytes()  # the same store as an uninterrupted run's
         assert not (out / "cache" / "records").exists()  # one record cache: no file per record
     assert killed_mid_run >= 1, "no kill landed mid-run: the test did not exercise resume"
 

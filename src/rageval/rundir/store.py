@@ -408,7 +408,9 @@ class RecordStore:
         return i == len(self.order)
 
     def _folded_batches(self, schema: pa.Schema, runs: Sequence[array[int]]) -> Iterator[pa.RecordBatch]:
-        """The rows at ``runs`` (row places, in order), aligned to ``schema``, in batches of :data:`FOLD_ROWS`."""
+        """The rows at ``runs`` (row places, in order), aligned to ``schema``, in batches of :data:`FOLD_ROWS` (the last
+        one shorter): cut by the row count alone, so the same rows make the same batches however many parts held
+        them."""
         pieces: list[pa.RecordBatch] = []
         held = 0
         for places in runs:
@@ -427,10 +429,12 @@ class RecordStore:
                 held += batch.num_rows
                 i = j
                 if held >= FOLD_ROWS:
-                    yield from _rebatch(pieces, schema)
-                    pieces, held = [], 0
+                    full, rest = _rebatch(pieces, schema)
+                    yield from full
+                    pieces, held = rest, sum(b.num_rows for b in rest)
         if pieces:
-            yield from _rebatch(pieces, schema)
+            full, rest = _rebatch(pieces, schema, last=True)
+            yield from full
 
     def _whole_batch(self, part: int, b: int) -> pa.RecordBatch:
         if self._whole is None or self._whole[0] != (part, b):
@@ -462,5 +466,11 @@ def _aligned(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.record_batch(cols, schema=schema)
 
 
-def _rebatch(pieces: list[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    yield from pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches(max_chunksize=FOLD_ROWS)
+def _rebatch(
+    pieces: list[pa.RecordBatch], schema: pa.Schema, *, last: bool = False
+) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
+    """``pieces`` as batches of :data:`FOLD_ROWS` rows and the rows left over (none when ``last``: a shorter batch)."""
+    table = pa.Table.from_batches(pieces, schema=schema).combine_chunks()
+    cut = table.num_rows if last else table.num_rows - table.num_rows % FOLD_ROWS
+    rest = table.slice(cut)
+    return table.slice(0, cut).to_batches(max_chunksize=FOLD_ROWS), rest.to_batches() if rest.num_rows else []
