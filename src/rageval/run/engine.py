@@ -21,7 +21,8 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    cache (rows of the record store: :mod:`rageval.run.cache`) and streamed to ``records.jsonl`` in the run's order
    (:class:`~rageval.rundir.records.RecordsFile`: one JSON encoding per record, no
    record held once written, a resumed run's file the same bytes).  Nothing is
-   held per item beyond the batch in flight and the records waiting for their
+   held per item beyond the batch in flight, the rows waiting for the next part
+   of the store (at most about a second's) and the records waiting for their
    turn (their texts up to a bound, then their input hashes), so memory does not
    grow with the run where a setting's items come in the run's question order;
 4. write ``manifest.json`` (a :class:`~rageval.rundir.manifest.Manifest`) and
