@@ -1,4 +1,5 @@
-"""A cache corrupter (record files and the judge's sqlite file) and transient failures retried on rerun.
+"""A cache corrupter (per-record files of the layout before the record store, and the judge's sqlite file) and
+transient failures retried on rerun (a damaged part of the record store: tests/test_cache_packs.py).
 
 Every corruption ends with the file moved to quarantine, a one-line warning that
 names it, and the record (or judgement) computed again, with the same result an
@@ -10,6 +11,7 @@ deterministic statuses are reused.
 import json
 import logging
 import random
+import shutil
 import sqlite3
 from typing import Any, ClassVar
 
@@ -18,10 +20,12 @@ from click.testing import CliRunner
 from fault_http import FaultServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from record_files import as_record_files
 
 from rageval.judges.base import CallableJudge, JudgeRunner
 from rageval.judges.cache import DiskCache, is_corruption
-from rageval.run.cache import TRANSIENT_STATUSES, RecordCache
+from rageval.run.cache import TRANSIENT_STATUSES, RecordCache, _entry_prefix
+from rageval.rundir.records import record_text
 from rageval.suite.load import load_suite
 from rageval.suite.run import run_suite
 from rageval.types import Record, Setting
@@ -96,7 +100,7 @@ def intact(tmp_path_factory):
 def test_a_corrupted_record_is_quarantined_and_recomputed(tmp_path, intact, what, caplog):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    files = sorted((out / "cache" / "records").rglob("*.json"))
+    files = sorted(as_record_files(out))  # the run as a suite wrote it before the record store
     assert len(files) == 2
     victim = files[0]
     bad = CORRUPTIONS[what](victim.read_bytes())
@@ -111,6 +115,7 @@ def test_a_corrupted_record_is_quarantined_and_recomputed(tmp_path, intact, what
     warnings = [r.getMessage() for r in caplog.records if r.name == "rageval"]
     assert len(warnings) == 1 and "\n" not in warnings[0]
     assert str(victim.relative_to(out)) in warnings[0] and str(moved.relative_to(out)) in warnings[0]
+    assert not files[1].exists()  # the intact file's record is in the store now: the file removed
     # and it stays fixed: a third run reuses everything, quarantines nothing
     res = _run(suite)
     assert (res.computed, res.reused, res.quarantined) == (0, 2, 0)
@@ -119,7 +124,7 @@ def test_a_corrupted_record_is_quarantined_and_recomputed(tmp_path, intact, what
 def test_a_folder_in_place_of_a_record_file(tmp_path, intact):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = min((out / "cache" / "records").rglob("*.json"))
+    victim = min(as_record_files(out))
     victim.unlink()
     victim.mkdir()
     (victim / "junk").write_text("x")
@@ -130,9 +135,11 @@ def test_a_folder_in_place_of_a_record_file(tmp_path, intact):
 def test_repeated_corruption_keeps_every_quarantined_copy(tmp_path, caplog):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = min((out / "cache" / "records").rglob("*.json"))
+    victim = min(as_record_files(out))
     for junk in (b"null", b"\xff", b"{"):
+        victim.parent.mkdir(parents=True, exist_ok=True)
         victim.write_bytes(junk)
+        shutil.rmtree(out / "cache" / "store", ignore_errors=True)  # only the file holds the record
         assert _run(suite).quarantined == 1
     qdir = out / "cache" / "quarantine" / "records" / victim.parent.name
     kept = {p.name: p.read_bytes() for p in qdir.iterdir()}
@@ -142,7 +149,7 @@ def test_repeated_corruption_keeps_every_quarantined_copy(tmp_path, caplog):
 def test_an_older_input_hash_is_recomputed_without_quarantine(tmp_path, caplog):
     suite = _write_suite(tmp_path)
     out = _run(suite).out_dir
-    victim = min((out / "cache" / "records").rglob("*.json"))
+    victim = min(as_record_files(out))
     data = json.loads(victim.read_text())
     victim.write_text(json.dumps({**data, "input_hash": "0" * 64}))
     with caplog.at_level(logging.WARNING, logger="rageval"):
@@ -152,10 +159,13 @@ def test_an_older_input_hash_is_recomputed_without_quarantine(tmp_path, caplog):
 
 
 def _cache_with_one(tmp_path):
+    """A record cache with one per-record file (the layout before the record store)."""
     cache = RecordCache(tmp_path)
     rec = Record(question_id="q1", setting=Setting("s", "identity"), status="ok", input_hash="h")
-    cache.write("s", "q1", "h", rec)
-    return cache, cache.path("s", "q1"), rec
+    path = cache.path("s", "q1")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_entry_prefix("h") + record_text(rec.to_dict()) + "}\n")
+    return cache, path, rec
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -293,8 +303,7 @@ def test_a_suite_rerun_over_a_corrupted_judge_cache(tmp_path, caplog):
     for side in (db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
         side.unlink(missing_ok=True)
     db.write_bytes(b"\x00garbage" * 512)
-    for f in (out / "cache" / "records").rglob("*.json"):
-        f.unlink()  # so the judge is needed again
+    shutil.rmtree(out / "cache" / "store")  # so the judge is needed again
     with caplog.at_level(logging.WARNING, logger="rageval"):
         _run(suite)
     assert (out / "records.jsonl").read_bytes() == first

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from record_files import drop_records
 
 from rageval.stats.contrasts import expand_plan
 from rageval.suite.config import Suite, suite_hash
@@ -141,12 +142,7 @@ def test_one_run_directory_all_gold_per_setting_and_resume(tmp_path):
         assert r["metrics"]["all_gold"] == (1.0 if gold <= set(ids) else 0.0)
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != "run_stats.json"}
     # a run killed after some records: drop the cached records of two settings, then resume
-    dropped = 0
-    for folder in (out / "cache" / "records").iterdir():
-        if folder.name.startswith(("naive@60_bm25@5-", "naive@60_given@5-")):
-            for f in folder.glob("*.json"):
-                f.unlink()
-                dropped += 1
+    dropped = drop_records(out, lambda setting, _: setting in ("naive@60+bm25@5", "naive@60+given@5"))
     assert dropped == 6
     resumed = run_suite(load_suite(_suite(tmp_path)), out, progress=False, build_report=False)
     assert (resumed.computed, resumed.reused) == (6, 6)

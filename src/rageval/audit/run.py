@@ -174,7 +174,6 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
             **({"accepted_edits": scope.run.accepted_edits} if scope.run.accepted_edits is not None else {}),
         },
         judge_cache=scope.out / "cache",
-        packed=True,  # a mode's records of a setting in one pack write, not one file each
     )
 
 

@@ -1,28 +1,39 @@
 """The record cache of a run directory: one entry per (setting, question), keyed by an input hash.
 
-``cache/records/<setting>/<question>.json`` holds ``{"input_hash", "record"}``,
-written atomically the moment a record is finished, so a killed run loses at
-most the batch in flight.  A record is reused only when its input hash matches
-(:func:`rageval.suite.plan.record_hash`).
-
-Packed (``RecordCache(packed=True)``, ``rageval score``: a file per record cost
-more than scoring it): the entries are rows of the run directory's record store
+The entries are rows of the run directory's record store
 (:class:`~rageval.rundir.store.RecordStore`, ``cache/store/part-<n>.arrow``: typed
-columns, the record's text one of them), one part per batch, folded into one in
-the run's order when the run completes.  The layouts before it are still read (a
-run directory written so resumes): a setting's packs
-(``cache/records/<setting>/pack-<n>.jsonl``, :class:`Pack`) and per-record files;
-an entry read there is moved into the store, and the packs are removed when the
-run completes.
+columns, the record's text one of them), for every command that computes records
+(``rageval suite``, ``score``, ``rescore``, ``audit``: one record cache).  A record
+is reused only when its input hash matches (:func:`rageval.suite.plan.record_hash`).
+
+A part is written when a batch is done (:meth:`RecordCache.batch_done`) and at
+least :data:`FLUSH_SECONDS` have passed since the last part (the first computed
+batch's at once), and at the end of the run, however it ends; when the run
+completes its parts are folded into one in the run's order.  A batch's records
+are computed together (compressed, read in one reader call, scored in one call:
+:mod:`rageval.run.execute`), so a killed run loses the batch in flight — as it
+did when each record was a file of its own — and at most the batches finished in
+the second before the kill (a run whose batches take longer than that writes a
+part per batch).
+
+The layouts before the store are still read, so a run directory written so
+resumes: a setting's packs (``cache/records/<setting>/pack-<n>.jsonl``, an older
+``rageval score``'s: :class:`Pack`) and per-record files
+(``cache/records/<setting>/<question>.json``, ``{"input_hash", "record"}``, an
+older suite's).  An entry read there is moved into the store; when the run
+completes, the packs and the per-record files of the records it holds in the
+store are removed.  A record whose setting or question cannot be a string
+column (a lone surrogate: a byte of a file name that is not UTF-8) is still
+written as a per-record file.
 
 ``records.jsonl`` is streamed (:class:`RecordsFile`): each record's JSON is
-encoded once, written to its cache file and to ``records.jsonl`` as soon as the
+encoded once, written to its cache entry and to ``records.jsonl`` as soon as the
 records before it in the run's order (suite setting order, then dataset question
 order) are written, so no run holds its records in memory.  A reused record's
-line is the exact text its cache file holds, and a computed one's the text just
+line is the exact text its cache entry holds, and a computed one's the text just
 written there, so a resumed run ends with the same bytes as an uninterrupted one.
 Records finished out of order wait in a bounded buffer; beyond it they are read
-back from their cache files when their turn comes, and a file that another
+back from the cache when their turn comes, and an entry that another
 process changed meanwhile stops the run (:class:`CacheChanged`) instead of
 entering ``records.jsonl``.
 
@@ -32,13 +43,14 @@ outage, a timeout) is computed again unless the run is told not to retry
 failures; every other status (``ok``, ``budget_check``, ``prompt_overflow``,
 ``compressor_error``, ``unavailable``) is deterministic and reused.
 
-A cache file that cannot be read — not UTF-8, not JSON, ``null``, not the
-``{"input_hash", "record"}`` shape of a valid record, or a record whose digest does
-not match its content (edited after it was written, or written before records
-carried digests: :mod:`rageval.rundir.records`) — is never trusted and never
-fatal: it is moved to ``cache/quarantine/records/`` (named in a one-line warning
-on the ``rageval`` logger, counted in :attr:`RecordCache.quarantined`) and the
-record is computed again.
+An entry that cannot be read — not UTF-8, not JSON, ``null``, not the shape of a
+valid record, or a record whose digest does not match its content (edited after
+it was written, or written before records carried digests:
+:mod:`rageval.rundir.records`) — is never trusted and never fatal: a per-record
+file is moved to ``cache/quarantine/records/``, a part of the store to
+``cache/quarantine/store/`` (named in a one-line warning on the ``rageval``
+logger, counted in :attr:`RecordCache.quarantined`) and the record is computed
+again.
 """
 
 from __future__ import annotations
@@ -47,6 +59,7 @@ import hashlib
 import json
 import logging
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +71,14 @@ from rageval.rundir.records import DIGEST, digest_problem, record_text, text_dig
 from rageval.rundir.store import RecordStore
 from rageval.types import Record
 
-__all__ = ["CacheChanged", "CacheTally", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
+__all__ = ["CacheChanged", "CacheTally", "FLUSH_SECONDS", "RecordCache", "TRANSIENT_STATUSES", "safe_name"]
 
 #: Statuses a rerun computes again (by default): the failure may not happen twice.
 TRANSIENT_STATUSES = frozenset({"reader_error", "judge_error"})
+
+#: a part of the store is written when a batch is done and this many seconds have passed since the last part (see the
+#: module doc): a kill loses the batch in flight and at most this long of finished batches
+FLUSH_SECONDS = 1.0
 
 log = logging.getLogger("rageval")
 
@@ -135,18 +152,20 @@ class CacheTally:
 class RecordCache:
     """The ``cache/`` folder of one run directory."""
 
-    def __init__(self, out_dir: Path, *, durable: bool = True, packed: bool = False):
+    def __init__(self, out_dir: Path, *, durable: bool = True):
         self.out_dir = Path(out_dir)
-        self.durable = durable  # False: record files renamed into place without fsync (rageval.io)
-        self.root = self.out_dir / "cache" / "records"
+        self.durable = durable  # False: parts (and files) renamed into place without fsync (rageval.io)
+        self.root = self.out_dir / "cache" / "records"  # the layouts before the store (and a key it cannot hold)
         self.quarantine_root = self.out_dir / "cache" / "quarantine" / "records"
         self.quarantined: list[Path] = []  # where each unreadable file was moved, in this invocation
-        #: True: the records in the record store (:class:`RecordStore`, ``rageval score``), not one file per record
-        self.packed = packed
-        self._packs: dict[str, Pack] = {}  # an older layout's packs, read only
+        self._packs: dict[str, Pack] = {}  # an older layout's packs and per-record files, read only
         self._store: RecordStore | None = None
+        self._flushed: float | None = None  # when the last part was written (time.monotonic)
+        #: the per-record files (an older layout's) of the records this run holds in the store: removed when it completes
+        self._stale: list[tuple[str, str]] = []
 
     def path(self, setting: str, question_id: str) -> Path:
+        """The per-record file of (setting, question): the layout before the store, and a key it cannot hold."""
         return self.root / safe_name(setting) / f"{safe_name(question_id)}.json"
 
     def read(self, setting: str, question_id: str, input_hash: str) -> Record | None:
@@ -162,30 +181,29 @@ class RecordCache:
 
         The text is the record's line of ``records.jsonl``: the very text the file holds after its input hash.
         """
-        if self.packed:
-            store = self.store
-            row = store.read(setting, question_id)
-            if row is not None:
-                found_hash, digest, text = row
-                if found_hash != input_hash:
-                    return None  # an older input: computed again
-                checked = _record_of(text, question_id, setting)
-                if isinstance(checked, str) or checked[1].get(DIGEST) != digest:
-                    store.drop(setting, question_id, checked if isinstance(checked, str) else "not its digest")
-                    return None
-                return checked[0], text
-            pack = self._pack(setting)
-            found = pack.read(question_id)
-            if found is not None:
-                entry = _entry(found[0], question_id, setting, input_hash)
-                if isinstance(entry, tuple):
-                    return self._moved(setting, question_id, input_hash, entry)
-                if entry is not None:  # the line reads as JSON but not as this question's record
-                    pack.drop(question_id, entry)
-                return None  # an older input, or a line not to trust: computed again
-            if not pack.has_files:
+        store = self.store
+        row = store.read(setting, question_id)
+        if row is not None:
+            found_hash, digest, text = row
+            if found_hash != input_hash:
+                return None  # an older input: computed again
+            checked = _record_of(text, question_id, setting)
+            if isinstance(checked, str) or checked[1].get(DIGEST) != digest:
+                store.drop(setting, question_id, checked if isinstance(checked, str) else "not its digest")
                 return None
-            # a question the store and the packs lack: the per-record file of an older layout
+            return checked[0], text
+        pack = self._pack(setting)
+        found = pack.read(question_id)
+        if found is not None:
+            entry = _entry(found[0], question_id, setting, input_hash)
+            if isinstance(entry, tuple):
+                return self._moved(setting, question_id, input_hash, entry)
+            if entry is not None:  # the line reads as JSON but not as this question's record
+                pack.drop(question_id, entry)
+            return None  # an older input, or a line not to trust: computed again
+        if not pack.has_files:
+            return None
+        # a question the store and the packs lack: a per-record file (an older layout's, or a key the store cannot hold)
         path = self.path(setting, question_id)
         try:
             raw = path.read_bytes()
@@ -203,19 +221,20 @@ class RecordCache:
         if isinstance(entry, str):
             self._quarantine(path, entry)
             return None
-        if entry is not None and self.packed:
+        if entry is not None:
             return self._moved(setting, question_id, input_hash, entry)
         return entry
 
     def _moved(self, setting: str, question_id: str, input_hash: str, entry: tuple[Record, str]) -> tuple[Record, str]:
-        """An entry of an older layout, added to the store (this run's record of it is the store's)."""
+        """An entry of an older layout, added to the store (this run's record of it is the store's; a key the store
+        cannot hold stays in its file)."""
         value = json.loads(entry[1])
         self.store.append(setting, question_id, input_hash, entry[1], value, value[DIGEST])
         return entry
 
     @property
     def store(self) -> RecordStore:
-        """The run directory's record store (packed layout), opened at first use."""
+        """The run directory's record store, opened at first use."""
         if self._store is None:
             self._store = RecordStore(self.out_dir, durable=self.durable, quarantined=self.quarantined)
         return self._store
@@ -241,13 +260,13 @@ class RecordCache:
     def write(self, setting: str, question_id: str, input_hash: str, record: Record) -> str:
         """Write the record's cache entry; return its JSON text (one encoding: the entry's and the line's).
 
-        Per-record layout: its file, written atomically now.  Packed layout: a row of the record store, written at
-        the next :meth:`flush` (the engine flushes after each batch); a setting or question that cannot be a
-        string column (a lone surrogate) gets its per-record file instead.
+        A row of the record store, written with the next part (:meth:`batch_done`, :meth:`flush`); a setting or
+        question that cannot be a string column (a lone surrogate) gets a per-record file instead, written
+        atomically now.
         """
         value = record.to_dict()
         text = record_text(value)  # the record's JSON with its digest (the one writer of it)
-        if self.packed and self.store.append(setting, question_id, input_hash, text, value, text_digest(text)):
+        if self.store.append(setting, question_id, input_hash, text, value, text_digest(text)):
             return text
         entry = _entry_prefix(input_hash) + text + "}\n"  # = json_text({"input_hash", "record"}) + "\n"
         write_text_atomic(
@@ -258,35 +277,57 @@ class RecordCache:
         )
         return text
 
+    def batch_done(self) -> None:
+        """A batch's records are written: a part of the store now when :data:`FLUSH_SECONDS` have passed since the
+        last part, or none was written yet (the first records on disk soon); else they wait for a later batch's."""
+        if self._flushed is None or time.monotonic() - self._flushed >= FLUSH_SECONDS:
+            self.flush()
+
     def flush(self) -> None:
-        """Write the entries written since the last flush as a part of the store (packed layout; one file)."""
-        if self._store is not None:
-            self._store.flush()
+        """Write the entries written since the last part as a part of the store (one file; none when none)."""
+        if self._store is not None and self._store.flush():
+            self._flushed = time.monotonic()
 
     def written(self, setting: str, question_id: str) -> None:
         """The record went into ``records.jsonl`` (its next line): the store folds the run in that order."""
-        if self.packed:
-            self.store.written(setting, question_id)
+        store = self.store
+        store.written(setting, question_id)
+        if self._pack(setting).has_files and store.has(setting, question_id):
+            self._stale.append((setting, question_id))  # its per-record file, an older layout's, is a second copy
 
     def close(self, *, complete: bool) -> None:
         """Flush the store; when the run ``complete`` d, fold its parts into one in the run's order and remove
-        the packs of an older layout it read (their entries of this run are in the store)."""
+        the packs of an older layout it read and the per-record files of the records it holds in the store."""
         try:
             if self._store is not None:
                 self._store.close(complete=complete)
             if complete:
                 for pack in self._packs.values():
                     pack.remove()
+                self._remove_stale()
         finally:
             for pack in self._packs.values():
                 pack.close()
             self._packs.clear()
             self._store = None
 
+    def _remove_stale(self) -> None:
+        """Remove the per-record files of an older layout whose records the store holds now, and the folders left
+        empty (a file of another question stays: a later run that needs it reads it)."""
+        folders = {self.path(s, q).parent for s, q in self._stale}
+        for s, q in self._stale:
+            self.path(s, q).unlink(missing_ok=True)
+        self._stale = []
+        for folder in (*sorted(folders), self.root):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (another question's file, a pack of another setting), or gone
+                pass
+
     def read_line(self, setting: str, question_id: str, input_hash: str) -> str:
         """The record text of a cache entry this run wrote or reused (:class:`RecordsFile` reading back what its
         buffer let go); :class:`CacheChanged` if another process changed it meanwhile."""
-        if self.packed and self.store.has(setting, question_id):
+        if self.store.has(setting, question_id):
             row = self.store.read(setting, question_id)
             path = self.store.folder
             if row is None:
@@ -300,7 +341,7 @@ class RecordCache:
             if not isinstance(value, dict) or digest_problem(value) is not None:
                 raise CacheChanged(self._changed(path, "holds a record edited since it was written"))
             return row[2]
-        path = self.path(setting, question_id)  # a per-record file (a key the store cannot hold, in packed layout)
+        path = self.path(setting, question_id)  # a per-record file (a key the store cannot hold)
         try:
             raw = path.read_bytes().decode("utf-8")
         except (OSError, ValueError) as err:

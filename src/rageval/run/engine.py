@@ -17,11 +17,12 @@ For a :class:`~rageval.run.plan.Plan` (built by a front-end) and a run directory
    (:mod:`rageval.run.cache`) and gather the rest into batches to compress, read
    and score (:mod:`rageval.run.execute`; the settings of a joint group in
    batches across them, one scoring call each: :attr:`~rageval.run.plan.SettingPlan.joint`),
-   each record written to the cache the
-   moment it is finished and streamed to ``records.jsonl`` in the run's order
+   each batch's records written to the record
+   cache (rows of the record store: :mod:`rageval.run.cache`) and streamed to ``records.jsonl`` in the run's order
    (:class:`~rageval.rundir.records.RecordsFile`: one JSON encoding per record, no
    record held once written, a resumed run's file the same bytes).  Nothing is
-   held per item beyond the batch in flight and the records waiting for their
+   held per item beyond the batch in flight, the rows waiting for the next part
+   of the store (at most about a second's) and the records waiting for their
    turn (their texts up to a bound, then their input hashes), so memory does not
    grow with the run where a setting's items come in the run's question order;
 4. write ``manifest.json`` (a :class:`~rageval.rundir.manifest.Manifest`) and
@@ -203,7 +204,7 @@ def execute(
         claim(out, plan.inputs)  # and a killed run's temporary files removed (no write is in flight: we hold the lock)
         rundir.check_owner(plan.origin.name)
         out.mkdir(parents=True, exist_ok=True)
-        cache = RecordCache(out, durable=plan.durable, packed=plan.packed)
+        cache = RecordCache(out, durable=plan.durable)
         cache.mark_suite(plan.origin.name, plan.origin.hash)
         session = None
         if ray is not None:
@@ -364,7 +365,7 @@ def _execute(
                         if on_record is not None:
                             on_record(rec)
                         bar.update(1)
-                    cache.flush()  # a packed cache: the batch's entries in one part of the store
+                    cache.batch_done()  # a part of the store (at most about once a second: rageval.run.cache)
                 bar.close()
             complete = True
         finally:

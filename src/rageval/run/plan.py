@@ -248,12 +248,10 @@ class Plan:
     reader: ReaderSpec | None = None  # the run's reader (None: no setting reads)
     judge_needed: bool = True
     judge_cache: Path | None = None  # the judge's sqlite folder (default: <run dir>/cache/judge)
-    #: fsync each record file (False, the default: renamed into place only, atomic for a killed process;
-    #: docs/suites.md#files)
-    durable: bool = False
-    #: the cached records in the run directory's record store, one part per batch (``rageval score``: a record
-    #: costs less to score than a file of its own to create), not one file per record (:mod:`rageval.run.cache`)
-    packed: bool = False
+    #: fsync each part of the record store before its rename (a part at most about once a second: the fsync costs
+    #: nothing measurable, docs/suites.md#files); False: the rename only, atomic for a killed process, not for a
+    #: power loss
+    durable: bool = True
     first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
     inputs: tuple[Path, ...] = ()  # the local files the run reads (refused inside its run directory)
 

@@ -55,7 +55,7 @@ def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
     if not found:
         raise StoreError(
             f"{folder} holds no completed run's records (the run was not completed since rageval stores them "
-            "there, or it was written by a command that keeps one file per record): rerun the command that "
+            "there, or it was written by a rageval that kept a suite's records one file each): rerun the command that "
             "wrote the run"
         )
     _, path, rows, schema = max(found, key=lambda f: f[0])

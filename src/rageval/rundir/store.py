@@ -1,9 +1,9 @@
 """The record store of a run directory: each cached record as a row of typed columns, in Arrow IPC files.
 
-``cache/store/part-<n>.arrow``: one file per flushed batch (the engine flushes after each batch), written
-atomically (a temporary name, fsync'd when the cache is durable, renamed), so a killed run keeps every batch it
-finished and never leaves half a part (a Parquet file killed before its footer is unreadable: hence IPC files, one
-per batch).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, then the scalars):
+``cache/store/part-<n>.arrow``: one file per flush (the record cache flushes when a batch is done, at most about
+once a second: :mod:`rageval.run.cache`), written atomically (a temporary name, fsync'd when the cache is durable,
+renamed), so a killed run keeps every part it wrote and never leaves half a part (a Parquet file killed before its
+footer is unreadable: hence IPC files, one per flush).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, then the scalars):
 
 * ``setting``, ``question_id``, ``input_hash`` (the record cache's key), ``status``, ``digest`` (strings);
 * ``record``: the record's exact text, the line ``records.jsonl`` holds (:func:`rageval.rundir.records.record_text`),
@@ -15,7 +15,7 @@ per batch).  Buffers are zstd-compressed.  The columns (:data:`BASE_FIELDS`, the
 Reading is memory-mapped with column projection (:meth:`RecordStore.read`, :mod:`rageval.rundir.export`): a
 reader decodes only the columns it asks for.  A completed run's parts are folded into one (:meth:`~RecordStore.fold`):
 the run's records first, in the order of ``records.jsonl`` (the schema's ``rageval.run_rows`` says how many), then
-those of questions it did not hold.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
+those of questions it did not hold, as ``part-000001.arrow``.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
 store): the store replaces the cache's second copy of the JSON, not the file.
 
 A part that cannot be read (truncated, not Arrow, not this schema) is never fatal and never trusted: it is moved
@@ -256,10 +256,11 @@ class RecordStore:
             self.flush()
         return True
 
-    def flush(self) -> None:
-        """Write the rows added since the last flush as one part (atomically; fsync'd when durable)."""
+    def flush(self) -> bool:
+        """Write the rows added since the last flush as one part (atomically; fsync'd when durable); False when there
+        were none (nothing written)."""
         if not self._pending["record"]:
-            return
+            return False
         names = sorted({k for row in self._scalars for k in row})
         schema = part_schema(names)
         columns = [strings(self._pending[n]) for n in BASE_FIELDS]
@@ -273,6 +274,7 @@ class RecordStore:
         self._new += 1
         self._pending = {n: [] for n in BASE_FIELDS}
         self._scalars = []
+        return True
 
     def _write(self, path: Path, schema: pa.Schema, batches: Iterable[pa.RecordBatch]) -> None:
         """Write a part as ``batches`` come (never the whole part in memory): a temporary file in the folder
@@ -376,10 +378,14 @@ class RecordStore:
         for part in self.parts.values():
             self._remove(part)
         self._whole = None
-        folded = _Part(self._new, path)
+        # renamed part-000001 once it is the only one: a completed run's store is the same file however the run went
+        # (how many parts it wrote, killed, resumed, on Ray); a kill before the rename leaves it under its number
+        first = self.folder / f"part-{1:06d}.arrow"
+        os.replace(path, first)
+        folded = _Part(1, first)
         folded.schema = schema
-        self.parts = {self._new: folded}
-        self._new += 1
+        self.parts = {1: folded}
+        self._new = 2
         self.index.clear()  # stale: the run is over
         self.order = array("q")
 
@@ -402,7 +408,9 @@ class RecordStore:
         return i == len(self.order)
 
     def _folded_batches(self, schema: pa.Schema, runs: Sequence[array[int]]) -> Iterator[pa.RecordBatch]:
-        """The rows at ``runs`` (row places, in order), aligned to ``schema``, in batches of :data:`FOLD_ROWS`."""
+        """The rows at ``runs`` (row places, in order), aligned to ``schema``, in batches of :data:`FOLD_ROWS` (the last
+        one shorter): cut by the row count alone, so the same rows make the same batches however many parts held
+        them."""
         pieces: list[pa.RecordBatch] = []
         held = 0
         for places in runs:
@@ -421,10 +429,12 @@ class RecordStore:
                 held += batch.num_rows
                 i = j
                 if held >= FOLD_ROWS:
-                    yield from _rebatch(pieces, schema)
-                    pieces, held = [], 0
+                    full, rest = _rebatch(pieces, schema)
+                    yield from full
+                    pieces, held = rest, sum(b.num_rows for b in rest)
         if pieces:
-            yield from _rebatch(pieces, schema)
+            full, rest = _rebatch(pieces, schema, last=True)
+            yield from full
 
     def _whole_batch(self, part: int, b: int) -> pa.RecordBatch:
         if self._whole is None or self._whole[0] != (part, b):
@@ -456,5 +466,11 @@ def _aligned(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.record_batch(cols, schema=schema)
 
 
-def _rebatch(pieces: list[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    yield from pa.Table.from_batches(pieces, schema=schema).combine_chunks().to_batches(max_chunksize=FOLD_ROWS)
+def _rebatch(
+    pieces: list[pa.RecordBatch], schema: pa.Schema, *, last: bool = False
+) -> tuple[list[pa.RecordBatch], list[pa.RecordBatch]]:
+    """``pieces`` as batches of :data:`FOLD_ROWS` rows and the rows left over (none when ``last``: a shorter batch)."""
+    table = pa.Table.from_batches(pieces, schema=schema).combine_chunks()
+    cut = table.num_rows if last else table.num_rows - table.num_rows % FOLD_ROWS
+    rest = table.slice(cut)
+    return table.slice(0, cut).to_batches(max_chunksize=FOLD_ROWS), rest.to_batches() if rest.num_rows else []

@@ -496,5 +496,4 @@ def build_plan(read: _Inputs, options: ScoreOptions):
         notes=tuple(map(printable, read.notes)),
         judge_needed=any(CATALOG[d].uses_judge for d in read.diagnostics),
         first_batch=16,  # the first record on disk sooner
-        packed=True,  # one cache write per batch, not a file per record
     )
