@@ -182,9 +182,8 @@ def test_a_run_writes_the_gain_columns_into_contrasts_csv(tmp_path):
 def test_which_rows_carry_a_decomposition():
     from types import SimpleNamespace
 
-    from rageval.report.family import _gain, gain_applies
+    from rageval.report.family import _gain_sides, gain_applies
     from rageval.stats.contrasts import ContrastRow
-    from rageval.stats.resolution import Replicates
 
     def row(m, kind="pair"):
         return ContrastRow("x", "y" if kind == "pair" else "x", m, m if kind == "pair" else "answer_em", kind, 0)
@@ -193,11 +192,10 @@ def test_which_rows_carry_a_decomposition():
     assert not any(gain_applies(row(m)) for m in ("answer_in_context", "grounded_precision", "answer_length"))
     assert not gain_applies(row("answer_f1", kind="gap"))
     q = np.array([1.0, 0.0, 0.5])
-    reps = Replicates(bootstrap=200, test=200, setting="fixed")
     binary = {("x", "answer_in_context"): np.array([1.0, 0.0, NAN]), ("y", "answer_in_context"): np.zeros(3)}
-    t = SimpleNamespace(values=binary)
-    g = _gain(t, row("answer_f1"), q, np.zeros(3), None, 0, reps)
+    sides = _gain_sides(SimpleNamespace(values=binary), row("answer_f1"), q, np.zeros(3))
+    g = gain_decomposition(*sides, seed=0, n_resamples=200).as_dict()
     assert g["groups"]["new"]["n"] == 1 and g["groups"]["undefined"]["n"] == 1 and g["effect"] == 0.5
     share = {("x", "answer_in_context"): np.array([1.0, 0.5, 0.0]), ("y", "answer_in_context"): np.zeros(3)}
-    assert _gain(SimpleNamespace(values=share), row("answer_f1"), q, np.zeros(3), None, 0, reps) is None  # ASQA's
-    assert _gain(SimpleNamespace(values={}), row("answer_f1"), q, np.zeros(3), None, 0, reps) is None  # no such key
+    assert _gain_sides(SimpleNamespace(values=share), row("answer_f1"), q, np.zeros(3)) is None  # ASQA's
+    assert _gain_sides(SimpleNamespace(values={}), row("answer_f1"), q, np.zeros(3)) is None  # no such key

@@ -46,9 +46,12 @@ from rageval.report.result import (
     Validity,
 )
 from rageval.rundir.columns import MetricTable, RecordColumns
-from rageval.stats import Cohort, mediation_analysis, validity_analysis
+from rageval.stats import Cohort
 from rageval.stats.contrasts import ContrastRow
+from rageval.stats.mediation import mediation_analyses
+from rageval.stats.moments import by_group, run_analyses
 from rageval.stats.resolution import AUTO
+from rageval.stats.validity import validity_analyses
 from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
 
@@ -369,9 +372,12 @@ def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples:
     ok = st_idx == cols.status_code("ok")
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
     groups = [cols.settings[i] for i in s_idx[ok].tolist()]
-    opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
-    stats = validity_analysis(f1, aic, recall, groups, **opts)
-    med = mediation_analysis(recall, aic, f1, groups, **opts)
+    opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "n_resamples": n_resamples}
+    # both analyses resample the same rows' clusters with one seed: run together, they share the draws
+    keys, v = validity_analyses(f1, aic, recall, groups, **opts)
+    _, m = mediation_analyses(recall, aic, f1, groups, **opts)
+    done = run_analyses([*v, *m], n_resamples, seed)
+    stats, med = by_group(keys, done[: len(v)]), by_group(keys, done[len(v) :])
     order = _setting_order(run)
 
     def in_order(by: Mapping[str, Any]) -> dict[str, Any]:
