@@ -10,7 +10,7 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,7 +20,7 @@ from rageval.diagnostics import CATALOG, DERIVED
 from rageval.diagnostics.structural import structural_marks
 from rageval.io import printable
 from rageval.limits import SETTINGS
-from rageval.report.examples import reference_setting, setting_examples
+from rageval.report.examples import marked_examples, reference_setting, setting_examples
 from rageval.report.family import (
     constant_metrics,
     contrast_plan,
@@ -38,6 +38,7 @@ from rageval.report.result import (
     Abstentions,
     Analysis,
     CohortInfo,
+    Examples,
     MetricStat,
     StructuralMark,
     SuiteInfo,
@@ -409,6 +410,15 @@ def _reference_aic(run: Run, t: _Table) -> np.ndarray | None:
     return t.values.get((ref, "answer_in_context"), np.full(len(t.qids), np.nan))
 
 
+def _examples(run: Run, t: _Table) -> Examples:
+    """The examples of the cohort: the records marked in the run's checked pass read at their places, else (a
+    ``slim`` run) a pass over the records."""
+    ref_aic = _reference_aic(run, t)
+    if run.marks is None:
+        return setting_examples(run.records, run.settings, t.qids, reference_aic=ref_aic)
+    return marked_examples(run.records, run.marks, run.columns, run.settings, t.qids, reference_aic=ref_aic)
+
+
 def holm_family_counts(run: Run) -> tuple[str, dict[str, int], tuple[str, ...]]:
     """``(declared Holm scope, rows per family name, the separate families)`` of the run's Holm family, the
     left-out rows not counted (what ``rageval report A B`` sums to size the union's replicates before any test)."""
@@ -445,14 +455,11 @@ def analyze(
     seed: int | None = None,
     n_resamples: int | str | None = None,
     family_size: int | None = None,
-    also: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Analysis:
     """Every number of the report of ``run`` (see the module doc), its findings included.
 
     ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
-    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest);
-    ``also``: called with every record, in order, in the one pass over the records the analysis makes (the
-    examples': :func:`rageval.report.examples.setting_examples`).
+    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
     """
     check_settings(len(run.settings), printable(run.path))
     suite = run.suite
@@ -491,7 +498,7 @@ def analyze(
         validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
-        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t), also=also),
+        examples=_examples(run, t),
         judge_stats=run.manifest.get("judge_stats") or {},
         notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings
