@@ -165,6 +165,7 @@ class ExplorerPass:
         #: are kept, :meth:`result` keeps those it names
         self.metric_keys = None if metric_keys is None else list(metric_keys)
         self.shown = shown
+        self._shown: dict[str, bool] = {}  # ``shown``'s answer per metric name
         self.limit, self.reference = limit, reference
         self.k = max(1, limit // max(1, len(self.settings)))
         self.heaps: dict[str, list[tuple[str, int, dict[str, Any]]]] = {s: [] for s in self.settings}
@@ -186,13 +187,18 @@ class ExplorerPass:
         if q is None:  # a question's text, gold and sources from its first record (made once, not per record)
             q = self.questions[qid] = _question(rec)
         keys = self.metric_keys
-        if keys is None:
-            keys = [k for k in rec.get("metrics") or {} if self.shown is None or self.shown(k)]
+        if keys is None:  # each metric name asked of ``shown`` once
+            seen = self._shown
+            keys = [k for k in rec.get("metrics") or {} if (seen[k] if k in seen else self._ask(k))]
         item = (inv, i, _slim(rec, keys, q["sources"]))
         if len(heap) < self.k:
             heapq.heappush(heap, item)
         else:
             heapq.heapreplace(heap, item)
+
+    def _ask(self, key: str) -> bool:
+        ok = self._shown[key] = self.shown is None or self.shown(key)
+        return ok
 
     def result(self, metric_keys: Sequence[str] | None = None) -> dict[str, Any]:
         """The data of the records added so far (:func:`explorer_data`'s); ``metric_keys``: the metrics shown,

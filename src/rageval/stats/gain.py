@@ -153,7 +153,7 @@ def gain_decompositions(
     def intervals() -> None:  # the waiting ones' intervals, on one drawing of the counts
         for i, reps in replicate_rows(requests, B, seed):
             j, g = waiting[i]
-            (lo_, hi_), _ = percentile_columns(reps, qs)
+            (lo_, hi_), _ = percentile_columns(reps, qs, overwrite=True)
             out[j] = replace(g, ci_low=lo_, ci_high=hi_)
         waiting.clear()
         requests.clear()

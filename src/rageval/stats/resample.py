@@ -162,13 +162,20 @@ def _factorize(clusters: Sequence[Any]) -> tuple[np.ndarray, int]:
     return codes, len(labels)
 
 
-def percentile_columns(values: np.ndarray, qs: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def percentile_columns(
+    values: np.ndarray, qs: Sequence[float], *, overwrite: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentiles (numpy's 'linear' method) ignoring NaN.
 
-    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.
+    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  ``overwrite``: each
+    column of ``values`` is sorted in place (replicates read no more: no sorted copy of them is made).
     """
-    s = np.sort(values, axis=0)  # NaN sorts last
     n_valid = np.isfinite(values).sum(axis=0)
+    if overwrite:
+        values.sort(axis=0)  # NaN sorts last
+        s = values
+    else:
+        s = np.sort(values, axis=0)
     C = values.shape[1]
     out = np.full((len(qs), C), np.nan)
     cols = np.arange(C)
@@ -364,7 +371,7 @@ def _bootstrap_ci(
     C = X.shape[1]
     width = max(1, _MAX_CELLS // max(B, 1))
     if C <= width:
-        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs)
+        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs, overwrite=True)
     out = np.empty((len(qs), C))
     n_valid = np.empty(C, dtype=np.int64)
     state = rng.bit_generator.state
@@ -372,7 +379,9 @@ def _bootstrap_ci(
         rng.bit_generator.state = state
         hi = min(C, lo + width)
         out[:, lo:hi], n_valid[lo:hi] = percentile_columns(
-            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi]), qs
+            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi]),
+            qs,
+            overwrite=True,
         )
     return out, n_valid
 
