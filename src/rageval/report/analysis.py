@@ -20,7 +20,7 @@ from rageval.diagnostics import CATALOG, DERIVED
 from rageval.diagnostics.structural import structural_marks
 from rageval.io import printable
 from rageval.limits import SETTINGS
-from rageval.report.examples import marked_examples, reference_setting, setting_examples
+from rageval.report.examples import marked_examples, reference_setting
 from rageval.report.family import (
     constant_metrics,
     contrast_plan,
@@ -38,7 +38,6 @@ from rageval.report.result import (
     Abstentions,
     Analysis,
     CohortInfo,
-    Examples,
     MetricStat,
     StructuralMark,
     SuiteInfo,
@@ -49,10 +48,8 @@ from rageval.report.result import (
 from rageval.rundir.columns import MetricTable, RecordColumns
 from rageval.stats import Cohort
 from rageval.stats.contrasts import ContrastRow
-from rageval.stats.mediation import mediation_analyses
-from rageval.stats.moments import by_group, run_analyses
 from rageval.stats.resolution import AUTO
-from rageval.stats.validity import validity_analyses
+from rageval.stats.validity import validity_with_mediation
 from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
 
@@ -373,12 +370,8 @@ def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples:
     ok = st_idx == cols.status_code("ok")
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
     groups = [cols.settings[i] for i in s_idx[ok].tolist()]
-    opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "n_resamples": n_resamples}
-    # both analyses resample the same rows' clusters with one seed: run together, they share the draws
-    keys, v = validity_analyses(f1, aic, recall, groups, **opts)
-    _, m = mediation_analyses(recall, aic, f1, groups, **opts)
-    done = run_analyses([*v, *m], n_resamples, seed)
-    stats, med = by_group(keys, done[: len(v)]), by_group(keys, done[len(v) :])
+    opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
+    stats, med = validity_with_mediation(f1, aic, recall, groups, **opts)
     order = _setting_order(run)
 
     def in_order(by: Mapping[str, Any]) -> dict[str, Any]:
@@ -408,15 +401,6 @@ def _reference_aic(run: Run, t: _Table) -> np.ndarray | None:
     if ref is None:
         return None
     return t.values.get((ref, "answer_in_context"), np.full(len(t.qids), np.nan))
-
-
-def _examples(run: Run, t: _Table) -> Examples:
-    """The examples of the cohort: the records marked in the run's checked pass read at their places, else (a
-    ``slim`` run) a pass over the records."""
-    ref_aic = _reference_aic(run, t)
-    if run.marks is None:
-        return setting_examples(run.records, run.settings, t.qids, reference_aic=ref_aic)
-    return marked_examples(run.records, run.marks, run.columns, run.settings, t.qids, reference_aic=ref_aic)
 
 
 def holm_family_counts(run: Run) -> tuple[str, dict[str, int], tuple[str, ...]]:
@@ -498,7 +482,7 @@ def analyze(
         validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
-        examples=_examples(run, t),
+        examples=marked_examples(run.records, run.marks, run.columns, run.settings, t.qids, _reference_aic(run, t)),
         judge_stats=run.manifest.get("judge_stats") or {},
         notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings

@@ -188,16 +188,19 @@ class ExampleMarks:
 
 def marked_examples(
     records: Sequence[Mapping[str, Any]],
-    marks: ExampleMarks,
+    marks: ExampleMarks | None,
     columns: RecordColumns,
     settings: Sequence[Mapping[str, Any]],
     question_ids: Sequence[str],
-    *,
     reference_aic: Sequence[float] | np.ndarray | None,
+    *,
     per_kind: int = PER_KIND,
 ) -> Examples:
     """:func:`setting_examples` of a run whose records were marked in its checked pass (``marks``, aligned with
-    ``columns`` and ``records``): the same examples and counts, each record shown read at its place, no pass."""
+    ``columns`` and ``records``): the same examples and counts, each record shown read at its place, no pass
+    (``marks`` None, a ``slim`` load's: :func:`setting_examples`' pass over ``records``)."""
+    if marks is None:
+        return setting_examples(records, settings, question_ids, per_kind=per_kind, reference_aic=reference_aic)
     names = [s["name"] for s in settings]
     ref = reference_setting(settings, names)
     at = {q: i for i, q in enumerate(question_ids)}

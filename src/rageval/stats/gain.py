@@ -29,14 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.resample import (
-    _SHARED_CELLS,
-    RowRequest,
-    _blocks,
-    _check_options,
-    percentile_columns,
-    replicate_rows,
-)
+from rageval.stats.draws import _SHARED_CELLS, RowRequest, replicate_rows
+from rageval.stats.resample import _blocks, _check_options, percentile_columns
 
 __all__ = ["GAIN_GROUPS", "GainDecomposition", "gain_decomposition", "gain_decompositions"]
 
@@ -142,7 +136,7 @@ def gain_decompositions(
 ) -> list[GainDecomposition]:
     """:func:`gain_decomposition` of each ``(q_a, q_b, aic_a, aic_b)`` of ``sides`` (the contrasts of one cohort:
     the same questions and ``clusters``), their intervals computed together: each draws the replicates it would
-    draw alone, and those of the same units are drawn once (:func:`~rageval.stats.resample.replicate_rows`)."""
+    draw alone, and those of the same units are drawn once (:func:`~rageval.stats.draws.replicate_rows`)."""
     _check_options(n_resamples, confidence)
     B = int(n_resamples)
     qs = [100 * (1.0 - confidence) / 2, 100 * (1 - (1.0 - confidence) / 2)]
@@ -153,7 +147,7 @@ def gain_decompositions(
     def intervals() -> None:  # the waiting ones' intervals, on one drawing of the counts
         for i, reps in replicate_rows(requests, B, seed):
             j, g = waiting[i]
-            (lo_, hi_), _ = percentile_columns(reps, qs, overwrite=True)
+            (lo_, hi_), _ = percentile_columns(reps, qs, inplace=True)
             out[j] = replace(g, ci_low=lo_, ci_high=hi_)
         waiting.clear()
         requests.clear()

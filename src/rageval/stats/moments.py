@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from rageval.stats.resample import _SHARED_CELLS, RowRequest, _factorize, percentile_columns, replicate_rows
+from rageval.stats.draws import _SHARED_CELLS, RowRequest, replicate_rows
+from rageval.stats.resample import _factorize, percentile_columns
 
 __all__ = [
     "cluster_moments",
@@ -61,7 +62,7 @@ def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.rand
 
 
 def _request(moments: np.ndarray, n_resamples: int) -> RowRequest:
-    """The :func:`~rageval.stats.resample.replicate_rows` request of the replicate moments of ``moments``."""
+    """The :func:`~rageval.stats.draws.replicate_rows` request of the replicate moments of ``moments``."""
     K, p, _ = moments.shape
     flat = moments.reshape(K, p * p)
     return K, p * p, flat.size, lambda W: W.astype(np.float64) @ flat
@@ -76,7 +77,7 @@ def run_analyses(
     analyses: Sequence[MomentAnalysis], n_resamples: int, seed: int | np.random.Generator | None
 ) -> list[dict[str, Any]]:
     """Each analysis' result, the replicate moments of all of them computed together: those of the same
-    clusters' count share one drawing of the counts (:func:`~rageval.stats.resample.replicate_rows`: each gets
+    clusters' count share one drawing of the counts (:func:`~rageval.stats.draws.replicate_rows`: each gets
     the draws :func:`replicate_moments` makes for it alone, so the results are those of one analysis at a
     time).  The analyses are started in order and resumed as their moments are ready, at most
     ``_SHARED_CELLS`` cells of moments and replicates waiting at once (then those are computed first)."""

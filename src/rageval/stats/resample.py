@@ -58,13 +58,13 @@ the same way on any thread).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PairedResults", "paired_tests", "percentile_columns", "replicate_rows"]
+__all__ = ["PairedResults", "paired_tests", "percentile_columns"]
 
 #: Replicates drawn per chunk: bounds memory (chunk x blocks floats) and fixes the
 #: random stream independently of the family size.
@@ -163,19 +163,17 @@ def _factorize(clusters: Sequence[Any]) -> tuple[np.ndarray, int]:
 
 
 def percentile_columns(
-    values: np.ndarray, qs: Sequence[float], *, overwrite: bool = False
+    values: np.ndarray, qs: Sequence[float], *, inplace: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentiles (numpy's 'linear' method) ignoring NaN.
 
-    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  ``overwrite``: each
-    column of ``values`` is sorted in place (replicates read no more: no sorted copy of them is made).
+    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  ``inplace``: each column
+    of ``values`` is sorted where it is (replicates read no more: no sorted copy of them is made).
     """
     n_valid = np.isfinite(values).sum(axis=0)
-    if overwrite:
-        values.sort(axis=0)  # NaN sorts last
-        s = values
-    else:
-        s = np.sort(values, axis=0)
+    s = values if inplace else np.sort(values, axis=0)  # NaN sorts last
+    if inplace:
+        s.sort(axis=0)
     C = values.shape[1]
     out = np.full((len(qs), C), np.nan)
     cols = np.arange(C)
@@ -230,76 +228,6 @@ def _bincount_rows(drawn: np.ndarray, k: int) -> np.ndarray:
         idx += (np.arange(m, dtype=np.intp) * k)[:, None]
         out[lo : lo + m] = np.bincount(idx.ravel(), minlength=m * k).reshape(m, k)
     return out
-
-
-def _count_blocks(rng: np.random.Generator, n_resamples: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
-    """``(first replicate, counts)`` row blocks of the ``n_resamples`` x ``k`` bootstrap counts, chunk by chunk
-    (:func:`_counts`): the draws the bootstrap of :func:`paired_tests` makes for ``k`` units."""
-    for start in range(0, n_resamples, _CHUNK):
-        for lo, W in _counts(rng, min(_CHUNK, n_resamples - start), k):
-            yield start + lo, W
-
-
-#: cells (float64) the requests computed on one drawing of the counts hold at once (:func:`replicate_rows`)
-_SHARED_CELLS = 2**22
-
-#: a request of :func:`replicate_rows`: ``(units k, width, cells held while waiting, f)``, ``f(W)`` the rows of a
-#: row block ``W`` of the counts (float32, blocks x ``k``)
-RowRequest = tuple[int, int, int, Callable[[np.ndarray], np.ndarray]]
-
-
-def replicate_rows(
-    requests: Sequence[RowRequest], n_resamples: int, seed: int | np.random.Generator | None
-) -> Iterator[tuple[int, np.ndarray]]:
-    """``(request index, its n_resamples x width rows)`` of each request, as each is complete: the rows ``f(W)``
-    of every row block ``W`` of the bootstrap counts of its ``k`` units, drawn from ``np.random.default_rng(seed)``
-    afresh (the draws :func:`paired_tests` makes for ``k`` units with that seed).
-
-    Requests of the same ``k`` are computed on one drawing of those counts: each gets the counts it would draw
-    alone, drawn once (the analyses of one cohort — a family's gain decompositions, the validity and mediation
-    intervals of every setting — resample the same units with the same seed).  At most ``_SHARED_CELLS`` cells
-    (the requests' rows and what each holds while it waits) are computed on one drawing; more requests of that
-    ``k`` draw the counts again.  A generator ``seed`` is drawn from in the requests' order, and ``None`` gives
-    each request fresh draws (as separate calls would).
-    """
-    B = int(n_resamples)
-    if seed is None or isinstance(seed, np.random.Generator):
-        for j, (k, width, _, f) in enumerate(requests):
-            rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng()
-            yield j, _rows_of(rng, B, k, width, [f])[0]
-        return
-    by_k: dict[int, list[int]] = {}
-    for j, (k, *_) in enumerate(requests):
-        by_k.setdefault(k, []).append(j)
-    for k, idx in by_k.items():
-        batch: list[int] = []
-        cells = 0
-        for at in [*idx, None]:
-            need = 0 if at is None else B * requests[at][1] + requests[at][2]
-            if batch and (at is None or cells + need > _SHARED_CELLS):
-                width = sum(requests[i][1] for i in batch)
-                rows = _rows_of(np.random.default_rng(seed), B, k, width, [requests[i][3] for i in batch])
-                yield from zip(batch, rows)
-                batch, cells = [], 0
-            if at is not None:
-                batch.append(at)
-                cells += need
-
-
-def _rows_of(
-    rng: np.random.Generator, B: int, k: int, width: int, fs: Sequence[Callable[[np.ndarray], np.ndarray]]
-) -> list[np.ndarray]:
-    """The rows of each of ``fs`` over the ``B`` x ``k`` counts drawn from ``rng`` (``width``: their widths'
-    sum, for the BLAS threads: one for products of ordinary size)."""
-    out: list[np.ndarray | None] = [None] * len(fs)
-    with _blas_threads(min(B, _CHUNK) * k * width):
-        for first, W in _count_blocks(rng, B, k):
-            for i, f in enumerate(fs):
-                part = f(W)
-                if out[i] is None:
-                    out[i] = np.empty((B, *part.shape[1:]), dtype=part.dtype)
-                out[i][first : first + W.shape[0]] = part  # type: ignore[index]
-    return out  # type: ignore[return-value]
 
 
 def _sign_bits(rng: np.random.Generator, b: int, k: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -371,18 +299,15 @@ def _bootstrap_ci(
     C = X.shape[1]
     width = max(1, _MAX_CELLS // max(B, 1))
     if C <= width:
-        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs, overwrite=True)
+        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs, inplace=True)
     out = np.empty((len(qs), C))
     n_valid = np.empty(C, dtype=np.int64)
     state = rng.bit_generator.state
     for lo in range(0, C, width):
         rng.bit_generator.state = state
         hi = min(C, lo + width)
-        out[:, lo:hi], n_valid[lo:hi] = percentile_columns(
-            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi]),
-            qs,
-            overwrite=True,
-        )
+        means = _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi])
+        out[:, lo:hi], n_valid[lo:hi] = percentile_columns(means, qs, inplace=True)
     return out, n_valid
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rageval.stats.mediation import mediation_analyses
 from rageval.stats.moments import (
     MomentAnalysis,
     by_group,
@@ -35,7 +36,14 @@ from rageval.stats.moments import (
     run_analyses,
 )
 
-__all__ = ["INTERVAL_KEYS", "validity_analyses", "validity_analysis", "validity_replicates", "validity_stats"]
+__all__ = [
+    "INTERVAL_KEYS",
+    "validity_analyses",
+    "validity_analysis",
+    "validity_replicates",
+    "validity_stats",
+    "validity_with_mediation",
+]
 
 #: the quantities given a cluster-bootstrap interval (``KEY_ci_low``, ``KEY_ci_high``)
 INTERVAL_KEYS = (
@@ -248,3 +256,24 @@ def validity_analyses(
         return (yield from _with_intervals(stats, y[ok], a[ok], r[ok], kept, n_resamples, confidence))
 
     return group_analyses(f1.size, groups, clusters, one)
+
+
+def validity_with_mediation(
+    f1: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    recall: npt.ArrayLike,
+    groups: Sequence[str],
+    *,
+    clusters: Sequence[Any] | None = None,
+    seed: int | None = 0,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(validity_analysis(f1, aic, recall, ...), mediation_analysis(recall, aic, f1, ...))`` of the same rows,
+    run together: they resample the same clusters with one seed, so they share the draws (the results are those
+    of the two apart)."""
+    opts: dict[str, Any] = {"clusters": clusters, "n_resamples": n_resamples, "confidence": confidence}
+    keys, v = validity_analyses(f1, aic, recall, groups, **opts)
+    _, m = mediation_analyses(recall, aic, f1, groups, **opts)
+    done = run_analyses([*v, *m], n_resamples, seed)
+    return by_group(keys, done[: len(v)]), by_group(keys, done[len(v) :])
