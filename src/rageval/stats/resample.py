@@ -324,7 +324,7 @@ def _bootstrap_means(
     (``estimate``: each column's mean of its defined differences; ``constant``: whether they are all equal, when
     every replicate's mean is the estimate)."""
     K, C = X.shape
-    reps = np.empty((B, C))
+    reps = np.empty((B, C), order="F")  # by column: each is sorted for its percentiles
     if K == 0:
         reps.fill(np.nan)
         return reps
