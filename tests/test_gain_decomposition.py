@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from rageval.cli import main
-from rageval.stats import GAIN_GROUPS, gain_decomposition, paired_tests
+from rageval.stats import GAIN_GROUPS, gain_decomposition, gain_decompositions, paired_tests
 
 NAN = float("nan")
 
@@ -182,9 +182,8 @@ def test_a_run_writes_the_gain_columns_into_contrasts_csv(tmp_path):
 def test_which_rows_carry_a_decomposition():
     from types import SimpleNamespace
 
-    from rageval.report.family import _gain, gain_applies
+    from rageval.report.family import _gain_sides, gain_applies
     from rageval.stats.contrasts import ContrastRow
-    from rageval.stats.resolution import Replicates
 
     def row(m, kind="pair"):
         return ContrastRow("x", "y" if kind == "pair" else "x", m, m if kind == "pair" else "answer_em", kind, 0)
@@ -193,11 +192,36 @@ def test_which_rows_carry_a_decomposition():
     assert not any(gain_applies(row(m)) for m in ("answer_in_context", "grounded_precision", "answer_length"))
     assert not gain_applies(row("answer_f1", kind="gap"))
     q = np.array([1.0, 0.0, 0.5])
-    reps = Replicates(bootstrap=200, test=200, setting="fixed")
     binary = {("x", "answer_in_context"): np.array([1.0, 0.0, NAN]), ("y", "answer_in_context"): np.zeros(3)}
-    t = SimpleNamespace(values=binary)
-    g = _gain(t, row("answer_f1"), q, np.zeros(3), None, 0, reps)
+    sides = _gain_sides(SimpleNamespace(values=binary), row("answer_f1"), q, np.zeros(3))
+    g = gain_decomposition(*sides, seed=0, n_resamples=200).as_dict()
     assert g["groups"]["new"]["n"] == 1 and g["groups"]["undefined"]["n"] == 1 and g["effect"] == 0.5
     share = {("x", "answer_in_context"): np.array([1.0, 0.5, 0.0]), ("y", "answer_in_context"): np.zeros(3)}
-    assert _gain(SimpleNamespace(values=share), row("answer_f1"), q, np.zeros(3), None, 0, reps) is None  # ASQA's
-    assert _gain(SimpleNamespace(values={}), row("answer_f1"), q, np.zeros(3), None, 0, reps) is None  # no such key
+    assert _gain_sides(SimpleNamespace(values=share), row("answer_f1"), q, np.zeros(3)) is None  # ASQA's
+    assert _gain_sides(SimpleNamespace(values={}), row("answer_f1"), q, np.zeros(3)) is None  # no such key
+
+
+@pytest.mark.parametrize("bounded", [(), ("draws",), ("draws", "gain")])
+def test_decompositions_together_equal_each_alone(monkeypatch, bounded):
+    """Several contrasts of one cohort (one of them without an interval, one with fewer paired questions) share
+    one drawing of the counts and give, bit for bit, what each gives alone (``bounded``: one drawing each)."""
+    from rageval.stats import draws, gain
+
+    for where in bounded:  # one request per drawing: in the drawing alone, or in the caller too
+        monkeypatch.setattr({"draws": draws, "gain": gain}[where], "_SHARED_CELLS", 1)
+    qa, qb, aa, ab = _cols()
+    rng = np.random.default_rng(5)
+    sides = [
+        (qa, qb, aa, ab),
+        (qb, qa, ab, aa),
+        (rng.random(qa.size), qa, aa, ab),
+        (np.full(qa.size, NAN), qb, aa, ab),  # no paired question: no interval, no draws
+    ]
+    for clusters in (None, CLUSTERS):
+        together = gain_decompositions(sides, clusters=clusters, seed=11, n_resamples=1500)
+        for s, g in zip(sides, together, strict=True):
+            alone = gain_decomposition(*s, clusters=clusters, seed=11, n_resamples=1500)
+            assert g.reason == alone.reason and g.n == alone.n
+            for f in ("contribution", "ci_low", "ci_high", "share"):
+                assert np.array_equal(getattr(g, f), getattr(alone, f), equal_nan=True), f
+    assert np.isfinite(together[0].ci_low).all() and np.isnan(together[3].ci_low).all()

@@ -500,6 +500,39 @@ def test_examples_from_one_pass_are_those_of_a_walk_over_every_record():
         assert sum(v["left_context"]["n"] for v in got["by_setting"].values()) > 0
 
 
+def test_examples_from_the_load_s_marks_are_those_of_a_walk_over_every_record(tmp_path):
+    """The examples of a loaded run: its records marked in the checked pass, the ones shown read at their
+    places (rageval.report.examples.marked_examples), equal the definition's walk and setting_examples' pass."""
+    from rageval.report.examples import marked_examples
+
+    rng = random.Random(4)
+    recs = make_records(n=40, seed=3)
+    for r in recs:
+        if r["status"] == "ok":
+            r["extra"]["attribution"] = {
+                "sentences": [
+                    {
+                        "text": f"s{j} of {r['question_id']}",
+                        "citations": [1],
+                        "emitted": {"supported": rng.random() < 0.7},
+                        "grounded": {"supported": rng.random() < 0.4},
+                    }
+                    for j in range(rng.randint(0, 3))
+                ]
+            }
+    run = load_run(make_run(tmp_path / "run", records=recs))
+    assert run.marks is not None and load_run(run.path, slim=True).marks is None
+    held = list(run.records)
+    qids = list(run.columns.cohort(run.setting_names).question_ids)[3:]  # a cohort that is not every question
+    ref = run.columns.metric_table(qids, ["identity"], ["answer_in_context"], ok_only=True)
+    ref_aic = ref[("identity", "answer_in_context")]
+    got = marked_examples(run.records, run.marks, run.columns, run.settings, qids, ref_aic)
+    assert got == setting_examples(held, run.settings, qids, reference_aic=ref_aic)
+    assert got["by_setting"] == _examples_walk(held, run.settings, qids)
+    assert sum(v["emitted_not_grounded"]["n"] for v in got["by_setting"].values()) > 3
+    assert sum(v["left_context"]["n"] for v in got["by_setting"].values()) > 0
+
+
 # ------------------------------------------------------------------ the explorer in the examples' pass
 
 

@@ -267,3 +267,27 @@ def test_r2_of_collinear_or_constant_predictors_is_least_squares():
         got = validity_replicates(cluster_moments([y, a, r, (a >= 0.5).astype(float)], [0] * y.size))
         assert got["r2_recall_aic"][0] == pytest.approx(_ols(y, [r, a])[1], abs=1e-9)
         assert got["r2_recall_aic"][0] == pytest.approx(got["r2_recall"][0], abs=1e-9)
+
+
+@pytest.mark.parametrize("bounded", [(), ("draws",), ("draws", "moments")])
+def test_validity_with_mediation_equals_the_two_apart(monkeypatch, bounded):
+    """The two analyses of every setting and pooled, run together (one drawing of the counts per unit count;
+    ``bounded``: one drawing each), give bit for bit what each gives alone; the settings resample different
+    numbers of questions (a question with an undefined row leaves a setting)."""
+    from rageval.stats import draws, moments
+    from rageval.stats.validity import validity_with_mediation
+
+    for where in bounded:  # one request per drawing: in the drawing alone, or in the caller too
+        monkeypatch.setattr({"draws": draws, "moments": moments}[where], "_SHARED_CELLS", 1)
+    rng = np.random.default_rng(3)
+    n_q, settings = 30, ["a", "b", "c"]
+    groups = [s for s in settings for _ in range(n_q)]
+    clusters = [f"q{i}" for _ in settings for i in range(n_q)]
+    y, r = rng.random(3 * n_q), rng.random(3 * n_q)
+    a = (rng.random(3 * n_q) < 0.5).astype(float)
+    y[n_q + 4], y[2 * n_q + 7], y[2 * n_q + 9] = np.nan, np.nan, np.nan  # b: 29 questions, c: 28
+    opts = {"clusters": clusters, "seed": 7, "n_resamples": 700}
+    v, m = validity_with_mediation(y, a, r, groups, **opts)
+    assert (v, m) == (validity_analysis(y, a, r, groups, **opts), mediation_analysis(r, a, y, groups, **opts))
+    assert [v["by_group"][s]["n_clusters"] for s in settings] == [30, 29, 28]
+    assert v["pooled"]["r_aic_f1_ci_low"] is not None and m["pooled"]["a_ci_low"] is not None

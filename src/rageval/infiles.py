@@ -229,17 +229,18 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _too_deep(value: Any) -> bool:
-    """Whether ``value`` nests arrays and objects deeper than :data:`MAX_DEPTH` (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        elif not isinstance(v, list):
-            continue
+    """Whether ``value`` (as JSON reads it: dicts, lists and scalars) nests arrays and objects deeper than
+    :data:`MAX_DEPTH` (a level at a time: no recursion)."""
+    level = [value] if type(value) is dict or type(value) is list else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > MAX_DEPTH:
             return True
-        stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)))
+        inner: list[Any] = []
+        for v in level:
+            inner.extend([x for x in (v.values() if type(v) is dict else v) if type(x) is dict or type(x) is list])
+        level = inner
     return False
 
 

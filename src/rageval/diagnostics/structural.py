@@ -111,14 +111,13 @@ class SettingFacts:
         if rec.get("status") != "ok":
             return
         slot = self._acc.setdefault(rec["setting"]["name"], [False, True, False])
-        sources = {
-            str(s.get("id")): str(s.get("text") or "") for s in rec.get("sources") or [] if isinstance(s, Mapping)
-        }
-        for u in (rec.get("context") or {}).get("units") or []:
-            if not isinstance(u, Mapping):
-                continue
-            slot[0] = slot[0] or bool(u.get("source_ids"))
-            slot[1] = slot[1] and _verbatim(u, sources)
+        units = [u for u in (rec.get("context") or {}).get("units") or [] if isinstance(u, Mapping)]
+        slot[0] = slot[0] or any(u.get("source_ids") for u in units)
+        if slot[1] and units:  # the sources read only while every unit so far was verbatim
+            sources = {
+                str(s.get("id")): str(s.get("text") or "") for s in rec.get("sources") or [] if isinstance(s, Mapping)
+            }
+            slot[1] = all(_verbatim(u, sources) for u in units)
         slot[2] = slot[2] or _cites(rec)
 
     def result(self) -> dict[str, dict[str, bool]]:

@@ -10,7 +10,7 @@ gaps come from the diagnostics catalog (:mod:`rageval.diagnostics.catalog`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -20,7 +20,7 @@ from rageval.diagnostics import CATALOG, DERIVED
 from rageval.diagnostics.structural import structural_marks
 from rageval.io import printable
 from rageval.limits import SETTINGS
-from rageval.report.examples import reference_setting, setting_examples
+from rageval.report.examples import marked_examples, reference_setting
 from rageval.report.family import (
     constant_metrics,
     contrast_plan,
@@ -46,9 +46,10 @@ from rageval.report.result import (
     Validity,
 )
 from rageval.rundir.columns import MetricTable, RecordColumns
-from rageval.stats import Cohort, mediation_analysis, validity_analysis
+from rageval.stats import Cohort
 from rageval.stats.contrasts import ContrastRow
 from rageval.stats.resolution import AUTO
+from rageval.stats.validity import validity_with_mediation
 from rageval.token_counts import CONTEXT_METRICS
 from rageval.types import STATUSES
 
@@ -370,8 +371,7 @@ def _validity(run: Run, metric_names: Sequence[str], seed: int = 0, n_resamples:
     f1, aic, recall = (cols.column(m)[ok] for m in (str(answer), "answer_in_context", "retrieval_recall"))
     groups = [cols.settings[i] for i in s_idx[ok].tolist()]
     opts: dict[str, Any] = {"clusters": _row_clusters(run, q_idx[ok]), "seed": seed, "n_resamples": n_resamples}
-    stats = validity_analysis(f1, aic, recall, groups, **opts)
-    med = mediation_analysis(recall, aic, f1, groups, **opts)
+    stats, med = validity_with_mediation(f1, aic, recall, groups, **opts)
     order = _setting_order(run)
 
     def in_order(by: Mapping[str, Any]) -> dict[str, Any]:
@@ -439,14 +439,11 @@ def analyze(
     seed: int | None = None,
     n_resamples: int | str | None = None,
     family_size: int | None = None,
-    also: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Analysis:
     """Every number of the report of ``run`` (see the module doc), its findings included.
 
     ``n_resamples``: ``"auto"``, ``"paper"`` or a count (default: the suite's ``statistics.resamples``, else
-    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest);
-    ``also``: called with every record, in order, in the one pass over the records the analysis makes (the
-    examples': :func:`rageval.report.examples.setting_examples`).
+    ``auto``); ``family_size``: the Holm family ``auto`` sizes the test for (default: the run's own largest).
     """
     check_settings(len(run.settings), printable(run.path))
     suite = run.suite
@@ -485,7 +482,7 @@ def analyze(
         validity=_validity(run, t.metric_names, seed, reps.bootstrap),
         sweep=tuple(_sweep(run, t)),
         frontier=frontier,
-        examples=setting_examples(run.records, run.settings, t.qids, reference_aic=_reference_aic(run, t), also=also),
+        examples=marked_examples(run.records, run.marks, run.columns, run.settings, t.qids, _reference_aic(run, t)),
         judge_stats=run.manifest.get("judge_stats") or {},
         notes=tuple(str(n) for n in run.manifest.get("notes") or []),  # the run's own notes (rageval score: inputs)
         # values fixed by construction (rageval.diagnostics.structural), marked in the tables and the findings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +14,7 @@ from rageval.io import write_text_atomic
 from rageval.report import contrast_tables as C
 from rageval.report import tables as T
 from rageval.report import validity_tables as V
-from rageval.report.analysis import _resolve_seed, analyze, holm_family_counts, scalar_metric_names
+from rageval.report.analysis import _resolve_seed, analyze, holm_family_counts
 from rageval.report.audit_section import load_audits
 from rageval.report.examples import reference_setting
 from rageval.report.explorer import ExplorerPass, explorer_data
@@ -85,18 +85,28 @@ def build_report(
     the contrasts, ...).
     """
     with _writing_into([run_dir] if out_dir is None else []) as claimed:
-        run = load_run(run_dir, accept_edits=accept_edits)
+        # the explorer's data from the load's one checked pass over the records (each record parsed once)
+        explorer: ExplorerPass | None = None
+
+        def ride(settings: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any]) -> Any:
+            nonlocal explorer
+            if not settings:  # the settings are those the records name: known after the pass (the page's own)
+                return None
+            names = [s["name"] for s in settings]
+            explorer = ExplorerPass(
+                names,
+                None,  # the metrics shown: known after the pass
+                seed=_resolve_seed(manifest.get("suite") or {}, seed),
+                reference=reference_setting(settings, names),
+                shown=contrasted_by_default,
+            )
+            return explorer.add
+
+        run = load_run(run_dir, accept_edits=accept_edits, also=ride)
         if out_dir is None:
             _note_edits(run)
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
-        # the explorer's data from the analysis' one pass over the records (each record parsed once for both)
-        explorer = ExplorerPass(
-            run.setting_names,
-            _explorer_metrics(scalar_metric_names(run.columns)),
-            seed=_resolve_seed(run.suite, seed),
-            reference=reference_setting(run.settings, run.setting_names),
-        )
-        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m, also=explorer.add)
+        an = analyze(run, seed=seed, n_resamples=n_resamples, family_size=m)
         if holm is not None:
             (an,) = adjust_union([an], scope=holm)
         if human_labels is not None:
@@ -108,7 +118,7 @@ def build_report(
             out,
             plots=plots,
             figures=figures,
-            explorer=_explorer_of(run, an, explorer),
+            explorer=_explorer_of(run, an, explorer) if explorer is not None else None,
             claimed=out.resolve() in claimed,
         )
 
@@ -266,11 +276,14 @@ def _explorer_args(run: Run, an: Analysis) -> tuple[list[str], list[str], int, s
 
 
 def _explorer_of(run: Run, an: Analysis, p: ExplorerPass) -> dict[str, Any] | None:
-    """The data of the pass ``p`` made beside the analysis ``an``, when it saw every record with the arguments
-    the page's own pass takes (else None: the page makes its pass)."""
-    if (p.settings, p.metric_keys, p.seed, p.reference) != _explorer_args(run, an) or p.n_total != len(run.records):
+    """The data of the pass ``p`` made in the load's pass, when it saw every record with the arguments the page's
+    own pass takes (else None: the page makes its pass)."""
+    settings, metrics, seed, reference = _explorer_args(run, an)
+    if (p.settings, p.seed, p.reference) != (settings, seed, reference) or p.n_total != len(run.records):
         return None
-    return p.result()
+    if p.metric_keys is None:
+        return p.result(metrics) if p.shown is not None and all(p.shown(k) for k in metrics) else None
+    return p.result() if p.metric_keys == metrics else None
 
 
 def _page_parts(run: Run, an: Analysis, *, plots: bool, explorer: dict[str, Any] | None = None) -> PageParts:

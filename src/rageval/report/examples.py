@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rageval.report.result import Examples
 
-__all__ = ["setting_examples", "reference_setting", "PER_KIND"]
+if TYPE_CHECKING:
+    from rageval.rundir.columns import RecordColumns
+
+__all__ = ["ExampleMarks", "marked_examples", "setting_examples", "reference_setting", "PER_KIND"]
 
 #: examples shown per kind and setting
 PER_KIND = 3
@@ -61,16 +65,21 @@ def _left_context(rec: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _emitted_not_grounded(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _unsupported_by_source(rec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The record's sentences whose emitted citations pass the gate while their grounded ones do not."""
     sentences = ((rec.get("extra") or {}).get("attribution") or {}).get("sentences") or []
-    units = _units(rec)
-    out = []
     for s in sentences:
         if not isinstance(s, Mapping):
             continue
         e, g = s.get("emitted") or {}, s.get("grounded") or {}
-        if not (e.get("supported") and g and not g.get("supported")):
-            continue
+        if e.get("supported") and g and not g.get("supported"):
+            yield s
+
+
+def _emitted_not_grounded(rec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    units = _units(rec)
+    out = []
+    for s in _unsupported_by_source(rec):
         cited = []
         for c, ev in zip(s.get("citations") or [], s.get("evidence") or [None] * len(s.get("citations") or [])):
             u = units[c - 1] if isinstance(c, int) and 0 < c <= len(units) else {}
@@ -160,3 +169,65 @@ class _First:
     def result(self) -> dict[str, Any]:
         shown = [x for _, _, x in sorted(self._heap, key=lambda e: (-e[0][0], -e[0][1]))]
         return {"n": self.n, "shown": shown}
+
+
+class ExampleMarks:
+    """Per record of a run, in its order, what the examples read of it (:meth:`add`, in the run's one checked
+    pass: rageval.report.load): how many of its sentences are supported by what the reader saw, not by the
+    source, and whether its ``answer_in_context`` is 0.  :func:`marked_examples` then reads only the records it
+    shows, each at its place."""
+
+    def __init__(self) -> None:
+        self.unsupported = array("q")
+        self.aic_zero = array("b")
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        self.unsupported.append(sum(1 for _ in _unsupported_by_source(rec)))
+        self.aic_zero.append((rec.get("metrics") or {}).get("answer_in_context") == 0)
+
+
+def marked_examples(
+    records: Sequence[Mapping[str, Any]],
+    marks: ExampleMarks | None,
+    columns: RecordColumns,
+    settings: Sequence[Mapping[str, Any]],
+    question_ids: Sequence[str],
+    reference_aic: Sequence[float] | np.ndarray | None,
+    *,
+    per_kind: int = PER_KIND,
+) -> Examples:
+    """:func:`setting_examples` of a run whose records were marked in its checked pass (``marks``, aligned with
+    ``columns`` and ``records``): the same examples and counts, each record shown read at its place, no pass
+    (``marks`` None, a ``slim`` load's: :func:`setting_examples`' pass over ``records``)."""
+    if marks is None:
+        return setting_examples(records, settings, question_ids, per_kind=per_kind, reference_aic=reference_aic)
+    names = [s["name"] for s in settings]
+    ref = reference_setting(settings, names)
+    at = {q: i for i, q in enumerate(question_ids)}
+    q_idx, s_idx, st_idx = columns.indexes()
+    position = np.array([at.get(q, -1) for q in columns.question_ids], dtype=np.int64)[q_idx]  # -1: not in it
+    usable = (st_idx == columns.status_code("ok")) & (position >= 0)
+    unsupported = np.frombuffer(marks.unsupported, dtype=np.int64)
+    aic_zero = np.frombuffer(marks.aic_zero, dtype=np.int8) != 0
+    had_it = None if reference_aic is None else np.asarray(reference_aic, dtype=np.float64) == 1
+    out = {}
+    for name in names:
+        si = columns.settings.index(name) if name in columns.settings else -1
+        rows = np.flatnonzero(usable & (s_idx == si))
+        rows = rows[np.argsort(position[rows], kind="stable")]  # in question order
+        left = rows[:0]
+        if ref is not None and name != ref and had_it is not None:
+            left = rows[had_it[position[rows]] & aic_zero[rows]]
+        shown: list[dict[str, Any]] = []
+        for r in rows[unsupported[rows] > 0].tolist():
+            if len(shown) >= per_kind:
+                break
+            shown += _emitted_not_grounded(records[r])
+        out[name] = {
+            "left_context": {
+                "n": int(left.size),
+                "shown": [_left_context(records[r]) for r in left[:per_kind].tolist()],
+            },
+            "emitted_not_grounded": {"n": int(unsupported[rows].sum()), "shown": shown[:per_kind]},
+        }
+    return {"reference": ref, "per_kind": per_kind, "by_setting": out}

@@ -19,7 +19,7 @@ import hashlib
 import heapq
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["EXPLORER_LIMIT", "ExplorerPass", "explorer_data", "explorer_json", "sample_key"]
@@ -153,13 +153,19 @@ class ExplorerPass:
     def __init__(
         self,
         settings: Sequence[str],
-        metric_keys: Sequence[str],
+        metric_keys: Sequence[str] | None,
         *,
         seed: int,
         limit: int = EXPLORER_LIMIT,
         reference: str | None = None,
+        shown: Callable[[str], bool] | None = None,
     ) -> None:
-        self.settings, self.metric_keys, self.seed = list(settings), list(metric_keys), seed
+        self.settings, self.seed = list(settings), seed
+        #: None: not known yet (a pass before the run's metrics are): each record's metrics that ``shown`` accepts
+        #: are kept, :meth:`result` keeps those it names
+        self.metric_keys = None if metric_keys is None else list(metric_keys)
+        self.shown = shown
+        self._shown: dict[str, bool] = {}  # ``shown``'s answer per metric name
         self.limit, self.reference = limit, reference
         self.k = max(1, limit // max(1, len(self.settings)))
         self.heaps: dict[str, list[tuple[str, int, dict[str, Any]]]] = {s: [] for s in self.settings}
@@ -180,20 +186,34 @@ class ExplorerPass:
         q = self.questions.get(qid)
         if q is None:  # a question's text, gold and sources from its first record (made once, not per record)
             q = self.questions[qid] = _question(rec)
-        item = (inv, i, _slim(rec, self.metric_keys, q["sources"]))
+        keys = self.metric_keys
+        if keys is None:  # each metric name asked of ``shown`` once
+            seen = self._shown
+            keys = [k for k in rec.get("metrics") or {} if (seen[k] if k in seen else self._ask(k))]
+        item = (inv, i, _slim(rec, keys, q["sources"]))
         if len(heap) < self.k:
             heapq.heappush(heap, item)
         else:
             heapq.heapreplace(heap, item)
 
-    def result(self) -> dict[str, Any]:
-        """The data of the records added so far (:func:`explorer_data`'s)."""
+    def _ask(self, key: str) -> bool:
+        ok = self._shown[key] = self.shown is None or self.shown(key)
+        return ok
+
+    def result(self, metric_keys: Sequence[str] | None = None) -> dict[str, Any]:
+        """The data of the records added so far (:func:`explorer_data`'s); ``metric_keys``: the metrics shown,
+        when the pass was made before they were known (each one a metric ``shown`` accepts)."""
         settings = self.settings
         order = {s: j for j, s in enumerate(settings)}
         kept = sorted(
             (x for h in self.heaps.values() for x in h), key=lambda x: (order.get(x[2]["s"], len(order)), x[1])
         )
         chosen = [x[2] for x in kept]
+        if self.metric_keys is None:
+            keys = list(metric_keys or ())
+            chosen = [{**r, "m": {k: r["m"][k] for k in keys if k in r["m"]}} for r in chosen]
+        else:
+            keys = self.metric_keys
         used = {r["q"] for r in chosen}
         return {
             "records": chosen,
@@ -203,7 +223,7 @@ class ExplorerPass:
             "limit": self.limit,
             "sampled": len(chosen) < self.n_total,
             "settings": list(settings),
-            "metrics": list(self.metric_keys),
+            "metrics": list(keys),
             "reference": self.reference,
         }
 

@@ -25,7 +25,7 @@ from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.diagnostics.catalog import output_owner, spec
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.result import ContrastEntry, HolmInfo
-from rageval.stats import gain_decomposition, paired_tests
+from rageval.stats import gain_decompositions, paired_tests
 from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan, holm_group
 from rageval.stats.holm import holm_grouped
 from rageval.stats.resolution import AUTO, Replicates, parse_resamples, replicates_for, resolution
@@ -111,19 +111,15 @@ def gain_applies(row: ContrastRow) -> bool:
     return owner is not None and spec(owner).family == "answer"
 
 
-def _gain(t: Any, r: ContrastRow, a: np.ndarray, b: np.ndarray, clusters: Any, seed: int, reps: Replicates) -> Any:
-    """The row's gain decomposition (``GainDecomposition.as_dict``), None where it does not apply, the run
-    carries no answer-in-context or answer-in-context is not 1/0 per question."""
+def _gain_sides(t: Any, r: ContrastRow, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any, Any] | None:
+    """The row's gain decomposition's arguments ``(q_a, q_b, aic_a, aic_b)``, None where it does not apply, the
+    run carries no answer-in-context or answer-in-context is not 1/0 per question."""
     if not gain_applies(r) or (r.a, GAIN_KEY) not in t.values or (r.b, GAIN_KEY) not in t.values:
         return None
     aic = np.concatenate([t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)]])
     if not np.isin(aic[np.isfinite(aic)], (0.0, 1.0)).all():
         return None  # not an indicator (ASQA: the share of the question's qa_pairs found): no groups
-    g = gain_decomposition(
-        a, b, t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)], clusters=clusters, seed=seed,
-        n_resamples=reps.bootstrap,
-    )  # fmt: skip
-    return g.as_dict()
+    return a, b, t.values[(r.a, GAIN_KEY)], t.values[(r.b, GAIN_KEY)]
 
 
 def _in_family(rows: Sequence[ContrastRow], constant: Sequence[str]) -> list[bool]:
@@ -231,11 +227,14 @@ def family_contrasts(
         groups = [holm_group(rows[int(i)].family, holm_scope, separate) for i in idx]
         p_holm[idx] = holm_grouped(res.p_value[idx], groups if len(set(groups)) > 1 else None)
     both = np.isfinite(D)
+    # the gain decompositions (GainDecomposition.as_dict) of the rows they apply to, computed together
+    sides = {c: g for c, r in enumerate(rows) if t.qids and (g := _gain_sides(t, r, A[:, c], B[:, c])) is not None}
+    found = gain_decompositions(list(sides.values()), clusters=clusters, seed=seed, n_resamples=reps.bootstrap)
+    gains = {c: g.as_dict() for c, g in zip(sides, found, strict=True)}
     entries = []
     for c, r in enumerate(rows):
         entry = _contrast_entry(r, res.row(c), (A[:, c], B[:, c], both[:, c]), p_holm[c], res, bool(keep[c]))
-        gain = _gain(t, r, A[:, c], B[:, c], clusters, seed, reps) if t.qids else None
-        entries.append({**entry, "gain": gain} if gain is not None else entry)
+        entries.append({**entry, "gain": gains[c]} if c in gains else entry)
     return entries, res
 
 

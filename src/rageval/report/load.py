@@ -13,9 +13,10 @@ no record at all where the manifest lists settings.
 ``records.jsonl`` is read **as a stream**, in one checked pass that keeps columns, not records
 (:class:`~rageval.rundir.columns.RecordColumns`: per record its question, setting, status, metrics and
 achieved context; per question its cluster id; per setting the facts the structural marks read; the threshold
-sweep's values), so a run of a million records is reported in the memory of its metric columns.
-:attr:`Run.records` reads the records again when a consumer needs their texts (the examples, the explorer, an
-audit): a :class:`Records` view that streams the file, or seeks one record, and refuses a file that changed
+sweep's values; per record what the examples read of it), so a run of a million records is reported in the
+memory of its metric columns; another reader may ride on the same pass (``load_run``'s ``also``: the report's
+explorer).  :attr:`Run.records` reads the records again when a consumer needs their texts (the examples shown,
+an audit): a :class:`Records` view that streams the file, or seeks one record, and refuses a file that changed
 since it was checked.
 """
 
@@ -26,7 +27,7 @@ import logging
 import math
 import os
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
@@ -34,6 +35,7 @@ from typing import Any, overload
 from rageval.diagnostics.structural import SettingFacts
 from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
+from rageval.report.examples import ExampleMarks
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.rundir.records import OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
@@ -163,6 +165,8 @@ class Run:
     accepted_edits: dict[str, Any] | None = None
     #: records scored before answer_in_context 2.0.0 read (their metrics renamed: :func:`_normalized`)
     old_names: int = 0
+    #: per record, what the report's examples read of it (None: a ``slim`` load)
+    marks: ExampleMarks | None = None
 
     @property
     def suite(self) -> dict[str, Any]:
@@ -179,16 +183,28 @@ def _budget_eq(x: Any, y: Any) -> bool:
     return x == y
 
 
+#: a reader riding on the checked pass (:func:`load_run`'s ``also``): given the declared settings (``[]``: none)
+#: and the manifest before the records are read, the callable to give each record (None: it does not ride)
+Rider = Callable[[Sequence[Mapping[str, Any]], Mapping[str, Any]], Callable[[Mapping[str, Any]], None] | None]
+
+
 def load_run(
-    run_dir: str | Path, *, slim: bool = False, accept_edits: bool = False, command: str = "rageval report"
+    run_dir: str | Path,
+    *,
+    slim: bool = False,
+    accept_edits: bool = False,
+    command: str = "rageval report",
+    also: Rider | None = None,
 ) -> Run:
     """The checked manifest, settings and record columns of ``run_dir`` (see the module doc); a RunError
     otherwise.
 
-    ``slim``: the columns alone, without the structural facts and the threshold sweep (the closing table of
-    ``rageval score`` / ``suite`` without the report reads nothing else).  ``accept_edits``: records whose digest
-    does not match are read, listed in :attr:`Run.accepted_edits` and in the manifest read (its ``notes`` and
-    ``accepted_edits``: what the report shows), as ``command`` read them.
+    ``slim``: the columns alone, without the structural facts, the threshold sweep and the examples' marks (the
+    closing table of ``rageval score`` / ``suite`` without the report reads nothing else).  ``accept_edits``:
+    records whose digest does not match are read, listed in :attr:`Run.accepted_edits` and in the manifest read
+    (its ``notes`` and ``accepted_edits``: what the report shows), as ``command`` read them.  ``also``: another
+    reader of every record, in order, in the same pass (:data:`Rider`: the report's explorer; each record parsed
+    once for both).
     """
     path = Path(run_dir)
     if not path.is_dir():
@@ -210,7 +226,10 @@ def load_run(
     rundir = RunDir(path)
     manifest, suite = _read_manifest(rundir, man_path)
     checks = rundir.record_checks(accept_edits=accept_edits)
-    run = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks, old_run=rundir.old_run).read(rec_path)
+    scan = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks, old_run=rundir.old_run)
+    if also is not None:
+        scan.also = also(scan.settings if scan.declared else [], manifest)
+    run = scan.read(rec_path)
     if run.old_names:  # records scored before answer_in_context 2.0.0: read under today's names, with one note
         note = f"{rec_path}: {OLD_NAMES_NOTE}"
         log.warning("rageval: note: %s", note)
@@ -279,7 +298,9 @@ class _Scan:
         self.conflict: tuple[str, Any, Any] | None = None
         self.facts = SettingFacts()
         self.sweeps = Sweeps()
+        self.marks = ExampleMarks() if full else None
         self.old_names = 0
+        self.also: Callable[[Mapping[str, Any]], None] | None = None
 
     def read(self, rec_path: Path) -> Run:
         stamp = _stamp(rec_path)
@@ -300,6 +321,7 @@ class _Scan:
             facts=self.facts.result(),
             sweeps=self.sweeps,
             old_names=self.old_names,
+            marks=self.marks,
         )
 
     def _checked(self, rec_path: Path, kept: KeptLines) -> Iterator[dict[str, Any]]:
@@ -316,11 +338,14 @@ class _Scan:
             self._check_setting(rec, where)
             if problem is not None:  # after the checks that name a record's shape or origin
                 raise RunError(problem)
-            if self.full:
+            if self.marks is not None:
                 self.facts.add(rec)
                 self.sweeps.add(rec, len(kept))  # this record's index
+                self.marks.add(rec)
             self._cluster(rec)
             kept.add(lineno, offset, raw)
+            if self.also is not None:
+                self.also(rec)
             yield rec
 
     def _check_setting(self, r: dict[str, Any], where: str) -> None:

@@ -13,11 +13,12 @@ Pure, seeded (``np.random.default_rng(seed)``) and vectorized:
 * :func:`mediation_analysis`: recall -> answer-in-context -> quality, the indirect and direct effects
   (linear models) with cluster-bootstrap intervals.
 * :func:`gain_decomposition`: a contrast's mean difference split by answer-in-context (new, lost, both,
-  neither, undefined), with paired (cluster) bootstrap intervals.
+  neither, undefined), with paired (cluster) bootstrap intervals (:func:`gain_decompositions`: several contrasts
+  of one cohort at once).
 """
 
 from rageval.stats.cohort import Cohort, cohort_of
-from rageval.stats.gain import GAIN_GROUPS, GainDecomposition, gain_decomposition
+from rageval.stats.gain import GAIN_GROUPS, GainDecomposition, gain_decomposition, gain_decompositions
 from rageval.stats.holm import holm
 from rageval.stats.mediation import mediation_analysis, mediation_stats
 from rageval.stats.resample import PairedResults, paired_tests
@@ -29,6 +30,7 @@ __all__ = [
     "GAIN_GROUPS",
     "GainDecomposition",
     "gain_decomposition",
+    "gain_decompositions",
     "holm",
     "mediation_analysis",
     "mediation_stats",

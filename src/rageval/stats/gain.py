@@ -22,16 +22,17 @@ post-treatment variable, not a causal attribution: answer-in-context is itself a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.resample import _CHUNK, _blocks, _check_options, _counts, percentile_columns
+from rageval.stats.draws import _SHARED_CELLS, RowRequest, replicate_rows
+from rageval.stats.resample import _blocks, _check_options, percentile_columns
 
-__all__ = ["GAIN_GROUPS", "GainDecomposition", "gain_decomposition"]
+__all__ = ["GAIN_GROUPS", "GainDecomposition", "gain_decomposition", "gain_decompositions"]
 
 #: the groups, in the order of every array of :class:`GainDecomposition`
 GAIN_GROUPS = ("new", "lost", "both", "neither", "undefined")
@@ -117,7 +118,70 @@ def gain_decomposition(
     >>> g.effect, g.counts.tolist(), [float(c) for c in g.contribution], [float(s) for s in g.share]
     (0.5, [1, 0, 1, 2, 0], [0.25, 0.0, 0.0, 0.25, 0.0], [0.5, 0.0, 0.0, 0.5, 0.0])
     """
+    (g,) = gain_decompositions(
+        [(q_a, q_b, aic_a, aic_b)], clusters=clusters, seed=seed, n_resamples=n_resamples, confidence=confidence,
+        min_blocks=min_blocks,
+    )  # fmt: skip
+    return g
+
+
+def gain_decompositions(
+    sides: Sequence[tuple[npt.ArrayLike, npt.ArrayLike, npt.ArrayLike, npt.ArrayLike]],
+    *,
+    clusters: Sequence[Any] | None = None,
+    seed: int | np.random.Generator | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    min_blocks: int = 2,
+) -> list[GainDecomposition]:
+    """:func:`gain_decomposition` of each ``(q_a, q_b, aic_a, aic_b)`` of ``sides`` (the contrasts of one cohort:
+    the same questions and ``clusters``), their intervals computed together: each draws the replicates it would
+    draw alone, and those of the same units are drawn once (:func:`~rageval.stats.draws.replicate_rows`)."""
     _check_options(n_resamples, confidence)
+    B = int(n_resamples)
+    qs = [100 * (1.0 - confidence) / 2, 100 * (1 - (1.0 - confidence) / 2)]
+    out: list[GainDecomposition | None] = []
+    waiting: list[tuple[int, GainDecomposition]] = []
+    requests: list[RowRequest] = []
+
+    def intervals() -> None:  # the waiting ones' intervals, on one drawing of the counts
+        for i, reps in replicate_rows(requests, B, seed):
+            j, g = waiting[i]
+            (lo_, hi_), _ = percentile_columns(reps, qs, inplace=True)
+            out[j] = replace(g, ci_low=lo_, ci_high=hi_)
+        waiting.clear()
+        requests.clear()
+
+    cells = 0
+    for q_a, q_b, aic_a, aic_b in sides:
+        g, X, n_per_block = _decomposition(q_a, q_b, aic_a, aic_b, clusters, B, confidence, min_blocks)
+        if X is None or n_per_block is None:
+            out.append(g)
+            continue
+        need = X.size + B * X.shape[1]
+        if requests and cells + need > _SHARED_CELLS:  # bounded memory: the ones waiting first
+            intervals()
+            cells = 0
+        waiting.append((len(out), g))
+        out.append(None)
+        requests.append((X.shape[0], X.shape[1], X.size, _replicate_means(X, n_per_block)))
+        cells += need
+    intervals()
+    return out  # type: ignore[return-value]
+
+
+def _decomposition(
+    q_a: npt.ArrayLike,
+    q_b: npt.ArrayLike,
+    aic_a: npt.ArrayLike,
+    aic_b: npt.ArrayLike,
+    clusters: Sequence[Any] | None,
+    B: int,
+    confidence: float,
+    min_blocks: int,
+) -> tuple[GainDecomposition, np.ndarray | None, np.ndarray | None]:
+    """``(the decomposition, its block sums X, each block's paired questions)``: X None when it has no interval
+    (the decomposition is whole), else its interval is still NaN."""
     qa, qb, aa, ab = (np.asarray(v, dtype=np.float64).ravel() for v in (q_a, q_b, aic_a, aic_b))
     if not (qa.shape == qb.shape == aa.shape == ab.shape):
         raise ValueError(
@@ -144,37 +208,29 @@ def gain_decomposition(
     nan = np.full(G, np.nan)
     if n == 0:
         return GainDecomposition(
-            0, int(d.size), float("nan"), counts, nan, nan, nan, nan, int(n_resamples), confidence,
-            clusters is not None, "no paired question",
-        )  # fmt: skip
+            0, int(d.size), float("nan"), counts, nan, nan, nan, nan, B, confidence, clusters is not None,
+            "no paired question",
+        ), None, None  # fmt: skip
     contribution = parts.sum(axis=0) / n
     effect = float(d0.sum() / n)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = contribution / effect if effect != 0 else nan.copy()
     M = np.repeat(paired[:, None], G, axis=1)
     X, N, _ = _blocks(parts, M, clusters)
-    K = X.shape[0]
     k_def = int((N[:, 0] > 0).sum())
     unit = "clusters" if clusters is not None else "questions"
-    if k_def < min_blocks:
-        reason = f"fewer than {min_blocks} {unit} with a paired question: no interval"
-        return GainDecomposition(
-            n, int(d.size - n), effect, counts, contribution, nan, nan, share, int(n_resamples), confidence,
-            clusters is not None, reason,
-        )  # fmt: skip
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    B = int(n_resamples)
-    reps = np.empty((B, G))
-    n_per_block = N[:, 0].astype(np.float64)  # N is the bool mask itself without clusters
-    for start in range(0, B, _CHUNK):
-        b = min(_CHUNK, B - start)
-        for lo, W in _counts(rng, b, K):
-            reps[start + lo : start + lo + W.shape[0]] = _block_means(W, X, n_per_block)
-    alpha = 1.0 - confidence
-    (lo_, hi_), _ = percentile_columns(reps, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-    return GainDecomposition(
-        n, int(d.size - n), effect, counts, contribution, lo_, hi_, share, B, confidence, clusters is not None
-    )
+    reason = f"fewer than {min_blocks} {unit} with a paired question: no interval" if k_def < min_blocks else None
+    g = GainDecomposition(
+        n, int(d.size - n), effect, counts, contribution, nan, nan, share, B, confidence, clusters is not None,
+        reason,
+    )  # fmt: skip
+    if reason is not None:
+        return g, None, None
+    return g, X, N[:, 0].astype(np.float64)  # N is the bool mask itself without clusters
+
+
+def _replicate_means(X: np.ndarray, n_per_block: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda W: _block_means(W, X, n_per_block)
 
 
 def _block_means(W: np.ndarray, X: np.ndarray, n_per_block: np.ndarray) -> np.ndarray:

@@ -24,9 +24,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rageval.stats.moments import cluster_moments, covariances, interval_columns, pooled_and_by_group, replicate_moments
+from rageval.stats.moments import (
+    MomentAnalysis,
+    by_group,
+    cluster_moments,
+    covariances,
+    group_analyses,
+    interval_columns,
+    run_analyses,
+)
 
-__all__ = ["MEDIATION_KEYS", "mediation_analysis", "mediation_replicates", "mediation_stats"]
+__all__ = ["MEDIATION_KEYS", "mediation_analyses", "mediation_analysis", "mediation_replicates", "mediation_stats"]
 
 #: the quantities of one mediation analysis, in the order of the tables
 MEDIATION_KEYS = ("a", "b", "c_prime", "indirect", "total", "proportion_mediated")
@@ -93,6 +101,19 @@ def mediation_stats(
     >>> [round(s[k], 4) for k in ("a", "b", "c_prime", "indirect", "total", "proportion_mediated")]
     [0.3333, 0.25, 0.25, 0.0833, 0.3333, 0.25]
     """
+    (out,) = run_analyses([_mediation(recall, aic, quality, clusters, n_resamples, confidence)], n_resamples, seed)
+    return out
+
+
+def _mediation(
+    recall: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    quality: npt.ArrayLike,
+    clusters: Sequence[Any] | None,
+    n_resamples: int,
+    confidence: float,
+) -> MomentAnalysis:
+    """:func:`mediation_stats` as an analysis of :func:`~rageval.stats.moments.run_analyses`."""
     r, m, y = _aligned(recall, aic, quality)
     ok = np.isfinite(r) & np.isfinite(m) & np.isfinite(y)
     r, m, y = r[ok], m[ok], y[ok]
@@ -111,7 +132,7 @@ def mediation_stats(
         out.update({f"{k}_ci_{s}": None for k in MEDIATION_KEYS for s in ("low", "high")})
         out["undefined_replicates"] = {}
         return out
-    reps = mediation_replicates(replicate_moments(cluster_moments([r, m, y], cl), n_resamples, seed))
+    reps = mediation_replicates((yield cluster_moments([r, m, y], cl)))
     out["undefined_replicates"] = interval_columns(out, reps, MEDIATION_KEYS, confidence, n_resamples)
     return out
 
@@ -129,11 +150,27 @@ def mediation_analysis(
 ) -> dict[str, Any]:
     """``{"pooled": stats, "by_group": {group: stats}}`` of :func:`mediation_stats` (groups in first-seen order;
     each analysis draws its replicates from ``np.random.default_rng(seed)`` afresh)."""
+    keys, analyses = mediation_analyses(
+        recall, aic, quality, groups, clusters=clusters, n_resamples=n_resamples, confidence=confidence
+    )
+    return by_group(keys, run_analyses(analyses, n_resamples, seed))
+
+
+def mediation_analyses(
+    recall: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    quality: npt.ArrayLike,
+    groups: Sequence[str],
+    *,
+    clusters: Sequence[Any] | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> tuple[list[str | None], list[MomentAnalysis]]:
+    """The analyses of :func:`mediation_analysis`, not yet run (as
+    :func:`~rageval.stats.validity.validity_analyses`)."""
     r, m, y = _aligned(recall, aic, quality)
 
-    def one(sel: np.ndarray, cl: list[Any] | None) -> dict[str, Any]:
-        return mediation_stats(
-            r[sel], m[sel], y[sel], clusters=cl, seed=seed, n_resamples=n_resamples, confidence=confidence
-        )
+    def one(sel: np.ndarray, cl: list[Any] | None) -> MomentAnalysis:
+        return _mediation(r[sel], m[sel], y[sel], cl, n_resamples, confidence)
 
-    return pooled_and_by_group(r.size, groups, clusters, one)
+    return group_analyses(r.size, groups, clusters, one)

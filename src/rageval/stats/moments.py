@@ -19,12 +19,13 @@ undefined (a constant column in the resample) is left out and counted.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from rageval.stats.resample import _CHUNK, _blas_threads, _counts, _factorize, percentile_columns
+from rageval.stats.draws import _SHARED_CELLS, RowRequest, replicate_rows
+from rageval.stats.resample import _factorize, percentile_columns
 
 __all__ = [
     "cluster_moments",
@@ -32,8 +33,11 @@ __all__ = [
     "interval_columns",
     "inversion_p",
     "moment_ci",
+    "by_group",
+    "group_analyses",
     "pooled_and_by_group",
     "replicate_moments",
+    "run_analyses",
 ]
 
 #: a variance at most this fraction of the mean square is a constant column (the rounding of E[x²] - E[x]²)
@@ -53,16 +57,64 @@ def cluster_moments(columns: Sequence[np.ndarray], clusters: Sequence[Any]) -> n
 def replicate_moments(moments: np.ndarray, n_resamples: int, seed: int | np.random.Generator | None) -> np.ndarray:
     """``B x p x p``: each bootstrap replicate's moments (``K`` clusters drawn with replacement, the resample
     engine's draws)."""
+    ((_, out),) = replicate_rows([_request(moments, n_resamples)], n_resamples, seed)
+    return out.reshape(n_resamples, *moments.shape[1:])
+
+
+def _request(moments: np.ndarray, n_resamples: int) -> RowRequest:
+    """The :func:`~rageval.stats.draws.replicate_rows` request of the replicate moments of ``moments``."""
     K, p, _ = moments.shape
     flat = moments.reshape(K, p * p)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    out = np.empty((n_resamples, p * p))
-    with _blas_threads(min(n_resamples, _CHUNK) * K * p * p):  # one BLAS thread for products of ordinary size
-        for start in range(0, n_resamples, _CHUNK):
-            b = min(_CHUNK, n_resamples - start)
-            for lo, W in _counts(rng, b, K):
-                out[start + lo : start + lo + W.shape[0]] = W.astype(np.float64) @ flat
-    return out.reshape(n_resamples, p, p)
+    return K, p * p, flat.size, lambda W: W.astype(np.float64) @ flat
+
+
+#: an analysis that needs replicate moments (:func:`run_analyses`): a generator that yields its clusters' moments
+#: (``K x p x p``, at most once), is sent their replicate moments (``B x p x p``) and returns its result
+MomentAnalysis = Generator[np.ndarray, np.ndarray, dict[str, Any]]
+
+
+def run_analyses(
+    analyses: Sequence[MomentAnalysis], n_resamples: int, seed: int | np.random.Generator | None
+) -> list[dict[str, Any]]:
+    """Each analysis' result, the replicate moments of all of them computed together: those of the same
+    clusters' count share one drawing of the counts (:func:`~rageval.stats.draws.replicate_rows`: each gets
+    the draws :func:`replicate_moments` makes for it alone, so the results are those of one analysis at a
+    time).  The analyses are started in order and resumed as their moments are ready, at most
+    ``_SHARED_CELLS`` cells of moments and replicates waiting at once (then those are computed first)."""
+    results: list[dict[str, Any] | None] = [None] * len(analyses)
+    waiting: dict[int, np.ndarray] = {}
+
+    def resume() -> None:
+        idx = list(waiting)
+        requests = [_request(waiting[j], n_resamples) for j in idx]
+        for i, reps in replicate_rows(requests, n_resamples, seed):
+            j = idx[i]
+            M = waiting.pop(j)
+            results[j] = _finish(analyses[j], reps.reshape(n_resamples, *M.shape[1:]))
+
+    cells = 0
+    for j, a in enumerate(analyses):
+        try:
+            M = next(a)
+        except StopIteration as done:
+            results[j] = done.value
+            continue
+        need = M.size + n_resamples * M.shape[1] * M.shape[2]
+        if waiting and cells + need > _SHARED_CELLS:
+            resume()
+            cells = 0
+        waiting[j] = M
+        cells += need
+    resume()
+    return results  # type: ignore[return-value]
+
+
+def _finish(analysis: MomentAnalysis, reps: np.ndarray) -> dict[str, Any]:
+    try:
+        analysis.send(reps)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("an analysis asked for replicate moments twice")
 
 
 def covariances(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -139,11 +191,26 @@ def pooled_and_by_group(
     n: int,
     groups: Sequence[str],
     clusters: Sequence[Any] | None,
-    one: Callable[[np.ndarray, list[Any] | None], dict[str, Any]],
+    one: Callable[[np.ndarray, list[Any] | None], MomentAnalysis],
+    n_resamples: int,
+    seed: int | None,
 ) -> dict[str, Any]:
     """``{"pooled": one(every row), "by_group": {group: one(its rows)}}`` over ``n`` aligned rows (groups in
-    first-seen order): ``one(selection, the selected rows' clusters or None)`` computes one analysis, as the
-    validity and mediation analyses do per setting and pooled."""
+    first-seen order): ``one(selection, the selected rows' clusters or None)`` is one analysis
+    (:data:`MomentAnalysis`), as the validity and mediation analyses are per setting and pooled; they run
+    together (:func:`run_analyses`)."""
+    keys, analyses = group_analyses(n, groups, clusters, one)
+    return by_group(keys, run_analyses(analyses, n_resamples, seed))
+
+
+def group_analyses(
+    n: int,
+    groups: Sequence[str],
+    clusters: Sequence[Any] | None,
+    one: Callable[[np.ndarray, list[Any] | None], MomentAnalysis],
+) -> tuple[list[str | None], list[MomentAnalysis]]:
+    """The analyses of :func:`pooled_and_by_group`, not yet run: ``(their groups, None for the pooled one; the
+    analyses)``."""
     g = list(groups)
     if len(g) != n:
         raise ValueError(f"groups has {len(g)} entries, the metrics {n}")
@@ -152,8 +219,15 @@ def pooled_and_by_group(
     garr = np.array(g, dtype=object)
     carr = np.array(list(clusters), dtype=object) if clusters is not None else None
 
-    def run(sel: np.ndarray) -> dict[str, Any]:
+    def analysis(sel: np.ndarray) -> MomentAnalysis:
         return one(sel, carr[sel].tolist() if carr is not None else None)
 
-    by = {name: run(garr == name) for name in dict.fromkeys(g)}
-    return {"pooled": run(np.ones(n, dtype=bool)), "by_group": by}
+    keys: list[str | None] = [*dict.fromkeys(g), None]
+    return keys, [analysis(garr == k if k is not None else np.ones(n, dtype=bool)) for k in keys]
+
+
+def by_group(keys: Sequence[str | None], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The results of :func:`group_analyses`' analyses as ``{"pooled": ..., "by_group": {group: ...}}``."""
+    found = dict(zip(keys, results, strict=True))
+    pooled = found.pop(None)
+    return {"pooled": pooled, "by_group": found}

@@ -162,13 +162,18 @@ def _factorize(clusters: Sequence[Any]) -> tuple[np.ndarray, int]:
     return codes, len(labels)
 
 
-def percentile_columns(values: np.ndarray, qs: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def percentile_columns(
+    values: np.ndarray, qs: Sequence[float], *, inplace: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentiles (numpy's 'linear' method) ignoring NaN.
 
-    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.
+    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  ``inplace``: each column
+    of ``values`` is sorted where it is (replicates read no more: no sorted copy of them is made).
     """
-    s = np.sort(values, axis=0)  # NaN sorts last
     n_valid = np.isfinite(values).sum(axis=0)
+    s = values if inplace else np.sort(values, axis=0)  # NaN sorts last
+    if inplace:
+        s.sort(axis=0)
     C = values.shape[1]
     out = np.full((len(qs), C), np.nan)
     cols = np.arange(C)
@@ -294,16 +299,15 @@ def _bootstrap_ci(
     C = X.shape[1]
     width = max(1, _MAX_CELLS // max(B, 1))
     if C <= width:
-        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs)
+        return percentile_columns(_bootstrap_means(rng, X, N, sizes, B, estimate, constant), qs, inplace=True)
     out = np.empty((len(qs), C))
     n_valid = np.empty(C, dtype=np.int64)
     state = rng.bit_generator.state
     for lo in range(0, C, width):
         rng.bit_generator.state = state
         hi = min(C, lo + width)
-        out[:, lo:hi], n_valid[lo:hi] = percentile_columns(
-            _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi]), qs
-        )
+        means = _bootstrap_means(rng, X[:, lo:hi], N[:, lo:hi], sizes, B, estimate[lo:hi], constant[lo:hi])
+        out[:, lo:hi], n_valid[lo:hi] = percentile_columns(means, qs, inplace=True)
     return out, n_valid
 
 
@@ -320,7 +324,7 @@ def _bootstrap_means(
     (``estimate``: each column's mean of its defined differences; ``constant``: whether they are all equal, when
     every replicate's mean is the estimate)."""
     K, C = X.shape
-    reps = np.empty((B, C))
+    reps = np.empty((B, C), order="F")  # by column: each is sorted for its percentiles
     if K == 0:
         reps.fill(np.nan)
         return reps

@@ -24,16 +24,26 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rageval.stats.mediation import mediation_analyses
 from rageval.stats.moments import (
+    MomentAnalysis,
+    by_group,
     cluster_moments,
     covariances,
+    group_analyses,
     interval_columns,
     inversion_p,
-    pooled_and_by_group,
-    replicate_moments,
+    run_analyses,
 )
 
-__all__ = ["INTERVAL_KEYS", "validity_analysis", "validity_replicates", "validity_stats"]
+__all__ = [
+    "INTERVAL_KEYS",
+    "validity_analyses",
+    "validity_analysis",
+    "validity_replicates",
+    "validity_stats",
+    "validity_with_mediation",
+]
 
 #: the quantities given a cluster-bootstrap interval (``KEY_ci_low``, ``KEY_ci_high``)
 INTERVAL_KEYS = (
@@ -173,11 +183,11 @@ def _with_intervals(
     a: np.ndarray,
     r: np.ndarray,
     clusters: Sequence[Any],
-    seed: int | None,
     n_resamples: int,
     confidence: float,
-) -> dict[str, Any]:
-    """``stats`` (of the defined rows ``y, a, r``) with ``r_diff`` and every interval of :data:`INTERVAL_KEYS`."""
+) -> MomentAnalysis:
+    """``stats`` (of the defined rows ``y, a, r``) with ``r_diff`` and every interval of :data:`INTERVAL_KEYS`
+    (an analysis of :func:`~rageval.stats.moments.run_analyses`: its replicate moments are sent to it)."""
     a_ = stats["r_aic_f1"]
     b_ = stats["r_recall_f1"]
     out = dict(stats)
@@ -191,7 +201,7 @@ def _with_intervals(
         out["interval_note"] = "fewer than 2 clusters or 3 rows: no interval"
         out["undefined_replicates"] = {}
         return out
-    M = replicate_moments(cluster_moments([y, a, r, (a >= 0.5).astype(np.float64)], clusters), n_resamples, seed)
+    M = yield cluster_moments([y, a, r, (a >= 0.5).astype(np.float64)], clusters)
     reps = validity_replicates(M)
     undefined = interval_columns(out, reps, INTERVAL_KEYS, confidence, n_resamples)
     out["r_diff_p"] = inversion_p(reps["r_diff"]) if out["r_diff"] is not None else None
@@ -216,15 +226,54 @@ def validity_analysis(
     ``clusters`` (one resampling unit per row: its question, or its QASPER paper) adds the cluster-bootstrap
     intervals, ``r_diff`` and its test-inversion p (``n_resamples`` replicates drawn from
     ``np.random.default_rng(seed)``, afresh for the pooled rows and for each group)."""
+    keys, analyses = validity_analyses(
+        f1, aic, recall, groups, clusters=clusters, n_resamples=n_resamples, confidence=confidence
+    )
+    return by_group(keys, run_analyses(analyses, n_resamples, seed))
+
+
+def validity_analyses(
+    f1: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    recall: npt.ArrayLike,
+    groups: Sequence[str],
+    *,
+    clusters: Sequence[Any] | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> tuple[list[str | None], list[MomentAnalysis]]:
+    """The analyses of :func:`validity_analysis`, not yet run (:func:`~rageval.stats.moments.group_analyses`;
+    run them with :func:`~rageval.stats.moments.run_analyses`, with other analyses of the same rows)."""
     f1, aic, recall = (np.asarray(v, dtype=np.float64) for v in (f1, aic, recall))
 
-    def one(sel: np.ndarray, cl: list[Any] | None) -> dict[str, Any]:
+    def one(sel: np.ndarray, cl: list[Any] | None) -> MomentAnalysis:
         y, a, r = f1[sel], aic[sel], recall[sel]
         stats = validity_stats(y, a, r)
         if cl is None:
             return stats
         ok = np.isfinite(y) & np.isfinite(a) & np.isfinite(r)
         kept = [c for c, keep in zip(cl, ok.tolist(), strict=True) if keep]
-        return _with_intervals(stats, y[ok], a[ok], r[ok], kept, seed, n_resamples, confidence)
+        return (yield from _with_intervals(stats, y[ok], a[ok], r[ok], kept, n_resamples, confidence))
 
-    return pooled_and_by_group(f1.size, groups, clusters, one)
+    return group_analyses(f1.size, groups, clusters, one)
+
+
+def validity_with_mediation(
+    f1: npt.ArrayLike,
+    aic: npt.ArrayLike,
+    recall: npt.ArrayLike,
+    groups: Sequence[str],
+    *,
+    clusters: Sequence[Any] | None = None,
+    seed: int | None = 0,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(validity_analysis(f1, aic, recall, ...), mediation_analysis(recall, aic, f1, ...))`` of the same rows,
+    run together: they resample the same clusters with one seed, so they share the draws (the results are those
+    of the two apart)."""
+    opts: dict[str, Any] = {"clusters": clusters, "n_resamples": n_resamples, "confidence": confidence}
+    keys, v = validity_analyses(f1, aic, recall, groups, **opts)
+    _, m = mediation_analyses(recall, aic, f1, groups, **opts)
+    done = run_analyses([*v, *m], n_resamples, seed)
+    return by_group(keys, done[: len(v)]), by_group(keys, done[len(v) :])
