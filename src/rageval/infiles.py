@@ -229,18 +229,21 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _too_deep(value: Any) -> bool:
-    """Whether ``value`` nests arrays and objects deeper than :data:`MAX_DEPTH` (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        v, depth = stack.pop()
-        if isinstance(v, dict):
-            v = list(v.values())
-        elif not isinstance(v, list):
-            continue
-        if depth > MAX_DEPTH:
-            return True
-        stack.extend((x, depth + 1) for x in v if isinstance(x, (dict, list)))
-    return False
+    """Whether ``value`` nests arrays and objects deeper than :data:`MAX_DEPTH` (one level at a time: no
+    recursion; each level's arrays and objects, found by one comprehension per container)."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for v in level:
+            if isinstance(v, dict):
+                v = v.values()
+            elif not isinstance(v, list):
+                continue
+            below += [x for x in v if isinstance(x, (dict, list))]
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _deep(where: str) -> str:

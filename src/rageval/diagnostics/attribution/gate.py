@@ -40,7 +40,7 @@ from rageval.diagnostics.attribution.premises import Item, fmt, grounded_items, 
 __all__ = ["Job", "run_gate", "score_citations"]
 
 
-@dataclass
+@dataclass(slots=True)  # one per sentence of a batch: no __dict__ each
 class Job:
     """One sentence through the gate."""
 
