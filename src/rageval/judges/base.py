@@ -342,36 +342,52 @@ class JudgeRunner:
         the same: no truncation known); else the suite tokenizer's count of premise plus
         hypothesis (both the same).  The pair was truncated when ``after < before``.
         """
+        both, own = self._counters()
+        if both is None and own is None:  # the suite tokenizer: each text counted once, a pair is the sum of two
+            per_text, tok = self._text_tokens()
+            n = per_text.get(premise)
+            if n is None:
+                n = per_text[premise] = tok.count(premise)
+            c = per_text.get(hypothesis)
+            if c is None:
+                c = per_text[hypothesis] = tok.count(hypothesis)
+            return n + c, n + c
         memo = self.__dict__.setdefault("_token_memo", {})
         if self._memo_limit is not None and len(memo) > self._memo_limit:
             memo.clear()  # bound_memory: counted the same again when asked again
-            self.__dict__.get("_text_token_memo", {}).clear()
         key = (premise, hypothesis)
         hit = memo.get(key)
         if hit is not None:
             return hit
-        both = getattr(self.judge, "token_counts", None)
         if both is not None:
             before, after = both(premise, hypothesis)
             out = (int(before), int(after))
         else:
-            own = getattr(self.judge, "input_tokens", None)
-            if own is not None:
-                n = int(own(premise, hypothesis))
-            else:  # the suite tokenizer, looked up once; each text counted once (premises recur across pairs)
-                tok = self.__dict__.get("_count_tokenizer")
-                if tok is None:
-                    tok = self.__dict__["_count_tokenizer"] = tokenize.get_tokenizer(self._suite_tokenizer)
-                per_text = self.__dict__.setdefault("_text_token_memo", {})
-                n = 0
-                for text in (premise, hypothesis):
-                    c = per_text.get(text)
-                    if c is None:
-                        c = per_text[text] = tok.count(text)
-                    n += c
+            n = int(own(premise, hypothesis))
             out = (n, n)
         memo[key] = out
         return out
+
+    def _counters(self) -> tuple[Any, Any]:
+        """The backend's ``token_counts`` and ``input_tokens`` methods (None where it has none), looked up once."""
+        got = self.__dict__.get("_backend_counters")
+        if got is None:
+            got = self.__dict__["_backend_counters"] = (
+                getattr(self.judge, "token_counts", None),
+                getattr(self.judge, "input_tokens", None),
+            )
+        return got
+
+    def _text_tokens(self) -> tuple[dict[str, int], Any]:
+        """Each text's count by the suite tokenizer (premises recur across pairs; bounded as the pairs' memo is:
+        :meth:`bound_memory`), and that tokenizer (looked up once)."""
+        per_text = self.__dict__.get("_text_token_memo")
+        if per_text is None:
+            self.__dict__["_count_tokenizer"] = tokenize.get_tokenizer(self._suite_tokenizer)
+            per_text = self.__dict__["_text_token_memo"] = {}
+        elif self._memo_limit is not None and len(per_text) > self._memo_limit:
+            per_text.clear()  # bound_memory: counted the same again when asked again
+        return per_text, self.__dict__["_count_tokenizer"]
 
     def stats(self) -> dict[str, Any]:
         """Counters since creation (or :meth:`reset_stats`), plus the backend's own (e.g. ``truncated``).
