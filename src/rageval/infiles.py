@@ -235,11 +235,8 @@ def _too_deep(value: Any) -> bool:
     for _ in range(MAX_DEPTH):
         below: list[Any] = []
         for v in level:
-            if isinstance(v, dict):
-                v = v.values()
-            elif not isinstance(v, list):
-                continue
-            below += [x for x in v if isinstance(x, (dict, list))]
+            if isinstance(v, (dict, list)):
+                below += [x for x in (v.values() if isinstance(v, dict) else v) if isinstance(x, (dict, list))]
         if not below:
             return False
         level = below

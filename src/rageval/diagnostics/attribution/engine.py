@@ -250,7 +250,11 @@ def _scores(predictions, units, sources, runner, opts, parts, details, recovered
     gate: dict[str, Any] = dict(
         threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision
     )
-    emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
+    emitted = (  # its per-sentence values only go to the details
+        score_citations(questions, parsed, runner, rec, "emitted", sentences=details, **gate)
+        if "emitted" in parts
+        else {}
+    )
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
     by_q = recoveries_by_question(rec)
