@@ -76,6 +76,8 @@ def long_text(value: Any, limit: int) -> tuple[str, int] | None:
     >>> long_text({"q": "ab", "contexts": ["x", {"text": "abcd"}]}, 3)
     ('contexts[1].text', 4)
     """
+    if not _has_long_text(value, limit):  # the usual case: no place written for any string
+        return None
     stack: list[tuple[str, Any]] = [("", value)]
     while stack:
         place, v = stack.pop()
@@ -87,6 +89,21 @@ def long_text(value: Any, limit: int) -> tuple[str, int] | None:
         elif isinstance(v, list):
             stack.extend((f"{place}[{i}]", x) for i, x in reversed(list(enumerate(v))))
     return None
+
+
+def _has_long_text(value: Any, limit: int) -> bool:
+    """Whether a string in ``value`` is longer than ``limit`` characters (:func:`long_text`'s walk, no places)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if len(v) > limit:
+                return True
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return False
 
 
 def check_text_sizes(value: Any, where: str, *, error: Callable[[str], Exception]) -> None:

@@ -296,8 +296,8 @@ def score_claim_support(inputs, options, judge) -> dict[str, Any]:
     a = options.attribution
     return _claim_support(
         [x.answer for x in inputs],
-        [x.unit_dicts() for x in inputs],
-        [x.source_dicts() for x in inputs],
+        [list(x.units) for x in inputs],  # Unit and SourceSnippet objects: checked when made, as the engine takes them
+        [list(x.sources) for x in inputs],
         [None if x.answer_claims is None else list(x.answer_claims) for x in inputs],
         judge=judge,
         cache_dir=None,

@@ -226,6 +226,8 @@ class JudgeRunner:
                 f"judge got {len(premises)} premises but {len(hypotheses)} hypotheses: one premise per hypothesis"
             )
         for name, seq in (("premises", premises), ("hypotheses", hypotheses)):
+            if set(map(type, seq)) <= {str}:  # the usual case, in one pass of C
+                continue
             for i, x in enumerate(seq):
                 if not isinstance(x, str):
                     raise TypeError(f"judge {name}[{i}] must be a string, got {type(x).__name__}")
@@ -233,10 +235,7 @@ class JudgeRunner:
         if self._memo_limit is not None and self._disk is not None and len(self._memo) > self._memo_limit:
             self._memo.clear()  # bound_memory: the disk cache holds every value, nothing is judged twice
         pairs = list(zip(premises, hypotheses))
-        first: dict[tuple[str, str], int] = {}
-        for i, pq in enumerate(pairs):
-            first.setdefault(pq, i)
-        unique = list(first)
+        unique = list(dict.fromkeys(pairs))  # each pair once, in the order of its first occurrence
         self._counts["unique"] += len(unique)
         todo = [pq for pq in unique if pq not in self._memo]
         self._counts["memory_hits"] += len(unique) - len(todo)
@@ -255,8 +254,8 @@ class JudgeRunner:
             self._counts["cache_misses"] += len(rest)
             todo = rest
         if todo:
-            self._run(todo, first, keys)
-        out = [self._memo[pq] for pq in pairs]
+            self._run(todo, pairs, keys)
+        out = list(map(self._memo.__getitem__, pairs))
         self._counts["abstained"] += sum(math.isnan(p) for p in out)
         return out
 
@@ -264,9 +263,7 @@ class JudgeRunner:
         length = getattr(self.judge, "length", None)
         return int(length(*pq)) if length is not None else len(pq[0]) + len(pq[1])
 
-    def _run(
-        self, todo: list[tuple[str, str]], first: dict[tuple[str, str], int], keys: dict[tuple[str, str], str]
-    ) -> None:
+    def _run(self, todo: list[tuple[str, str]], pairs: list[tuple[str, str]], keys: dict[tuple[str, str], str]) -> None:
         order = sorted(todo, key=self._sort_key)
         ctx: Any = contextlib.nullcontext()
         if self.uses_torch:
@@ -277,7 +274,7 @@ class JudgeRunner:
             for i in range(0, len(order), self.batch_size):
                 batch = order[i : i + self.batch_size]
                 probs = self.judge.predict([p for p, _ in batch], [h for _, h in batch])
-                probs = self._check(probs, batch, first)
+                probs = self._check(probs, batch, pairs)
                 self._counts["executed"] += len(batch)
                 self._counts["abstained_executed"] += sum(math.isnan(p) for p in probs)
                 self._counts["batches"] += 1
@@ -286,7 +283,7 @@ class JudgeRunner:
                 if self._disk is not None:
                     self._disk.put_many([(keys[pq], p) for pq, p in zip(batch, probs)])
 
-    def _check(self, probs: Any, batch: list[tuple[str, str]], first: dict[tuple[str, str], int]) -> list[float]:
+    def _check(self, probs: Any, batch: list[tuple[str, str]], pairs: list[tuple[str, str]]) -> list[float]:
         """The protocol: one probability in [0, 1] or NaN per pair; anything else is a :class:`JudgeError`.
 
         Pair indexes in the messages are positions in the caller's request (first occurrence of the pair).
@@ -303,7 +300,7 @@ class JudgeRunner:
                 f"judge {self.id!r} returned {type(probs).__name__} {probs!r:.80} for {len(batch)} pairs; {rule}"
             ) from err
         if len(values) != len(batch):
-            idx = sorted(first[pq] for pq in batch)
+            idx = sorted(map(pairs.index, batch))
             shown = ", ".join(map(str, idx[:10])) + (", …" if len(idx) > 10 else "")
             raise JudgeError(
                 f"judge {self.id!r} returned {len(values)} values for {len(batch)} pairs "
@@ -314,7 +311,7 @@ class JudgeRunner:
             p = _as_probability(v)
             if p is None:
                 raise JudgeError(
-                    f"judge {self.id!r} returned {v!r:.80} ({type(v).__name__}) for pair {first[pq]} "
+                    f"judge {self.id!r} returned {v!r:.80} ({type(v).__name__}) for pair {pairs.index(pq)} "
                     f"(hypothesis {pq[1]!r:.60}); {rule} (None is an error, NaN is an abstention)"
                 )
             out.append(p)
@@ -345,36 +342,52 @@ class JudgeRunner:
         the same: no truncation known); else the suite tokenizer's count of premise plus
         hypothesis (both the same).  The pair was truncated when ``after < before``.
         """
+        both, own = self._counters()
+        if both is None and own is None:  # the suite tokenizer: each text counted once, a pair is the sum of two
+            per_text, tok = self._text_tokens()
+            n = per_text.get(premise)
+            if n is None:
+                n = per_text[premise] = tok.count(premise)
+            c = per_text.get(hypothesis)
+            if c is None:
+                c = per_text[hypothesis] = tok.count(hypothesis)
+            return n + c, n + c
         memo = self.__dict__.setdefault("_token_memo", {})
         if self._memo_limit is not None and len(memo) > self._memo_limit:
             memo.clear()  # bound_memory: counted the same again when asked again
-            self.__dict__.get("_text_token_memo", {}).clear()
         key = (premise, hypothesis)
         hit = memo.get(key)
         if hit is not None:
             return hit
-        both = getattr(self.judge, "token_counts", None)
         if both is not None:
             before, after = both(premise, hypothesis)
             out = (int(before), int(after))
         else:
-            own = getattr(self.judge, "input_tokens", None)
-            if own is not None:
-                n = int(own(premise, hypothesis))
-            else:  # the suite tokenizer, looked up once; each text counted once (premises recur across pairs)
-                tok = self.__dict__.get("_count_tokenizer")
-                if tok is None:
-                    tok = self.__dict__["_count_tokenizer"] = tokenize.get_tokenizer(self._suite_tokenizer)
-                per_text = self.__dict__.setdefault("_text_token_memo", {})
-                n = 0
-                for text in (premise, hypothesis):
-                    c = per_text.get(text)
-                    if c is None:
-                        c = per_text[text] = tok.count(text)
-                    n += c
+            n = int(own(premise, hypothesis))
             out = (n, n)
         memo[key] = out
         return out
+
+    def _counters(self) -> tuple[Any, Any]:
+        """The backend's ``token_counts`` and ``input_tokens`` methods (None where it has none), looked up once."""
+        got = self.__dict__.get("_backend_counters")
+        if got is None:
+            got = self.__dict__["_backend_counters"] = (
+                getattr(self.judge, "token_counts", None),
+                getattr(self.judge, "input_tokens", None),
+            )
+        return got
+
+    def _text_tokens(self) -> tuple[dict[str, int], Any]:
+        """Each text's count by the suite tokenizer (premises recur across pairs; bounded as the pairs' memo is:
+        :meth:`bound_memory`), and that tokenizer (looked up once)."""
+        per_text = self.__dict__.get("_text_token_memo")
+        if per_text is None:
+            self.__dict__["_count_tokenizer"] = tokenize.get_tokenizer(self._suite_tokenizer)
+            per_text = self.__dict__["_text_token_memo"] = {}
+        elif self._memo_limit is not None and len(per_text) > self._memo_limit:
+            per_text.clear()  # bound_memory: counted the same again when asked again
+        return per_text, self.__dict__["_count_tokenizer"]
 
     def stats(self) -> dict[str, Any]:
         """Counters since creation (or :meth:`reset_stats`), plus the backend's own (e.g. ``truncated``).

@@ -28,7 +28,7 @@ from __future__ import annotations
 import functools
 
 from rageval.text import ids as text_ids
-from rageval.text.normalize import normalize_answer
+from rageval.text.normalize import normalized_tokens
 
 __all__ = ["LexicalJudge", "content_tokens", "clear_memo", "STOPWORDS"]
 
@@ -67,10 +67,10 @@ LINE_MEMO_SIZE = 32_768
 
 
 def _stemmed(line: str) -> set[str]:
-    toks = set(normalize_answer(line).split())
+    toks = set(normalized_tokens(line))
     toks -= STOPWORDS
     # the light stem (module doc): a trailing "s" dropped from a token longer than three that does not end in "ss"
-    return {t[:-1] if len(t) > 3 and t[-1] == "s" and t[-2] != "s" else t for t in toks}
+    return {t[:-1] if t[-1] == "s" and len(t) > 3 and t[-2] != "s" else t for t in toks}
 
 
 @functools.lru_cache(maxsize=LINE_MEMO_SIZE)

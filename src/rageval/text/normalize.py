@@ -28,17 +28,14 @@ CITATION_RE = re.compile(r"\[\s*[0-9]+(?:\s*(?:[-\u2013,]|,\s*)\s*[0-9]+)*\s*\]"
 
 def normalize_answer(s: str) -> str:
     """Lowercase, strip punctuation, drop articles, collapse whitespace (SQuAD/ALCE)."""
-    if not isinstance(s, str):
-        raise TypeError(f"normalize_answer takes a string, got {type(s).__name__}: {s!r:.60}")
-    s = s.lower()
-    s = s.translate(_DROP_PUNCT)
-    s = _ARTICLES.sub(" ", s)
-    return " ".join(s.split())
+    return " ".join(normalized_tokens(s))
 
 
 def normalized_tokens(s: str) -> list[str]:
-    """``normalize_answer(s).split()``."""
-    return normalize_answer(s).split()
+    """``normalize_answer(s).split()``, without joining the words to split them again."""
+    if not isinstance(s, str):
+        raise TypeError(f"normalize_answer takes a string, got {type(s).__name__}: {s!r:.60}")
+    return _ARTICLES.sub(" ", s.lower().translate(_DROP_PUNCT)).split()
 
 
 def remove_citations(s: str) -> str:

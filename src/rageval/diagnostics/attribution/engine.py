@@ -73,6 +73,8 @@ def _emitted(r, det, e) -> None:
     r["emitted_precision"], r["emitted_recall"] = e["precision"], e["recall"]
     r["emitted_precision_excl_abstain"], r["emitted_recall_excl_abstain"] = e["precision_x"], e["recall_x"]
     r["n_citations"] = e["citations"]
+    if det is None:  # no details asked for
+        return
     for s, d in zip(det["sentences"], e["sentences"]):
         s["emitted"] = {"supported": d["supported"], "precise": d["precise"]}
         if d.get("abstained"):
@@ -84,13 +86,15 @@ def _grounded(r, det, g) -> None:
     r["grounded_precision_excl_abstain"], r["grounded_recall_excl_abstain"] = g["precision_x"], g["recall_x"]
     r["n_citations"] = g["citations"]
     counts = {"declared": 0, "recovered": 0, "missing": 0}
-    for s, d in zip(det["sentences"], g["sentences"]):
-        s["grounded"] = {"supported": d["supported"], "precise": d["precise"]}
-        if d.get("abstained"):
-            s["grounded"]["abstained"] = True
-        s["evidence"] = d["evidence"]
+    for d in g["sentences"]:
         for st in d["evidence"]:
             counts[st] += 1
+    if det is not None:  # details asked for
+        for s, d in zip(det["sentences"], g["sentences"]):
+            s["grounded"] = {"supported": d["supported"], "precise": d["precise"]}
+            if d.get("abstained"):
+                s["grounded"]["abstained"] = True
+            s["evidence"] = d["evidence"]
     r.update({f"citations_{k}": v for k, v in counts.items()})
 
 
@@ -137,7 +141,10 @@ def question_row(
     """The flat values (and details) of one question from the engine's per-part results (``q_rec``: this
     question's recoveries, :func:`recoveries_by_question`)."""
     r: dict[str, Any] = {}
-    det: dict[str, Any] = {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)}
+    # the details (per sentence, per unit) only when they are returned
+    det: dict[str, Any] | None = (
+        {"sentences": [s.to_dict() for s in ans.sentences], "n_units": len(q.units)} if details else None
+    )
     abstentions = sum(v.abstentions for v in q_rec.values())
     if "emitted" in parts:
         _emitted(r, det, emitted[q.index])
@@ -154,11 +161,12 @@ def question_row(
     cited = [q_rec[k] for k in cited_units(ans) if k in q_rec]
     r["recovery_candidates_scored"] = sum(v.pairs_scored for v in cited)
     r["recovery_tokens"] = sum(v.tokens_scored for v in cited)
-    det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
+    if det is not None:
+        det["recovery"] = {str(k + 1): v.to_dict() for k, v in sorted(q_rec.items())}
     if "verification" in parts:
         abstentions += _verification(r, det, verif[q.index], cited, runner)
     r["judge_abstentions"] = abstentions
-    if details:
+    if det is not None:
         r["details"] = det
     return r
 
@@ -170,7 +178,9 @@ def _gaps(r: dict[str, Any]) -> None:
         r[f"emitted_minus_grounded_{m}"] = None if e_v is None or g_v is None else e_v - g_v
 
 
-def _verification(r: dict[str, Any], det: dict[str, Any], v: dict[str, Any], cited: list[Recovery], runner) -> int:
+def _verification(
+    r: dict[str, Any], det: dict[str, Any] | None, v: dict[str, Any], cited: list[Recovery], runner
+) -> int:
     """The verification values and each sentence's claim status; the judge inputs verification asked (its own and
     the recovery of the cited units); return its abstentions."""
     r.update({key: v[key] for key in _VERIFICATION_KEYS})
@@ -178,8 +188,9 @@ def _verification(r: dict[str, Any], det: dict[str, Any], v: dict[str, Any], cit
     for rr in cited:
         pairs.update(dict.fromkeys(rr.pairs))
     _judge_inputs(r, pairs, runner)
-    for s, st in zip(det["sentences"], v["claim_status"]):
-        s["verification"] = st
+    if det is not None:
+        for s, st in zip(det["sentences"], v["claim_status"]):
+            s["verification"] = st
     return v["abstentions"]
 
 
@@ -239,7 +250,11 @@ def _scores(predictions, units, sources, runner, opts, parts, details, recovered
     gate: dict[str, Any] = dict(
         threshold=opts.threshold, alce_compat=opts.alce_compat, no_citation_precision=opts.no_citation_precision
     )
-    emitted = score_citations(questions, parsed, runner, rec, "emitted", **gate) if "emitted" in parts else {}
+    emitted = (  # its per-sentence values only go to the details
+        score_citations(questions, parsed, runner, rec, "emitted", sentences=details, **gate)
+        if "emitted" in parts
+        else {}
+    )
     grounded = score_citations(questions, parsed, runner, rec, "grounded", **gate) if "grounded" in parts else {}
     verif = verify_claims(questions, parsed, runner, rec, threshold=opts.threshold) if "verification" in parts else {}
     by_q = recoveries_by_question(rec)

@@ -40,7 +40,7 @@ from rageval.diagnostics.attribution.premises import Item, fmt, grounded_items, 
 __all__ = ["Job", "run_gate", "score_citations"]
 
 
-@dataclass
+@dataclass(slots=True)  # one per sentence of a batch: no __dict__ each
 class Job:
     """One sentence through the gate."""
 
@@ -163,9 +163,19 @@ def _question_scores(ans, jobs: list[Job], alce_compat: bool, no_citation_precis
 
 
 def score_citations(
-    questions, parsed, runner, rec, variant: str, *, threshold: float, alce_compat: bool, no_citation_precision: str
+    questions,
+    parsed,
+    runner,
+    rec,
+    variant: str,
+    *,
+    threshold: float,
+    alce_compat: bool,
+    no_citation_precision: str,
+    sentences: bool = True,
 ) -> dict[int, dict[str, Any]]:
-    """Per question: precision, recall (and ``_x`` = abstentions left out), per-sentence details."""
+    """Per question: precision, recall (and ``_x`` = abstentions left out), per-sentence details (``sentences``:
+    else an empty list)."""
     per_q: dict[int, list[Job]] = {}
     statuses: dict[int, list[list[str]]] = {}
     for q, ans in zip(questions, parsed):
@@ -183,21 +193,25 @@ def score_citations(
                     st.append(status)
             jobs.append(Job(groups=groups, hyp=s.text))
             sts.append(st)
-        per_q[q.index], statuses[q.index] = jobs, sts
+        per_q[q.index], statuses[q.index] = jobs, (sts if sentences else [])
     run_gate([j for jobs in per_q.values() for j in jobs], runner, threshold)
     out: dict[int, dict[str, Any]] = {}
     for q, ans in zip(questions, parsed):
         jobs = per_q[q.index]
         r = _question_scores(ans, jobs, alce_compat, no_citation_precision)
         r["abstentions"] = sum(j.abstentions for j in jobs)
-        r["sentences"] = [
-            {
-                "supported": bool(j.joint),
-                "precise": list(j.precise),
-                "evidence": st,
-                **({"abstained": True} if j.joint_abstained or any(j.abstained) else {}),
-            }
-            for j, st in zip(jobs, statuses[q.index])
-        ]
+        r["sentences"] = (
+            [
+                {
+                    "supported": bool(j.joint),
+                    "precise": list(j.precise),
+                    "evidence": st,
+                    **({"abstained": True} if j.joint_abstained or any(j.abstained) else {}),
+                }
+                for j, st in zip(jobs, statuses[q.index])
+            ]
+            if sentences
+            else []
+        )
         out[q.index] = r
     return out
