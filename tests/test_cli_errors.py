@@ -172,6 +172,9 @@ def test_configuration_errors_exit_2_at_validate_and_before_any_record(tmp_path,
 
 def test_a_missing_suite_and_a_non_run_directory(tmp_path):
     check_handled(invoke(["validate", tmp_path / "nope.yaml"]), 2, "suite file not found")
+    readme_path = invoke(["validate", tmp_path / "suites" / "demo.yaml"])  # the README's path, outside the checkout
+    check_handled(readme_path, 2, "suite file not found", "rageval suite demo")  # the shipped one named
+    assert "rageval suite" not in invoke(["validate", tmp_path / "nope.yaml"]).output
     check_handled(invoke(["suite", "dem"]), 2, "Did you mean 'demo'?")
     check_handled(invoke(["report", tmp_path]), 2, "records.jsonl is missing: run the command that writes it first")
     check_handled(invoke(["rescore", tmp_path]), 2, "manifest.json is missing")

@@ -200,3 +200,86 @@ def test_report_without_records_jsonl_names_the_export_that_rebuilds_it(run, tmp
     assert got.exit_code == 2 and "rageval export" in got.output, got.output
     assert _export(str(gone), "--out", str(gone / "records.jsonl")).exit_code == 0
     assert (gone / "records.jsonl").read_bytes() == (run / "records.jsonl").read_bytes()
+
+
+def _uncompressed_with_bad_text(part: Path) -> None:
+    """Rewrite ``part`` without compression (its schema, metadata included, kept), then turn one byte of a record's
+    text into 0xFF: the part still opens and its footer is whole, but that text is no longer UTF-8."""
+    table = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    raw = bytearray(sink.getvalue().to_pybytes())
+    at = raw.index(b'"question_id"')
+    raw[at + 1] = 0xFF
+    part.write_bytes(bytes(raw))
+
+
+def test_a_part_whose_text_is_not_utf8_is_one_line_on_export(run, tmp_path):
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()
+    [part] = (gone / "cache" / "store").glob("part-*.arrow")
+    _uncompressed_with_bad_text(part)
+    for fmt in ("jsonl", "csv"):
+        got = _export(str(gone), "--format", fmt, "--out", str(tmp_path / f"x.{fmt}"))
+        assert got.exit_code == 2, got.output
+        assert part.name in got.output and "Traceback" not in got.output
+        assert len(got.output.strip().splitlines()) == 1
+        assert not (tmp_path / f"x.{fmt}").exists()
+
+
+def test_a_part_whose_text_is_not_utf8_is_quarantined_and_its_records_computed_again(tmp_path, caplog):
+    out = _run(tmp_path)
+    before = (out / "records.jsonl").read_bytes()
+    [part] = (out / "cache" / "store").glob("part-*.arrow")
+    _uncompressed_with_bad_text(part)
+    with caplog.at_level("WARNING", logger="rageval"):
+        score_files([str(tmp_path / "in.jsonl")], out, build_report=False)
+    assert (out / "records.jsonl").read_bytes() == before
+    assert [p.name for p in (out / "cache" / "quarantine" / "store").iterdir()] == [part.name]
+    stats = json.loads((out / "run_stats.json").read_text())
+    assert stats["records_computed"] == 12 and stats["records_reused"] == 0
+    [warning] = [r.getMessage() for r in caplog.records if "moved to" in r.getMessage()]
+    assert "held a row unfit to reuse" in warning and "ArrowInvalid" in warning
+
+
+def test_csv_from_the_store_takes_the_records_values_not_an_edited_metric_column(run, tmp_path):
+    from record_files import edit_rows
+
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()
+    [part] = (gone / "cache" / "store").glob("part-*.arrow")
+
+    def change(row: dict) -> None:
+        row["metrics.answer_f1"] = 0.999  # no digest covers a column: the export must not believe it
+
+    edit_rows(part, change)
+    out = tmp_path / "x.parquet"
+    assert _export(str(gone), "--format", "parquet", "--out", str(out)).exit_code == 0
+    records = [json.loads(x) for x in (run / "records.jsonl").read_text().splitlines()]
+    want = [r["metrics"].get("answer_f1") for r in records]
+    assert pq.read_table(out).column("metrics.answer_f1").to_pylist() == want
+    assert 0.999 not in want
+
+
+def test_a_folded_part_that_cannot_be_opened_is_named_on_export(run, tmp_path):
+    gone = tmp_path / "gone"
+    shutil.copytree(run, gone)
+    (gone / "records.jsonl").unlink()
+    [part] = (gone / "cache" / "store").glob("part-*.arrow")
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])  # truncated: its footer gone
+    got = _export(str(gone))
+    assert got.exit_code == 2 and f"part {part.name} (" in got.output and "is unreadable" in got.output
+    assert "one file each" not in got.output  # not the message of a store without a completed run
+
+
+def test_report_of_a_run_killed_before_its_manifest_says_rerun_not_export(run, tmp_path):
+    killed = tmp_path / "killed"
+    shutil.copytree(run, killed)
+    (killed / "records.jsonl").unlink()
+    (killed / "manifest.json").unlink()
+    got = CliRunner().invoke(main, ["report", str(killed)])
+    assert got.exit_code == 2, got.output
+    assert "stopped before it finished" in got.output and "rageval export" not in got.output

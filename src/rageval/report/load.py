@@ -212,12 +212,16 @@ def load_run(
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
     if not rec_path.exists():  # not a regular file: refused by the reader
         store = path / "cache" / "store"
-        again = (
-            f"rebuild it from the run's record store (rageval export {path} --out {rec_path}), or rerun the "
-            "command that writes it"
-            if store.is_dir() and any(store.glob("part-*.arrow"))
-            else "run the command that writes it first"
-        )
+        stored = store.is_dir() and any(store.glob("part-*.arrow"))
+        if stored and man_path.is_file():
+            again = (
+                f"rebuild it from the run's record store (rageval export {path} --out {rec_path}), or rerun the "
+                "command that writes it"
+            )
+        elif stored:  # killed before its manifest: no completed run to export, but records to resume from
+            again = "the run was stopped before it finished: rerun the command that writes it (it resumes)"
+        else:
+            again = "run the command that writes it first"
         raise RunError(
             f"{rec_path} is missing: {again} (rageval suite FILE --out {path}, or rageval score FILES --out {path})"
         )

@@ -2,9 +2,10 @@
 ``rageval export`` writes.
 
 The store's folded part (written when a run completes) holds the run's records first, in the run's order
-(:data:`~rageval.rundir.store.RUN_ROWS`): :func:`run_texts` gives their texts (the lines of ``records.jsonl``),
-:func:`run_table` their id and scalar columns, memory-mapped and projected (no record text decoded).
-:func:`table_of_records` makes the same table from records as ``records.jsonl`` holds them.
+(:data:`~rageval.rundir.store.RUN_ROWS`): :func:`run_texts` gives their texts (the lines of ``records.jsonl``).
+:func:`table_of_records` makes the table of ids and scalar columns of records (``rageval export --format
+parquet|csv``) from records as ``records.jsonl`` or those texts hold them (their digests checked), never from
+the store's metric columns, which no digest covers.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from rageval.rundir.store import (
     schema_problem,
 )
 
-__all__ = ["StoreError", "run_parts", "run_table", "run_texts", "table_of_records"]
+__all__ = ["StoreError", "run_parts", "run_texts", "table_of_records"]
 
 
 class StoreError(RunDirError):
@@ -40,6 +41,7 @@ def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
     none."""
     folder = Path(out_dir) / "cache" / "store"
     found: list[tuple[int, Path, int, pa.Schema]] = []
+    unreadable: list[str] = []
     if folder.is_dir():
         for e in os.scandir(folder):
             m = PART_NAME.match(e.name)
@@ -47,11 +49,17 @@ def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
                 continue
             try:
                 schema = open_part(Path(e.path)).schema
-            except (pa.ArrowException, OSError, ValueError):
+            except (pa.ArrowException, OSError, ValueError) as err:
+                unreadable.append(f"{e.name} ({type(err).__name__}: {str(err)[:80]})")
                 continue
             rows = (schema.metadata or {}).get(RUN_ROWS)
             if rows is not None and schema_problem(schema) is None:
                 found.append((int(m.group(1)), Path(e.path), int(rows), schema))
+    if not found and unreadable:
+        raise StoreError(
+            f"{folder} holds no readable completed run: part {unreadable[0]} is unreadable; rerun the command "
+            "that wrote the run (it moves the part aside and computes its records again)"
+        )
     if not found:
         raise StoreError(
             f"{folder} holds no completed run's records (the run was not completed since rageval stores them "
@@ -74,8 +82,13 @@ def _run_batches(path: Path, rows: int, schema: pa.Schema, fields: Sequence[str]
             if batch.num_rows > left:
                 batch = batch.slice(0, left)
             left -= batch.num_rows
+            batch.validate(full=True)  # text that is not UTF-8 (damaged inside): ArrowInvalid, not a traceback later
             yield batch
-    except (pa.ArrowException, OSError) as err:  # a part damaged inside (its footer whole): one line, not Arrow's
+    except (
+        pa.ArrowException,
+        OSError,
+        ValueError,
+    ) as err:  # a part damaged inside (its footer whole): one line, not Arrow's
         raise StoreError(
             f"{path} is unreadable ({type(err).__name__}: {err}): rerun the command that wrote the run"
         ) from None
@@ -87,16 +100,8 @@ def run_texts(out_dir: Path) -> Iterator[str]:
         yield from batch.column(0).to_pylist()
 
 
-def run_table(out_dir: Path) -> pa.Table:
-    """The last completed run's records as a table of ids, setting, status and scalar columns (no text)."""
-    path, rows, full = run_parts(out_dir)
-    names = [n for n in full.names if n not in ("record", "digest")]
-    schema = pa.schema([full.field(n) for n in names])
-    return pa.Table.from_batches(list(_run_batches(path, rows, full, names)), schema=schema)
-
-
 def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """Records (as ``records.jsonl`` holds them) as the table :func:`run_table` reads from a store: the id
+    """Records (as ``records.jsonl`` holds them) as a table: the id
     columns, then a float64 column per scalar metric (sorted) and the context's measures."""
     ids: dict[str, list[Any]] = {n: [] for n in TABLE_IDS}
     scalars: list[dict[str, float | None]] = []

@@ -216,12 +216,18 @@ class RecordStore:
             for row, (s, q) in enumerate(zip(settings, questions)):
                 self.index.setdefault(s, {})[q] = base | row
 
-    def _quarantine(self, path: Path, why: str) -> None:
-        """Move an unreadable part aside (never overwriting an earlier one), warn once, count it."""
+    def _quarantine(self, path: Path, why: str, *, rows: bool = False) -> None:
+        """Move an unreadable part aside (never overwriting an earlier one), warn once, count it.  ``rows``: the
+        part was read, but a row of it was unfit (``why``; that row was computed again, the others reused)."""
         dest = move_aside(path, self.quarantine_root / path.name, self.out_dir)
         self.quarantined.append(dest)
+        what = (
+            "held a row unfit to reuse (%s); moved to %s (its unfit rows were computed again)"
+            if rows
+            else "is unreadable (%s); moved to %s, its records are computed again"
+        )
         log.warning(
-            "rageval: warning: cache part %s is unreadable (%s); moved to %s, its records are computed again",
+            "rageval: warning: cache part %s " + what,
             path.relative_to(self.out_dir),
             why,
             dest.relative_to(self.out_dir),
@@ -302,10 +308,10 @@ class RecordStore:
             return p["input_hash"][row], p["digest"][row], p["record"][row]
         try:
             cols = self._batch(part, b)
-        except (pa.ArrowException, OSError, ValueError) as err:
+            return cols[0][row].as_py(), cols[1][row].as_py(), cols[2][row].as_py()
+        except (pa.ArrowException, OSError, ValueError) as err:  # ValueError: UnicodeDecodeError too
             self.drop(setting, question_id, f"unreadable ({type(err).__name__}: {str(err)[:120]})")
             return None
-        return cols[0][row].as_py(), cols[1][row].as_py(), cols[2][row].as_py()
 
     @staticmethod
     def _at(where: int) -> tuple[int, int, int]:
@@ -320,6 +326,7 @@ class RecordStore:
             return cols
         fields = ("input_hash", "digest", "record")
         batch = self.parts[part].reader(fields).get_batch(b)
+        batch.validate(full=True)  # text that is not UTF-8 (damaged inside, zstd none the wiser): ArrowInvalid here
         cols = [batch.column(i) for i in range(len(fields))]  # Arrow's text: a row made a str when it is read
         self._batches[key] = cols
         while len(self._batches) > 2:
@@ -443,7 +450,7 @@ class RecordStore:
 
     def _remove(self, part: _Part) -> None:
         if part.flag is not None and part.path.exists():
-            self._quarantine(part.path, part.flag)
+            self._quarantine(part.path, part.flag, rows=True)
         else:
             part.path.unlink(missing_ok=True)
 

@@ -51,7 +51,9 @@ def _read_yaml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
     if path in chain:
         raise SuiteError(f"{path}: include cycle: {' -> '.join(map(str, chain + (path,)))}")
     if not path.is_file():
-        raise SuiteError(f"suite file not found: {path}")
+        shipped = shipped_suites().get(path.stem) if path.suffix == ".yaml" and not chain else None
+        hint = f" (a shipped suite of that name runs with: rageval suite {path.stem})" if shipped else ""
+        raise SuiteError(f"suite file not found: {path}{hint}")
     try:  # UTF-8 only; duplicate keys, alias bombs and non-finite numbers are refused (rageval.suite.yamlsafe)
         data = load_yaml_file(path)
     except YamlError as err:
