@@ -214,6 +214,8 @@ def test_union_of_two_runs_adjusts_over_every_row(tmp_path):
     np.testing.assert_allclose(np.array(got, dtype=float), holm(vs))
     lines = describe_holm(an_b.holm)
     assert lines[0] == "contrasts: 10 in 2 families" and "  gaps: 4" in lines
+    one = describe_holm({**an_b.holm, "families": {"gaps": 4}, "family_order": ["gaps"]})
+    assert one[0] == "contrasts: 4 in 1 family (gaps)" and not one[1].startswith("  ")  # the count said once
     scope_line = next(x for x in lines if x.startswith("Holm scope"))
     assert "Holm scope: family" in scope_line and "of 2 runs (a, b)" in scope_line
 

@@ -98,8 +98,11 @@ def describe_holm(holm: dict[str, Any]) -> list[str]:
     fams = {f: fams[f] for f in order}
     total = sum(fams.values())
     runs = holm.get("runs") or []
-    lines = [f"contrasts: {total} in {len(fams)} famil{'y' if len(fams) == 1 else 'ies'}"]
-    lines += [f"  {name}: {n}" for name, n in fams.items()]
+    if len(fams) == 1:  # its one count is the total: named on the line, not repeated below it
+        lines = [f"contrasts: {total} in 1 family ({next(iter(fams))})"]
+    else:
+        lines = [f"contrasts: {total} in {len(fams)} families"]
+        lines += [f"  {name}: {n}" for name, n in fams.items()]
     where = f" of {len(runs)} runs ({', '.join(runs)})" if len(runs) > 1 else ""
     sizes = holm.get("family_sizes") or {}
     if holm.get("scope") == "family":
