@@ -117,8 +117,9 @@ def _store_error(rundir: RunDir, err: Exception) -> RunDirError:
     return RunDirError(f"{rundir.records_path} is missing and {err}")
 
 
-def _store_lines(rundir: RunDir) -> Iterator[bytes]:
-    """The lines of the run's ``records.jsonl`` from its store, each record's digest checked."""
+def _store_records(rundir: RunDir) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The run's records from its store, in its order: each text (its line of ``records.jsonl``) with its value,
+    the record's digest checked."""
     from rageval.rundir.export import StoreError, run_texts
 
     try:
@@ -134,9 +135,15 @@ def _store_lines(rundir: RunDir) -> Iterator[bytes]:
                     f"{rundir.records_path} is missing and record {i} of the record store is unfit ({why}); rerun "
                     "the command that wrote the run"
                 )
-            yield text.encode("utf-8") + b"\n"
+            yield text, value
     except StoreError as err:
         raise _store_error(rundir, err) from None
+
+
+def _store_lines(rundir: RunDir) -> Iterator[bytes]:
+    """The lines of the run's ``records.jsonl`` from its store, each record's digest checked."""
+    for text, _value in _store_records(rundir):
+        yield text.encode("utf-8") + b"\n"
 
 
 def _inert_text(table: Any) -> Any:
@@ -173,4 +180,4 @@ def _store_table(rundir: RunDir) -> Any:
     columns: a column edited in a part is not covered by any digest."""
     from rageval.rundir.export import table_of_records
 
-    return table_of_records(json.loads(line) for line in _store_lines(rundir))
+    return table_of_records(value for _text, value in _store_records(rundir))
