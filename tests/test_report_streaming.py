@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import random
 import tracemalloc
@@ -602,3 +603,45 @@ def test_the_run_directory_is_claimed_once_per_report(tmp_path, monkeypatch):
     other = make_run(tmp_path / "other")
     build.build_reports([run_dir, other], n_resamples=200)
     assert calls == [run_dir.resolve(), other.resolve()]
+
+
+def test_full_blocks_of_a_metric_are_kept_narrow_and_read_back_exactly(monkeypatch):
+    from rageval.rundir import columns as columns_module
+
+    monkeypatch.setattr(columns_module, "BLOCK", 4)
+    third = 1 / 3
+    # by hand, per block of 4 records: "count" 0..3 (float16), 4096.5.. (float32: float16 has no .5 above 2,048),
+    # "frac" 1/3 (float64); "late" first seen at record 9 (its first two blocks all NaN); "huge" 1e300 (float64)
+    values = {
+        "count": [0, 1, 2, None, 4096.5, 4097.5, 5, 6, 7, 8],
+        "frac": [third, 0.5, True, False, 1, 2, 3, 4, None, 0.25],
+        "late": [None] * 9 + [7],
+        "huge": [1e300, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    }
+    recs = [
+        {
+            "question_id": f"q{i}",
+            "setting": "a",
+            "status": "ok",
+            "metrics": {k: v[i] for k, v in values.items() if i >= 9 or k != "late"},
+        }
+        for i in range(10)
+    ]
+    cols = RecordColumns.of(recs)
+    for name, want in values.items():
+        got = cols.column(name)
+        assert got.dtype == np.float64
+        want_f = np.array([math.nan if v is None else float(v) for v in want])
+        assert np.array_equal(got, want_f, equal_nan=True), name
+    kept = {k: [b.dtype.name for b in blocks] for k, blocks in cols._blocks.items()}
+    assert kept == {
+        "count": ["float16", "float32"],
+        "frac": ["float64", "float16"],
+        "late": ["float16", "float16"],
+        "huge": ["float64", "float16"],
+    }
+    assert len(cols.metrics["count"]) == 2  # the last two records: not a full block yet
+    t = cols.metric_table([f"q{i}" for i in (9, 0, 5)], ["a"], ["count", "frac", "late"])
+    assert t[("a", "count")].tolist() == [8.0, 0.0, 4097.5]
+    assert t[("a", "frac")].tolist() == [0.25, third, 2.0]
+    assert np.array_equal(t[("a", "late")], [7.0, np.nan, np.nan], equal_nan=True)

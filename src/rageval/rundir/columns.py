@@ -7,9 +7,10 @@ statistics (:mod:`rageval.stats`) take those arrays and know no record format.
 
 from __future__ import annotations
 
+import functools
 import math
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from rageval.stats.cohort import Cohort, cohort_of, wholly_unavailable_columns
 
 __all__ = [
+    "BLOCK",
     "MetricTable",
     "RecordColumns",
     "as_record_dict",
@@ -79,12 +81,40 @@ def common_cohort(
     return RecordColumns.of(records, metrics=False).cohort(settings, leave_out_unavailable=leave_out_unavailable)
 
 
+#: records per block of a metric column: each full block is kept in the narrowest float type holding its values
+#: exactly (:class:`RecordColumns`)
+BLOCK = 1 << 16
+#: the narrower types a full block may be kept in, narrowest first (float16: integers up to 2,048, halves, NaN)
+_NARROW = (np.float16, np.float32)
+
+
+@functools.cache
+def _nan_block(size: int) -> np.ndarray:
+    """A full block of a metric not seen yet: float16 NaN, shared (a metric first met late costs nothing for it)."""
+    out = np.full(size, np.nan, dtype=np.float16)
+    out.flags.writeable = False
+    return out
+
+
+def _narrowest(values: np.ndarray) -> np.ndarray:
+    """``values`` (float64) in the narrowest of float16, float32, float64 that holds each of them exactly."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for t in _NARROW:
+            narrow = values.astype(t)
+            if np.array_equal(narrow, values, equal_nan=True):
+                return narrow
+    return values.copy()
+
+
 class RecordColumns:
     """Records as columns, filled in one pass, a few bytes per record: what the cohort and the metric tables read.
 
     Per record: its question and setting (indexes into :attr:`question_ids` and :attr:`settings`, both in order
-    of appearance), its status, each metric (float64, NaN where undefined, absent or not a scalar) and the
-    context's achieved ratio and tokens; no text is held.  :meth:`of` fills them from records in one pass (the
+    of appearance), its status, each metric (NaN where undefined, absent or not a scalar) and the context's
+    achieved ratio and tokens; no text is held.  A metric's values are float64 as they come; each full
+    :data:`BLOCK` of them is kept in the narrowest float type holding every value of the block exactly (a count,
+    a 0/1 or an undefined value: 2 bytes, not 8; a run of a million records holds its ~50 metrics in ~150 MB, not
+    400), and :meth:`column` gives them back as float64, the same values.  :meth:`of` fills them from records in one pass (the
     report reads ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as
     records), then ask for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings
     and statuses only.
@@ -107,7 +137,9 @@ class RecordColumns:
         self._st: dict[Any, int] = {}
         self.q, self.s, self.status = array("q"), array("q"), array("q")
         self.with_metrics = metrics
-        self.metrics: dict[str, array[float]] = {}  # name -> its value per record
+        self.metrics: dict[str, array[float]] = {}  # name -> its values since the last full block (float64)
+        self._blocks: dict[str, list[np.ndarray]] = {}  # name -> its full blocks, each narrowed (_narrowest)
+        self._done = 0  # records in full blocks
         self.scalar: dict[str, bool] = {}  # name -> every value a number, a bool or null
         self.ratio, self.tokens = array("d"), array("d")  # the context's achieved ratio and tokens per record
 
@@ -153,7 +185,8 @@ class RecordColumns:
         ms = ms if isinstance(ms, Mapping) else {}
         for k in ms:
             if k not in self.metrics:
-                self.metrics[k] = array("d", [math.nan]) * n
+                self.metrics[k] = array("d", [math.nan]) * (n - self._done)
+                self._blocks[k] = [_nan_block(BLOCK)] * (self._done // BLOCK)
                 self.scalar[k] = True
         for k, col in self.metrics.items():
             v = ms.get(k)
@@ -172,10 +205,22 @@ class RecordColumns:
                 out.append(metric_value(ctx.get(key)))
             except TypeError:
                 out.append(math.nan)
+        if n + 1 - self._done == BLOCK:
+            self._seal()
+
+    def _seal(self) -> None:
+        """Keep the full block of each metric narrowed; its float64 values are let go."""
+        for k, tail in self.metrics.items():
+            self._blocks[k].append(_narrowest(np.frombuffer(tail, dtype=np.float64)))
+            self.metrics[k] = array("d")
+        self._done += BLOCK
 
     def column(self, name: str) -> np.ndarray:
-        """A metric's value per record (a view of the column, not a copy)."""
-        return np.frombuffer(self.metrics[name], dtype=np.float64)
+        """A metric's value per record, float64 (a view of the column up to :data:`BLOCK` records, a new array
+        beyond: never written to)."""
+        tail = np.frombuffer(self.metrics[name], dtype=np.float64)
+        blocks = self._blocks[name]
+        return np.concatenate([*blocks, tail], dtype=np.float64) if blocks else tail
 
     def context_column(self, key: str) -> np.ndarray:
         """The context's ``achieved_ratio`` or ``achieved_tokens`` per record (NaN: none)."""
@@ -283,7 +328,7 @@ class RecordColumns:
         setting's records are found once, for all its metrics; each value array is made when asked for
         (:class:`MetricTable`: the table holds no copy of the columns)."""
         pos = self.positions(question_ids) if pos is None else pos
-        columns = {m: self.column(m) for m in metrics if m in self.metrics}
+        columns = {m: self.column for m in metrics if m in self.metrics}
         slots = {}
         for s in settings:
             mask, at = self._slots(s, pos, ok_only=ok_only)
@@ -306,11 +351,12 @@ class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
     (setting, then metric), then the keys set.
 
     ``slots``: per setting, the records placed (their indexes, in order) and the place of each
-    (:meth:`RecordColumns._slots`); ``columns``: per metric, its value per record."""
+    (:meth:`RecordColumns._slots`); ``columns``: per metric, what gives its value per record when called with its
+    name (:meth:`RecordColumns.column`: one column made at a time)."""
 
     def __init__(
         self,
-        columns: Mapping[str, np.ndarray],
+        columns: Mapping[str, Callable[[str], np.ndarray]],
         slots: Mapping[str, tuple[np.ndarray, np.ndarray]],
         metrics: Sequence[str],
         n: int,
@@ -331,12 +377,12 @@ class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
             return self._set[key]
         if not self._made(key):
             raise KeyError(key)
-        col = self._columns.get(key[1])
-        if col is None:
+        column = self._columns.get(key[1])
+        if column is None:
             return np.full(self._n, np.nan)
         at_record, at = self._slots[key[0]]
         out = np.full(self._n, np.nan)
-        out[at] = col[at_record]
+        out[at] = column(key[1])[at_record]
         return out
 
     def __setitem__(self, key: tuple[str, str], value: np.ndarray) -> None:
