@@ -645,3 +645,12 @@ def test_full_blocks_of_a_metric_are_kept_narrow_and_read_back_exactly(monkeypat
     assert t[("a", "count")].tolist() == [8.0, 0.0, 4097.5]
     assert t[("a", "frac")].tolist() == [0.25, third, 2.0]
     assert np.array_equal(t[("a", "late")], [7.0, np.nan, np.nan], equal_nan=True)
+
+
+def test_cell_matrix_is_the_columns_side_by_side():
+    from rageval.rundir.columns import cell_matrix
+
+    values = {("a", "m"): np.array([1.0, np.nan]), ("b", "m"): np.array([0.5, 2.0])}
+    got = cell_matrix(values, [("b", "m"), ("a", "m")], 2)
+    assert np.array_equal(got, [[0.5, 1.0], [2.0, np.nan]], equal_nan=True)
+    assert cell_matrix({("a", "m"): np.zeros(0)}, [("a", "m"), ("a", "m")], 0).shape == (0, 2)

@@ -25,6 +25,7 @@ from rageval.diagnostics import contrasted_by_default, direction_of
 from rageval.diagnostics.catalog import output_owner, spec
 from rageval.report.contrast_tables import ALPHA
 from rageval.report.result import ContrastEntry, HolmInfo
+from rageval.rundir.columns import cell_matrix
 from rageval.stats import gain_decompositions, paired_tests
 from rageval.stats.contrasts import ContrastPlan, ContrastRow, expand_plan, holm_group
 from rageval.stats.holm import holm_grouped
@@ -142,9 +143,7 @@ def largest_family(sizes: Mapping[str, int]) -> int:
 
 def _matrix(t: Any, cells: Sequence[tuple[str, str]]) -> np.ndarray:
     """Questions x ``(setting, metric)`` cells of the cohort table."""
-    if not t.qids:
-        return np.zeros((0, len(cells)))
-    return np.column_stack([t.values[c] for c in cells])
+    return cell_matrix(t.values, cells, len(t.qids))
 
 
 def _replicate_note(out: Mapping[str, Any], n_resamples: int) -> str | None:

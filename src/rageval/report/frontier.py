@@ -37,6 +37,7 @@ import numpy as np
 from rageval.diagnostics import contrasted_by_default
 from rageval.report.axes import AXIS_KEYS, DEFAULT_AXES, axis_direction
 from rageval.report.result import Frontier
+from rageval.rundir.columns import cell_matrix
 from rageval.stats import paired_tests
 from rageval.stats.holm import holm
 from rageval.stats.resolution import replicates_for
@@ -150,7 +151,7 @@ def _intervals(vals, settings, keys, clusters, seed, n_resamples) -> dict[str, d
         for s, k in cells:
             out[s][k] = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
         return out
-    X = np.column_stack([vals[c] for c in cells])
+    X = cell_matrix(vals, cells, len(next(iter(vals.values()))))
     # the intervals only: the engine's sign-flip test (drawn after the bootstrap, so its count changes no interval)
     # is not read here, and one replicate of it is drawn instead of n_resamples
     res = paired_tests(X, clusters=clusters, n_resamples=n_resamples, seed=seed, n_test_resamples=1)

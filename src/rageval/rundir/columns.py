@@ -22,6 +22,7 @@ __all__ = [
     "MetricTable",
     "RecordColumns",
     "as_record_dict",
+    "cell_matrix",
     "common_cohort",
     "metric_table",
     "metric_value",
@@ -407,6 +408,16 @@ class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def cell_matrix(values: Mapping[Any, np.ndarray], cells: Sequence[Any], n: int) -> np.ndarray:
+    """Questions x ``cells`` (float64): column j is ``values[cells[j]]`` (``n`` values), filled a column at a
+    time, so no list of the columns is held beside the matrix (a table's columns are made on access:
+    :class:`MetricTable`)."""
+    out = np.empty((n, len(cells)))
+    for j, c in enumerate(cells):
+        out[:, j] = values[c]
+    return out
 
 
 def metric_value(v: Any) -> float:

@@ -45,14 +45,13 @@ from the same generator, differ from those of earlier versions as two valid Mont
 bits are the same bytes as one draw at any size (blocks of whole 32-bit words).  A row block holds about 30 MB
 of intermediates (the draws, the counts counted a million cells at a time, a consumer's float64 copy), a chunk
 drawn whole about 60 MB; per question and contrast the engine keeps the differences, their mask and float32
-copies (about 25 bytes), never a float64 count matrix.
+copies (about 25 bytes), never a float64 count matrix, nor a copy of the differences' absolute values.
 
-The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk)
-run on one BLAS thread (threadpoolctl): a second thread saves nothing at that size,
-and on a loaded 2-core machine waiting for it made the report's statistics take 2.7 s
-of wall time instead of 1.0 s.  Larger products keep the BLAS's own threading.  The
-thread count does not change the numbers (each entry is one dot product, computed
-the same way on any thread).
+The products of a family of ordinary size (the demo: 1,000 x 100 x 252 per chunk) run on one BLAS thread
+(threadpoolctl): a second thread saves nothing at that size, and on a loaded 2-core machine waiting for it made
+the report's statistics take 2.7 s of wall time instead of 1.0 s.  Larger products keep the BLAS's own
+threading.  The thread count does not change the numbers (each entry is one dot product, computed the same way
+on any thread).
 """
 
 from __future__ import annotations
@@ -63,6 +62,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from rageval.stats.rowsum import abs_column_sums
 
 __all__ = ["PairedResults", "paired_tests", "percentile_columns"]
 
@@ -75,7 +76,6 @@ ONE_THREAD_WORK = 10**8
 
 #: bootstrap replicate means held at once (float64: 256 MiB); more contrasts are done in column blocks
 _MAX_CELLS = 2**25
-
 #: replicate x block cells of a chunk drawn as one block (up to 4,194 questions or clusters: one uint16 draw)
 _MAX_DRAW_CELLS = 2**22
 
@@ -393,7 +393,7 @@ def _sign_flip_p(rng: np.random.Generator, X: np.ndarray, B: int) -> tuple[np.nd
     K, C = X.shape
     total = X.sum(axis=0)
     obs = np.abs(total)
-    tol = 1e-9 * np.abs(X).sum(axis=0)
+    tol = 1e-9 * abs_column_sums(X)  # no copy of X
     exact = K > 0 and 2**K <= B
     ge = np.zeros(C, dtype=np.int64)
     if exact:
