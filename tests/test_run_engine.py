@@ -389,6 +389,11 @@ def test_a_folder_named_like_a_shipped_suite_does_not_hide_it(tmp_path, monkeypa
     assert res.exit_code == 0, res.output
 
 
+def test_suite_help_says_a_shipped_suite_is_named_by_its_name():
+    res = CliRunner().invoke(main, ["suite", "--help"])
+    assert res.exit_code == 0 and "name of a shipped suite ('rageval suite demo'" in " ".join(res.output.split())
+
+
 # -- the public face ---------------------------------------------------------------------------------------------
 
 

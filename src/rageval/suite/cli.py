@@ -240,7 +240,10 @@ def suite_cmd(
     ray_judges,
     human_labels=None,
 ) -> None:
-    """Run a suite YAML: every question x setting, cached and resumable (--ray: scaled out on Ray)."""
+    """Run a suite YAML: every question x setting, cached and resumable (--ray: scaled out on Ray).
+
+    SUITE_FILE is a suite's YAML file or the name of a shipped suite ('rageval suite demo': the demo on shipped
+    data, offline)."""
     from rageval.data import DataUnavailable
     from rageval.errors import ModelUnavailable
     from rageval.suite.run import run_suite
