@@ -101,10 +101,11 @@ def _narrowest(values: np.ndarray) -> np.ndarray:
     """``values`` (float64) in the narrowest of float16, float32, float64 that holds each of them exactly."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         for t in _NARROW:
-            narrow = values.astype(t)
+            narrow: np.ndarray = values.astype(t)
             if np.array_equal(narrow, values, equal_nan=True):
                 return narrow
-    return values.copy()
+    whole: np.ndarray = values.copy()
+    return whole
 
 
 class RecordColumns:
