@@ -147,11 +147,12 @@ def _f(x: float) -> float | None:
 def _intervals(vals, settings, keys, clusters, seed, n_resamples) -> dict[str, dict[str, dict[str, Any]]]:
     cells = [(s, k) for s in settings for k in keys]
     out: dict[str, dict[str, dict[str, Any]]] = {s: {} for s in settings}
-    if not cells or not len(next(iter(vals.values()), [])):
+    n = len(next(iter(vals.values()), []))
+    if not cells or not n:
         for s, k in cells:
             out[s][k] = {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
         return out
-    X = cell_matrix(vals, cells, len(next(iter(vals.values()))))
+    X = cell_matrix(vals, cells, n)
     # the intervals only: the engine's sign-flip test (drawn after the bootstrap, so its count changes no interval)
     # is not read here, and one replicate of it is drawn instead of n_resamples
     res = paired_tests(X, clusters=clusters, n_resamples=n_resamples, seed=seed, n_test_resamples=1)

@@ -115,8 +115,8 @@ class RecordColumns:
     of appearance), its status, each metric (NaN where undefined, absent or not a scalar) and the context's
     achieved ratio and tokens; no text is held.  A metric's values are float64 as they come; each full
     :data:`BLOCK` of them is kept in the narrowest float type holding every value of the block exactly (a count,
-    a 0/1 or an undefined value: 2 bytes, not 8; a run of a million records holds its ~50 metrics in ~150 MB, not
-    400), and :meth:`column` gives them back as float64, the same values.  :meth:`of` fills them from records in one pass (the
+    a 0/1 or an undefined value: 2 bytes, not 8; the benchmark's 48 metrics: 126 bytes a record, not 384), and
+    :meth:`column` gives them back as float64, the same values.  :meth:`of` fills them from records in one pass (the
     report reads ``records.jsonl`` as a stream: a run of a million records is held as these columns, not as
     records), then ask for the :meth:`cohort` and the :meth:`metric_table`.  ``metrics=False``: questions, settings
     and statuses only.
@@ -330,12 +330,12 @@ class RecordColumns:
         setting's records are found once, for all its metrics; each value array is made when asked for
         (:class:`MetricTable`: the table holds no copy of the columns)."""
         pos = self.positions(question_ids) if pos is None else pos
-        columns = {m: self.column for m in metrics if m in self.metrics}
         slots = {}
         for s in settings:
             mask, at = self._slots(s, pos, ok_only=ok_only)
             slots[s] = (np.flatnonzero(mask), at)
-        return MetricTable(columns, slots, metrics, len(question_ids))
+        present = [m for m in metrics if m in self.metrics]
+        return MetricTable(self.column, present, slots, metrics, len(question_ids))
 
 
 def _placed(values: np.ndarray, mask: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
@@ -353,17 +353,19 @@ class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
     (setting, then metric), then the keys set.
 
     ``slots``: per setting, the records placed (their indexes, in order) and the place of each
-    (:meth:`RecordColumns._slots`); ``columns``: per metric, what gives its value per record when called with its
-    name (:meth:`RecordColumns.column`: one column made at a time)."""
+    (:meth:`RecordColumns._slots`); ``column``: a metric's value per record, given its name
+    (:meth:`RecordColumns.column`: one column made at a time); ``present``: the metrics the records have (the
+    others are NaN throughout)."""
 
     def __init__(
         self,
-        columns: Mapping[str, Callable[[str], np.ndarray]],
+        column: Callable[[str], np.ndarray],
+        present: Iterable[str],
         slots: Mapping[str, tuple[np.ndarray, np.ndarray]],
         metrics: Sequence[str],
         n: int,
     ) -> None:
-        self._columns, self._slots, self._n = dict(columns), dict(slots), n
+        self._column, self._present, self._slots, self._n = column, set(present), dict(slots), n
         self._metrics = set(metrics)
         self._order = [(s, m) for s in self._slots for m in dict.fromkeys(metrics)]
         self._set: dict[tuple[str, str], np.ndarray] = {}
@@ -379,12 +381,11 @@ class MetricTable(MutableMapping[tuple[str, str], np.ndarray]):
             return self._set[key]
         if not self._made(key):
             raise KeyError(key)
-        column = self._columns.get(key[1])
-        if column is None:
+        if key[1] not in self._present:
             return np.full(self._n, np.nan)
         at_record, at = self._slots[key[0]]
         out = np.full(self._n, np.nan)
-        out[at] = column(key[1])[at_record]
+        out[at] = self._column(key[1])[at_record]
         return out
 
     def __setitem__(self, key: tuple[str, str], value: np.ndarray) -> None:
