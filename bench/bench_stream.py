@@ -17,7 +17,8 @@ consecutive sizes the exponents of a power-law fit ``t ∝ n^k`` (1.00: linear) 
 record added.  After each report: its settings x questions, the contrasts and the replicates its statistics
 drew (``report.json``: ``n_resamples`` for the bootstrap, ``n_test_resamples`` for the sign-flip test;
 ``auto``, as a user's run).  The load average and the thread variables are printed first, since the machine
-may be shared.  ``--steps`` runs some of the steps only.
+may be shared.  ``--steps`` runs some of the steps only; ``--no-records-file`` scores without ``records.jsonl``
+(the record store alone: the report and ``rescore`` read it).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=2, help="systems (settings) answering each question")
     ap.add_argument("--keep", type=Path, default=None, help="keep the files and run directories here")
     ap.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS), help="the steps to run (default: all)")
+    ap.add_argument(
+        "--no-records-file", action="store_true", help="score with --no-records-file (the record store alone)"
+    )
     args = ap.parse_args()
     os.environ.update(THREADS)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; threads: {THREADS}")
@@ -63,7 +67,9 @@ def main() -> None:
             make_file(data, n, systems=args.systems)
             rageval = [sys.executable, "-m", "rageval.cli"]
             steps = {
-                "score": rageval + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"],
+                "score": rageval
+                + ["score", str(data), "--out", str(out), "--no-progress", "--no-report"]
+                + ["--no-records-file"] * args.no_records_file,
                 "score_files": [sys.executable, "-c", SCORE_FILES, str(data), str(root / f"files{n}")],
                 "report": rageval + ["report", str(out)],
                 "rescore": rageval + ["rescore", str(out)],  # into out/rescore-lexical/, its report included
@@ -80,10 +86,12 @@ def main() -> None:
                 )
             if out.is_dir():  # the run directory's bytes on disk (the score step's; the report's files if run)
                 disk, store, size = _bytes(out), _bytes(out / "cache" / "store"), data.stat().st_size
+                records = out / "records.jsonl"
+                records_mb = f"{records.stat().st_size / 1e6:,.1f} MB" if records.is_file() else "not written"
                 print(
                     f"disk   {n:>9,} records: run directory {disk / 1e6:,.1f} MB = {disk / size:.1f}x the input's "
-                    f"{size / 1e6:,.1f} MB (records.jsonl {(out / 'records.jsonl').stat().st_size / 1e6:,.1f} MB); "
-                    f"record store {store / n:,.0f} bytes per record",
+                    f"{size / 1e6:,.1f} MB (records.jsonl {records_mb}, judge cache "
+                    f"{_bytes(out / 'cache' / 'judge') / 1e6:,.1f} MB); record store {store / n:,.0f} bytes per record",
                     flush=True,
                 )
             if "report" not in args.steps:

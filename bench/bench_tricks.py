@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from _results import row, run_and_save  # beside this script
 from _threads import load_line, pin_blas_threads
@@ -169,7 +170,7 @@ def _off(trick: str) -> None:
             def text(self, i: int):
                 from rageval import infiles
 
-                s = self.source
+                s: Any = self.source  # a JsonLines file here
                 return infiles._decode_line(self.raws[i], s.name, self.lines[i], 0, s.what, s.error)
 
             def close(self) -> None:

@@ -34,11 +34,23 @@ import hashlib
 import os
 import weakref
 from array import array
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Protocol
 
-from rageval.infiles import JsonLines
+__all__ = ["KeptLines", "LineSource"]
 
-__all__ = ["KeptLines"]
+
+class LineSource(Protocol):
+    """What :class:`KeptLines` reads: a :class:`~rageval.infiles.JsonLines` file, or the lines a run's record store
+    holds (:class:`~rageval.rundir.export.StoreLines`)."""
+
+    name: str
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes, Any]]: ...
+
+    def open(self) -> int: ...
+
+    def line_at(self, fd: int, lineno: int, offset: int, length: int) -> tuple[bytes, str]: ...
 
 
 def _check(raw: bytes) -> bytes:
@@ -49,7 +61,7 @@ class KeptLines:
     """Some lines of ``source``, kept by their place and read back checked (module doc).  The file stays open
     from the first read back until :meth:`close` (or until this object is gone)."""
 
-    def __init__(self, source: JsonLines, *, digests: bool = True) -> None:
+    def __init__(self, source: LineSource, *, digests: bool = True) -> None:
         self.source, self.digests = source, digests
         self.offsets, self.lengths, self.lines = array("q"), array("q"), array("I")
         self.checks = bytearray()

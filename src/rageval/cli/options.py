@@ -152,6 +152,19 @@ def human_labels_option():
     )
 
 
+def records_file_option():
+    """``--records-file/--no-records-file`` (``rageval score``, ``suite``): write ``records.jsonl`` (the default), or
+    keep the records in the run's record store alone (``rageval export DIR`` writes the file's bytes)."""
+    return click.option(
+        "--records-file/--no-records-file",
+        "records_file",
+        default=True,
+        show_default=True,
+        help="Write records.jsonl. --no-records-file: the record store (cache/store/) alone holds the records, a "
+        "fraction of the disk; report, rescore, audit and label read it, 'rageval export DIR' writes the file.",
+    )
+
+
 def figures_option():
     """``--figures png,svg`` (``rageval report``, ``score``, ``suite``, ``rescore``): the figure files to write besides
     report.html, which draws its own figures; default: none (matplotlib is not imported)."""

@@ -37,8 +37,9 @@ from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
 from rageval.report.examples import ExampleMarks
 from rageval.rundir.columns import RecordColumns, metric_value
+from rageval.rundir.export import StoreLines
 from rageval.rundir.manifest import RunDir, RunDirError
-from rageval.rundir.records import OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
+from rageval.rundir.records import OLD_NAMES_NOTE, RecordChecks, renamed_old_metrics
 from rageval.types import STATUSES
 
 __all__ = ["Records", "Run", "load_run", "RunError"]
@@ -58,8 +59,11 @@ class Records(Sequence[dict[str, Any]]):
     ``metrics``/``extra`` null made ``{}``) with its line number as ``_line``.  A file changed since it was
     checked (its size, time or inode; a line of another length) is a :class:`RunError`."""
 
-    def __init__(self, path: Path, kept: KeptLines, stamp: tuple[int, int, int], *, old_run: bool = False):
+    def __init__(
+        self, path: Path, kept: KeptLines, stamp: tuple[int, int, int], *, old_run: bool = False, name: str = ""
+    ):
         self.path, self._kept, self._stamp = path, kept, stamp
+        self.name = name or str(path)  # the records' name in messages
         self._old_run = old_run  # the run's records may carry answer_in_context before 2.0.0 (:func:`_normalized`)
 
     def __len__(self) -> int:
@@ -67,7 +71,7 @@ class Records(Sequence[dict[str, Any]]):
 
     def _changed(self) -> RunError:
         return RunError(
-            f"{self.path} changed since the run was loaded (another command wrote it meanwhile): load it again"
+            f"{self.name} changed since the run was loaded (another command wrote it meanwhile): load it again"
         )
 
     def _check(self) -> None:
@@ -210,32 +214,30 @@ def load_run(
     if not path.is_dir():
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
-    if not rec_path.exists():  # not a regular file: refused by the reader
-        store = path / "cache" / "store"
+    store = path / "cache" / "store"
+    if not rec_path.exists() and not (man_path.is_file() and _stored_run(path)):  # not a regular file: refused
         stored = store.is_dir() and any(store.glob("part-*.arrow"))
-        if stored and man_path.is_file():
-            again = (
-                f"rebuild it from the run's record store (rageval export {path} --out {rec_path}), or rerun the "
-                "command that writes it"
-            )
-        elif stored:  # killed before its manifest: no completed run to export, but records to resume from
+        again = "run the command that writes it first"
+        if stored:  # killed before its manifest: no completed run to report, but records to resume from
             again = "the run was stopped before it finished: rerun the command that writes it (it resumes)"
-        else:
-            again = "run the command that writes it first"
         raise RunError(
             f"{rec_path} is missing: {again} (rageval suite FILE --out {path}, or rageval score FILES --out {path})"
         )
     if not man_path.is_file():
         raise RunError(f"{man_path} is missing: the report needs the suite's manifest (settings, contrasts, seed)")
     rundir = RunDir(path)
+    try:
+        source = rundir.records_source(_record_error)  # records.jsonl, or the lines of the record store
+    except RunDirError as err:
+        raise RunError(str(err)) from None
     manifest, suite = _read_manifest(rundir, man_path)
     checks = rundir.record_checks(accept_edits=accept_edits)
     scan = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks, old_run=rundir.old_run)
     if also is not None:
         scan.also = also(scan.settings if scan.declared else [], manifest)
-    run = scan.read(rec_path)
+    run = scan.read(source)
     if run.old_names:  # records scored before answer_in_context 2.0.0: read under today's names, with one note
-        note = f"{rec_path}: {OLD_NAMES_NOTE}"
+        note = f"{source.name}: {OLD_NAMES_NOTE}"
         log.warning("rageval: note: %s", note)
         manifest["notes"] = [*(manifest.get("notes") or []), note]
     run.accepted_edits = checks.summary(command)
@@ -262,10 +264,15 @@ def _record_error(message: str) -> RunError:
     return RunError(f"{message}: a truncated write? rerun the command that wrote it")
 
 
-def _source(rec_path: Path) -> JsonLines:
-    """A run's ``records.jsonl`` as the run directory reads it (the check's pass, :class:`Records`; at most
-    :data:`~rageval.rundir.records.MAX_BLANK_LINES` blank lines)."""
-    return RecordLines(rec_path, what="the run's records.jsonl", error=_record_error)
+def _stored_run(path: Path) -> bool:
+    """Whether the record store of ``path`` holds a completed run (a run written without ``records.jsonl``)."""
+    from rageval.rundir.export import StoreError, run_parts
+
+    try:
+        run_parts(path)
+    except StoreError:
+        return False
+    return True
 
 
 class _Scan:
@@ -306,12 +313,13 @@ class _Scan:
         self.old_names = 0
         self.also: Callable[[Mapping[str, Any]], None] | None = None
 
-    def read(self, rec_path: Path) -> Run:
-        stamp = _stamp(rec_path)
-        kept = KeptLines(_source(rec_path), digests=False)  # the records' places; the stamp checks the file
-        columns = RecordColumns.of(self._checked(rec_path, kept))
-        if _stamp(rec_path) != stamp:
-            raise RunError(f"{rec_path} changed while it was read (another command wrote it): report again")
+    def read(self, source: JsonLines | StoreLines) -> Run:
+        at = Path(source.path)
+        stamp = _stamp(at)
+        kept = KeptLines(source, digests=False)  # the records' places; the stamp checks the file
+        columns = RecordColumns.of(self._checked(source.name, kept))
+        if _stamp(at) != stamp:
+            raise RunError(f"{source.name} changed while it was read (another command wrote it): report again")
         if not len(kept) and self.declared:  # a run whose records vanished: not an empty report
             raise RunError(str(RunDir(self.path).no_records([s["name"] for s in self.settings])))
         return Run(
@@ -319,7 +327,7 @@ class _Scan:
             manifest=self.manifest,
             settings=self.settings,
             columns=columns,
-            records=Records(rec_path, kept, stamp, old_run=self.old_run),
+            records=Records(at, kept, stamp, old_run=self.old_run, name=source.name),
             clusters=self.clusters,
             cluster_conflict=self.conflict,
             facts=self.facts.result(),
@@ -328,13 +336,13 @@ class _Scan:
             marks=self.marks,
         )
 
-    def _checked(self, rec_path: Path, kept: KeptLines) -> Iterator[dict[str, Any]]:
-        """Each record of ``rec_path``, checked and normalized, its place (in ``kept``), facts, sweep and cluster
-        kept."""
+    def _checked(self, name: str, kept: KeptLines) -> Iterator[dict[str, Any]]:
+        """Each record of the lines ``kept`` reads (``name``: theirs in messages), checked and normalized, its place
+        (in ``kept``), facts, sweep and cluster kept."""
         for lineno, offset, raw, rec in kept.source:
             if not isinstance(rec, dict):
-                raise RunError(f"{rec_path} line {lineno} must be a JSON object (one record)")
-            where = f"{rec_path.name} line {lineno}"
+                raise RunError(f"{name} line {lineno} must be a JSON object (one record)")
+            where = f"{Path(name).name} line {lineno}"
             _check_record(rec, where)
             problem = self.checks.problem(rec, lineno)  # the record as read, before it is normalized
             self.old_names += renamed_old_metrics(rec.get("metrics"), self.old_run) is not None

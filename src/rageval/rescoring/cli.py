@@ -23,8 +23,9 @@ def rescore_cmd(run_dir: str, judge: str | None, figures: tuple[str, ...] | None
     The run's own files are never changed (docs/suites.md#rescoring).
     """
     from rageval.rescoring.run import rescore  # the command's implementation (numpy, the report)
+    from rageval.rundir.manifest import RunDir
 
     res = rescore(Path(run_dir), judge=judge, accept_edits=accept_edits, figures=figures or ())
     echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
-    echo(f"records: {res.out_dir / 'records.jsonl'}")
+    echo(f"records: {RunDir(res.out_dir).records_shown()}")
     echo(f"report: {res.out_dir / 'report.html'}")

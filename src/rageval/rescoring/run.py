@@ -12,7 +12,7 @@ by :func:`rageval.diagnostics.dispatch.score`, the suite's scoring path; a
 failed record kept as it was), and :func:`rageval.run.engine.execute` writes
 ``RUN_DIR/rescore-<judge>/`` (:func:`rescore_dir_name`) as a run directory of its
 own: ``records.jsonl`` (the run's records, in the run's order, with the new
-metrics), ``manifest.json`` (origin ``rescore``, the run's settings and
+metrics; not written when the run has none: ``--no-records-file``), ``manifest.json`` (origin ``rescore``, the run's settings and
 contrasts, the new judge), ``run_stats.json``, its record cache and its report.
 Nothing of the run is changed, so a later ``rageval suite`` on the run directory
 can never write the old scores over the rescored ones.  Judge decisions are
@@ -128,13 +128,13 @@ class RunRecords:
         self.setting: dict[str, Setting] = {}
         self.questions: dict[str, int] = {}  # question id -> its place in the run's question order
         self.n = self.ok = 0
-        for lineno, offset, raw, value in rundir.records_source():
+        for lineno, offset, raw, value in self.kept.source:
             r = rundir.record_of(value, lineno)
             name = r.setting.name
             if name not in self.lines:
                 if names:
                     raise RescoreError(
-                        f"{rundir.records_path}: setting {name!r} is not a setting of the run "
+                        f"{rundir.records_label}: setting {name!r} is not a setting of the run "
                         f"({', '.join(names)}); rerun the command that wrote it"
                     )
                 self.lines[name], self.places[name] = array("I"), array("I")
@@ -156,7 +156,7 @@ class RunRecords:
     def record(self, i: int) -> Record:
         """The ``i``-th record read, read again; an error naming its line when its bytes changed since."""
         lineno = self.kept.lineno(i)
-        where = f"{self.rundir.records_path} line {lineno}"
+        where = f"{self.rundir.records_label} line {lineno}"
         text = self.kept.text(i)
         if text is None:
             raise RescoreError(
@@ -269,4 +269,5 @@ def plan_rescore(rundir: RunDir, manifest: Manifest, records: RunRecords, scorin
         judge_needed=any(CATALOG[d].uses_judge for s in settings for d in s.diagnostics),
         judge_cache=rundir.judge_cache,
         notes=(records.accepted_edits["note"],) if records.accepted_edits is not None else (),
+        records_file=rundir.records_path.exists(),  # as the run: without records.jsonl, the store alone
     )

@@ -348,7 +348,7 @@ def _execute(
         complete = False
         try:
             # records.jsonl replaced only when every record is in it; the store told each line's record, its order
-            with RecordsFile.open(cache, on_line=cache.written) as out:
+            with RecordsFile.open(cache, on_line=cache.written, write=plan.records_file) as out:
                 work = run.work(bar, out)  # a generator: setting by setting, as the batches are consumed
                 batches = _local_batches(work) if session is None else session.batches(work)
                 for w, batch, records in batches:
@@ -371,6 +371,8 @@ def _execute(
         finally:
             cache.close(complete=complete)
         n = out.count
+        if not plan.records_file:  # the store's fold holds the run now: an older file would stand for it
+            rundir.records_path.unlink(missing_ok=True)
         rundir.write_manifest(_manifest(plan, run.models, context_note(plan, run.tally.context_failures)))
         judge = run.judge
         stats = {

@@ -252,6 +252,9 @@ class Plan:
     #: nothing measurable, docs/suites.md#files); False: the rename only, atomic for a killed process, not for a
     #: power loss
     durable: bool = True
+    #: write ``records.jsonl`` (False: the record store alone holds the records, in the run's order; ``rageval
+    #: export DIR`` writes the file's bytes; docs/suites.md#the-record-store-and-rageval-export)
+    records_file: bool = True
     first_batch: int | None = None  # a smaller first batch (the first record on disk sooner)
     inputs: tuple[Path, ...] = ()  # the local files the run reads (refused inside its run directory)
 

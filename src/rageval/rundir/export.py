@@ -11,14 +11,17 @@ the store's metric columns, which no digest covers.
 from __future__ import annotations
 
 import os
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from rageval.infiles import ErrorType, loads
 from rageval.rundir.arrays import floats, strings
-from rageval.rundir.manifest import RunDirError
+from rageval.rundir.errors import RunDirError
 from rageval.rundir.store import (
     PART_NAME,
     RUN_ROWS,
@@ -29,7 +32,7 @@ from rageval.rundir.store import (
     schema_problem,
 )
 
-__all__ = ["StoreError", "run_parts", "run_texts", "table_of_records"]
+__all__ = ["StoreError", "StoreLines", "run_parts", "run_texts", "table_of_records"]
 
 
 class StoreError(RunDirError):
@@ -98,6 +101,56 @@ def run_texts(out_dir: Path) -> Iterator[str]:
     """The last completed run's record texts in its order (the lines of its ``records.jsonl``)."""
     for batch in _run_batches(*run_parts(out_dir), ["record"]):
         yield from batch.column(0).to_pylist()
+
+
+class StoreLines:
+    """The last completed run's records in its record store, read as the lines of the ``records.jsonl`` they stand
+    for (what ``rageval export DIR`` writes): a run written without the file (``--no-records-file``) is read by the
+    report, ``rescore``, ``audit`` and ``label`` from here.  The duck of :class:`~rageval.infiles.JsonLines` that
+    :class:`~rageval.linestore.KeptLines` reads: iterating gives ``(line number, row, bytes, value)`` (the row
+    stands for the line's offset), :meth:`line_at` a row again.  :attr:`path` is the part read (its size, time and
+    inode stamp it: a later fold replaces it); :attr:`name` names the lines in messages."""
+
+    def __init__(self, out_dir: Path, *, error: ErrorType = StoreError):
+        self.path, self.rows, self.schema = run_parts(out_dir)
+        self.name = f"{Path(out_dir) / 'records.jsonl'} (in the record store)"
+        self.error = error
+        self._starts: list[int] | None = None  # the first row of each batch, then the row count
+        self._batch: tuple[int, list[str]] = (-1, [])  # the batch read last, its texts
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes, Any]]:
+        row = 0
+        for batch in _run_batches(self.path, self.rows, self.schema, ["record"]):
+            for text in batch.column(0).to_pylist():
+                row += 1
+                if text is None:
+                    raise self.error(f"{self.name} line {row}: no record text: rerun the command that wrote the run")
+                value = loads(text, f"{self.name} line {row}", error=self.error)
+                yield row, row - 1, text.encode("utf-8") + b"\n", value
+
+    def open(self) -> int:
+        """A descriptor of the part (:class:`~rageval.linestore.KeptLines` closes it; rows are read memory-mapped)."""
+        try:
+            return os.open(self.path, os.O_RDONLY)
+        except OSError as err:
+            raise self.error(f"{self.path}: {err.strerror}: rerun the command that wrote the run") from None
+
+    def line_at(self, fd: int, lineno: int, offset: int, length: int) -> tuple[bytes, str]:
+        """``(bytes, text)`` of row ``offset`` (line ``lineno``), read from the part again."""
+        del fd, length  # the part is memory-mapped; the caller compares the bytes
+        if self._starts is None:
+            sizes = [b.num_rows for b in _run_batches(self.path, self.rows, self.schema, ["status"])]
+            self._starts = [0, *accumulate(sizes)]
+        b = bisect_right(self._starts, offset) - 1
+        if self._batch[0] != b:
+            reader = open_part(self.path, ["record"], self.schema)
+            try:
+                texts = reader.get_batch(b).column(0).to_pylist()
+            except (pa.ArrowException, OSError, ValueError, IndexError) as err:
+                raise StoreError(f"{self.path} is unreadable ({type(err).__name__}: {err})") from None
+            self._batch = (b, texts)
+        text = self._batch[1][offset - self._starts[b]] or ""  # no text: not the bytes the caller read
+        return text.encode("utf-8") + b"\n", text
 
 
 def table_of_records(records: Iterable[Mapping[str, Any]]) -> pa.Table:

@@ -24,13 +24,14 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rageval.errors import ConfigError
-from rageval.infiles import JsonLines
+from rageval.infiles import ErrorType, JsonLines
 from rageval.io import write_json_atomic
+from rageval.rundir.errors import RunDirError
 from rageval.rundir.lock import OutDirLock
 from rageval.rundir.records import DIGESTS_FROM, OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
 from rageval.scoring import (
@@ -43,6 +44,9 @@ from rageval.scoring import (
     ScoringConfig,
 )
 from rageval.types import Record
+
+if TYPE_CHECKING:
+    from rageval.rundir.export import StoreLines
 
 __all__ = ["FORMAT", "PACKED_AIC_FROM", "Manifest", "RunDir", "RunDirError", "migrate", "run_dir_path"]
 
@@ -59,10 +63,6 @@ log = logging.getLogger("rageval")
 
 
 _FIX = "rerun the command that wrote it (rageval suite FILE --out DIR, or rageval score FILES --out DIR)"
-
-
-class RunDirError(ConfigError):
-    """A run directory that cannot be used as asked (another run's, unreadable, of an unknown format)."""
 
 
 def _record_error(message: str) -> RunDirError:
@@ -336,15 +336,40 @@ class RunDir:
                 f"{self.manifest_path}: {where}: {first['msg']}; rerun the command that wrote it"
             ) from None
 
-    def records_source(self) -> JsonLines:
-        """``records.jsonl`` as a :class:`~rageval.infiles.JsonLines` file: read line by line, never whole (blank
-        lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them); a missing file is a
-        :class:`RunDirError` (a FIFO, a device or a folder there: refused by the reader, in one line)."""
-        if not self.records_path.exists():
+    @property
+    def records_label(self) -> str:
+        """How messages name the run's records: ``records.jsonl``'s path, or, when the run was written without it
+        (``--no-records-file``), that path ``(in the record store)``."""
+        if self.records_path.exists() or not self.path.joinpath("cache", "store").is_dir():
+            return str(self.records_path)
+        return f"{self.records_path} (in the record store)"
+
+    def records_shown(self) -> str:
+        """Where a command's summary says the records are: ``records.jsonl``, or the record store and how to export
+        the file (a run written with ``--no-records-file``)."""
+        if self.records_path.exists():
+            return str(self.records_path)
+        return f"{self.path / 'cache' / 'store'} (no records.jsonl: 'rageval export {self.path} --out FILE' writes it)"
+
+    def records_source(self, error: ErrorType | None = None) -> JsonLines | StoreLines:
+        """The run's records read line by line, never whole: ``records.jsonl`` as a :class:`~rageval.infiles.JsonLines`
+        file (blank lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them), or, when the
+        run was written without it, the lines its record store holds (:class:`~rageval.rundir.export.StoreLines`).
+        Neither is a :class:`RunDirError` (a FIFO, a device or a folder at ``records.jsonl``: refused by the
+        reader, in one line).  ``error``: the error of a line that is not JSON (default :class:`RunDirError`)."""
+        error = error or _record_error
+        if self.records_path.exists():
+            return RecordLines(self.records_path, what="the run's records.jsonl", error=error)
+        if not self.path.joinpath("cache", "store").is_dir():
             raise RunDirError(
                 f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
             )
-        return RecordLines(self.records_path, what="the run's records.jsonl", error=_record_error)
+        from rageval.rundir.export import StoreError, StoreLines
+
+        try:
+            return StoreLines(self.path, error=error)
+        except StoreError as err:
+            raise RunDirError(f"{self.records_path} is missing and {err}") from None
 
     def record_checks(self, *, accept_edits: bool = False) -> RecordChecks:
         """The check of each record read back (:class:`~rageval.rundir.records.RecordChecks`): its digest when the
@@ -357,10 +382,10 @@ class RunDir:
             log.warning(
                 "rageval: note: %s: written before records carried digests (run-directory format %d): an edit of "
                 "its records cannot be detected",
-                self.records_path,
+                self.records_label,
                 written,
             )
-        return RecordChecks(self.records_path, digests=written >= DIGESTS_FROM, accept_edits=accept_edits)
+        return RecordChecks(Path(self.records_label), digests=written >= DIGESTS_FROM, accept_edits=accept_edits)
 
     def record_lines(self, checks: RecordChecks | None = None) -> Iterator[tuple[int, int, bytes, Any]]:
         """``(line number, offset, bytes, Record)`` of each line of ``records.jsonl`` (blank lines skipped), read
@@ -377,7 +402,7 @@ class RunDir:
     def no_records(self, settings: list[str]) -> RunDirError:
         """The error of a run whose manifest lists ``settings`` and whose ``records.jsonl`` holds no record."""
         return RunDirError(
-            f"{self.records_path} holds no record (empty, or blank lines only) but the manifest lists settings "
+            f"{self.records_label} holds no record (empty, or blank lines only) but the manifest lists settings "
             f"{', '.join(map(repr, settings))}: the records vanished; rerun the command that wrote the run"
         )
 
@@ -399,7 +424,7 @@ class RunDir:
             record = Record.from_dict(value)
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
             raise RunDirError(
-                f"{self.records_path}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
+                f"{self.records_label}: line {lineno}: not a valid record ({type(err).__name__}: {str(err)[:160]}); "
                 "rerun the command"
             ) from None
         if self.written_format is None and self.manifest_path.is_file():
@@ -409,7 +434,7 @@ class RunDir:
             return record
         if not self.old_names_read:
             self.old_names_read = True
-            log.warning("rageval: note: %s: %s", self.records_path, OLD_NAMES_NOTE)
+            log.warning("rageval: note: %s: %s", self.records_label, OLD_NAMES_NOTE)
         return replace(record, metrics=renamed)
 
     def iter_records(self) -> Iterator[tuple[int, Any]]:

@@ -261,6 +261,11 @@ class _Sink(Protocol):
     def write(self, data: bytes) -> None: ...
 
 
+class _Discard:
+    def write(self, data: bytes) -> None:
+        del data
+
+
 class RecordsFile:
     """``records.jsonl`` written as a run goes (:meth:`open`): one line per record, in the run's order, never all
     in memory.
@@ -298,9 +303,17 @@ class RecordsFile:
         keep: int = 1024,
         durable: bool = True,
         on_line: Callable[[str, str], None] | None = None,
+        write: bool = True,
     ) -> Iterator[RecordsFile]:
         """The run's ``records.jsonl``, replacing the old one atomically when the block ends without an error
-        and with every expected record written (:func:`rageval.io.atomic_file`)."""
+        and with every expected record written (:func:`rageval.io.atomic_file`).  ``write=False``: the lines go
+        nowhere (a run without the file: its record store is the record file; ``on_line`` still tells their
+        order)."""
+        if not write:
+            out = cls(cache, _Discard(), keep=keep, on_line=on_line)
+            yield out
+            out.check_complete()
+            return
         with atomic_file(cache.out_dir / "records.jsonl", root=cache.out_dir, durable=durable) as fh:
             out = cls(cache, fh, keep=keep, on_line=on_line)
             yield out

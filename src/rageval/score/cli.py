@@ -12,6 +12,7 @@ from rageval.cli.options import (
     figures_option,
     human_labels_option,
     out_dir_value,
+    records_file_option,
     resamples_option,
     seed_option,
     threshold_option,
@@ -22,7 +23,7 @@ from rageval.errors import ModelUnavailable, NothingScored
 from rageval.escape import echo
 from rageval.report.console import echo_headline, echo_holm, nothing_scored, say
 from rageval.report.headline import run_summary, summary_json
-from rageval.rundir.manifest import RunDirError
+from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.score.run import ScoreOptions, ScoreResult, score_files
 from rageval.scoring import (
     DEFAULT_GROUNDING,
@@ -119,6 +120,7 @@ def _diagnostics(value: str):
 @click.option("--no-report", is_flag=True, help="Records only: no statistics, tables, plots or HTML.")
 @human_labels_option()
 @figures_option()
+@records_file_option()
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
 @click.option(
@@ -153,6 +155,7 @@ def score_cmd(
     no_report,
     human_labels,
     figures,
+    records_file,
     no_progress,
     schema,
     as_json,
@@ -196,6 +199,7 @@ def score_cmd(
             no_progress=no_progress,
             human_labels=human_labels,
             figures=figures,
+            records_file=records_file,
         )
     except (ScoreInputError, RunDirError) as err:
         raise _InputError(str(err)) from None
@@ -233,6 +237,7 @@ def score_inputs(
     no_progress: bool,
     human_labels: str | Path | None = None,
     figures: tuple[str, ...] = (),
+    records_file: bool = True,
 ) -> ScoreResult:
     """The body of ``rageval score`` once its options are parsed (each keyword is the option's parameter, as
     :func:`score_cmd` receives it): score ``files`` into ``out_dir``.  :func:`rageval.evaluate` calls it too, with
@@ -264,6 +269,7 @@ def score_inputs(
         build_report=not no_report,
         human_labels=human_labels,
         figures=figures,
+        records_file=records_file,
     )
 
 
@@ -286,7 +292,7 @@ def _summary(result, as_json: bool = False) -> None:
         )
     for note in result.notes:
         line(f"note: {note}")
-    line(f"records: {Path(result.out_dir) / 'records.jsonl'}")
+    line(f"records: {RunDir(result.out_dir).records_shown()}")
     report = result.report.get("report_html") if result.report else None
     report_json = result.report.get("report_json") if result.report else None
     if report:

@@ -72,6 +72,7 @@ _KEYWORDS = {
 #: the options of ``rageval score`` evaluate has no keyword for (a console's, or its inputs' and output's own)
 CLI_ONLY = (
     "files", "out_dir", "no_report", "figures", "no_progress", "schema", "as_json", "example", "human_labels",
+    "records_file",
 )  # fmt: skip
 
 

@@ -30,7 +30,7 @@ million lines fits in well under a gigabyte; the other formats' files are read w
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -327,13 +327,14 @@ def score_files(
     on_record: Callable[[Record], None] | None = None,
     human_labels: str | Path | None = None,
     figures: Sequence[str] = (),
+    records_file: bool = True,
 ) -> ScoreResult:
     """Score ``inputs`` (paths, ``NAME=PATH`` or ``hf:<id>``) into ``out_dir`` (see the module doc).
 
     ``figures``: the report's figure files (``png``, ``svg``; default none: report.html draws its own).
     Raises :class:`~rageval.data.formats.layout.ScoreInputError` (a ``ValueError``) for input that cannot be
     scored, naming the file, line and field.  ``human_labels``: a filled label file of ``rageval label`` for
-    this run, added to its report (docs/score.md#human-labels).
+    this run, added to its report (docs/score.md#human-labels).  ``records_file=False``: no ``records.jsonl``.
     """
 
     refuse_inputs(out_dir, [src for _, src in map(_split_named, inputs) if not src.startswith("hf:")])
@@ -342,7 +343,7 @@ def score_files(
         if build_report:  # refused before anything is scored, not after (records alone: any number)
             more = f" and {len(read.sources) - 1} more input(s)" if len(read.sources) > 1 else ""
             check_settings(len(read.names), printable(read.sources[0]) + more)
-        plan = build_plan(read, options)
+        plan = replace(build_plan(read, options), records_file=records_file)
     except BaseException:
         read.close()
         raise

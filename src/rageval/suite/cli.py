@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import figures_option, human_labels_option, non_blank, out_dir_value
+from rageval.cli.options import figures_option, human_labels_option, non_blank, out_dir_value, records_file_option
 from rageval.escape import echo
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
@@ -206,6 +206,7 @@ def _plan_lines(suite) -> list[str]:
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @figures_option()
+@records_file_option()
 @human_labels_option()
 @click.option(
     "--ray",
@@ -236,6 +237,7 @@ def suite_cmd(
     retry_failed,
     no_progress,
     figures,
+    records_file,
     ray_address,
     ray_judges,
     human_labels=None,
@@ -260,6 +262,7 @@ def suite_cmd(
             ray_judges=ray_judges,
             human_labels=human_labels,
             figures=figures,
+            records_file=records_file,
         )
     except (ModelUnavailable, DataUnavailable) as err:  # user-facing (exit 1), with the offline fix
         raise type(err)(f"{' '.join(str(err).split())}; {_OFFLINE_FIX}") from None
@@ -310,6 +313,7 @@ def _summary(result) -> None:
     at most 100 characters: rageval.report.console.say)."""
     from rageval.report.console import echo_headline, echo_holm, say
     from rageval.report.headline import run_summary
+    from rageval.rundir.manifest import RunDir
 
     counts = ", ".join(f"{k}: {v}" for k, v in sorted(result.status_counts.items()))
     say(f"{result.n_records} records ({counts}); {result.computed} computed, {result.reused} reused from cache")
@@ -331,7 +335,7 @@ def _summary(result) -> None:
     for line in _cohort_lines(result.report.get("report_json") if result.report else None):
         say(line)
     report = result.report.get("report_html") if result.report else None
-    echo(f"records: {result.out_dir / 'records.jsonl'}")
+    echo(f"records: {RunDir(result.out_dir).records_shown()}")
     echo(f"summary: {result.out_dir / 'summary.md'}")
     report_json = result.report.get("report_json") if result.report else None
     if report_json:

@@ -10,6 +10,7 @@ A resumed run ends with byte-identical files (docs/suites.md).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -46,6 +47,7 @@ def run_suite(
     ray_judges: int | None = None,
     human_labels: str | Path | None = None,
     figures: Sequence[str] | None = None,
+    records_file: bool = True,
 ) -> RunResult:
     """Run (or resume) ``suite`` into ``out_dir`` (default: ``suite.output_dir``), holding the directory's lock.
 
@@ -64,14 +66,15 @@ def run_suite(
     (docs/score.md#human-labels).
 
     ``figures``: the report's figure files (``png``, ``svg``; default: the suite's ``report.figures``, else none:
-    report.html draws its own figures).
+    report.html draws its own figures).  ``records_file=False``: no ``records.jsonl``; the record store holds the
+    records (docs/suites.md#the-record-store-and-rageval-export).
     """
     if ray is not None:
         require_ray()  # a clear install hint before the data is read
     rundir = RunDir(out_dir if out_dir is not None else suite.output_dir)
     refuse_inputs(rundir.path, input_files(suite))  # before they are read (and again under the lock)
     embeddings = _embedding_store(suite, rundir.path)
-    plan = build_plan(suite, embeddings=embeddings)
+    plan = dataclasses.replace(build_plan(suite, embeddings=embeddings), records_file=records_file)
     if build_report:  # refused before anything runs, not after
         check_settings(len(plan.settings), printable(suite.source or suite.name))
     with rundir.lock(f"rageval suite {suite.name}"):
