@@ -273,8 +273,10 @@ def test_records_that_vanished_are_an_error_not_an_empty_report(run, content, co
     assert "holds no record" in _one_line(res) and "records vanished" in res.output
 
 
-def test_a_missing_records_file_is_an_error(run):
+def test_a_missing_records_file_is_an_error_when_no_record_store_holds_the_run(run):
     (run / "records.jsonl").unlink()
+    assert _cli("report", str(run), "--no-plots").exit_code == 0  # the run's records from its record store
+    shutil.rmtree(run / "cache" / "store")
     res = _cli("report", str(run), "--no-plots")
     assert res.exit_code == 2 and "is missing" in _one_line(res)
 

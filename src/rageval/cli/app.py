@@ -66,7 +66,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 USER_ERRORS: dict[str, int] = {
     "rageval.errors:ConfigError": 2,
     "rageval.suite.config:SuiteError": 2,
-    "rageval.rundir.manifest:RunDirError": 2,
+    "rageval.rundir.errors:RunDirError": 2,
     "rageval.io:UnsafePathError": 2,  # a link in a run directory (an OSError: before builtins:OSError)
     "rageval.registry:UnknownNameError": 2,
     "rageval.data.errors:DataLoadError": 2,

@@ -16,7 +16,7 @@ output name is a user's file (a ``report.html`` of their own, a ``summary.md``)
 and the command is refused before it writes anything.
 
 :func:`claim` — called by every writing command under the directory's lock — refuses
-(:class:`~rageval.rundir.manifest.RunDirError`, one line, exit 2):
+(:class:`~rageval.rundir.errors.RunDirError`, one line, exit 2):
 
 * an input of the command (a score file, a suite's dataset, a saved reader's answers)
   inside the directory: rageval would write over what it reads;

@@ -241,7 +241,7 @@ def run_dir_path(value: str | Path) -> Path:
     >>> run_dir_path("")
     Traceback (most recent call last):
     ...
-    rageval.rundir.manifest.RunDirError: the output directory is an empty name; give a folder (--out DIR, or output_dir)
+    rageval.rundir.errors.RunDirError: the output directory is an empty name; give a folder (--out DIR, or output_dir)
     """
     text = str(value)
     if isinstance(value, str) and not value.strip():
