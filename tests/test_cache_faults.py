@@ -8,8 +8,10 @@ judge_error) are computed again by the next run unless --no-retry-failed;
 deterministic statuses are reused.
 """
 
+import contextlib
 import json
 import logging
+import math
 import random
 import shutil
 import sqlite3
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 from record_files import as_record_files
 
 from rageval.judges.base import CallableJudge, JudgeRunner
-from rageval.judges.cache import DiskCache, is_corruption
+from rageval.judges.cache import DiskCache, is_corruption, pair_key
 from rageval.run.cache import TRANSIENT_STATUSES, RecordCache, _entry_prefix
 from rageval.rundir.records import record_text
 from rageval.suite.load import load_suite
@@ -293,6 +295,69 @@ def test_a_locked_database_is_not_mistaken_for_corruption(tmp_path):
     assert not is_corruption(sqlite3.OperationalError("attempt to write a readonly database"))
     assert is_corruption(sqlite3.DatabaseError("file is not a database"))
     assert is_corruption(sqlite3.DatabaseError("database disk image is malformed"))
+
+
+# -- the judge sqlite file's schema: WITHOUT ROWID for new files, the rowid tables of older ones kept ------------
+
+OLD_SCHEMA = (  # rageval's CREATE statements before WITHOUT ROWID, as they are in older cache files
+    "CREATE TABLE judgements (key TEXT PRIMARY KEY, prob REAL NOT NULL)",
+    "CREATE TABLE abstentions (key TEXT PRIMARY KEY)",
+)
+
+
+def _schema(path):
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        return dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+
+
+def _old_file(path, rows):
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        for sql in OLD_SCHEMA:
+            db.execute(sql)
+        db.executemany("INSERT INTO judgements VALUES (?, ?)", [(k, p) for k, p in rows if not math.isnan(p)])
+        db.executemany("INSERT INTO abstentions VALUES (?)", [(k,) for k, p in rows if math.isnan(p)])
+        db.commit()
+
+
+def test_a_new_judge_cache_has_without_rowid_tables(tmp_path):
+    DiskCache(tmp_path / "judge.sqlite").close()
+    tables = _schema(tmp_path / "judge.sqlite")
+    assert set(tables) == {"judgements", "abstentions"}
+    assert all(sql.endswith("WITHOUT ROWID") and "key TEXT PRIMARY KEY" in sql for sql in tables.values())
+
+
+def test_an_old_schema_judge_cache_is_read_and_written_as_it_is(tmp_path):
+    path = tmp_path / "judge.sqlite"
+    k = [pair_key("old", f"p{i}", "h") for i in range(4)]
+    _old_file(path, [(k[0], 0.25), (k[1], 1.0), (k[2], float("nan"))])
+    disk = DiskCache(path)
+    got = disk.get_many(k)
+    assert set(got) == set(k[:3]) and got[k[0]] == 0.25 and got[k[1]] == 1.0 and math.isnan(got[k[2]])
+    disk.put_many([(k[3], 0.5), (k[2], 0.75), (k[0], float("nan"))])  # new, abstention -> prob, prob -> abstention
+    disk.close()
+    assert _schema(path) == dict(zip(("judgements", "abstentions"), OLD_SCHEMA, strict=True))  # not migrated
+    again = DiskCache(path)
+    got = again.get_many(k)
+    assert (got[k[1]], got[k[2]], got[k[3]]) == (1.0, 0.75, 0.5) and math.isnan(got[k[0]])
+    again.close()
+
+
+def test_a_new_judge_cache_takes_less_disk_per_row_than_the_old_schema(tmp_path):
+    """The same 3,000 rows (a few abstentions), stored by DiskCache in batches of 64, into a new file and into
+    an old-schema one: the key is stored once (WITHOUT ROWID), not in the table and its primary-key index."""
+    rng = random.Random(0)
+    rows = [(pair_key("size", f"p{i}", "h"), float("nan") if i % 50 == 0 else rng.random()) for i in range(3000)]
+    new, old = tmp_path / "new.sqlite", tmp_path / "old.sqlite"
+    _old_file(old, [])
+    for path in (new, old):
+        disk = DiskCache(path)
+        for i in range(0, len(rows), 64):
+            disk.put_many(rows[i : i + 64])
+        disk.close()
+        with contextlib.closing(sqlite3.connect(path)) as db:  # fold the WAL into the file
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    per_row = {p.name: p.stat().st_size / len(rows) for p in (new, old)}
+    assert per_row["new.sqlite"] < 0.7 * per_row["old.sqlite"], per_row
 
 
 def test_a_suite_rerun_over_a_corrupted_judge_cache(tmp_path, caplog):
