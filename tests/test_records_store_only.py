@@ -213,8 +213,49 @@ def test_no_file_and_no_completed_run_in_the_store_is_one_line(tmp_path):
     with pytest.raises(RunDirError, match="records.jsonl is missing and .* holds no completed run"):
         RunDir(run).records_source()
     shutil.rmtree(run / "cache")
+    with pytest.raises(RunDirError, match=r"records.jsonl is missing and so is its record store .*: rerun"):
+        RunDir(run).records_source()  # a run written (its manifest): the store is what is gone
+    (run / "manifest.json").unlink()
     with pytest.raises(RunDirError, match="records.jsonl is missing: run the command that writes it first"):
         RunDir(run).records_source()
+
+
+@pytest.mark.parametrize("damage", ["store gone", "part truncated", "part not arrow"])
+def test_every_reader_names_a_lost_or_damaged_store_in_one_line(runs, tmp_path, damage):
+    _, without = runs
+    run = tmp_path / "run"
+    shutil.copytree(without, run)
+    part, _, _ = run_parts(run)
+    if damage == "store gone":
+        shutil.rmtree(run / "cache" / "store")
+        want = "is missing and so is its record store"
+    elif damage == "part truncated":
+        part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+        want = "part-000001.arrow (ArrowInvalid"
+    else:
+        part.write_bytes(b"not arrow at all\n" * 100)
+        want = "part-000001.arrow (ArrowInvalid"
+    for args in (
+        ["report", str(run)],
+        ["rescore", str(run)],
+        ["label", str(run), "--n", "2", "--out", str(tmp_path / "l")],
+        ["audit", str(run), "--judge", "lexical-strict"],
+        ["export", str(run)],
+    ):
+        res = _cli(*args)
+        assert res.exit_code == 2, (args, res.output)
+        assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1, (args, res.output)
+        if args[0] != "export":  # export names the store its own way
+            assert want in res.output and "stopped before it finished" not in res.output, (args, res.output)
+
+
+def test_a_rerun_that_removes_records_jsonl_says_so(runs, tmp_path, caplog):
+    with_file, _ = runs
+    run = tmp_path / "run"
+    shutil.copytree(with_file, run)
+    res = _cli("score", str(_input(tmp_path)), "--out", str(run), "--no-report", "--no-progress", "--no-records-file")
+    assert res.exit_code == 0, res.output
+    assert f"note: removed {run / 'records.jsonl'}" in caplog.text and not (run / "records.jsonl").exists()
 
 
 def _part(folder: Path, texts: list[str], batch: int, run_rows: int) -> None:

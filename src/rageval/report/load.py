@@ -215,7 +215,7 @@ def load_run(
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
     store = path / "cache" / "store"
-    if not rec_path.exists() and not (man_path.is_file() and _stored_run(path)):  # not a regular file: refused
+    if not rec_path.exists() and not man_path.is_file():  # not a regular file: refused by the reader
         stored = store.is_dir() and any(store.glob("part-*.arrow"))
         again = "run the command that writes it first"
         if stored:  # killed before its manifest: no completed run to report, but records to resume from
@@ -262,17 +262,6 @@ def _read_manifest(rundir: RunDir, man_path: Path) -> tuple[dict[str, Any], dict
 def _record_error(message: str) -> RunError:
     """A line of ``records.jsonl`` the one JSON reader refuses (:mod:`rageval.infiles`)."""
     return RunError(f"{message}: a truncated write? rerun the command that wrote it")
-
-
-def _stored_run(path: Path) -> bool:
-    """Whether the record store of ``path`` holds a completed run (a run written without ``records.jsonl``)."""
-    from rageval.rundir.export import StoreError, run_parts
-
-    try:
-        run_parts(path)
-    except StoreError:
-        return False
-    return True
 
 
 class _Scan:

@@ -20,7 +20,8 @@ __all__ = ["rescore_cmd"]
 def rescore_cmd(run_dir: str, judge: str | None, figures: tuple[str, ...] | None, accept_edits: bool) -> None:
     """Recompute every metric of a run from its saved records (no generation) into RUN_DIR/rescore-<judge>/.
 
-    The run's own files are never changed (docs/suites.md#rescoring).
+    The run's own files are never changed (docs/suites.md#rescoring). A run written with --no-records-file is
+    rescored without records.jsonl too.
     """
     from rageval.rescoring.run import rescore  # the command's implementation (numpy, the report)
     from rageval.rundir.manifest import RunDir

@@ -34,6 +34,7 @@ The report is the front-end's: the engine imports nothing from ``rageval.suite``
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -371,8 +372,14 @@ def _execute(
         finally:
             cache.close(complete=complete)
         n = out.count
-        if not plan.records_file:  # the store's fold holds the run now: an older file would stand for it
-            rundir.records_path.unlink(missing_ok=True)
+        if not plan.records_file and rundir.records_path.exists():  # the store's fold holds the run now
+            rundir.records_path.unlink()  # an older file would stand for it
+            logging.getLogger("rageval").warning(
+                "rageval: note: removed %s (--no-records-file: the record store holds the run's records; "
+                "rageval export %s writes the file)",
+                rundir.records_path,
+                rundir.path,
+            )
         rundir.write_manifest(_manifest(plan, run.models, context_note(plan, run.tally.context_failures)))
         judge = run.judge
         stats = {

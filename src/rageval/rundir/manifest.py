@@ -361,6 +361,11 @@ class RunDir:
         if self.records_path.exists():
             return RecordLines(self.records_path, what="the run's records.jsonl", error=error)
         if not self.path.joinpath("cache", "store").is_dir():
+            if self.manifest_path.is_file():  # a run written: its records gone with its record store
+                raise RunDirError(
+                    f"{self.records_path} is missing and so is its record store ({self.path / 'cache' / 'store'}): "
+                    "rerun the command that wrote the run"
+                )
             raise RunDirError(
                 f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
             )

@@ -15,8 +15,9 @@ footer is unreadable: hence IPC files, one per flush).  Buffers are zstd-compres
 Reading is memory-mapped with column projection (:meth:`RecordStore.read`, :mod:`rageval.rundir.export`): a
 reader decodes only the columns it asks for.  A completed run's parts are folded into one (:meth:`~RecordStore.fold`):
 the run's records first, in the order of ``records.jsonl`` (the schema's ``rageval.run_rows`` says how many), then
-those of questions it did not hold, as ``part-000001.arrow``.  ``records.jsonl`` stays the run's record file (docs/suites.md, the record
-store): the store replaces the cache's second copy of the JSON, not the file.
+those of questions it did not hold, as ``part-000001.arrow``.  ``records.jsonl`` is the run's record file unless
+the run was written with ``--no-records-file``: then the folded part is, read as its lines
+(:class:`~rageval.rundir.export.StoreLines`; docs/suites.md, the record store).
 
 A part that cannot be read (truncated, not Arrow, not this schema) is never fatal and never trusted: it is moved
 to ``cache/quarantine/store/`` with a one-line warning, counted, and its records are computed again.  A row found
