@@ -286,3 +286,30 @@ def test_store_lines_read_rows_back_across_batches(tmp_path):
             assert text == texts[row] and raw == (texts[row] + "\n").encode()
     finally:
         os.close(fd)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_run_stopped_midway_resumes_to_the_same_records_without_the_file(tmp_path):
+    src = _input(tmp_path)
+    run = tmp_path / "run"
+    seen = []
+
+    def stop_after_twelve(rec) -> None:
+        seen.append(rec)
+        if len(seen) == 12:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        score_files([str(src)], run, build_report=False, records_file=False, on_record=stop_after_twelve)
+    assert not (run / "records.jsonl").exists() and not (run / "manifest.json").exists()
+    res = _cli("report", str(run))  # no completed run yet: one line, the rerun resumes
+    assert res.exit_code == 2 and "stopped before it finished" in res.output, res.output
+    again = score_files([str(src)], run, build_report=False, records_file=False)
+    assert again.reused >= 1 and not (run / "records.jsonl").exists()
+    res = _cli("export", str(run))
+    ref = tmp_path / "ref"  # the same input file, one run, with the file
+    score_files([str(src)], ref, build_report=False)
+    assert res.exit_code == 0 and res.stdout_bytes == (ref / "records.jsonl").read_bytes()
