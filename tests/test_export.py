@@ -104,7 +104,7 @@ def test_without_records_jsonl_or_a_completed_store_the_export_is_refused(run, t
     (bare / "records.jsonl").unlink()
     shutil.rmtree(bare / "cache" / "store")
     got = _export(str(bare))
-    assert got.exit_code == 2 and "holds no completed run's records" in got.output
+    assert got.exit_code == 2 and "store does not exist" in got.output
     assert len(got.output.strip().splitlines()) == 1
 
 

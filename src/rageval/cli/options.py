@@ -161,8 +161,8 @@ def records_file_option():
         default=True,
         show_default=True,
         help="Write records.jsonl. --no-records-file: the record store (cache/store/) alone holds the records, a "
-        "fraction of the disk, so keep it; report, rescore, audit and label read it, 'rageval export DIR' writes "
-        "the file. A rerun with it removes an older records.jsonl.",
+        "fraction of the disk (keep cache/store/: it is then the only copy); report, rescore, audit and label read "
+        "it, 'rageval export DIR --out FILE' writes the file. A rerun with it removes an older records.jsonl.",
     )
 
 

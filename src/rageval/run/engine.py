@@ -376,7 +376,7 @@ def _execute(
             rundir.records_path.unlink()  # an older file would stand for it
             logging.getLogger("rageval").warning(
                 "rageval: note: removed %s (--no-records-file: the record store holds the run's records; "
-                "rageval export %s writes the file)",
+                "'rageval export %s --out FILE' writes the file)",
                 rundir.records_path,
                 rundir.path,
             )

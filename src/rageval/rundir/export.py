@@ -43,21 +43,30 @@ def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
     """The folded part holding the last completed run's records, how many, and its schema: :class:`StoreError` if
     none."""
     folder = Path(out_dir) / "cache" / "store"
+    if not folder.is_dir():
+        if folder.exists() or folder.is_symlink():
+            raise StoreError(f"{folder} is not a folder: remove it, then rerun the command that wrote the run")
+        raise StoreError(f"{folder} does not exist (the run's record store): rerun the command that wrote the run")
     found: list[tuple[int, Path, int, pa.Schema]] = []
     unreadable: list[str] = []
-    if folder.is_dir():
-        for e in os.scandir(folder):
-            m = PART_NAME.match(e.name)
-            if not m:
-                continue
-            try:
-                schema = open_part(Path(e.path)).schema
-            except (pa.ArrowException, OSError, ValueError) as err:
-                unreadable.append(f"{e.name} ({type(err).__name__}: {str(err)[:80]})")
-                continue
-            rows = (schema.metadata or {}).get(RUN_ROWS)
-            if rows is not None and schema_problem(schema) is None:
-                found.append((int(m.group(1)), Path(e.path), int(rows), schema))
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as err:
+        raise StoreError(
+            f"{folder} cannot be read ({err.strerror}): fix its permissions, or rerun the command"
+        ) from None
+    for e in entries:
+        m = PART_NAME.match(e.name)
+        if not m:
+            continue
+        try:
+            schema = open_part(Path(e.path)).schema
+        except (pa.ArrowException, OSError, ValueError) as err:
+            unreadable.append(f"{e.name} ({type(err).__name__}: {str(err)[:80]})")
+            continue
+        rows = (schema.metadata or {}).get(RUN_ROWS)
+        if rows is not None and schema_problem(schema) is None:
+            found.append((int(m.group(1)), Path(e.path), int(rows), schema))
     if not found and unreadable:
         raise StoreError(
             f"{folder} holds no readable completed run: part {unreadable[0]} is unreadable; rerun the command "
@@ -65,9 +74,8 @@ def run_parts(out_dir: Path) -> tuple[Path, int, pa.Schema]:
         )
     if not found:
         raise StoreError(
-            f"{folder} holds no completed run's records (the run was not completed since rageval stores them "
-            "there, or it was written by a rageval that kept a suite's records one file each): rerun the command that "
-            "wrote the run"
+            f"{folder} holds no completed run's records (the run never completed, or a rageval that kept a suite's "
+            "records one file each wrote it): rerun the command that wrote the run"
         )
     _, path, rows, schema = max(found, key=lambda f: f[0])
     return path, rows, schema

@@ -340,7 +340,8 @@ class RunDir:
     def records_label(self) -> str:
         """How messages name the run's records: ``records.jsonl``'s path, or, when the run was written without it
         (``--no-records-file``), that path ``(in the record store)``."""
-        if self.records_path.exists() or not self.path.joinpath("cache", "store").is_dir():
+        store = self.path / "cache" / "store"
+        if self.records_path.exists() or not (store.exists() or store.is_symlink()):
             return str(self.records_path)
         return f"{self.records_path} (in the record store)"
 
@@ -360,12 +361,8 @@ class RunDir:
         error = error or _record_error
         if self.records_path.exists():
             return RecordLines(self.records_path, what="the run's records.jsonl", error=error)
-        if not self.path.joinpath("cache", "store").is_dir():
-            if self.manifest_path.is_file():  # a run written: its records gone with its record store
-                raise RunDirError(
-                    f"{self.records_path} is missing and so is its record store ({self.path / 'cache' / 'store'}): "
-                    "rerun the command that wrote the run"
-                )
+        store = self.path / "cache" / "store"
+        if not self.manifest_path.is_file() and not (store.exists() or store.is_symlink()):  # nothing written yet
             raise RunDirError(
                 f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
             )
