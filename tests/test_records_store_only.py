@@ -104,11 +104,11 @@ def test_report_rescore_audit_label_read_the_store_as_they_read_the_file(runs, t
             res = _cli(*args)
             assert res.exit_code == 0, (args, res.output)
         outs[name] = _files(copy, run)
-    assert set(outs["with"]) - set(outs["without"]) == {"records.jsonl", "rescore-lexical-strict/records.jsonl"}
     for key in ("rescore-lexical-strict/report.html", "audit-lexical-strict/audit.json", "labels/labels.jsonl"):
         assert key in outs["without"], sorted(outs["without"])
-    # rescore writes no records.jsonl for a run without one; the audit's sample is a run of its own
-    gone = ("records.jsonl", "rescore-lexical-strict/records.jsonl")
+    # rescore and the audit's sample write no records.jsonl for a run without one (the audit's own table stays)
+    gone = ("records.jsonl", "rescore-lexical-strict/records.jsonl", "audit-lexical-strict/scored/records.jsonl")
+    assert set(outs["with"]) - set(outs["without"]) == set(gone)
     assert outs["without"] == {k: v for k, v in outs["with"].items() if k not in gone}
 
 
