@@ -123,7 +123,7 @@ def test_a_store_row_edited_is_refused_not_exported(run, tmp_path):
     part.write_bytes(sink.getvalue().to_pybytes())
     out = tmp_path / "x.jsonl"
     got = _export(str(edited), "--out", str(out))
-    assert got.exit_code == 2 and "record 4 of the record store is unfit" in got.output
+    assert got.exit_code == 2 and "(in the record store) line 4" in got.output and "edited" in got.output
     assert not out.exists()  # nothing half written
 
 

@@ -1,13 +1,13 @@
 """``rageval export RUN --format jsonl|parquet|csv [--out FILE] [--force]``: a run's records out of its directory.
 
 * ``jsonl``: the run's records in the run's order, byte for byte the lines of its ``records.jsonl``; from the
-  record store (``cache/store/``, :mod:`rageval.rundir.store`) when ``records.jsonl`` is missing (each record's
-  digest checked on the way);
+  record store (``cache/store/``, :mod:`rageval.rundir.store`) when ``records.jsonl`` is missing (each record
+  checked on the way as the report checks it: :meth:`~rageval.rundir.manifest.RunDir.records_source`);
 * ``parquet``, ``csv``: one row per record (csv: a text cell starting with a formula character quoted, as in
   every CSV rageval writes): ``setting``, ``question_id``, ``input_hash``, ``status``, a float64
   column per scalar metric (``metrics.<name>``, empty/null where undefined or not a scalar) and
-  ``context.achieved_ratio``, ``context.achieved_tokens``; read from ``records.jsonl`` (each record checked as the
-  report checks it), or from the store's columns when the file is missing.
+  ``context.achieved_ratio``, ``context.achieved_tokens``; made from the records' texts (``records.jsonl``'s, or
+  the store's when the file is missing), each checked as the report checks it, never from the store's columns.
 
 Without ``--out`` the jsonl and csv go to standard output (parquet needs ``--out``).  An existing ``--out`` is
 refused unless ``--force`` (rageval writes over no file of yours without being told).  Errors (not a run
@@ -16,7 +16,6 @@ directory, an unknown format, an existing ``--out``) are one line, exit 2.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,7 +27,6 @@ from rageval.errors import ConfigError
 from rageval.escape import csv_cell
 from rageval.io import atomic_file
 from rageval.rundir.manifest import RunDir, RunDirError
-from rageval.rundir.records import digest_problem
 
 __all__ = ["FORMATS", "export_cmd", "export_run"]
 
@@ -45,8 +43,9 @@ FORMATS = ("jsonl", "parquet", "csv")
 @click.option(
     "--accept-edits",
     is_flag=True,
-    help="parquet/csv: read records edited after rageval wrote them (their digest does not match) instead of "
-    "refusing; nothing is written into the run (docs/security.md#run-directories-digests-and-bounds).",
+    help="Read records edited after rageval wrote them (their digest does not match) instead of refusing (jsonl: "
+    "from the record store; records.jsonl is copied as it is); nothing is written into the run "
+    "(docs/security.md#run-directories-digests-and-bounds).",
 )
 def export_cmd(run: Path, fmt: str, out: Path | None, force: bool, accept_edits: bool) -> None:
     """Export a run's records: jsonl (records.jsonl's bytes), or parquet/csv (ids, status, scalar metrics)."""
@@ -69,12 +68,14 @@ def export_run(run: Path, fmt: str, out: Path | None, *, force: bool = False, ac
         raise ConfigError(f"{out} is a folder: give a file name for --out")
     if fmt == "parquet" and out is None:
         raise ConfigError("--format parquet writes a binary file: give --out FILE")
-    have_file = rundir.records_path.is_file()
     if fmt == "jsonl":
-        chunks = _file_chunks(rundir.records_path) if have_file else _store_lines(rundir)
+        if rundir.records_path.is_file():
+            chunks = _file_chunks(rundir.records_path)  # the file's bytes
+        else:  # the lines the record store holds, each record checked
+            chunks = (raw for raw, _value in _checked(rundir, accept_edits))
         _write(out, chunks)
         return
-    table = _table_of_file(rundir, accept_edits) if have_file else _store_table(rundir)
+    table = _table(rundir, accept_edits)
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
@@ -113,37 +114,19 @@ def _file_chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _store_error(rundir: RunDir, err: Exception) -> RunDirError:
-    return RunDirError(f"{rundir.records_path} is missing and {err}")
-
-
-def _store_records(rundir: RunDir) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """The run's records from its store, in its order: each text (its line of ``records.jsonl``) with its value,
-    the record's digest checked."""
-    from rageval.rundir.export import StoreError, run_texts
-
-    try:
-        texts = run_texts(rundir.path)
-        for i, text in enumerate(texts, 1):
-            try:
-                value = json.loads(text)
-            except ValueError:
-                value = None
-            why = digest_problem(value) if isinstance(value, Mapping) else "not a record"
-            if why is not None:
-                raise RunDirError(
-                    f"{rundir.records_path} is missing and record {i} of the record store is unfit ({why}); rerun "
-                    "the command that wrote the run"
-                )
-            yield text, value
-    except StoreError as err:
-        raise _store_error(rundir, err) from None
-
-
-def _store_lines(rundir: RunDir) -> Iterator[bytes]:
-    """The lines of the run's ``records.jsonl`` from its store, each record's digest checked."""
-    for text, _value in _store_records(rundir):
-        yield text.encode("utf-8") + b"\n"
+def _checked(rundir: RunDir, accept_edits: bool = False) -> Iterator[tuple[bytes, Mapping[str, Any]]]:
+    """Each record of the run with its line's bytes: ``records.jsonl``'s, or, when the run was written without it,
+    the lines its record store holds (:meth:`RunDir.records_source`); each checked as the report checks it (its
+    digest, its metrics' bounds; an edit read only with ``accept_edits``)."""
+    checks = rundir.record_checks(accept_edits=accept_edits)
+    source = rundir.records_source()
+    for i, _offset, raw, value in source:
+        if not isinstance(value, Mapping):
+            raise RunDirError(f"{source.name} line {i} must be a JSON object (one record)")
+        problem = checks.problem(value, i)
+        if problem is not None:
+            raise RunDirError(problem)
+        yield raw, value
 
 
 def _inert_text(table: Any) -> Any:
@@ -159,25 +142,9 @@ def _inert_text(table: Any) -> Any:
     return table
 
 
-def _table_of_file(rundir: RunDir, accept_edits: bool = False) -> Any:
+def _table(rundir: RunDir, accept_edits: bool = False) -> Any:
+    """The table of the run's records, made from their texts (each checked), never from the store's metric columns:
+    a column edited in a part is not covered by any digest."""
     from rageval.rundir.export import table_of_records
 
-    checks = rundir.record_checks(accept_edits=accept_edits)
-
-    def values() -> Iterator[Mapping[str, Any]]:
-        for i, _offset, _raw, value in rundir.records_source():
-            problem = checks.problem(value, i)
-            if problem is not None:
-                raise RunDirError(problem)
-            if isinstance(value, Mapping):
-                yield value
-
-    return table_of_records(values())
-
-
-def _store_table(rundir: RunDir) -> Any:
-    """The table of the store's records, made from their texts (each digest checked), never from its metric
-    columns: a column edited in a part is not covered by any digest."""
-    from rageval.rundir.export import table_of_records
-
-    return table_of_records(value for _text, value in _store_records(rundir))
+    return table_of_records(value for _raw, value in _checked(rundir, accept_edits))
