@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from rageval.cli import main
 from rageval.report.load import RunError, load_run
-from rageval.rundir.export import StoreLines, run_parts
+from rageval.rundir.export import StoreError, StoreLines, run_parts
 from rageval.rundir.manifest import RunDir, RunDirError
 from rageval.rundir.store import RUN_ROWS, part_schema
 from rageval.score import score_files
@@ -290,6 +290,13 @@ def test_store_lines_read_rows_back_across_batches(tmp_path):
             assert text == texts[row] and raw == (texts[row] + "\n").encode()
     finally:
         os.close(fd)
+    shutil.rmtree(tmp_path / "cache")  # the part replaced by a shorter one after the rows were counted
+    _part(tmp_path / "cache" / "store", texts[:4], batch=4, run_rows=4)
+    for row in (7, 5):  # past the new part's end: one line, or not the text read first (the caller compares)
+        try:
+            assert lines.line_at(-1, row + 1, row, 0)[1] != texts[row]
+        except StoreError as err:
+            assert "is unreadable" in str(err)
 
 
 class _Stop(Exception):

@@ -159,7 +159,8 @@ class StoreLines:
             except (pa.ArrowException, OSError, ValueError, IndexError) as err:
                 raise StoreError(f"{self.path} is unreadable ({type(err).__name__}: {err})") from None
             self._batch = (b, texts)
-        text = self._batch[1][offset - self._starts[b]] or ""  # no text: not the bytes the caller read
+        texts, k = self._batch[1], offset - self._starts[b]
+        text = (texts[k] if 0 <= k < len(texts) else None) or ""  # none: not the bytes the caller read
         return text.encode("utf-8") + b"\n", text
 
 

@@ -356,7 +356,7 @@ class RunDir:
         """The run's records read line by line, never whole: ``records.jsonl`` as a :class:`~rageval.infiles.JsonLines`
         file (blank lines skipped, at most :data:`~rageval.rundir.records.MAX_BLANK_LINES` of them), or, when the
         run was written without it, the lines its record store holds (:class:`~rageval.rundir.export.StoreLines`).
-        Neither is a :class:`RunDirError` (a FIFO, a device or a folder at ``records.jsonl``: refused by the
+        Neither: a :class:`RunDirError` (a FIFO, a device or a folder at ``records.jsonl``: refused by the
         reader, in one line).  ``error``: the error of a line that is not JSON (default :class:`RunDirError`)."""
         error = error or _record_error
         if self.records_path.exists():
