@@ -174,7 +174,7 @@ def plan_audit(scope: _Scope, items: Sequence[AuditItem], audited: Sequence[str]
             **({"accepted_edits": scope.run.accepted_edits} if scope.run.accepted_edits is not None else {}),
         },
         judge_cache=scope.out / "cache",
-        records_file=(scope.run_dir / "records.jsonl").exists(),  # as the run: without it, the store alone
+        records_file=RunDir(scope.run_dir).records_path.exists(),  # as the run: without it, the store alone
     )
 
 

@@ -214,8 +214,8 @@ def load_run(
     if not path.is_dir():
         raise RunError(f"run directory {str(path)!r} does not exist")
     rec_path, man_path = path / "records.jsonl", path / "manifest.json"
-    store = path / "cache" / "store"
     if not rec_path.exists() and not man_path.is_file():  # not a regular file: refused by the reader
+        store = RunDir(path).store_path
         stored = store.is_dir() and any(store.glob("part-*.arrow"))
         again = "run the command that writes it first"
         if stored:  # killed before its manifest: no completed run to report, but records to resume from

@@ -337,11 +337,19 @@ class RunDir:
             ) from None
 
     @property
+    def store_path(self) -> Path:
+        """The record store's folder (:mod:`rageval.rundir.store`)."""
+        return self.path / "cache" / "store"
+
+    def _store_there(self) -> bool:
+        """Something is at :attr:`store_path` (a folder, or what stands in its place)."""
+        return self.store_path.exists() or self.store_path.is_symlink()
+
+    @property
     def records_label(self) -> str:
         """How messages name the run's records: ``records.jsonl``'s path, or, when the run was written without it
         (``--no-records-file``), that path ``(in the record store)``."""
-        store = self.path / "cache" / "store"
-        if self.records_path.exists() or not (store.exists() or store.is_symlink()):
+        if self.records_path.exists() or not self._store_there():
             return str(self.records_path)
         return f"{self.records_path} (in the record store)"
 
@@ -350,7 +358,7 @@ class RunDir:
         the file (a run written with ``--no-records-file``)."""
         if self.records_path.exists():
             return str(self.records_path)
-        return f"{self.path / 'cache' / 'store'} (no records.jsonl: 'rageval export {self.path} --out FILE' writes it)"
+        return f"{self.store_path} (no records.jsonl: 'rageval export {self.path} --out FILE' writes it)"
 
     def records_source(self, error: ErrorType | None = None) -> JsonLines | StoreLines:
         """The run's records read line by line, never whole: ``records.jsonl`` as a :class:`~rageval.infiles.JsonLines`
@@ -361,8 +369,7 @@ class RunDir:
         error = error or _record_error
         if self.records_path.exists():
             return RecordLines(self.records_path, what="the run's records.jsonl", error=error)
-        store = self.path / "cache" / "store"
-        if not self.manifest_path.is_file() and not (store.exists() or store.is_symlink()):  # nothing written yet
+        if not self.manifest_path.is_file() and not self._store_there():  # nothing written yet
             raise RunDirError(
                 f"{self.records_path} is missing: run the command that writes it first (rageval suite / score)"
             )

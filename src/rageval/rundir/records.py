@@ -36,7 +36,7 @@ import json
 import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -309,12 +309,8 @@ class RecordsFile:
         and with every expected record written (:func:`rageval.io.atomic_file`).  ``write=False``: the lines go
         nowhere (a run without the file: its record store is the record file; ``on_line`` still tells their
         order)."""
-        if not write:
-            out = cls(cache, _Discard(), keep=keep, on_line=on_line)
-            yield out
-            out.check_complete()
-            return
-        with atomic_file(cache.out_dir / "records.jsonl", root=cache.out_dir, durable=durable) as fh:
+        path = cache.out_dir / "records.jsonl"
+        with atomic_file(path, root=cache.out_dir, durable=durable) if write else nullcontext(_Discard()) as fh:
             out = cls(cache, fh, keep=keep, on_line=on_line)
             yield out
             out.check_complete()
