@@ -229,8 +229,8 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _too_deep(value: Any) -> bool:
-    """Whether ``value`` (JSON's dicts, lists, scalars) nests deeper than :data:`MAX_DEPTH` (no recursion); only
-    for a text of more brackets (each level opens with one; strings' counted too): no fewer can nest deeper."""
+    """Whether ``value`` (as JSON reads it: dicts, lists and scalars) nests arrays and objects deeper than
+    :data:`MAX_DEPTH` (a level at a time: no recursion)."""
     level = [value] if type(value) is dict or type(value) is list else []
     depth = 0
     while level:
@@ -272,7 +272,7 @@ def loads(
         raise error(_deep(where)) from None
     except ValueError:  # Python's limit on the digits of an integer (4,300)
         raise error(f"{where}: a JSON number has more digits than Python reads (4,300); write it as a string") from None
-    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(value):
+    if _too_deep(value):
         raise error(_deep(where))
     return value
 
