@@ -26,7 +26,7 @@ from rageval.data.files import read_records
 from rageval.data.formats.layout import ScoreInputError
 from rageval.data.formats.read import read_input
 from rageval.errors import ConfigError
-from rageval.infiles import MAX_DEPTH, InputFileError, iter_json_lines, read_csv, read_json_lines, split_lines
+from rageval.infiles import MAX_DEPTH, InputFileError, iter_json_lines, loads, read_csv, read_json_lines, split_lines
 from rageval.io import dump_json_line
 from rageval.judges.replay import ReplayJudge, save_replay
 from rageval.readers.base import ReaderRequest
@@ -358,6 +358,20 @@ def test_nesting_within_the_bound_reads(tmp_path):
     p = tmp_path / "d.jsonl"
     p.write_text(f'{{"id": "a", "question": "q", "x": {value}}}\n{{"id": 5000, "question": "{DIGITS}"}}\n')
     assert [r["id"] for r in read_records(p)] == ["a", 5000]
+
+
+def test_the_depth_bound_counts_levels_not_brackets():
+    # the bracket count only spares the walk: many brackets side by side or inside strings are one level deep;
+    # the bound itself is exact (MAX_DEPTH levels read, one more refused), with or without other brackets around
+    wide = "[" + ",".join(["[]"] * (3 * MAX_DEPTH)) + "]"
+    stringy = '"' + "[{" * (2 * MAX_DEPTH) + '"'
+    assert loads(wide, "w") == [[]] * (3 * MAX_DEPTH) and len(loads(stringy, "s")) == 4 * MAX_DEPTH
+    nest = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert loads(f"[{nest[1:-1]}, {wide}, {stringy}]", "x") is not None  # MAX_DEPTH levels
+    with pytest.raises(InputFileError, match="nested deeper than"):
+        loads(f"[{nest}, {stringy}]", "x")  # MAX_DEPTH + 1 levels
+    with pytest.raises(InputFileError, match="nested deeper than"):
+        loads("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "x")  # just over, nothing else
 
 
 @pytest.mark.parametrize("case", ["deep", "digits"])
