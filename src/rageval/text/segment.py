@@ -176,9 +176,7 @@ def nltk_sent_tokenize(text: str) -> list[str]:
     The same sentences as nltk's, sooner: Punkt decides each candidate break (a token ending in ``.``, ``?`` or
     ``!`` and the token after it) from that short context alone, with its fixed parameters
     (``text_contains_sentbreak``), and the decision of each context is remembered (at most
-    :data:`BREAK_MEMO_SIZE`): "France. It" is decided once for every answer that holds it.  A context of the
-    plain form "word. Next" (or "[2][3]. Next") is decided as Punkt decides it without Punkt's token
-    machinery (:func:`_plain_breaks`).
+    :data:`BREAK_MEMO_SIZE`): "France. It" is decided once for every answer that holds it.
     """
     tok, _ = _nltk_punkt()
     return tok.tokenize(text)
