@@ -23,7 +23,6 @@ either, nupunkt's parameters stand in, with a warning and a manifest note.
 from __future__ import annotations
 
 import functools
-import re
 import warnings
 from collections import defaultdict
 
@@ -59,41 +58,8 @@ def _nltk_punkt():
     if source == SUBSTITUTE_SOURCE:
         warnings.warn(SUBSTITUTE_NOTE, RuntimeWarning, stacklevel=2)
     # an instance attribute: Punkt's own loop (``_slices_from_text``) calls ``self.text_contains_sentbreak``
-    tok.text_contains_sentbreak = functools.lru_cache(maxsize=BREAK_MEMO_SIZE)(_plain_breaks(tok))
+    tok.text_contains_sentbreak = functools.lru_cache(maxsize=BREAK_MEMO_SIZE)(tok.text_contains_sentbreak)
     return tok, source
-
-
-#: a candidate break's context in its plain form: a word of two or more ASCII letters, or citation markers
-#: (``[1]``, ``[2][3]``), then the period, one space and a word of ASCII letters
-_PLAIN_BREAK = re.compile(r"(?:([A-Za-z]{2,})|(?:\[[0-9]+\])+)\. ([A-Za-z]+)")
-
-
-def _plain_breaks(tok):
-    """``tok.text_contains_sentbreak``, deciding a context of the plain form (:data:`_PLAIN_BREAK`) without
-    Punkt's token machinery, as Punkt decides it; any other context (and a plain one whose word is a known
-    abbreviation or makes a known collocation with the next) is Punkt's own call.
-
-    Punkt's decision for such a context, step by step: the word with its period is one token (ASCII letters
-    and a final period make no other token), or the period is a token of its own after the markers' tokens.  The
-    first pass marks it a sentence break unless the word (lowercased) is a known abbreviation.  The second pass
-    unmarks it only for a known collocation (the word, the next word lowercased), or, for an abbreviation, an
-    ellipsis, an initial (one letter: not this form) or a number, after its orthographic rules: none of which
-    applies.  So the context breaks.  ``tests/test_punkt_plain_breaks.py`` checks this against Punkt on every
-    abbreviation, collocation and sentence starter of the parameters, and on generated contexts.
-    """
-    decide = tok.text_contains_sentbreak
-    params = tok._params
-    abbreviations, collocations = params.abbrev_types, params.collocations
-
-    def text_contains_sentbreak(text: str) -> bool:
-        m = _PLAIN_BREAK.fullmatch(text)
-        if m is not None:
-            word = m[1].lower() if m[1] else "."
-            if word not in abbreviations and (word, m[2].lower()) not in collocations:
-                return True
-        return decide(text)
-
-    return text_contains_sentbreak
 
 
 #: :func:`punkt_tokenizer`'s ``source`` for each kind of parameters
