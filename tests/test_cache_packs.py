@@ -180,8 +180,8 @@ def _edited(part: Path, row: int, change) -> None:
 @pytest.mark.parametrize(
     "change, why",
     [
-        (lambda text: text.replace('"status":"ok"', '"status":"reader_error"'), "not to trust"),  # digest
-        (lambda text: text.replace('"status":"ok"', '"status":"exploded"'), "not a valid record"),
+        (lambda text: text.replace('"status": "ok"', '"status": "reader_error"'), "not to trust"),  # digest
+        (lambda text: text.replace('"status": "ok"', '"status": "exploded"'), "not a valid record"),
         (lambda text: text[:-5], "not JSON"),
     ],
 )

@@ -115,7 +115,7 @@ def test_a_store_row_edited_is_refused_not_exported(run, tmp_path):
     [part] = (edited / "cache" / "store").glob("part-*.arrow")
     t = pa.ipc.open_file(pa.memory_map(str(part))).read_all()
     texts = t.column("record").to_pylist()
-    texts[3] = texts[3].replace('"status":"ok"', '"status":"reader_error"')
+    texts[3] = texts[3].replace('"status": "ok"', '"status": "reader_error"')
     t = t.set_column(t.schema.get_field_index("record"), "record", pa.array(texts, pa.string()))
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, t.schema) as w:

@@ -92,7 +92,7 @@ def test_every_record_carries_its_digest_and_the_manifest_the_new_format(scored)
     assert len(lines) == 12
     for line in lines:
         rec = json.loads(line)
-        assert line.endswith(f'"{DIGEST}":"{rec[DIGEST]}"}}')  # the last field
+        assert line.endswith(f'"{DIGEST}": "{rec[DIGEST]}"}}')  # the last field
         # by hand: sha256 of the canonical JSON of the record without its digest
         body = {k: v for k, v in rec.items() if k != DIGEST}
         import hashlib

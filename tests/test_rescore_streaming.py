@@ -81,7 +81,7 @@ def test_a_record_changed_while_rescoring_is_an_error_naming_its_line(two_system
     rundir.records_path.write_bytes(b"\n".join(lines))
     run = RunRecords(rundir, rundir.read_manifest())
     assert run.record(1).question_id == json.loads(lines[1])["question_id"]
-    lines[1] = lines[1].replace(b'"status":"ok"', b'"status":"OK"', 1)  # the same length, other bytes
+    lines[1] = lines[1].replace(b'"status": "ok"', b'"status": "OK"', 1)  # the same length, other bytes
     rundir.records_path.write_bytes(b"\n".join(lines))
     with pytest.raises(RescoreError, match=r"records\.jsonl line 2: changed since rescore read it first"):
         run.record(1)

@@ -123,7 +123,7 @@ def _checked(rundir: RunDir, accept_edits: bool = False) -> Iterator[tuple[bytes
     for i, _offset, raw, value in source:
         if not isinstance(value, Mapping):
             raise RunDirError(f"{source.name} line {i} must be a JSON object (one record)")
-        problem = checks.problem(value, i, raw)
+        problem = checks.problem(value, i)
         if problem is not None:
             raise RunDirError(problem)
         yield raw, value

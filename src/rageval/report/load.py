@@ -333,7 +333,7 @@ class _Scan:
                 raise RunError(f"{name} line {lineno} must be a JSON object (one record)")
             where = f"{Path(name).name} line {lineno}"
             _check_record(rec, where)
-            problem = self.checks.problem(rec, lineno, raw)  # the record as read, before it is normalized
+            problem = self.checks.problem(rec, lineno)  # the record as read, before it is normalized
             self.old_names += renamed_old_metrics(rec.get("metrics"), self.old_run) is not None
             _normalized(rec, lineno, self.old_run)
             self._check_setting(rec, where)

@@ -138,7 +138,7 @@ class RunRecords:
                         f"({', '.join(names)}); rerun the command that wrote it"
                     )
                 self.lines[name], self.places[name] = array("I"), array("I")
-            problem = checks.problem(value, lineno, raw)  # after the checks naming its shape and setting
+            problem = checks.problem(value, lineno)  # after the checks naming its shape and setting
             if problem is not None:
                 raise RescoreError(problem)
             self.setting.setdefault(name, r.setting)

@@ -338,7 +338,7 @@ class RecordCache:
                 value = json.loads(row[2])
             except (ValueError, RecursionError) as err:
                 raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
-            if not isinstance(value, dict) or digest_problem(value, row[2]) is not None:
+            if not isinstance(value, dict) or digest_problem(value) is not None:
                 raise CacheChanged(self._changed(path, "holds a record edited since it was written"))
             return row[2]
         path = self.path(setting, question_id)  # a per-record file (a key the store cannot hold)
@@ -353,10 +353,9 @@ class RecordCache:
             raise CacheChanged(self._changed(path, f"unreadable ({type(err).__name__})")) from None
         if found_hash != input_hash:
             raise CacheChanged(self._changed(path, "holds a record of other inputs"))
-        text = _record_text(raw, input_hash, record) if isinstance(record, dict) else ""
-        if not isinstance(record, dict) or digest_problem(record, text) is not None:
+        if not isinstance(record, dict) or digest_problem(record) is not None:
             raise CacheChanged(self._changed(path, "holds a record edited since it was written"))
-        return text
+        return _record_text(raw, input_hash, record)
 
     def _pack(self, setting: str) -> Pack:
         pack = self._packs.get(setting)
@@ -385,11 +384,10 @@ def _entry(text: str, question_id: str, setting: str, input_hash: str) -> tuple[
         return "not a cached record (no 'input_hash' string)"
     if data["input_hash"] != input_hash:
         return None  # an older input: recomputed and overwritten, nothing wrong with the entry
-    rec_text = _record_text(text, input_hash, data["record"])
-    checked = _checked(data["record"], question_id, setting, rec_text)
+    checked = _checked(data["record"], question_id, setting)
     if isinstance(checked, str):
         return checked
-    return checked, rec_text
+    return checked, _record_text(text, input_hash, data["record"])
 
 
 def _record_of(text: str, question_id: str, setting: str) -> tuple[Record, dict[str, Any]] | str:
@@ -402,13 +400,13 @@ def _record_of(text: str, question_id: str, setting: str) -> tuple[Record, dict[
         return "JSON nested deeper than Python parses"
     if not isinstance(value, dict):
         return f"not a record (a JSON {type(value).__name__})"
-    checked = _checked(value, question_id, setting, text)
+    checked = _checked(value, question_id, setting)
     return checked if isinstance(checked, str) else (checked, value)
 
 
-def _checked(value: dict[str, Any], question_id: str, setting: str, text: str) -> Record | str:
-    """The record of ``value`` (read from ``text``) when it is this question's and setting's, valid and as its
-    digest says; else why not (one sentence)."""
+def _checked(value: dict[str, Any], question_id: str, setting: str) -> Record | str:
+    """The record of ``value`` when it is this question's and setting's, valid and as its digest says; else why
+    not (one sentence)."""
     try:
         rec = Record.from_dict(value)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
@@ -417,7 +415,7 @@ def _checked(value: dict[str, Any], question_id: str, setting: str, text: str) -
         return f"holds question {rec.question_id!r} of setting {rec.setting.name!r}"
     if not isinstance(rec.metrics, dict) or not isinstance(rec.extra, dict):
         return "not a valid record ('metrics' and 'extra' must be objects)"
-    edited = digest_problem(value, text)
+    edited = digest_problem(value)
     if edited is not None:  # edited after it was written (or written before digests): computed again, never reused
         return f"not to trust: {edited}"
     return rec

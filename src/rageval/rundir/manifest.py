@@ -403,7 +403,7 @@ class RunDir:
         for i, offset, raw, value in self.records_source():
             record = self.record_of(value, i)
             if checks is not None:
-                problem = checks.problem(value, i, raw)
+                problem = checks.problem(value, i)
                 if problem is not None:
                     raise RunDirError(problem)
             yield i, offset, raw, record

@@ -7,18 +7,17 @@ resumed run ends with the same bytes as an uninterrupted one.  (Reading the file
 <rageval.rundir.manifest.RunDir.record_lines>`.)
 
 **Digests** (run-directory format :data:`DIGESTS_FROM` on; docs/security.md#run-directories-digests-and-bounds).
-Each record's text ends with ``"digest":"sha256:<hex>"`` (:func:`record_text`, the one writer): the SHA-256 of
+Each record's text ends with ``"digest": "sha256:<hex>"`` (:func:`record_text`, the one writer): the SHA-256 of
 the record's canonical JSON without that field (:func:`canonical`: sorted keys, no white space, ASCII), so a
 line re-serialised with its keys in another order or other white space keeps its digest, and a change of any value
-does not.  The text is written as the canonical JSON is, but for the characters past ASCII (kept, not escaped),
-so a line as written is checked by hashing it (:func:`as_written`); any other line by encoding its record again.  :class:`RecordChecks` is the one check of a record read back — by the report, ``rescore``, ``audit``
+does not.  :class:`RecordChecks` is the one check of a record read back — by the report, ``rescore``, ``audit``
 and the record cache: its digest, and each metric within the catalog's declared bounds.  A digest catches
 accidental and casual edits (a value changed by hand or by a script that knows nothing of it); it is no
 signature: whoever edits a record and computes its digest again (:func:`record_digest` is public) is not caught.
 
 >>> import json
 >>> line = record_text({"question_id": "q1", "metrics": {"m": 0.5}})
->>> line.startswith('{"metrics":{"m":0.5},"question_id":"q1","digest":"sha256:')
+>>> line.startswith('{"metrics": {"m": 0.5}, "question_id": "q1", "digest": "sha256:')
 True
 >>> value = json.loads(line)
 >>> digest_problem(value) is None
@@ -32,7 +31,6 @@ True
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import math
@@ -45,7 +43,7 @@ from typing import Any, Protocol
 
 from rageval.diagnostics.catalog import CATALOG
 from rageval.infiles import JsonLines, loads
-from rageval.io import atomic_file, json_text
+from rageval.io import atomic_file, dump_json_line
 
 __all__ = [
     "DIGEST",
@@ -58,8 +56,6 @@ __all__ = [
     "RecordLines",
     "RecordSource",
     "RecordsFile",
-    "RECORD_SEPARATORS",
-    "as_written",
     "canonical",
     "digest_problem",
     "record_digest",
@@ -90,10 +86,6 @@ OLD_NAMES_NOTE = (
 MAX_BLANK_LINES = 10_000
 
 
-#: the separators of a record's text (:func:`record_text`): canonical JSON's, no white space
-RECORD_SEPARATORS = (",", ":")
-
-
 def canonical(value: Mapping[str, Any]) -> bytes:
     """The canonical JSON of a record without its digest: sorted keys, no white space, ASCII (what its digest is
     taken of)."""
@@ -108,95 +100,31 @@ def record_digest(value: Mapping[str, Any]) -> str:
 
 def record_text(record: Mapping[str, Any]) -> str:
     """The one writer of a record's text (its line of ``records.jsonl``, and its cache entry's record): rageval's
-    JSON of ``record`` (:func:`~rageval.io.json_text`: sorted keys, a NaN written null, UTF-8 kept) without white
-    space between its items, with its digest as the last field, taken of the text as JSON reads it back.
-
-    Written so, the text before its digest field is, character for character, the canonical JSON the digest is
-    taken of, but for the characters past ASCII that canonical JSON escapes: a reader checks the digest of a
-    line as written by hashing that text (:func:`digest_problem` given the line), not by encoding it again."""
+    JSON of ``record`` (:func:`~rageval.io.dump_json_line`: sorted keys, a NaN written null) with its digest as
+    the last field, taken of the text as JSON reads it back."""
     body = {k: v for k, v in record.items() if k != DIGEST}
-    text = json_text(body, separators=RECORD_SEPARATORS)
+    text = dump_json_line(body)
     digest = record_digest(json.loads(text))
-    return ("{" if text == "{}" else text[:-1] + ",") + f'"{DIGEST}":"{digest}"}}'
+    return ("{" if text == "{}" else text[:-1] + ", ") + f'"{DIGEST}": "{digest}"}}'
 
 
 def text_digest(text: str) -> str:
-    """The digest a :func:`record_text` text ends with (read off its last field, not computed again; a text of an
-    earlier rageval, with a space after the colon, too).
+    """The digest a :func:`record_text` text ends with (read off its last field, not computed again).
 
     >>> t = record_text({"question_id": "q1"})
     >>> text_digest(t) == json.loads(t)["digest"]
     True
     """
-    return text[text.rindex(f'"{DIGEST}":') :].split('"')[3]
+    head = f'"{DIGEST}": "'
+    return text[text.rindex(head) + len(head) : -2]
 
 
-#: the end of a text :func:`record_text` wrote, its digest field, before the digest and after it
-_TAIL_HEAD, _TAIL_END = f',"{DIGEST}":"'.encode(), b'"}'
-
-
-def _escaped(err: UnicodeError) -> tuple[str | bytes, int]:
-    """A codec error handler: the characters past ASCII that ``err`` stops at, escaped as canonical JSON
-    (``ensure_ascii``) escapes them, ``\\uXXXX``, past the Basic Multilingual Plane as a surrogate pair."""
-    if not isinstance(err, UnicodeEncodeError):
-        raise err
-    out = []
-    for ch in err.object[err.start : err.end]:
-        code = ord(ch)
-        if code > 0xFFFF:
-            code -= 0x10000
-            out.append(f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}")
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out), err.end
-
-
-#: the name of :func:`_escaped` among the codec error handlers (``str.encode("ascii", ESCAPES)``)
-ESCAPES = "rageval-json-escapes"
-codecs.register_error(ESCAPES, _escaped)
-
-
-def as_written(raw: bytes | str, digest: str) -> bool:
-    """Whether ``raw`` (a line as read, its end of line kept or not) is a text :func:`record_text` wrote with the
-    digest ``digest``, unchanged: the text before its last field, ``"digest":"<digest>"``, hashes to ``digest``
-    once the characters past ASCII are escaped as canonical JSON escapes them.
-
-    True proves the digest right without encoding the record again: the digest was taken of the canonical JSON
-    of the record as written, and that text is the one hashed here.  False proves nothing (a line of an earlier
-    rageval, white space changed, keys reordered, or an edit): :func:`record_digest` decides then.
-
-    >>> t = record_text({"question_id": "q1", "answer": "café"})
-    >>> as_written(t + "\\n", json.loads(t)["digest"]), as_written(t.replace("café", "cafe"), json.loads(t)["digest"])
-    (True, False)
-    """
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    data = data.rstrip(b"\r\n")
-    tail = _TAIL_HEAD + digest.encode("utf-8", "surrogatepass") + _TAIL_END
-    if not data.endswith(tail) or len(data) <= len(tail):
-        return False
-    body = data[: -len(tail)] + b"}"
-    if not body.isascii():
-        try:
-            body = body.decode("utf-8").encode("ascii", ESCAPES)
-        except UnicodeDecodeError:
-            return False
-    body = body.replace(b"\x7f", b"\\u007f")  # DEL is ASCII, and escaped too
-    return "sha256:" + hashlib.sha256(body).hexdigest() == digest
-
-
-def digest_problem(value: Mapping[str, Any], raw: bytes | str | None = None) -> str | None:
-    """Why the record ``value`` (as JSON reads it) is not as its digest says, None when it is.
-
-    ``raw``: the text ``value`` was read from; when it is as :func:`record_text` wrote it (:func:`as_written`),
-    its digest is checked on that text, without encoding ``value`` again."""
+def digest_problem(value: Mapping[str, Any]) -> str | None:
+    """Why the record ``value`` (as JSON reads it) is not as its digest says, None when it is."""
     found = value.get(DIGEST)
     if found is None:
         return "it has no digest"
-    if not isinstance(found, str):
-        return "its digest does not match its content"
-    if raw is not None and as_written(raw, found):
-        return None
-    if found != record_digest(value):
+    if not isinstance(found, str) or found != record_digest(value):
         return "its digest does not match its content"
     return None
 
@@ -247,9 +175,9 @@ class RecordChecks:
             f"{_setting_of(value)!r}"
         )
 
-    def problem(self, value: Mapping[str, Any], lineno: int, raw: bytes | str | None = None) -> str | None:
+    def problem(self, value: Mapping[str, Any], lineno: int) -> str | None:
         """The one-line refusal of the record ``value`` (as JSON read it) on line ``lineno``, else None (an edit
-        accepted is kept in :attr:`edits`).  ``raw``: the line ``value`` was read from (:func:`digest_problem`)."""
+        accepted is kept in :attr:`edits`)."""
         bad = self.out_of_bounds(value)
         if bad is not None:
             key, v, (lo, hi) = bad
@@ -259,7 +187,7 @@ class RecordChecks:
             )
         if not self.digests:
             return None
-        why = digest_problem(value, raw)
+        why = digest_problem(value)
         if why is None:
             return None
         if self.accept_edits:
