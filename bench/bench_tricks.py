@@ -27,7 +27,11 @@ the trick alone.  "Without" a trick means the plain code it replaces:
   bare-package swap in ``sys.modules`` (``rageval.text._nltk.nltk_modules``);
 - ``bracket_scan``: JSON depth checked by walking the parsed values (the code the scan replaced) instead of
   reading the brackets off the text;
-- ``line_store``: lines kept as ``bytes`` in a list instead of 28 bytes of place and digest per line.
+- ``line_store``: lines kept as ``bytes`` in a list instead of 28 bytes of place and digest per line;
+- ``digest_by_hash``: every record's digest checked by encoding the record again (``record_digest``) instead of
+  hashing its line as written (``rageval.rundir.records.as_written``);
+- ``plain_breaks``: every candidate sentence break decided by Punkt's token machinery instead of the plain
+  "word. Next" contexts decided directly (``rageval.text.segment._plain_breaks``).
 
 For each trick and command: ``--runs`` alternated pairs (with, without, without, with, with, without, ...:
 the order turns each pair, so that a load rising or falling through the runs does not always favour one
@@ -59,7 +63,16 @@ from bench_score import make_file  # the generic-records generator the other ben
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve()
-TRICKS = ("heap_frozen", "collector_paused", "legend_memo", "nltk_swap", "bracket_scan", "line_store")
+TRICKS = (
+    "heap_frozen",
+    "collector_paused",
+    "legend_memo",
+    "nltk_swap",
+    "bracket_scan",
+    "line_store",
+    "digest_by_hash",
+    "plain_breaks",
+)
 COMMANDS = ("demo", "score", "alce")
 
 
@@ -177,6 +190,16 @@ def _off(trick: str) -> None:
                 pass
 
         _replace("rageval.linestore", "KeptLines", HeldLines)
+    elif trick == "digest_by_hash":
+        from rageval.rundir import records
+
+        if hasattr(records, "as_written"):
+            _replace("rageval.rundir.records", "as_written", lambda raw, digest: False)
+    elif trick == "plain_breaks":
+        from rageval.text import segment
+
+        if hasattr(segment, "_plain_breaks"):
+            _replace("rageval.text.segment", "_plain_breaks", lambda tok: tok.text_contains_sentbreak)
     elif trick != "none":
         raise SystemExit(f"unknown trick {trick!r}; choose from {TRICKS}")
 
@@ -218,6 +241,14 @@ def _profiled_functions() -> dict[str, list]:
     for name in ("_text_too_deep", "_too_deep"):  # the scan, or the walk a tree without it ships
         if hasattr(infiles, name):
             out["bracket_scan"] += [key(getattr(infiles, name))]
+    from rageval.rundir import records
+
+    if hasattr(records, "as_written"):
+        out["digest_by_hash"] += [key(records.as_written), key(records.record_digest)]
+    if hasattr(segment, "_plain_breaks"):
+        inner = [c for c in segment._plain_breaks.__code__.co_consts if hasattr(c, "co_name")]
+        out["plain_breaks"] += [(c.co_filename, c.co_firstlineno, c.co_name) for c in inner]
+        out["plain_breaks"] += [key(type(segment.punkt_tokenizer()[0]).text_contains_sentbreak)]
     from rageval import linestore
 
     kept = linestore.KeptLines
@@ -392,7 +423,9 @@ def main() -> None:
         print(
             (f"{args.records:,} records; " if "score" in commands else "")
             + "commands: "
-            + "; ".join(f"rageval {' '.join(_argv(c, Path('DIR'), Path('FILE')))}" for c in commands)
+            + "; ".join(f"rageval {' '.join(_argv(c, Path('DIR'), Path('FILE')))}" for c in commands).replace(
+                str(ROOT) + os.sep, ""
+            )  # the checkout's own files by their path in it
         )
         if args.profile:
             for r in profile(commands, work, data):
