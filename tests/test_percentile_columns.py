@@ -1,5 +1,5 @@
-"""``percentile_columns`` reads two order statistics per percentile from a partition: the values numpy's linear
-rule gives on each column's sorted finite values, NaN left out, whatever the ties, NaNs and infinities."""
+"""``percentile_columns`` gives the values numpy's linear rule gives on each column's sorted finite values, NaN
+left out, whatever the ties, NaNs and infinities, in place or not."""
 
 from __future__ import annotations
 

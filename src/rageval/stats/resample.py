@@ -167,25 +167,25 @@ def percentile_columns(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentiles (numpy's 'linear' method) ignoring NaN.
 
-    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  Each percentile reads
-    two order statistics of its column, so the columns are partitioned at those ranks (``np.partition``, NaN
-    last as in a sort), not sorted whole: the same values as a full sort's, in a fraction of its time.
-    ``inplace``: ``values`` is partitioned where it is (replicates read no more: no copy of them is made).
+    Returns ``(out[len(qs), C], n_valid[C])``; a column with no finite value gives NaN.  ``inplace``: each column
+    of ``values`` is sorted where it is (replicates read no more: no sorted copy of them is made).
     """
     n_valid = np.isfinite(values).sum(axis=0)
-    top = (n_valid - 1).clip(min=0)
-    pos = [(q / 100.0) * top for q in qs]
-    lows = [np.floor(p).astype(np.intp) for p in pos]
-    highs = [np.minimum(lo + 1, top) for lo in lows]
-    ranks = np.unique(np.concatenate(lows + highs)) if qs else np.zeros(0, dtype=np.intp)
-    s = values if inplace else values.copy()
-    if ranks.size and len(s):
-        s.partition(ranks, axis=0)
-    out = np.full((len(qs), values.shape[1]), np.nan)
-    cols = np.arange(values.shape[1])
-    for i, (p, lo, hi) in enumerate(zip(pos, lows, highs)):
-        v_lo, v_hi = s[lo, cols], s[hi, cols]
-        out[i] = np.where(n_valid > 0, v_lo + (v_hi - v_lo) * (p - lo), np.nan)
+    s = values if inplace else np.sort(values, axis=0)  # NaN sorts last
+    if inplace:
+        s.sort(axis=0)
+    C = values.shape[1]
+    out = np.full((len(qs), C), np.nan)
+    cols = np.arange(C)
+    ok = n_valid > 0
+    for i, q in enumerate(qs):
+        pos = (q / 100.0) * (n_valid - 1).clip(min=0)
+        lo = np.floor(pos).astype(np.intp)
+        hi = np.minimum(lo + 1, (n_valid - 1).clip(min=0))
+        frac = pos - lo
+        v_lo = s[lo.clip(min=0), cols]
+        v_hi = s[hi.clip(min=0), cols]
+        out[i] = np.where(ok, v_lo + (v_hi - v_lo) * frac, np.nan)
     return out, n_valid
 
 
