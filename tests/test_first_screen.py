@@ -9,6 +9,7 @@ import csv
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -259,3 +260,18 @@ def test_the_calibration_table_holds_what_its_commands_compute():
     n, _acc, bal = row.split()[-4:-1]
     cal = CALIBRATION["lexical-strict:v1"]
     assert (float(bal), int(n)) == (cal.value, cal.n)
+
+
+@pytest.mark.parametrize("flag", [[], ["--no-progress"]])
+def test_rescore_shows_a_progress_bar_on_stderr_unless_no_progress(example, tmp_path, flag):
+    out, _ = example
+    run = tmp_path / "run"
+    shutil.copytree(out, run)
+    res = CliRunner().invoke(main, ["rescore", str(run), *flag])
+    assert res.exit_code == 0, res.output
+    bar = [line for line in _lines(res.stderr) if "rageval:" in line and "rec" in line]
+    if flag:
+        assert bar == [] and "rageval:" not in res.stderr  # nothing of the bar
+    else:
+        assert bar and "12/12" in bar[-1]  # 2 settings x 6 questions, every record counted
+    assert res.stdout.splitlines()[-1] == f"report: {run / 'rescore-lexical' / 'report.html'}"

@@ -17,7 +17,10 @@ __all__ = ["rescore_cmd"]
 @click.option("--judge", default=None, callback=non_blank, help="Rescore with another judge (default: the run's).")
 @figures_option()
 @accept_edits_option()
-def rescore_cmd(run_dir: str, judge: str | None, figures: tuple[str, ...] | None, accept_edits: bool) -> None:
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def rescore_cmd(
+    run_dir: str, judge: str | None, figures: tuple[str, ...] | None, accept_edits: bool, no_progress: bool
+) -> None:
     """Recompute every metric of a run from its saved records (no generation) into RUN_DIR/rescore-<judge>/.
 
     The run's own files are never changed (docs/suites.md#rescoring). A run written with --no-records-file is
@@ -26,7 +29,9 @@ def rescore_cmd(run_dir: str, judge: str | None, figures: tuple[str, ...] | None
     from rageval.rescoring.run import rescore  # the command's implementation (numpy, the report)
     from rageval.rundir.manifest import RunDir
 
-    res = rescore(Path(run_dir), judge=judge, accept_edits=accept_edits, figures=figures or ())
+    res = rescore(
+        Path(run_dir), judge=judge, accept_edits=accept_edits, figures=figures or (), progress=not no_progress
+    )
     echo(f"rescored {res.rescored} of {res.n_records} records with judge {res.judge!r} ({res.judge_id})")
     echo(f"records: {RunDir(res.out_dir).records_shown()}")
     echo(f"report: {res.out_dir / 'report.html'}")

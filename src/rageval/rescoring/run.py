@@ -68,13 +68,19 @@ def rescore_dir_name(judge: str) -> str:
 
 
 def rescore(
-    run_dir: str | Path, *, judge: str | None = None, accept_edits: bool = False, figures: Sequence[str] = ()
+    run_dir: str | Path,
+    *,
+    judge: str | None = None,
+    accept_edits: bool = False,
+    figures: Sequence[str] = (),
+    progress: bool = False,
 ) -> RescoreResult:
     """Rescore the ``ok`` records of ``run_dir`` (with ``judge``, default the run's) into ``RUN_DIR/rescore-<judge>/``.
 
     A record edited after rageval wrote it (its digest does not match) is refused, unless ``accept_edits``: then it
     is rescored and the new run's manifest lists it (``accepted_edits``).  ``figures``: the report's figure files
-    (``png``, ``svg``; default none: report.html draws its own)."""
+    (``png``, ``svg``; default none: report.html draws its own).  ``progress``: a progress bar of the records on
+    standard error (``rageval rescore`` shows it unless ``--no-progress``)."""
     from rageval.judges.checks import judge_problems
     from rageval.judges.spec import JudgeSpec
     from rageval.run.engine import execute
@@ -98,7 +104,7 @@ def rescore(
             raise RescoreError(f"--judge {scoring.judge.spec!r}: " + "; ".join(p.strip() for p in problems))
         plan = plan_rescore(rundir, manifest, records, scoring)
         out = RunDir(rundir.path / rescore_dir_name(scoring.judge.spec))
-        result = execute(plan, out, progress_bar=False)
+        result = execute(plan, out, progress_bar=progress)
 
         records.close()
         build_report(out.path, seed=manifest.suite.seed, figures=tuple(figures))
