@@ -54,6 +54,8 @@ from rageval.text import get_tokenizer
 from rageval.text.segment import punkt_notes
 from rageval.types import Record
 
+log = logging.getLogger("rageval")
+
 __all__ = ["RunResult", "SettingWork", "execute"]
 
 
@@ -374,7 +376,7 @@ def _execute(
         n = out.count
         if not plan.records_file and rundir.records_path.exists():  # the store's fold holds the run now
             rundir.records_path.unlink()  # an older file would stand for it
-            logging.getLogger("rageval").warning(
+            log.warning(
                 "rageval: note: removed %s (--no-records-file: the record store holds the run's records; "
                 "'rageval export %s --out FILE' writes the file)",
                 rundir.records_path,

@@ -22,6 +22,7 @@ import pyarrow as pa
 from rageval.infiles import ErrorType, loads
 from rageval.rundir.arrays import floats, strings
 from rageval.rundir.errors import RunDirError
+from rageval.rundir.records import store_records_name
 from rageval.rundir.store import (
     PART_NAME,
     RUN_ROWS,
@@ -129,7 +130,7 @@ class StoreLines:
 
     def __init__(self, out_dir: Path, *, error: ErrorType = StoreError):
         self.path, self.rows, self.schema = run_parts(out_dir)
-        self.name = f"{Path(out_dir) / 'records.jsonl'} (in the record store)"
+        self.name = store_records_name(out_dir)
         self.error = error
         self._starts: list[int] | None = None  # the first row of each batch, then the row count
         self._batch: tuple[int, list[str]] = (-1, [])  # the batch read last, its texts

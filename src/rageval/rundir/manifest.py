@@ -33,7 +33,14 @@ from rageval.infiles import ErrorType, JsonLines
 from rageval.io import write_json_atomic
 from rageval.rundir.errors import RunDirError
 from rageval.rundir.lock import OutDirLock
-from rageval.rundir.records import DIGESTS_FROM, OLD_NAMES_NOTE, RecordChecks, RecordLines, renamed_old_metrics
+from rageval.rundir.records import (
+    DIGESTS_FROM,
+    OLD_NAMES_NOTE,
+    RecordChecks,
+    RecordLines,
+    renamed_old_metrics,
+    store_records_name,
+)
 from rageval.scoring import (
     DEFAULT_CITATION_MODE,
     DEFAULT_JUDGE,
@@ -351,7 +358,7 @@ class RunDir:
         (``--no-records-file``), that path ``(in the record store)``."""
         if self.records_path.exists() or not self._store_there():
             return str(self.records_path)
-        return f"{self.records_path} (in the record store)"
+        return store_records_name(self.path)
 
     def records_shown(self) -> str:
         """Where a command's summary says the records are: ``records.jsonl``, or the record store and how to export

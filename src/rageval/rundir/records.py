@@ -60,6 +60,7 @@ __all__ = [
     "digest_problem",
     "record_digest",
     "record_text",
+    "store_records_name",
     "text_digest",
     "renamed_old_metrics",
 ]
@@ -84,6 +85,12 @@ OLD_NAMES_NOTE = (
 #: the blank lines a ``records.jsonl`` may hold (rageval writes none): beyond them the file is refused at once, so
 #: that a file of blank lines (hundreds of megabytes of them) is not read line by line for minutes
 MAX_BLANK_LINES = 10_000
+
+
+def store_records_name(out_dir: str | Path) -> str:
+    """How messages name a run's records read from its record store (a run written without ``records.jsonl``): that
+    file's path, ``(in the record store)``."""
+    return f"{Path(out_dir) / 'records.jsonl'} (in the record store)"
 
 
 def canonical(value: Mapping[str, Any]) -> bytes:
