@@ -19,8 +19,10 @@ default: a real text's share of distinct words, which a memo of words cannot sho
 (``--vocabulary toy``, the items before this option, so a run compares with the earlier figures).
 
 **The functions** (each timed in this process in CPU seconds of the process, the sides alternated, every memo
-emptied before each run: the lexical judge's, the sentence splitter's, the token ids and ROUGE inputs; runs before
-2026-12-04 02:30 UTC timed wall-clock seconds, which on a loaded machine count other processes' turns too):
+emptied before each run: the lexical judge's, the sentence splitter's, the token ids, ROUGE inputs and parsed
+answers; runs before 2026-12-04 02:30 UTC timed wall-clock seconds, which on a loaded machine count other processes'
+turns too; runs before 2026-12-04 23:00 UTC kept the last 1,024 parsed answers between runs, so up to 1,024 items
+the citations' later runs found their answers parsed):
 
 * **str-EM**: ALCE ``compute_str_em`` (citations removed first, as ``main()`` does) against
   ``rageval.str_em(outputs, short answers, alce_compat=True)``;
@@ -48,8 +50,13 @@ and ALCE's / rageval's; then where rageval's command spends its time, from one m
 steps (CPU and wall: start-up and imports, reading, each diagnostic, the engine, the report and its figures; the
 steps nest: the diagnostics are inside the engine, the figures inside the report).
 
-``--gc`` (default ``as-is``): the process's collector as it is; ``off``: the collector off for every function side
-(``gc.disable``).  Printed with the load average and the thread settings.
+Before each timed function run, outside the timer and on every side alike, the bench collects its own garbage
+(``gc.collect()``): the copies of the items it makes for each run otherwise pile up until one full collection of
+the whole process (half a million objects, a quarter of a second) falls into whichever side runs next, which made
+the same side's time swing by 2x between runs (``timeit`` switches the collector off for the same reason).  Inside
+the timer the collector runs as it is, so each side pays for the collections its own work sets off; their CPU
+time is printed beside each run.  ``--gc`` (default ``as-is``): that; ``off``: the collector off for every
+function side (``gc.disable``).  Printed with the load average and the thread settings.
 """
 
 from __future__ import annotations
@@ -253,6 +260,7 @@ def check_values(alce, items: list[dict], path: Path, out: Path, per_item: int =
 
 
 def _clear_memos() -> None:
+    from rageval.citations import _parse
     from rageval.diagnostics.alce import _lsum_text
     from rageval.judges.lexical import clear_memo
     from rageval.text import ids
@@ -262,6 +270,21 @@ def _clear_memos() -> None:
     clear_break_memo()
     ids.clear()
     _lsum_text.cache_clear()
+    _parse.cache_clear()  # the parsed answers (their sentences): 1,024 kept, so 1,000 items came back warm
+
+
+class _CollectorTime:
+    """The CPU seconds the collector spends (``gc.callbacks``), summed into ``spent``."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.spent += time.process_time() - self._start
 
 
 def time_functions(alce, items: list[dict], path: Path, out: Path, repeat: int, gc_mode: str) -> dict[str, dict]:
@@ -278,12 +301,17 @@ def time_functions(alce, items: list[dict], path: Path, out: Path, repeat: int, 
         gc.disable()
     medians: dict[str, dict] = {}
     n = len(items)
+    collector = _CollectorTime()
+    gc.callbacks.append(collector)
     for name, (alce_fn, rageval_fn, diagnostics) in sets.items():
         times: dict[str, list[float]] = {"ALCE": [], "function": [], "command": []}
+        collected: dict[str, list[float]] = {side: [] for side in times}
         for _ in range(repeat):
             for side, got in times.items():
                 data = _copy(items)  # a fresh copy: ALCE's functions change the items
                 _clear_memos()
+                gc.collect()  # the bench's own garbage, before the timer (the module doc)
+                collector.spent = 0.0
                 t = time.process_time()  # CPU time: the machine is shared (its load printed with each ratio)
                 if side == "ALCE":
                     alce_fn(data)
@@ -292,14 +320,19 @@ def time_functions(alce, items: list[dict], path: Path, out: Path, repeat: int, 
                 else:
                     rageval_score(path, out, diagnostics)
                 got.append(time.process_time() - t)
+                collected[side].append(collector.spent)
                 del data
         med = {k: statistics.median(v) for k, v in times.items()}
         medians[name] = med
         runs = "; ".join(f"{k} {', '.join(f'{x:.3f}' for x in v)} s CPU" for k, v in times.items())
+        in_gc = "; ".join(f"{k} {', '.join(f'{x:.3f}' for x in v)} s" for k, v in collected.items())
         print(
-            f"{name}: ALCE {n / med['ALCE']:,.0f} items per CPU-second (medians of {repeat}; runs: {runs})", flush=True
+            f"{name}: ALCE {n / med['ALCE']:,.0f} items per CPU-second (medians of {repeat}; runs: {runs}; "
+            f"of which the collector: {in_gc})",
+            flush=True,
         )
         _print_ratios(name, med, n)
+    gc.callbacks.remove(collector)
     if gc_mode == "off":
         gc.enable()
     total = {side: sum(m[side] for m in medians.values()) for side in ("ALCE", "function", "command")}
