@@ -60,6 +60,7 @@ def build_report(
     accept_edits: bool = False,
     human_labels: str | Path | None = None,
     figures: str | Sequence[str] | None = None,
+    progress: bool = False,
 ) -> dict[str, Path]:
     """Rebuild the statistics and reports of ``run_dir`` from its records (no model calls).
 
@@ -78,7 +79,9 @@ def build_report(
     declares.  ``accept_edits``: records edited after rageval wrote them are read (not refused), and listed in
     the manifest (:func:`_note_edits`).  ``human_labels``: a filled label file of ``rageval label``: the
     judge-error correction (:mod:`rageval.report.ppi`) is added (``ppi.csv``/``.md``, ``report.json``'s ``ppi``,
-    a section of ``report.html`` and its findings).  Returns ``{name: path}`` of what was written.
+    a section of ``report.html`` and its findings).  ``progress``: a bar of the records read, on standard error
+    where it is a terminal (``rageval report`` shows it unless ``--no-progress``).  Returns ``{name: path}`` of what
+    was written.
 
     Raises ``rageval.report.load.RunError`` (a ``ValueError``) for a run that cannot
     be reported honestly (records of different suites mixed, unknown settings in
@@ -102,7 +105,7 @@ def build_report(
             )
             return explorer.add
 
-        run = load_run(run_dir, accept_edits=accept_edits, also=ride)
+        run = load_run(run_dir, accept_edits=accept_edits, also=ride, progress=progress)
         if out_dir is None:
             _note_edits(run)
         m = union_family_size([holm_family_counts(run)], holm) if holm is not None else None
@@ -166,6 +169,7 @@ def build_reports(
     holm: str | None = None,
     accept_edits: bool = False,
     figures: str | Sequence[str] | None = None,
+    progress: bool = False,
 ) -> dict[Path, dict[str, Path]]:
     """The report of each run in its own directory, with Holm over the union of the runs' contrasts.
 
@@ -173,16 +177,16 @@ def build_reports(
     family name across the runs) or None (the scope the runs declare; they must agree).
     The union and its family sizes are stated in every run's tables; under ``auto`` the
     test's replicates are sized for the union's largest family.  Returns
-    ``{run dir: {name: path}}``.  ``plots`` and ``figures``: as :func:`build_report`.
+    ``{run dir: {name: path}}``.  ``plots``, ``figures`` and ``progress``: as :func:`build_report`.
     """
     with _writing_into(run_dirs) as claimed:
-        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures, claimed)
+        return _build_reports(run_dirs, seed, n_resamples, plots, holm, accept_edits, figures, claimed, progress)
 
 
 def _build_reports(
-    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None, claimed=frozenset()
+    run_dirs, seed, n_resamples, plots, holm, accept_edits=False, figures=None, claimed=frozenset(), progress=False
 ) -> dict[Path, dict[str, Path]]:
-    runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
+    runs = [load_run(d, accept_edits=accept_edits, progress=progress) for d in run_dirs]
     for r in runs:
         _note_edits(r)
     seen: dict[Path, str] = {}

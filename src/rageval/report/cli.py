@@ -53,6 +53,7 @@ __all__ = ["report_cmd"]
 )
 @human_labels_option()
 @accept_edits_option()
+@click.option("--no-progress", is_flag=True, help="No progress bar (shown while the records are read, on a terminal).")
 def report_cmd(
     run_dirs: tuple[Path, ...],
     seed: int | None,
@@ -64,6 +65,7 @@ def report_cmd(
     accept_edits: bool,
     contrasts_file: Path | None = None,
     human_labels: Path | None = None,
+    no_progress: bool = False,
 ) -> None:
     """Rebuild statistics, tables, plots and the HTML report of RUN_DIR (no model calls).
 
@@ -84,7 +86,7 @@ def report_cmd(
     try:
         plan = _read_plan(run_dirs, contrasts_file)
         # first: a plan naming an unknown run or setting is refused before any report is written
-        cross = _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits)
+        cross = _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits, not no_progress)
         if len(run_dirs) == 1:
             written = {
                 run_dirs[0]: build_report(
@@ -97,6 +99,7 @@ def report_cmd(
                     accept_edits=accept_edits,
                     human_labels=human_labels,
                     figures=figures,
+                    progress=not no_progress,
                 )
             }
         else:
@@ -108,6 +111,7 @@ def report_cmd(
                 holm=holm,
                 accept_edits=accept_edits,
                 figures=figures,
+                progress=not no_progress,
             )
     except LabelError:
         raise  # exit 2, one line (rageval.cli.app): a label file that is not the run's, say
@@ -139,7 +143,7 @@ def _read_plan(run_dirs, contrasts_file):
     return spec, run_labels(run_dirs, given)
 
 
-def _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits):
+def _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accept_edits, progress):
     """The contrasts across the runs of ``plan`` (None without one), written to ``out_dir`` (default: beside
     the contrasts file)."""
     if plan is None:
@@ -148,6 +152,6 @@ def _cross_run(run_dirs, contrasts_file, plan, out_dir, seed, n_resamples, accep
     from rageval.report.load import load_run
 
     spec, labels = plan
-    runs = [load_run(d, accept_edits=accept_edits) for d in run_dirs]
+    runs = [load_run(d, accept_edits=accept_edits, progress=progress) for d in run_dirs]
     out = Path(out_dir) if out_dir is not None else default_out(contrasts_file)
     return cross_run_contrasts(runs, labels, spec, out, seed=seed, n_resamples=n_resamples, source=str(contrasts_file))

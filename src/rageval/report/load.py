@@ -36,6 +36,7 @@ from rageval.diagnostics.structural import SettingFacts
 from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
 from rageval.report.examples import ExampleMarks
+from rageval.run.parts import progress as progress_bar
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.export import StoreLines
 from rageval.rundir.manifest import RunDir, RunDirError
@@ -199,6 +200,7 @@ def load_run(
     accept_edits: bool = False,
     command: str = "rageval report",
     also: Rider | None = None,
+    progress: bool = False,
 ) -> Run:
     """The checked manifest, settings and record columns of ``run_dir`` (see the module doc); a RunError
     otherwise.
@@ -208,7 +210,8 @@ def load_run(
     records whose digest does not match are read, listed in :attr:`Run.accepted_edits` and in the manifest read
     (its ``notes`` and ``accepted_edits``: what the report shows), as ``command`` read them.  ``also``: another
     reader of every record, in order, in the same pass (:data:`Rider`: the report's explorer; each record parsed
-    once for both).
+    once for both).  ``progress``: a bar of the records read on standard error, where it is a terminal (the bytes
+    of ``records.jsonl``, or the record store's rows).
     """
     path = Path(run_dir)
     if not path.is_dir():
@@ -235,7 +238,7 @@ def load_run(
     scan = _Scan(path, manifest, suite, man_path, full=not slim, checks=checks, old_run=rundir.old_run)
     if also is not None:
         scan.also = also(scan.settings if scan.declared else [], manifest)
-    run = scan.read(source)
+    run = scan.read(source, progress=progress)
     if run.old_names:  # records scored before answer_in_context 2.0.0: read under today's names, with one note
         note = f"{source.name}: {OLD_NAMES_NOTE}"
         log.warning("rageval: note: %s", note)
@@ -302,11 +305,18 @@ class _Scan:
         self.old_names = 0
         self.also: Callable[[Mapping[str, Any]], None] | None = None
 
-    def read(self, source: JsonLines | StoreLines) -> Run:
+    def read(self, source: JsonLines | StoreLines, *, progress: bool = False) -> Run:
         at = Path(source.path)
         stamp = _stamp(at)
         kept = KeptLines(source, digests=False)  # the records' places; the stamp checks the file
-        columns = RecordColumns.of(self._checked(source.name, kept))
+        rows = source.rows if isinstance(source, StoreLines) else None
+        size = None if rows is not None else stamp[0]  # the bar counts the store's rows, else the file's bytes
+        unit = "rec" if size is None else "B"
+        bar = progress_bar(rows if size is None else size, progress, desc="reading records", unit=unit, terminal=True)
+        try:
+            columns = RecordColumns.of(self._checked(source.name, kept, bar, size))
+        finally:
+            bar.close()
         if _stamp(at) != stamp:
             raise RunError(f"{source.name} changed while it was read (another command wrote it): report again")
         if not len(kept) and self.declared:  # a run whose records vanished: not an empty report
@@ -325,10 +335,15 @@ class _Scan:
             marks=self.marks,
         )
 
-    def _checked(self, name: str, kept: KeptLines) -> Iterator[dict[str, Any]]:
+    def _checked(self, name: str, kept: KeptLines, bar: Any, size: int | None) -> Iterator[dict[str, Any]]:
         """Each record of the lines ``kept`` reads (``name``: theirs in messages), checked and normalized, its place
-        (in ``kept``), facts, sweep and cluster kept."""
+        (in ``kept``), facts, sweep and cluster kept; ``bar`` moved on by each record (``size``: the file's, the bar
+        then at the end of the record's line; None: a record store's rows, one a record)."""
+        done = 0  # the bar's place: records, or the bytes read
         for lineno, offset, raw, rec in kept.source:
+            at = done + 1 if size is None else offset + len(raw)
+            bar.update(at - done)
+            done = at
             if not isinstance(rec, dict):
                 raise RunError(f"{name} line {lineno} must be a JSON object (one record)")
             where = f"{Path(name).name} line {lineno}"
@@ -348,6 +363,8 @@ class _Scan:
             if self.also is not None:
                 self.also(rec)
             yield rec
+        if size is not None:
+            bar.update(max(0, size - done))  # blank lines after the last record: the whole file was read
 
     def _check_setting(self, r: dict[str, Any], where: str) -> None:
         """A record of a declared setting (or of the first record's compressor and budget for its setting), of

@@ -107,7 +107,7 @@ def rescore(
         result = execute(plan, out, progress_bar=progress)
 
         records.close()
-        build_report(out.path, seed=manifest.suite.seed, figures=tuple(figures))
+        build_report(out.path, seed=manifest.suite.seed, figures=tuple(figures), progress=progress)
     rescored = records.ok
     judge_id = str(result.models.get("judge", scoring.judge.spec))
     return RescoreResult(out.path, result.n_records, rescored, scoring.judge.spec, judge_id)

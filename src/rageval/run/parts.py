@@ -79,13 +79,22 @@ class _NoBar:
         pass
 
 
-def progress(total: int, enabled: bool):
-    """A tqdm bar on stderr (records), or one that shows nothing."""
+def progress(total: int | None, enabled: bool, *, desc: str = "rageval", unit: str = "rec", terminal: bool = False):
+    """A tqdm bar on stderr (records, or ``unit``: ``"B"`` counts bytes, shown as kB, MB, ...), or one that shows
+    nothing; ``terminal``: shown only when stderr is a terminal (never in a pipe or a log)."""
     if not enabled:
         return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="rec", desc="rageval", file=sys.stderr, dynamic_ncols=True)
+    return tqdm(
+        total=total,
+        unit=unit,
+        unit_scale=unit == "B",
+        desc=desc,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        disable=None if terminal else False,  # None: tqdm's own test, off where stderr is not a terminal
+    )
 
 
 class Parts:

@@ -111,8 +111,7 @@ class ScoreOptions:
     retrieval_k: int | None = None
     attribution: AttributionConfig | None = None  # None: the defaults (not recorded); --grounding union sets one
     seed: int = 0
-    #: the report's replicates: auto | paper | a count (rageval.stats.resolution; changes no record)
-    resamples: int | str = "auto"
+    resamples: int | str = "auto"  # the report's replicates: auto, paper or a count; it changes no record
     baseline: str | None = None
     all_pairs: bool = False
     batch_size: int = 256
@@ -371,6 +370,7 @@ def score_files(
                 n_resamples=options.resamples,
                 figures=figures,
                 human_labels=human_labels,
+                progress=progress,  # the records read, on a terminal
             )
     return result
 

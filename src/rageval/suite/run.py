@@ -94,7 +94,11 @@ def run_suite(
             embeddings.save()
         if build_report:
             result.report = _build(
-                rundir.path, seed=suite.seed, figures=report_figures(suite, figures), human_labels=human_labels
+                rundir.path,
+                seed=suite.seed,
+                figures=report_figures(suite, figures),
+                human_labels=human_labels,
+                progress=progress,  # the records read, on a terminal
             )
     return result
 
