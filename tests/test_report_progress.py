@@ -36,17 +36,17 @@ def runs(tmp_path_factory):
     return made
 
 
-def report(run: Path, *flags: str, terminal: bool) -> tuple[str, str]:
+def report(run: Path, *flags: str, terminal: bool, code: int = 0) -> tuple[str, str]:
     """``(stdout, stderr)`` of ``rageval report RUN``, stderr on a 100-column pseudo-terminal or a pipe."""
-    return rageval("report", str(run), *flags, terminal=terminal)
+    return rageval("report", str(run), *flags, terminal=terminal, code=code)
 
 
-def rageval(*args: str, terminal: bool) -> tuple[str, str]:
-    """``(stdout, stderr)`` of ``rageval ARGS``, stderr on a 100-column pseudo-terminal or a pipe."""
+def rageval(*args: str, terminal: bool, code: int = 0) -> tuple[str, str]:
+    """``(stdout, stderr)`` of ``rageval ARGS`` (exit ``code``), stderr on a 100-column pseudo-terminal or a pipe."""
     cmd = [sys.executable, "-m", "rageval", *args]
     if not terminal:
         done = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == code, done.stderr
         return done.stdout, done.stderr
     import fcntl
     import pty
@@ -68,7 +68,7 @@ def rageval(*args: str, terminal: bool) -> tuple[str, str]:
         chunks.append(chunk)
     os.close(master)
     out, _ = proc.communicate(timeout=300)
-    assert proc.returncode == 0, b"".join(chunks)[-2000:]
+    assert proc.returncode == code, b"".join(chunks)[-2000:]
     return out.decode(), b"".join(chunks).decode("utf-8", "replace")
 
 
@@ -84,6 +84,7 @@ def test_on_a_terminal_the_bar_reads_the_file_to_its_size(runs, tmp_path):
     bars = bar_lines(err)
     total = tqdm.format_sizeof(size)  # how the bar writes a count of bytes (unit_scale: 54.2k)
     assert bars and "100%" in bars[-1] and f"{total}/{total}" in bars[-1] and "B/s" in bars[-1], err[-500:]
+    assert bars[-1].startswith("reading records of run:")  # the run it reads, by its folder's name
     assert f"report_html: {run / 'report.html'}" in out.splitlines()  # the report's list of files, on stdout only
     quiet, nothing = report(run, "--no-progress", terminal=True)
     assert not bar_lines(nothing) and quiet == out
@@ -97,6 +98,18 @@ def test_on_a_terminal_the_bar_counts_a_store_only_runs_records(runs, tmp_path):
     _, err = report(run, terminal=True)
     bars = bar_lines(err)
     assert bars and "12/12" in bars[-1] and "rec" in bars[-1], err[-500:]  # 2 settings x 6 questions
+
+
+def test_several_runs_a_bar_each_and_an_empty_file_none(runs, tmp_path):
+    a, b, empty = tmp_path / "a", tmp_path / "b", tmp_path / "empty"
+    shutil.copytree(runs["file"], a)
+    shutil.copytree(runs["store"], b)
+    _, err = report(a, str(b), terminal=True)
+    assert {line.split(":")[0] for line in bar_lines(err)} == {"reading records of a", "reading records of b"}
+    shutil.copytree(runs["file"], empty)
+    (empty / "records.jsonl").write_bytes(b"")
+    _, err = report(empty, terminal=True, code=2)
+    assert not bar_lines(err) and "holds no record" in err  # the error alone: nothing was there to read
 
 
 def test_the_python_report_shows_no_bar_unless_asked(runs, tmp_path, capfd):

@@ -309,10 +309,13 @@ class _Scan:
         at = Path(source.path)
         stamp = _stamp(at)
         kept = KeptLines(source, digests=False)  # the records' places; the stamp checks the file
-        rows = source.rows if isinstance(source, StoreLines) else None
-        size = None if rows is not None else stamp[0]  # the bar counts the store's rows, else the file's bytes
-        unit = "rec" if size is None else "B"
-        bar = progress_bar(rows if size is None else size, progress, desc="reading records", unit=unit, terminal=True)
+        size: int | None
+        if isinstance(source, StoreLines):  # the bar counts the store's rows
+            total, size, unit = source.rows, None, "rec"
+        else:  # or the file's bytes
+            total, size, unit = stamp[0], stamp[0], "B"
+        desc = f"reading records of {self.path.name}"
+        bar = progress_bar(total, progress and total > 0, desc=desc, unit=unit, terminal=True)  # 0: nothing to read
         try:
             columns = RecordColumns.of(self._checked(source.name, kept, bar, size))
         finally:
