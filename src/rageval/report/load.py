@@ -35,8 +35,9 @@ from typing import Any, overload
 from rageval.diagnostics.structural import SettingFacts
 from rageval.infiles import JsonLines
 from rageval.linestore import KeptLines
+from rageval.progress import Bar
+from rageval.progress import progress as progress_bar
 from rageval.report.examples import ExampleMarks
-from rageval.run.parts import progress as progress_bar
 from rageval.rundir.columns import RecordColumns, metric_value
 from rageval.rundir.export import StoreLines
 from rageval.rundir.manifest import RunDir, RunDirError
@@ -338,7 +339,7 @@ class _Scan:
             marks=self.marks,
         )
 
-    def _checked(self, name: str, kept: KeptLines, bar: Any, size: int | None) -> Iterator[dict[str, Any]]:
+    def _checked(self, name: str, kept: KeptLines, bar: Bar, size: int | None) -> Iterator[dict[str, Any]]:
         """Each record of the lines ``kept`` reads (``name``: theirs in messages), checked and normalized, its place
         (in ``kept``), facts, sweep and cluster kept; ``bar`` moved on by each record (``size``: the file's, the bar
         then at the end of the record's line; None: a record store's rows, one a record)."""

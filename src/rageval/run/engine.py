@@ -42,9 +42,10 @@ from typing import Any
 
 from rageval.diagnostics.inputs import scoring_options
 from rageval.errors import ModelUnavailable
+from rageval.progress import progress
 from rageval.run.cache import CacheTally, RecordCache
 from rageval.run.execute import Stage, run_batch, run_joint
-from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, progress, reader_id
+from rageval.run.parts import Parts, load_judge, make_compressor, make_reader, package_versions, reader_id
 from rageval.run.plan import PART_KEYS, CompressRead, Item, Plan, SettingPlan, record_hash, settings_json, sha
 from rageval.run.scale import RaySession, require_ray
 from rageval.rundir.claim import claim

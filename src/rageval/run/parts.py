@@ -1,4 +1,4 @@
-"""Building and closing the parts a plan names: the judge, readers, compressors, the tokenizer, the progress bar.
+"""Building and closing the parts a plan names: the judge, readers, compressors, the tokenizer.
 
 Every command builds its parts here, the same way: :func:`load_judge` wraps the
 judge a spec names in one :class:`~rageval.judges.base.JudgeRunner` with its
@@ -11,7 +11,6 @@ connections).  No model library is imported here: a part imports its own.
 from __future__ import annotations
 
 import platform
-import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -25,7 +24,7 @@ from rageval.scoring import JudgeConfig
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Parts", "load_judge", "make_compressor", "make_reader", "package_versions", "progress", "reader_id"]
+__all__ = ["Parts", "load_judge", "make_compressor", "make_reader", "package_versions", "reader_id"]
 
 
 def package_versions() -> dict[str, str]:
@@ -69,32 +68,6 @@ def reader_id(reader: Any, spec: Any) -> Any:
 
 def make_compressor(name: str, params: Mapping[str, Any]):
     return get(name, **dict(params))
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def progress(total: int | None, enabled: bool, *, desc: str = "rageval", unit: str = "rec", terminal: bool = False):
-    """A tqdm bar on stderr (records, or ``unit``: ``"B"`` counts bytes, shown as kB, MB, ...), or one that shows
-    nothing; ``terminal``: shown only when stderr is a terminal (never in a pipe or a log)."""
-    if not enabled:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(
-        total=total,
-        unit=unit,
-        unit_scale=unit == "B",
-        desc=desc,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        disable=None if terminal else False,  # None: tqdm's own test, off where stderr is not a terminal
-    )
 
 
 class Parts:
