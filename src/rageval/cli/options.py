@@ -152,6 +152,12 @@ def human_labels_option():
     )
 
 
+def no_progress_option(text: str = "No progress bar."):
+    """``--no-progress`` (``rageval score``, ``suite``, ``rescore``, ``report``): no progress bar on standard error
+    (:mod:`rageval.progress`); ``text``: the option's help."""
+    return click.option("--no-progress", is_flag=True, help=text)
+
+
 def records_file_option():
     """``--records-file/--no-records-file`` (``rageval score``, ``suite``): write ``records.jsonl`` (the default), or
     keep the records in the run's record store alone (``rageval export DIR`` writes the file's bytes)."""

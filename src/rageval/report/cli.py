@@ -10,6 +10,7 @@ from rageval.cli.options import (
     accept_edits_option,
     figures_option,
     human_labels_option,
+    no_progress_option,
     out_dir_value,
     resamples_option,
     seed_option,
@@ -53,7 +54,7 @@ __all__ = ["report_cmd"]
 )
 @human_labels_option()
 @accept_edits_option()
-@click.option("--no-progress", is_flag=True, help="No progress bar (shown while the records are read, on a terminal).")
+@no_progress_option("No progress bar (shown while the records are read, on a terminal).")
 def report_cmd(
     run_dirs: tuple[Path, ...],
     seed: int | None,

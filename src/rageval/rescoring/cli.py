@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import accept_edits_option, figures_option, non_blank
+from rageval.cli.options import accept_edits_option, figures_option, no_progress_option, non_blank
 from rageval.escape import echo
 
 __all__ = ["rescore_cmd"]
@@ -17,7 +17,7 @@ __all__ = ["rescore_cmd"]
 @click.option("--judge", default=None, callback=non_blank, help="Rescore with another judge (default: the run's).")
 @figures_option()
 @accept_edits_option()
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@no_progress_option()
 def rescore_cmd(
     run_dir: str, judge: str | None, figures: tuple[str, ...] | None, accept_edits: bool, no_progress: bool
 ) -> None:

@@ -11,6 +11,7 @@ import click
 from rageval.cli.options import (
     figures_option,
     human_labels_option,
+    no_progress_option,
     out_dir_value,
     records_file_option,
     resamples_option,
@@ -121,7 +122,7 @@ def _diagnostics(value: str):
 @human_labels_option()
 @figures_option()
 @records_file_option()
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@no_progress_option()
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the generic layout and exit.")
 @click.option(
     "--json",

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from rageval.cli.options import figures_option, human_labels_option, non_blank, out_dir_value, records_file_option
+from rageval.cli.options import (
+    figures_option,
+    human_labels_option,
+    no_progress_option,
+    non_blank,
+    out_dir_value,
+    records_file_option,
+)
 from rageval.escape import echo
 from rageval.suite.config import SuiteError
 from rageval.suite.load import load_suite
@@ -204,7 +211,7 @@ def _plan_lines(suite) -> list[str]:
     show_default=True,
     help="Compute cached records that failed transiently (reader_error, judge_error) again.",
 )
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@no_progress_option()
 @figures_option()
 @records_file_option()
 @human_labels_option()
